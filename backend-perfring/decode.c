@@ -1,0 +1,228 @@
+// SPDX-License-Identifier: GPL-2.0
+#include "backend-perfring/decode.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "compat/perf_event.h"
+
+/* A bounds-checked cursor over one record's body. */
+struct cursor {
+	const unsigned char *p;
+	const unsigned char *end;
+};
+
+static bool take(struct cursor *c, void *dst, size_t n)
+{
+	if ((size_t)(c->end - c->p) < n)
+		return false;
+	if (dst)
+		memcpy(dst, c->p, n);
+	c->p += n;
+	return true;
+}
+
+static struct cursor body(const struct perf_event_header *hdr)
+{
+	const unsigned char *start = (const unsigned char *)(hdr + 1);
+
+	return (struct cursor){ start, (const unsigned char *)hdr + hdr->size };
+}
+
+unsigned int decode__sample_id_size(uint64_t t)
+{
+	unsigned int n = 0;
+
+	n += (t & PERF_SAMPLE_TID) ? 8 : 0;
+	n += (t & PERF_SAMPLE_TIME) ? 8 : 0;
+	n += (t & PERF_SAMPLE_ID) ? 8 : 0;
+	n += (t & PERF_SAMPLE_STREAM_ID) ? 8 : 0;
+	n += (t & PERF_SAMPLE_CPU) ? 8 : 0;
+	n += (t & PERF_SAMPLE_IDENTIFIER) ? 8 : 0;
+	return n;
+}
+
+int decode__sample(const struct perf_event_header *hdr, uint64_t t, struct decoded_sample *out)
+{
+	struct cursor c = body(hdr);
+	uint32_t pair[2];
+
+	memset(out, 0, sizeof(*out));
+	if (hdr->type != PERF_RECORD_SAMPLE)
+		return -EINVAL;
+	if ((t & PERF_SAMPLE_IDENTIFIER) && !take(&c, NULL, 8))
+		return -EBADMSG;
+	if ((t & PERF_SAMPLE_IP) && !take(&c, NULL, 8))
+		return -EBADMSG;
+	if (t & PERF_SAMPLE_TID) {
+		if (!take(&c, pair, 8))
+			return -EBADMSG;
+		out->id.pid = pair[0];
+		out->id.tid = pair[1];
+	}
+	if ((t & PERF_SAMPLE_TIME) && !take(&c, &out->id.time, 8))
+		return -EBADMSG;
+	if ((t & PERF_SAMPLE_ADDR) && !take(&c, NULL, 8))
+		return -EBADMSG;
+	if ((t & PERF_SAMPLE_ID) && !take(&c, NULL, 8))
+		return -EBADMSG;
+	if ((t & PERF_SAMPLE_STREAM_ID) && !take(&c, NULL, 8))
+		return -EBADMSG;
+	if (t & PERF_SAMPLE_CPU) {
+		if (!take(&c, pair, 8))
+			return -EBADMSG;
+		out->id.cpu = pair[0];
+	}
+	if ((t & PERF_SAMPLE_PERIOD) && !take(&c, NULL, 8))
+		return -EBADMSG;
+	if (t & PERF_SAMPLE_CALLCHAIN) {
+		if (!take(&c, &out->nr_ips, 8))
+			return -EBADMSG;
+		if (out->nr_ips > (uint64_t)(c.end - c.p) / 8)
+			return -EBADMSG;
+		out->ips = (const uint64_t *)c.p;
+		c.p += out->nr_ips * 8;
+	}
+	return 0;
+}
+
+int decode__sample_id(const struct perf_event_header *hdr, uint64_t t, bool sample_id_all,
+		      struct sample_id *out)
+{
+	unsigned int size = decode__sample_id_size(t);
+	struct cursor c = body(hdr);
+	uint32_t pair[2];
+
+	memset(out, 0, sizeof(*out));
+	if (!sample_id_all || !size)
+		return -ENOENT;
+	if ((size_t)(c.end - c.p) < size)
+		return -EBADMSG;
+	c.p = c.end - size;
+	if (t & PERF_SAMPLE_TID) {
+		take(&c, pair, 8);
+		out->pid = pair[0];
+		out->tid = pair[1];
+	}
+	if (t & PERF_SAMPLE_TIME)
+		take(&c, &out->time, 8);
+	if (t & PERF_SAMPLE_ID)
+		take(&c, NULL, 8);
+	if (t & PERF_SAMPLE_STREAM_ID)
+		take(&c, NULL, 8);
+	if (t & PERF_SAMPLE_CPU) {
+		take(&c, pair, 8);
+		out->cpu = pair[0];
+	}
+	return 0;
+}
+
+/* A string field that runs to the trailer: it must hold a NUL. */
+static const char *take_string(struct cursor *c, uint64_t t, bool sample_id_all)
+{
+	size_t room = c->end - c->p;
+	unsigned int trailer = sample_id_all ? decode__sample_id_size(t) : 0;
+
+	if (room <= trailer)
+		return NULL;
+	room -= trailer;
+	if (!memchr(c->p, '\0', room))
+		return NULL;
+	return (const char *)c->p;
+}
+
+int decode__mmap(const struct perf_event_header *hdr, uint64_t t, bool sample_id_all,
+		 struct decoded_mmap *out)
+{
+	struct cursor c = body(hdr);
+	uint32_t prot = 0, flags;
+
+	memset(out, 0, sizeof(*out));
+	if (hdr->type != PERF_RECORD_MMAP && hdr->type != PERF_RECORD_MMAP2)
+		return -EINVAL;
+	if (!take(&c, &out->pid, 4) || !take(&c, &out->tid, 4) || !take(&c, &out->addr, 8) ||
+	    !take(&c, &out->len, 8) || !take(&c, &out->pgoff, 8))
+		return -EBADMSG;
+	if (hdr->type == PERF_RECORD_MMAP2) {
+		if (!take(&c, &out->maj, 4) || !take(&c, &out->min, 4) ||
+		    !take(&c, &out->ino, 8) || !take(&c, NULL, 8) || !take(&c, &prot, 4) ||
+		    !take(&c, &flags, 4))
+			return -EBADMSG;
+		/* 5.12+ may carry a build id in place of maj/min/ino. */
+		if (hdr->misc & (1 << 14))
+			out->maj = out->min = 0, out->ino = 0;
+		out->exec = prot & PROT_EXEC;
+	} else {
+		/* PERF_RECORD_MISC_MMAP_DATA marks data maps; we never ask for those. */
+		out->exec = !(hdr->misc & PERF_RECORD_MISC_MMAP_DATA);
+	}
+	out->filename = take_string(&c, t, sample_id_all);
+	return out->filename ? 0 : -EBADMSG;
+}
+
+int decode__comm(const struct perf_event_header *hdr, uint64_t t, bool sample_id_all,
+		 struct decoded_comm *out)
+{
+	struct cursor c = body(hdr);
+
+	memset(out, 0, sizeof(*out));
+	if (hdr->type != PERF_RECORD_COMM)
+		return -EINVAL;
+	if (!take(&c, &out->pid, 4) || !take(&c, &out->tid, 4))
+		return -EBADMSG;
+	out->exec = hdr->misc & PERF_RECORD_MISC_COMM_EXEC;
+	out->comm = take_string(&c, t, sample_id_all);
+	return out->comm ? 0 : -EBADMSG;
+}
+
+int decode__task(const struct perf_event_header *hdr, struct decoded_task *out)
+{
+	struct cursor c = body(hdr);
+
+	memset(out, 0, sizeof(*out));
+	if (hdr->type != PERF_RECORD_FORK && hdr->type != PERF_RECORD_EXIT)
+		return -EINVAL;
+	if (!take(&c, &out->pid, 4) || !take(&c, &out->ppid, 4) || !take(&c, &out->tid, 4) ||
+	    !take(&c, &out->ptid, 4))
+		return -EBADMSG;
+	return 0;
+}
+
+int decode__lost(const struct perf_event_header *hdr, uint64_t *lost)
+{
+	struct cursor c = body(hdr);
+
+	if (hdr->type != PERF_RECORD_LOST)
+		return -EINVAL;
+	if (!take(&c, NULL, 8) || !take(&c, lost, 8))
+		return -EBADMSG;
+	return 0;
+}
+
+void decode__split_callchain(const uint64_t *ips, uint64_t nr, uint64_t *kernel,
+			     unsigned int *nr_kernel, uint64_t *user, unsigned int *nr_user,
+			     unsigned int max_depth)
+{
+	enum { CTX_NONE, CTX_KERNEL, CTX_USER } ctx = CTX_NONE;
+
+	*nr_kernel = 0;
+	*nr_user = 0;
+	for (uint64_t i = 0; i < nr; i++) {
+		uint64_t ip = ips[i];
+
+		if (ip >= (uint64_t)PERF_CONTEXT_MAX) {
+			if (ip == (uint64_t)PERF_CONTEXT_KERNEL)
+				ctx = CTX_KERNEL;
+			else if (ip == (uint64_t)PERF_CONTEXT_USER)
+				ctx = CTX_USER;
+			else
+				ctx = CTX_NONE;	/* hypervisor, guest: not ours */
+			continue;
+		}
+		if (ctx == CTX_KERNEL && *nr_kernel < max_depth)
+			kernel[(*nr_kernel)++] = ip;
+		else if (ctx == CTX_USER && *nr_user < max_depth)
+			user[(*nr_user)++] = ip;
+	}
+}

@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Decoder of perf ring records for the sample_type this backend requests.
+ * Pure functions over bytes: every length is checked against the record.
+ */
+#ifndef PERFRING_DECODE_H
+#define PERFRING_DECODE_H
+
+#include <linux/perf_event.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/sample.h"
+
+/* The trailer that sample_id_all appends to side-band records. */
+struct sample_id {
+	uint32_t pid, tid;
+	uint64_t time;
+	uint32_t cpu;
+};
+
+struct decoded_sample {
+	struct sample_id id;
+	uint64_t nr_ips;
+	const uint64_t *ips;	/* the raw callchain, context markers included */
+};
+
+struct decoded_mmap {
+	uint32_t pid, tid;
+	uint64_t addr, len, pgoff;
+	uint32_t maj, min;
+	uint64_t ino;
+	bool exec;
+	const char *filename;	/* NUL-terminated inside the record */
+};
+
+struct decoded_comm {
+	uint32_t pid, tid;
+	bool exec;
+	const char *comm;
+};
+
+struct decoded_task {		/* FORK and EXIT */
+	uint32_t pid, ppid, tid, ptid;
+};
+
+/* Bytes of the sample_id trailer for this sample_type. */
+unsigned int decode__sample_id_size(uint64_t sample_type);
+
+int decode__sample(const struct perf_event_header *hdr, uint64_t sample_type,
+		   struct decoded_sample *out);
+/* The trailer of a side-band record; -ENOENT without sample_id_all. */
+int decode__sample_id(const struct perf_event_header *hdr, uint64_t sample_type,
+		      bool sample_id_all, struct sample_id *out);
+int decode__mmap(const struct perf_event_header *hdr, uint64_t sample_type, bool sample_id_all,
+		 struct decoded_mmap *out);
+int decode__comm(const struct perf_event_header *hdr, uint64_t sample_type, bool sample_id_all,
+		 struct decoded_comm *out);
+int decode__task(const struct perf_event_header *hdr, struct decoded_task *out);
+int decode__lost(const struct perf_event_header *hdr, uint64_t *lost);
+
+/*
+ * Split a callchain into its kernel and user parts, leaf first, dropping the
+ * context markers (any ip >= PERF_CONTEXT_MAX) and guest frames.
+ */
+void decode__split_callchain(const uint64_t *ips, uint64_t nr, uint64_t *kernel,
+			     unsigned int *nr_kernel, uint64_t *user, unsigned int *nr_user,
+			     unsigned int max_depth);
+
+#endif

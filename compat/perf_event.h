@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * perf_event_open(2) wrapper, fallbacks for constants that old UAPI headers
+ * lack, and the attribute fallback ladder for old kernels.
+ */
+#ifndef COMPAT_PERF_EVENT_H
+#define COMPAT_PERF_EVENT_H
+
+#include <linux/perf_event.h>
+#include <stdbool.h>
+#include <sys/types.h>
+
+#ifndef PERF_RECORD_MISC_COMM_EXEC	/* 3.16 */
+#define PERF_RECORD_MISC_COMM_EXEC (1 << 13)
+#endif
+#ifndef PERF_RECORD_MMAP2		/* 3.16 */
+#define PERF_RECORD_MMAP2 10
+#endif
+#ifndef PERF_ATTR_SIZE_VER5		/* 4.8: sample_max_stack */
+#define PERF_ATTR_SIZE_VER5 112
+#endif
+
+int sys_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu, int group_fd,
+			unsigned long flags);
+
+/* Attributes the ladder may drop, newest first. */
+enum perf_attr_feature {
+	PERF_ATTR_SAMPLE_MAX_STACK,	/* 4.8 */
+	PERF_ATTR_MMAP2,		/* 3.16 */
+	PERF_ATTR_EXCLUDE_CALLCHAIN,	/* 3.7 */
+	PERF_ATTR_SAMPLE_ID_ALL,	/* 2.6.38 */
+	__PERF_ATTR_FEATURE_CNT,
+};
+
+/* Which attributes had to be dropped, shared by every event of one backend. */
+struct perf_attr_ladder {
+	bool dropped[__PERF_ATTR_FEATURE_CNT];
+};
+
+const char *perf_attr_feature__name(enum perf_attr_feature feat);
+
+/*
+ * Open an event; on EINVAL or E2BIG retry without the newest attribute the
+ * kernel may not know, one at a time. Attributes dropped once stay dropped
+ * for later calls with the same ladder. Returns an fd or -errno.
+ */
+int perf_attr__open(struct perf_attr_ladder *ladder, struct perf_event_attr *attr, pid_t pid,
+		    int cpu);
+
+#endif

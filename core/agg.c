@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: GPL-2.0
+#include "core/agg.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Everything up to count identifies the stack, then the ips. */
+static size_t key_len(const struct agg_entry *e)
+{
+	return offsetof(struct agg_entry, count);
+}
+
+static uint64_t entry_hash(const void *key)
+{
+	const struct agg_entry *e = key;
+	uint64_t h = hash_bytes(e, key_len(e), 0);
+
+	return hash_bytes(e->ips, (e->nr_kernel + e->nr_user) * sizeof(e->ips[0]), h);
+}
+
+static bool entry_equal(const void *a, const void *b)
+{
+	const struct agg_entry *x = a, *y = b;
+
+	return !memcmp(x, y, key_len(x)) &&
+	       !memcmp(x->ips, y->ips, (x->nr_kernel + x->nr_user) * sizeof(x->ips[0]));
+}
+
+void agg__init(struct agg *agg)
+{
+	hashmap__init(&agg->map, entry_hash, entry_equal);
+	agg->total = 0;
+}
+
+void agg__clear(struct agg *agg)
+{
+	struct hashmap_entry *ent;
+	size_t bkt;
+
+	hashmap__for_each(&agg->map, bkt, ent)
+		free(ent->value);
+	hashmap__clear(&agg->map);
+	agg->total = 0;
+}
+
+size_t agg__size(const struct agg *agg)
+{
+	return agg->map.size;
+}
+
+int agg__add(struct agg *agg, const struct sample *s, const struct addr_space *as)
+{
+	unsigned int nr_k = s->nr_kernel > MAX_STACK_DEPTH ? MAX_STACK_DEPTH : s->nr_kernel;
+	unsigned int nr_u = s->nr_user > MAX_STACK_DEPTH ? MAX_STACK_DEPTH : s->nr_user;
+	size_t size = sizeof(struct agg_entry) + (nr_k + nr_u) * sizeof(uint64_t);
+	struct agg_entry *key, *found;
+	union {
+		struct agg_entry e;
+		char buf[sizeof(struct agg_entry) + 2 * MAX_STACK_DEPTH * sizeof(uint64_t)];
+	} tmp;
+
+	/* Zeroed so that padding hashes and compares equal. */
+	memset(&tmp, 0, size);
+	key = &tmp.e;
+	key->as = as;
+	key->pid = s->pid;
+	memcpy(key->comm, s->comm, strnlen(s->comm, sizeof(key->comm) - 1));
+	key->kernel_err = s->kernel_err;
+	key->user_err = s->user_err;
+	key->nr_kernel = nr_k;
+	key->nr_user = nr_u;
+	memcpy(key->ips, s->kernel_ips, nr_k * sizeof(uint64_t));
+	memcpy(key->ips + nr_k, s->user_ips, nr_u * sizeof(uint64_t));
+
+	found = hashmap__find(&agg->map, key);
+	if (!found) {
+		found = malloc(size);
+		if (!found)
+			return -ENOMEM;
+		memcpy(found, key, size);
+		if (hashmap__add(&agg->map, found, found)) {
+			free(found);
+			return -ENOMEM;
+		}
+	}
+	found->count += s->weight;
+	agg->total += s->weight;
+	return 0;
+}

@@ -1,0 +1,378 @@
+// SPDX-License-Identifier: GPL-2.0
+#include "core/proctrack.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/sysmacros.h>
+
+struct proc {
+	pid_t pid;
+	struct addr_space *as;
+};
+
+struct thread_comm {
+	pid_t tid;
+	char comm[TASK_COMM_LEN];
+};
+
+struct proctrack {
+	struct hashmap procs;		/* pid -> struct proc */
+	struct hashmap comms;		/* tid -> struct thread_comm */
+	struct addr_space *all;		/* every space ever made, for freeing */
+	unsigned int next_id;
+};
+
+static uint64_t pid_hash(const void *key)
+{
+	return hash_u64(*(const pid_t *)key);
+}
+
+static bool pid_equal(const void *a, const void *b)
+{
+	return *(const pid_t *)a == *(const pid_t *)b;
+}
+
+struct proctrack *proctrack__new(void)
+{
+	struct proctrack *pt = calloc(1, sizeof(*pt));
+
+	if (!pt)
+		return NULL;
+	hashmap__init(&pt->procs, pid_hash, pid_equal);
+	hashmap__init(&pt->comms, pid_hash, pid_equal);
+	return pt;
+}
+
+static void mapping_free(struct mapping *m)
+{
+	free(m->path);
+	m->path = NULL;
+}
+
+static void addr_space_free(struct addr_space *as)
+{
+	for (size_t i = 0; i < as->nr_maps; i++)
+		mapping_free(&as->maps[i]);
+	free(as->maps);
+	free(as);
+}
+
+void proctrack__free(struct proctrack *pt)
+{
+	struct hashmap_entry *ent;
+	size_t bkt;
+
+	if (!pt)
+		return;
+	hashmap__for_each(&pt->procs, bkt, ent)
+		free(ent->value);
+	hashmap__for_each(&pt->comms, bkt, ent)
+		free(ent->value);
+	hashmap__clear(&pt->procs);
+	hashmap__clear(&pt->comms);
+	while (pt->all) {
+		struct addr_space *next = pt->all->next_all;
+
+		addr_space_free(pt->all);
+		pt->all = next;
+	}
+	free(pt);
+}
+
+static struct addr_space *new_space(struct proctrack *pt, pid_t pid)
+{
+	struct addr_space *as = calloc(1, sizeof(*as));
+
+	if (!as)
+		return NULL;
+	as->pid = pid;
+	as->id = pt->next_id++;
+	as->next_all = pt->all;
+	pt->all = as;
+	return as;
+}
+
+static int copy_mapping(struct mapping *dst, const struct mapping *src)
+{
+	*dst = *src;
+	dst->path = strdup(src->path ? src->path : "");
+	return dst->path ? 0 : -ENOMEM;
+}
+
+static int cmp_mapping(const void *a, const void *b)
+{
+	const struct mapping *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+int addr_space__insert(struct addr_space *as, const struct mapping *m)
+{
+	/* Each old mapping yields at most two pieces (head and tail), plus m. */
+	size_t nr = 0, cap = as->nr_maps * 2 + 1;
+	struct mapping *out;
+	int err;
+
+	if (m->end <= m->start)
+		return -EINVAL;
+	out = calloc(cap, sizeof(*out));
+	if (!out)
+		return -ENOMEM;
+
+	for (size_t i = 0; i < as->nr_maps; i++) {
+		struct mapping *old = &as->maps[i];
+
+		if (old->end <= m->start || old->start >= m->end) {
+			out[nr++] = *old;	/* no overlap: moved as is */
+			old->path = NULL;
+			continue;
+		}
+		/* Overlap: keep the parts of old outside [m->start, m->end). */
+		if (old->start < m->start) {
+			err = copy_mapping(&out[nr], old);
+			if (err)
+				goto err_out;
+			out[nr++].end = m->start;
+		}
+		if (old->end > m->end) {
+			err = copy_mapping(&out[nr], old);
+			if (err)
+				goto err_out;
+			out[nr].pgoff += m->end - old->start;
+			out[nr++].start = m->end;
+		}
+	}
+	err = copy_mapping(&out[nr++], m);
+	if (err)
+		goto err_out;
+	qsort(out, nr, sizeof(*out), cmp_mapping);
+
+	for (size_t i = 0; i < as->nr_maps; i++)
+		mapping_free(&as->maps[i]);
+	free(as->maps);
+	as->maps = out;
+	as->nr_maps = nr;
+	as->cap_maps = cap;
+	return 0;
+
+err_out:
+	for (size_t i = 0; i < nr; i++)
+		mapping_free(&out[i]);
+	free(out);
+	return err;
+}
+
+const struct mapping *addr_space__find(const struct addr_space *as, uint64_t addr)
+{
+	size_t lo = 0, hi = as->nr_maps;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (as->maps[mid].end <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < as->nr_maps && as->maps[lo].start <= addr)
+		return &as->maps[lo];
+	return NULL;
+}
+
+int addr_space__load_maps_file(struct addr_space *as, const char *path)
+{
+	FILE *f = fopen(path, "re");
+	char *line = NULL;
+	size_t len = 0;
+	int err = 0;
+
+	if (!f)
+		return -errno;
+	while (getline(&line, &len, f) > 0) {
+		struct mapping m = { 0 };
+		char perms[8], *file;
+		unsigned int maj, min;
+		int off = 0;
+
+		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %x:%x %" SCNu64 " %n",
+			   &m.start, &m.end, perms, &m.pgoff, &maj, &min, &m.ino, &off) < 7)
+			continue;
+		if (!strchr(perms, 'x'))
+			continue;
+		file = line + off;
+		file[strcspn(file, "\n")] = '\0';
+		m.dev = makedev(maj, min);
+		m.exec = true;
+		m.path = file;
+		err = addr_space__insert(as, &m);
+		if (err)
+			break;
+	}
+	free(line);
+	fclose(f);
+	return err;
+}
+
+static struct proc *find_proc(struct proctrack *pt, pid_t pid)
+{
+	return hashmap__find(&pt->procs, &pid);
+}
+
+static struct proc *add_proc(struct proctrack *pt, pid_t pid, struct addr_space *as)
+{
+	struct proc *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return NULL;
+	p->pid = pid;
+	p->as = as;
+	if (hashmap__add(&pt->procs, &p->pid, p)) {
+		free(p);
+		return NULL;
+	}
+	return p;
+}
+
+bool proctrack__knows(struct proctrack *pt, pid_t pid)
+{
+	return find_proc(pt, pid) != NULL;
+}
+
+struct addr_space *proctrack__addr_space(struct proctrack *pt, pid_t pid)
+{
+	struct proc *p = find_proc(pt, pid);
+	struct addr_space *as;
+	char path[64];
+
+	if (p)
+		return p->as;
+	as = new_space(pt, pid);
+	if (!as)
+		return NULL;
+	/* pid 0 (idle) has no user space; a vanished process has none left. */
+	if (pid > 0) {
+		snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+		addr_space__load_maps_file(as, path);
+	}
+	p = add_proc(pt, pid, as);
+	return p ? p->as : NULL;
+}
+
+int proctrack__mmap(struct proctrack *pt, pid_t pid, const struct mapping *m)
+{
+	struct addr_space *as;
+
+	if (!m->exec)
+		return 0;
+	as = proctrack__addr_space(pt, pid);
+	if (!as)
+		return -ENOMEM;
+	return addr_space__insert(as, m);
+}
+
+int proctrack__exec(struct proctrack *pt, pid_t pid)
+{
+	struct proc *p = find_proc(pt, pid);
+	struct addr_space *as = new_space(pt, pid);
+
+	if (!as)
+		return -ENOMEM;
+	if (p) {
+		p->as = as;
+		return 0;
+	}
+	return add_proc(pt, pid, as) ? 0 : -ENOMEM;
+}
+
+int proctrack__fork(struct proctrack *pt, pid_t pid, pid_t ppid)
+{
+	struct addr_space *parent = proctrack__addr_space(pt, ppid);
+	struct addr_space *as;
+	struct proc *p;
+
+	if (!parent)
+		return -ENOMEM;
+	as = new_space(pt, pid);
+	if (!as)
+		return -ENOMEM;
+	if (parent->nr_maps) {
+		as->maps = calloc(parent->nr_maps, sizeof(*as->maps));
+		if (!as->maps)
+			return -ENOMEM;
+		as->cap_maps = parent->nr_maps;
+		for (size_t i = 0; i < parent->nr_maps; i++) {
+			if (copy_mapping(&as->maps[i], &parent->maps[i]))
+				return -ENOMEM;
+			as->nr_maps++;
+		}
+	}
+	p = find_proc(pt, pid);
+	if (p) {
+		/* pid reuse within one profile */
+		p->as = as;
+		return 0;
+	}
+	return add_proc(pt, pid, as) ? 0 : -ENOMEM;
+}
+
+static struct thread_comm *find_comm(struct proctrack *pt, pid_t tid)
+{
+	return hashmap__find(&pt->comms, &tid);
+}
+
+int proctrack__set_comm(struct proctrack *pt, pid_t tid, const char *comm)
+{
+	struct thread_comm *tc = find_comm(pt, tid);
+
+	if (!tc) {
+		tc = calloc(1, sizeof(*tc));
+		if (!tc)
+			return -ENOMEM;
+		tc->tid = tid;
+		if (hashmap__add(&pt->comms, &tc->tid, tc)) {
+			free(tc);
+			return -ENOMEM;
+		}
+	}
+	snprintf(tc->comm, sizeof(tc->comm), "%s", comm);
+	return 0;
+}
+
+static bool read_comm(pid_t pid, pid_t tid, char *buf, size_t len)
+{
+	char path[96];
+	FILE *f;
+	bool ok;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)pid, (int)tid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	ok = fgets(buf, len, f) != NULL;
+	fclose(f);
+	if (ok)
+		buf[strcspn(buf, "\n")] = '\0';
+	return ok;
+}
+
+const char *proctrack__comm(struct proctrack *pt, pid_t pid, pid_t tid)
+{
+	struct thread_comm *tc = find_comm(pt, tid);
+	char buf[TASK_COMM_LEN + 2];
+
+	if (tc)
+		return tc->comm;
+	if (!read_comm(pid, tid, buf, sizeof(buf)))
+		snprintf(buf, sizeof(buf), ":%d", (int)tid);	/* as perf script does */
+	if (proctrack__set_comm(pt, tid, buf))
+		return ":?";
+	return find_comm(pt, tid)->comm;
+}
+
+int proctrack__inherit_comm(struct proctrack *pt, pid_t tid, pid_t ppid, pid_t ptid)
+{
+	return proctrack__set_comm(pt, tid, proctrack__comm(pt, ppid, ptid));
+}

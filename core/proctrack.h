@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Tracks what each process had mapped, and each thread's comm, from
+ * /proc at first sight and from perf side-band records after that, so that
+ * processes that exec or exit during the profile still symbolize.
+ */
+#ifndef CORE_PROCTRACK_H
+#define CORE_PROCTRACK_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "core/hashmap.h"
+#include "core/sample.h"
+
+struct mapping {
+	uint64_t start;
+	uint64_t end;		/* exclusive */
+	uint64_t pgoff;		/* file offset of start */
+	uint64_t dev;		/* makedev(maj, min), 0 if unknown */
+	uint64_t ino;
+	bool exec;
+	char *path;		/* "/usr/lib/...", "[vdso]", "//anon", ... */
+};
+
+/* One address space: a process between two execs. Never freed before the tracker. */
+struct addr_space {
+	pid_t pid;
+	unsigned int id;	/* unique per tracker, for stable ordering */
+	struct mapping *maps;	/* sorted by start, non-overlapping */
+	size_t nr_maps;
+	size_t cap_maps;
+	struct addr_space *next_all;
+};
+
+struct proctrack;
+
+struct proctrack *proctrack__new(void);
+void proctrack__free(struct proctrack *pt);
+
+/*
+ * The current address space of pid. The first time a pid is seen, its
+ * mappings are read from /proc/PID/maps (an empty space if it is gone).
+ * Returns NULL only when out of memory.
+ */
+struct addr_space *proctrack__addr_space(struct proctrack *pt, pid_t pid);
+
+/* True once pid has an address space (seen in a sample or a record). */
+bool proctrack__knows(struct proctrack *pt, pid_t pid);
+
+/* An mmap of pid (PERF_RECORD_MMAP/MMAP2); only executable mappings matter. */
+int proctrack__mmap(struct proctrack *pt, pid_t pid, const struct mapping *m);
+/* pid called exec: later samples belong to a new, empty address space. */
+int proctrack__exec(struct proctrack *pt, pid_t pid);
+/* A new process pid forked from ppid: it starts with a copy of ppid's mappings. */
+int proctrack__fork(struct proctrack *pt, pid_t pid, pid_t ppid);
+
+/* Thread comm: cached, else /proc/PID/task/TID/comm, else ":TID". */
+const char *proctrack__comm(struct proctrack *pt, pid_t pid, pid_t tid);
+int proctrack__set_comm(struct proctrack *pt, pid_t tid, const char *comm);
+/* A new thread tid inherits ptid's comm. */
+int proctrack__inherit_comm(struct proctrack *pt, pid_t tid, pid_t ppid, pid_t ptid);
+
+/* Read maps in /proc/PID/maps format from a file into as (exported for tests). */
+int addr_space__load_maps_file(struct addr_space *as, const char *path);
+/* Insert m, trimming whatever it overlaps, as the kernel would. */
+int addr_space__insert(struct addr_space *as, const struct mapping *m);
+const struct mapping *addr_space__find(const struct addr_space *as, uint64_t addr);
+
+#endif

@@ -1,0 +1,273 @@
+// SPDX-License-Identifier: GPL-2.0
+#include "core/profile.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "compat/cpus.h"
+#include "core/launch.h"
+#include "core/log.h"
+#include "core/report.h"
+#include "core/symbolize.h"
+
+/* Drain at least this often, so that /proc is read while processes live. */
+#define DRAIN_INTERVAL_MS 100
+
+static volatile sig_atomic_t stop_signal;
+static volatile sig_atomic_t forward_pid;
+static int wake_pipe[2] = { -1, -1 };
+
+static void on_signal(int sig)
+{
+	int saved = errno;
+
+	if (sig != SIGCHLD) {
+		stop_signal = sig;
+		/* Ctrl-C reaches the command through the terminal; SIGTERM may not. */
+		if (sig == SIGTERM && forward_pid > 0)
+			kill(forward_pid, SIGTERM);
+	}
+	if (write(wake_pipe[1], "x", 1) < 0) {
+		/* full pipe: a wake-up is already pending */
+	}
+	errno = saved;
+}
+
+static int install_signals(void)
+{
+	struct sigaction sa;
+
+	if (pipe2(wake_pipe, O_CLOEXEC | O_NONBLOCK))
+		return -errno;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sa.sa_flags = SA_RESTART;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGCHLD, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	return 0;
+}
+
+static void drain_wake_pipe(void)
+{
+	char buf[64];
+
+	while (read(wake_pipe[0], buf, sizeof(buf)) > 0)
+		;
+}
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static bool cpu_is_online(int cpu)
+{
+	int *cpus = NULL, nr = cpus__online(&cpus);
+	bool found = false;
+
+	for (int i = 0; i < nr; i++)
+		found |= cpus[i] == cpu;
+	free(cpus);
+	return found || nr < 0;
+}
+
+static const struct backend_ops *choose_backend(const struct profile_opts *opts,
+						const struct backend_ops *const *backends)
+{
+	static const char *const names[] = { [BACKEND_BPF] = "bpf", [BACKEND_PERF] = "perf" };
+	char why[512];
+
+	for (int i = 0; backends[i]; i++) {
+		const struct backend_ops *ops = backends[i];
+		int err;
+
+		if (opts->backend != BACKEND_AUTO && strcmp(ops->name, names[opts->backend]))
+			continue;
+		why[0] = '\0';
+		err = ops->probe(opts, why, sizeof(why));
+		if (!err) {
+			pr_info("backend %s: usable; chosen\n", ops->name);
+			return ops;
+		}
+		if (opts->backend != BACKEND_AUTO) {
+			pr_warn("backend %s cannot run here: %s\n", ops->name, why);
+			return NULL;
+		}
+		pr_info("backend %s: not used: %s\n", ops->name, why);
+	}
+	if (opts->backend != BACKEND_AUTO)
+		pr_warn("backend %s is not built into this profile\n", names[opts->backend]);
+	else
+		pr_warn("no backend can run here (-v says why)\n");
+	return NULL;
+}
+
+/* Sample until the duration ends, a signal arrives, or the command exits. */
+static int sample_loop(const struct backend_ops *ops, struct backend *b,
+		       const struct profile_opts *opts, struct launch *child)
+{
+	int64_t deadline = opts->duration ? now_ms() + (int64_t)opts->duration * 1000 : 0;
+	int err;
+
+	for (;;) {
+		int timeout = DRAIN_INTERVAL_MS;
+
+		if (stop_signal)
+			break;
+		if (child && launch__poll(child))
+			break;
+		if (deadline) {
+			int64_t left = deadline - now_ms();
+
+			if (left <= 0)
+				break;
+			if (left < timeout)
+				timeout = (int)left;
+		}
+		err = ops->wait(b, wake_pipe[0], timeout);
+		if (err)
+			return err;
+		drain_wake_pipe();
+		err = ops->drain(b);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static void print_lost_warning(const struct backend_stats *st)
+{
+	if (st->lost)
+		fprintf(stderr,
+			"WARNING: %" PRIu64 " samples lost (of %" PRIu64
+			" seen): the ring buffer was full. Lower -F, or profile fewer CPUs.\n",
+			st->lost, st->lost + st->samples);
+}
+
+static int report(const struct profile_opts *opts, struct profile_core *core,
+		  const struct backend_stats *st)
+{
+	struct report_opts ro = {
+		.folded = opts->folded,
+		.delimited = opts->delimited,
+		.annotations = opts->annotations,
+		.addresses = opts->addresses,
+		.user_only = opts->user_only,
+		.kernel_only = opts->kernel_only,
+	};
+	struct report_stats rs;
+	struct symbolizer *sym = symbolizer__new();
+	int err;
+
+	if (!sym)
+		return -ENOMEM;
+	err = report__print(stdout, &core->agg, sym, &ro, &rs);
+	if (err)
+		pr_warn("writing the report: %s\n", strerror(-err));
+	report__print_warnings(stderr, &rs, st->hash_full);
+	print_lost_warning(st);
+	symbolizer__report_problems(sym);
+	pr_info("%" PRIu64 " samples, %" PRIu64 " kept, %zu unique raw stacks, %" PRIu64
+		" printed stacks\n",
+		st->samples, core->agg.total, agg__size(&core->agg), rs.stacks);
+	symbolizer__free(sym);
+	return err;
+}
+
+int profile__run(const struct profile_opts *opts, const struct backend_ops *const *backends)
+{
+	const struct backend_ops *ops;
+	struct profile_core core;
+	struct backend *b = NULL;
+	struct backend_stats st = { 0 };
+	struct launch child = { .pid = -1 };
+	bool launched = false;
+	int err, code = 1;
+
+	log_set_verbosity(opts->verbose);
+	if (opts->cpu >= 0 && !cpu_is_online(opts->cpu)) {
+		pr_warn("argument -C/--cpu: CPU %d is not online\n", opts->cpu);
+		return EXIT_USAGE;
+	}
+	if (install_signals()) {
+		pr_warn("cannot set up signal handling: %s\n", strerror(errno));
+		return 1;
+	}
+	ops = choose_backend(opts, backends);
+	if (!ops)
+		return 1;
+	if (core__init(&core, opts)) {
+		pr_warn("out of memory\n");
+		return 1;
+	}
+
+	if (opts->command) {
+		err = launch__spawn(&child, opts->command);
+		if (err) {
+			pr_warn("cannot start %s: %s\n", opts->command[0], strerror(-err));
+			goto out;
+		}
+		launched = true;
+		forward_pid = child.pid;
+		core.launched_pid = child.pid;
+	}
+	err = ops->open(&b, &core, launched ? child.pid : -1);
+	if (err)
+		goto out;
+	if (!opts->folded) {
+		options__print_header(stdout, opts);
+		fflush(stdout);
+	}
+	err = ops->start(b);
+	if (err)
+		goto out;
+	if (launched) {
+		err = launch__go(&child);
+		if (err) {
+			pr_warn("cannot run %s: %s\n", opts->command[0], strerror(-err));
+			goto out;
+		}
+	}
+
+	err = sample_loop(ops, b, opts, launched ? &child : NULL);
+	ops->stop(b);
+	if (!err)
+		err = ops->drain(b);
+	if (err) {
+		pr_warn("sampling failed: %s\n", strerror(-err));
+		goto out;
+	}
+	ops->stats(b, &st);
+	if (!opts->folded)
+		putchar('\n');
+	err = report(opts, &core, &st);
+	if (err)
+		goto out;
+	code = 0;
+	if (launched) {
+		/* The report is out; the command may still be finishing (duration, Ctrl-C). */
+		launch__wait(&child);
+		code = launch__exit_code(&child);
+	}
+
+out:
+	if (launched && !child.reaped)
+		launch__abort(&child);
+	if (b)
+		ops->close(b);
+	core__fini(&core);
+	return code;
+}

@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Symbolizes counted stacks, merges those that print the same, sorts them
+ * by count (ascending, ties by text) and prints bcc's multi-line or folded
+ * format.
+ */
+#ifndef CORE_REPORT_H
+#define CORE_REPORT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "core/agg.h"
+#include "core/symbolize.h"
+
+struct report_opts {
+	bool folded;		/* -f */
+	bool delimited;		/* -d */
+	bool annotations;	/* -a */
+	bool addresses;		/* -A */
+	bool user_only;		/* -U */
+	bool kernel_only;	/* -K */
+};
+
+struct report_stats {
+	uint64_t stacks;		/* lines or blocks printed */
+	uint64_t samples;		/* sum of their counts */
+	uint64_t missing_stacks;	/* bcc's "stack traces could not be displayed" */
+	bool stack_map_collision;	/* a missed stack was -EEXIST */
+};
+
+/* Print the report of agg to out. Returns 0 or -errno. */
+int report__print(FILE *out, const struct agg *agg, struct symbolizer *sym,
+		  const struct report_opts *opts, struct report_stats *stats);
+
+/* bcc's WARNING lines for missed stacks (and a full hash table) on stderr. */
+void report__print_warnings(FILE *err, const struct report_stats *stats, bool hash_full);
+
+#endif

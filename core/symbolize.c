@@ -1,0 +1,198 @@
+// SPDX-License-Identifier: GPL-2.0
+#include "core/symbolize.h"
+
+#include <elf.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+
+#include "core/elfsym.h"
+#include "core/hashmap.h"
+#include "core/ksym.h"
+#include "core/log.h"
+
+struct elf_cache_entry {
+	char *key;		/* "dev:ino:path" */
+	const char *module;	/* base name of path, inside key */
+	struct elf_symtab *st;	/* NULL when the file could not be read */
+};
+
+struct symbolizer {
+	struct hashmap elfs;	/* key -> struct elf_cache_entry */
+	struct ksyms *ksyms;
+	bool ksyms_tried;
+	char *kallsyms_path;
+	struct elf_symtab *vdso;
+	bool vdso_tried;
+	unsigned int unreadable_files;
+	bool kernel_restricted_used;
+};
+
+static uint64_t str_hash(const void *key)
+{
+	return hash_bytes(key, strlen(key), 0);
+}
+
+static bool str_equal(const void *a, const void *b)
+{
+	return !strcmp(a, b);
+}
+
+struct symbolizer *symbolizer__new(void)
+{
+	struct symbolizer *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	hashmap__init(&s->elfs, str_hash, str_equal);
+	return s;
+}
+
+void symbolizer__free(struct symbolizer *s)
+{
+	struct hashmap_entry *ent;
+	size_t bkt;
+
+	if (!s)
+		return;
+	hashmap__for_each(&s->elfs, bkt, ent) {
+		struct elf_cache_entry *e = ent->value;
+
+		elf_symtab__free(e->st);
+		free(e->key);
+		free(e);
+	}
+	hashmap__clear(&s->elfs);
+	ksyms__free(s->ksyms);
+	elf_symtab__free(s->vdso);
+	free(s->kallsyms_path);
+	free(s);
+}
+
+void symbolizer__set_kallsyms(struct symbolizer *s, const char *path)
+{
+	free(s->kallsyms_path);
+	s->kallsyms_path = strdup(path);
+}
+
+/* The kernel maps the same vdso into every process: read our own. */
+static struct elf_symtab *vdso_symtab(struct symbolizer *s)
+{
+	const Elf64_Ehdr *eh;
+	size_t size;
+
+	if (s->vdso_tried)
+		return s->vdso;
+	s->vdso_tried = true;
+	eh = (const Elf64_Ehdr *)getauxval(AT_SYSINFO_EHDR);
+	if (!eh || memcmp(eh->e_ident, ELFMAG, SELFMAG))
+		return NULL;
+	/* The section headers come last in the image. */
+	size = eh->e_shoff + (size_t)eh->e_shnum * eh->e_shentsize;
+	s->vdso = elf_symtab__load_mem(eh, size);
+	return s->vdso;
+}
+
+static struct elf_cache_entry *elf_for_mapping(struct symbolizer *s, const struct mapping *m)
+{
+	struct elf_cache_entry *e;
+	char key[4200];
+	const char *slash;
+
+	snprintf(key, sizeof(key), "%" PRIx64 ":%" PRIu64 ":%s", m->dev, m->ino, m->path);
+	e = hashmap__find(&s->elfs, key);
+	if (e)
+		return e;
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return NULL;
+	e->key = strdup(key);
+	if (!e->key) {
+		free(e);
+		return NULL;
+	}
+	slash = strrchr(m->path, '/');
+	e->module = e->key + (strlen(key) - strlen(slash ? slash + 1 : m->path));
+	e->st = elf_symtab__load(m->path);
+	if (!e->st) {
+		s->unreadable_files++;
+		pr_info("cannot read symbols of %s: %s\n", m->path, strerror(errno));
+	}
+	if (hashmap__add(&s->elfs, e->key, e)) {
+		elf_symtab__free(e->st);
+		free(e->key);
+		free(e);
+		return NULL;
+	}
+	return e;
+}
+
+void symbolizer__user(struct symbolizer *s, const struct addr_space *as, uint64_t addr,
+		      struct frame_sym *out)
+{
+	const struct mapping *m = as ? addr_space__find(as, addr) : NULL;
+	uint64_t off;
+
+	out->name = NULL;
+	out->offset = 0;
+	out->module = NULL;
+	if (!m)
+		return;
+	off = addr - m->start + m->pgoff;
+	if (!strcmp(m->path, "[vdso]")) {
+		struct elf_symtab *st = vdso_symtab(s);
+
+		out->module = "[vdso]";
+		if (st)
+			out->name = elf_symtab__lookup_offset(st, addr - m->start, &out->offset);
+		return;
+	}
+	if (m->path[0] != '/')
+		return;		/* anonymous or special memory: nothing to read */
+	struct elf_cache_entry *e = elf_for_mapping(s, m);
+
+	if (!e)
+		return;
+	out->module = e->module;
+	if (e->st)
+		out->name = elf_symtab__lookup_offset(e->st, off, &out->offset);
+}
+
+void symbolizer__kernel(struct symbolizer *s, uint64_t addr, struct frame_sym *out)
+{
+	out->name = NULL;
+	out->offset = 0;
+	out->module = "kernel";
+	if (!s->ksyms_tried) {
+		const char *path = s->kallsyms_path ? s->kallsyms_path : "/proc/kallsyms";
+
+		s->ksyms_tried = true;
+		s->ksyms = ksyms__load(path);
+		if (!s->ksyms)
+			pr_warn("cannot read %s: %s; kernel frames print [unknown]\n", path,
+				strerror(errno));
+	}
+	if (!s->ksyms)
+		return;
+	if (ksyms__restricted(s->ksyms)) {
+		s->kernel_restricted_used = true;
+		return;
+	}
+	out->name = ksyms__lookup(s->ksyms, addr, &out->offset, &out->module);
+	if (!out->module)
+		out->module = "kernel";
+}
+
+void symbolizer__report_problems(struct symbolizer *s)
+{
+	if (s->kernel_restricted_used)
+		pr_warn("warning: /proc/kallsyms shows no addresses (kernel.kptr_restrict, or not "
+			"privileged); kernel frames print [unknown]\n");
+	if (s->unreadable_files)
+		pr_warn("warning: could not read symbols of %u binaries; their frames print "
+			"[unknown] (-v names them)\n",
+			s->unreadable_files);
+}

@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Turns addresses into function names: user addresses through a process's
+ * mappings and the ELF files behind them, kernel addresses through kallsyms.
+ * ELF symbol tables are loaded once per file and shared by all processes.
+ */
+#ifndef CORE_SYMBOLIZE_H
+#define CORE_SYMBOLIZE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/proctrack.h"
+
+struct symbolizer;
+
+struct frame_sym {
+	const char *name;	/* NULL when unknown */
+	uint64_t offset;	/* into the function */
+	const char *module;	/* file base name, or kernel module; "kernel" for the kernel */
+};
+
+struct symbolizer *symbolizer__new(void);
+void symbolizer__free(struct symbolizer *s);
+
+/* Use this kallsyms file instead of /proc/kallsyms (tests). */
+void symbolizer__set_kallsyms(struct symbolizer *s, const char *path);
+
+void symbolizer__user(struct symbolizer *s, const struct addr_space *as, uint64_t addr,
+		      struct frame_sym *out);
+void symbolizer__kernel(struct symbolizer *s, uint64_t addr, struct frame_sym *out);
+
+/* Print the one-line warnings about what could not be symbolized. */
+void symbolizer__report_problems(struct symbolizer *s);
+
+#endif
