@@ -362,7 +362,11 @@ static int handle_sample(struct backend *b, const struct perf_event_header *hdr)
 	s.kernel_ips = kernel;
 	s.user_ips = user;
 	s.weight = 1;
-	snprintf(s.comm, sizeof(s.comm), "%s", proctrack__comm(core->procs, s.pid, s.tid));
+	/* Each CPU's idle task is named after its CPU, as the kernel names it. */
+	if (s.tid == 0)
+		snprintf(s.comm, sizeof(s.comm), "swapper/%d", s.cpu);
+	else
+		snprintf(s.comm, sizeof(s.comm), "%s", proctrack__comm(core->procs, s.pid, s.tid));
 	return core__add_sample(core, &s);
 }
 
@@ -382,6 +386,9 @@ static int handle_record(struct backend *b, const struct perf_event_header *hdr)
 	case PERF_RECORD_MMAP2:
 		if (decode__mmap(hdr, b->sample_type, b->sample_id_all, &mm))
 			break;
+		pr_debug("mmap pid %d %#llx-%#llx pgoff %#llx %s\n", (int)mm.pid,
+			 (unsigned long long)mm.addr, (unsigned long long)(mm.addr + mm.len),
+			 (unsigned long long)mm.pgoff, mm.filename);
 		/* pid -1: kernel and module maps; kallsyms covers those. */
 		if ((int32_t)mm.pid <= 0 || !core__wants_pid(core, mm.pid) || !mm.len)
 			return 0;

@@ -1,0 +1,260 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The real binary on real workloads, as root. Each test names what it
+ * checks in the output a user would read.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "compat/cpus.h"
+#include "tests/tests.h"
+
+#define PROFILE(...) ((char *[]){ (char *)profile_bin(), __VA_ARGS__, NULL })
+
+static struct run_result r;
+
+static void teardown(void)
+{
+	run_result_free(&r);
+}
+
+static void run_profile(char *const argv[], int timeout_s)
+{
+	run_cmd(argv, timeout_s, 0, &r);
+	ck_assert_msg(r.exit_code == 0, "exit %d, stderr: %s", r.exit_code, r.err);
+}
+
+/* Share of hot_loop among hot_loop + warm_loop samples, in percent. */
+static double hot_share(const char *out)
+{
+	uint64_t hot = folded_count(out, "hot_loop"), warm = folded_count(out, "warm_loop");
+
+	ck_assert_msg(hot + warm > 100, "too few samples: hot %lu warm %lu", (unsigned long)hot,
+		      (unsigned long)warm);
+	return 100.0 * hot / (hot + warm);
+}
+
+START_TEST(split_3_to_1_comes_out_3_to_1_with_callers)
+{
+	double share;
+
+	run_profile(PROFILE("-F", "999", "-f", "--", (char *)workload("ratio31"), "3"), 30);
+	share = hot_share(r.out);
+	ck_assert_msg(share > 70 && share < 80, "hot share %.1f%%, want 75 +- 5", share);
+	/* Every stack of either loop has its full chain of callers. */
+	ck_assert_uint_eq(count_lines_with(r.out, "hot_loop"),
+			  count_lines_with(r.out, "ratio31;start_thread;hot_thread;hot_loop"));
+	ck_assert_uint_eq(count_lines_with(r.out, "warm_loop"),
+			  count_lines_with(r.out, "ratio31;start_thread;warm_thread;warm_loop"));
+}
+END_TEST
+
+START_TEST(default_format_has_header_and_blocks)
+{
+	char header[600];
+
+	run_profile(PROFILE("-F", "99", "--", (char *)workload("ratio31"), "1"), 30);
+	snprintf(header, sizeof(header),
+		 "Sampling at 99 Hertz of command %s by user + kernel stack until it exits.\n",
+		 workload("ratio31"));
+	ck_assert_msg(!strncmp(r.out, header, strlen(header)), "got: %.200s", r.out);
+	ck_assert_ptr_nonnull(strstr(r.out, "    hot_loop\n    hot_thread\n    start_thread\n"));
+	ck_assert_ptr_nonnull(strstr(r.out, "    -                ratio31 ("));
+}
+END_TEST
+
+START_TEST(launched_command_exit_status_comes_back)
+{
+	run_cmd(PROFILE("-f", "--", "/bin/sh", "-c", "exit 7"), 20, 0, &r);
+	ck_assert_int_eq(r.exit_code, 7);
+	run_result_free(&r);
+	run_cmd(PROFILE("-f", "--", "/bin/sh", "-c", "kill -9 $$"), 20, 0, &r);
+	ck_assert_int_eq(r.exit_code, 128 + SIGKILL);
+	run_result_free(&r);
+	run_cmd(PROFILE("-f", "--", "/nonexistent/command"), 20, 0, &r);
+	ck_assert_int_eq(r.exit_code, 1);
+	ck_assert_ptr_nonnull(strstr(r.err, "cannot run /nonexistent/command"));
+	ck_assert_str_eq(r.out, "");
+}
+END_TEST
+
+START_TEST(pid_filter_keeps_only_that_process)
+{
+	struct bg_proc bg;
+	char pid[32];
+	size_t lines;
+
+	bg_start(&bg, (char *[]){ (char *)workload("ratio31"), "8", NULL });
+	ck_assert_int_eq(sscanf(bg.first_line, "pid=%31[0-9]", pid), 1);
+	run_profile(PROFILE("-F", "499", "-f", "-p", pid, "2"), 30);
+	bg_stop(&bg);
+	ck_assert_uint_gt(folded_total(r.out, &lines), 100);
+	ck_assert_uint_eq(count_lines_starting_with(r.out, "ratio31;"), lines);
+	double share = hot_share(r.out);
+
+	ck_assert_msg(share > 70 && share < 80, "hot share %.1f%%", share);
+}
+END_TEST
+
+START_TEST(tid_filter_keeps_only_that_thread)
+{
+	struct bg_proc bg;
+	char tid[32];
+
+	bg_start(&bg, (char *[]){ (char *)workload("ratio31"), "8", NULL });
+	ck_assert_int_eq(sscanf(bg.first_line, "pid=%*d hot_tid=%31[0-9]", tid), 1);
+	run_profile(PROFILE("-F", "499", "-f", "-L", tid, "2"), 30);
+	bg_stop(&bg);
+	ck_assert_uint_gt(folded_count(r.out, "hot_loop"), 100);
+	ck_assert_uint_eq(folded_count(r.out, "warm_"), 0);
+}
+END_TEST
+
+START_TEST(user_only_has_no_kernel_frames)
+{
+	/* libc's read has no frame pointer: frame-pointer stacks lose read_loop, keep main. */
+	run_profile(PROFILE("-U", "-a", "-F", "499", "-f", "--", (char *)workload("syscalls"), "1"), 30);
+	ck_assert_uint_gt(folded_count(r.out, "main;read"), 50);
+	ck_assert_ptr_null(strstr(r.out, "_[k]"));
+}
+END_TEST
+
+START_TEST(kernel_only_has_only_kernel_frames)
+{
+	char *line, *save = NULL;
+
+	run_profile(PROFILE("-K", "-a", "-F", "499", "-f", "--", (char *)workload("syscalls"), "1"), 30);
+	ck_assert_uint_gt(folded_count(r.out, "_[k]"), 50);
+	ck_assert_ptr_null(strstr(r.out, ";main"));
+	for (line = strtok_r(r.out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *frame = strchr(line, ';'), *end = strrchr(line, ' ');
+
+		/* comm;frame_[k];frame_[k] count: every frame is annotated. */
+		while (frame && frame < end) {
+			char *next = strchr(frame + 1, ';');
+			char *stop = next && next < end ? next : end;
+
+			ck_assert_msg(stop - frame > 4 && !strncmp(stop - 4, "_[k]", 4),
+				      "not a kernel frame in: %s", line);
+			frame = next && next < end ? next : NULL;
+		}
+	}
+}
+END_TEST
+
+START_TEST(delimiter_between_user_and_kernel)
+{
+	run_profile(PROFILE("-d", "-F", "499", "-f", "--", (char *)workload("syscalls"), "1"), 30);
+	ck_assert_uint_gt(count_lines_with(r.out, "main;read;-;entry_SYSCALL"), 0);
+	run_result_free(&r);
+	run_profile(PROFILE("-d", "-F", "499", "--", (char *)workload("syscalls"), "1"), 30);
+	ck_assert_ptr_nonnull(strstr(r.out, "\n    --\n    read\n    main\n"));
+}
+END_TEST
+
+START_TEST(cpu_filter_samples_one_cpu)
+{
+	int *cpus, nr = cpus__online(&cpus);
+	struct bg_proc bg;
+	char pid[32];
+
+	free(cpus);
+	if (nr < 2)
+		return;	/* one CPU: nothing to tell apart */
+	bg_start(&bg, (char *[]){ "/usr/bin/taskset", "-c", "1", (char *)workload("ratio31"), "8",
+				  NULL });
+	ck_assert_int_eq(sscanf(bg.first_line, "pid=%31[0-9]", pid), 1);
+	run_profile(PROFILE("-C", "0", "-F", "499", "-f", "-p", pid, "1"), 30);
+	ck_assert_uint_eq(folded_total(r.out, NULL), 0);
+	run_result_free(&r);
+	run_profile(PROFILE("-C", "1", "-F", "499", "-p", pid, "1"), 30);
+	bg_stop(&bg);
+	ck_assert_ptr_nonnull(strstr(r.out, " on CPU#1 for 1 secs.\n"));
+	ck_assert_ptr_nonnull(strstr(r.out, "    hot_loop\n"));
+}
+END_TEST
+
+START_TEST(count_sets_the_sample_period)
+{
+	uint64_t by_period, by_freq;
+
+	/* cpu-clock counts nanoseconds: every 1000000 is 1000 samples per CPU second. */
+	run_profile(PROFILE("-c", "1000000", "-f", "--", (char *)workload("ratio31"), "2"), 30);
+	by_period = folded_count(r.out, "hot_loop");
+	run_result_free(&r);
+	run_profile(PROFILE("-F", "49", "-f", "--", (char *)workload("ratio31"), "2"), 30);
+	by_freq = folded_count(r.out, "hot_loop");
+	ck_assert_msg(by_period > 1200 && by_period < 2600, "period samples %lu",
+		      (unsigned long)by_period);
+	ck_assert_msg(by_freq < 150, "49 Hz samples %lu", (unsigned long)by_freq);
+}
+END_TEST
+
+START_TEST(processes_that_exit_before_the_end_keep_their_symbols)
+{
+	char cmd[1024];
+	uint64_t spin;
+
+	/* System-wide: the storm starts after the profiler and is over before it reports. */
+	snprintf(cmd, sizeof(cmd), "%s -F 999 -f 4 & sleep 0.5; %s 20 40; wait", profile_bin(),
+		 workload("shortlived"));
+	run_profile((char *[]){ "/bin/sh", "-c", cmd, NULL }, 30);
+	spin = folded_count(r.out, "shortlived;");
+	ck_assert_msg(spin > 300, "only %lu samples of shortlived", (unsigned long)spin);
+	/* Every sample in the spin has its callers resolved. */
+	ck_assert_uint_gt(folded_count(r.out, "shortlived;__libc_start_call_main;main;short_lived_spin"),
+			  spin * 8 / 10);
+}
+END_TEST
+
+START_TEST(sigint_ends_sampling_and_prints_the_report)
+{
+	struct bg_proc bg;
+
+	bg_start(&bg, (char *[]){ (char *)workload("ratio31"), "8", NULL });
+	run_cmd(PROFILE("-F", "199"), 30, 1.5, &r);
+	bg_stop(&bg);
+	ck_assert_int_eq(r.exit_code, 0);
+	ck_assert(!strncmp(r.out, "Sampling at 199 Hertz of all threads by user + kernel stack... "
+				  "Hit Ctrl-C to end.\n", 80));
+	ck_assert_ptr_nonnull(strstr(r.out, "    hot_loop\n"));
+}
+END_TEST
+
+START_TEST(idle_only_with_include_idle)
+{
+	run_profile(PROFILE("-F", "199", "-f", "1"), 30);
+	ck_assert_ptr_null(strstr(r.out, "swapper/"));
+	run_result_free(&r);
+	run_profile(PROFILE("-I", "-F", "199", "-f", "1"), 30);
+	ck_assert_ptr_nonnull(strstr(r.out, "swapper/"));
+}
+END_TEST
+
+Suite *integration_suite(void)
+{
+	Suite *s = suite_create("integration");
+	TCase *tc = tcase_create("perf");
+
+	tcase_set_tags(tc, TAG_ROOT);
+	tcase_set_timeout(tc, 60);
+	tcase_add_checked_fixture(tc, NULL, teardown);
+	tcase_add_test(tc, split_3_to_1_comes_out_3_to_1_with_callers);
+	tcase_add_test(tc, default_format_has_header_and_blocks);
+	tcase_add_test(tc, launched_command_exit_status_comes_back);
+	tcase_add_test(tc, pid_filter_keeps_only_that_process);
+	tcase_add_test(tc, tid_filter_keeps_only_that_thread);
+	tcase_add_test(tc, user_only_has_no_kernel_frames);
+	tcase_add_test(tc, kernel_only_has_only_kernel_frames);
+	tcase_add_test(tc, delimiter_between_user_and_kernel);
+	tcase_add_test(tc, cpu_filter_samples_one_cpu);
+	tcase_add_test(tc, count_sets_the_sample_period);
+	tcase_add_test(tc, processes_that_exit_before_the_end_keep_their_symbols);
+	tcase_add_test(tc, sigint_ends_sampling_and_prints_the_report);
+	tcase_add_test(tc, idle_only_with_include_idle);
+	suite_add_tcase(s, tc);
+	return s;
+}

@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* The symfixture workload, running, with the addresses it printed. */
+#ifndef TESTS_FIXTURE_H
+#define TESTS_FIXTURE_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "core/proctrack.h"
+
+struct sym_fixture {
+	pid_t pid;
+	int stdin_fd;
+	uint64_t alpha, beta, gamma, main;	/* run-time addresses */
+	struct addr_space as;			/* its maps, read while it runs */
+};
+
+/* Start it, read its addresses and maps, and stop it again. */
+void sym_fixture_load(struct sym_fixture *f, const char *path);
+void sym_fixture_free(struct sym_fixture *f);
+
+#endif

@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Suites of the one test runner, and helpers the integration suites share. */
+#ifndef TESTS_TESTS_H
+#define TESTS_TESTS_H
+
+#include <check.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+Suite *cpus_suite(void);
+Suite *options_suite(void);
+Suite *ring_suite(void);
+Suite *decode_suite(void);
+Suite *proctrack_suite(void);
+Suite *elfsym_suite(void);
+Suite *report_suite(void);
+Suite *cli_suite(void);
+Suite *integration_suite(void);
+
+/* Tests tagged with this need root (perf_event_open system-wide, bpf). */
+#define TAG_ROOT "root"
+
+struct run_result {
+	int exit_code;		/* 128 + signal if killed */
+	char *out;		/* NUL-terminated stdout */
+	char *err;		/* NUL-terminated stderr */
+};
+
+/*
+ * Run argv (argv[0] a path), collect its output, kill it after timeout_s.
+ * If stop_after_s > 0, send SIGINT after that many seconds.
+ */
+void run_cmd(char *const argv[], int timeout_s, double stop_after_s, struct run_result *r);
+void run_result_free(struct run_result *r);
+
+/* $PROFILE_BIN and $WORKLOAD_DIR/name. */
+const char *profile_bin(void);
+const char *workload(const char *name);
+
+/* Sum of counts of folded lines whose stack contains needle. */
+uint64_t folded_count(const char *out, const char *needle);
+/* Sum of all counts of folded output; number of lines in *lines. */
+uint64_t folded_total(const char *out, size_t *lines);
+/* Number of lines in s that start with prefix. */
+size_t count_lines_starting_with(const char *s, const char *prefix);
+/* Number of lines in s that contain needle. */
+size_t count_lines_with(const char *s, const char *needle);
+
+/* A process started in the background, its first stdout line kept. */
+struct bg_proc {
+	pid_t pid;
+	int out_fd;
+	char first_line[256];
+};
+void bg_start(struct bg_proc *p, char *const argv[]);
+void bg_stop(struct bg_proc *p);
+
+#endif
