@@ -44,11 +44,16 @@ START_TEST(split_3_to_1_comes_out_3_to_1_with_callers)
 	run_profile(PROFILE("-F", "999", "-f", "--", (char *)workload("ratio31"), "3"), 30);
 	share = hot_share(r.out);
 	ck_assert_msg(share > 70 && share < 80, "hot share %.1f%%, want 75 +- 5", share);
-	/* Every stack of either loop has its full chain of callers. */
-	ck_assert_uint_eq(count_lines_with(r.out, "hot_loop"),
-			  count_lines_with(r.out, "ratio31;start_thread;hot_thread;hot_loop"));
-	ck_assert_uint_eq(count_lines_with(r.out, "warm_loop"),
-			  count_lines_with(r.out, "ratio31;start_thread;warm_thread;warm_loop"));
+	/*
+	 * The samples of either loop have their full chain of callers; a sample
+	 * in a function's first or last instruction (frame not yet set up, or
+	 * already torn down) loses its caller, as with every FP unwinder: allow
+	 * that 1% of the time.
+	 */
+	ck_assert_uint_ge(folded_count(r.out, "ratio31;start_thread;hot_thread;hot_loop") * 100,
+			  folded_count(r.out, "hot_loop") * 99);
+	ck_assert_uint_ge(folded_count(r.out, "ratio31;start_thread;warm_thread;warm_loop") * 100,
+			  folded_count(r.out, "warm_loop") * 99);
 }
 END_TEST
 
