@@ -19,6 +19,7 @@ struct backend;
 struct backend_stats {
 	uint64_t samples;	/* samples taken (before filtering) */
 	uint64_t lost;		/* samples the kernel could not deliver */
+	const char *lost_reason;	/* why, for the warning */
 	bool hash_full;		/* in-kernel count table ran out of room */
 };
 

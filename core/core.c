@@ -54,6 +54,21 @@ bool core__sample_wanted(const struct profile_core *core, pid_t pid, pid_t tid)
 	return true;
 }
 
+static bool snapshot_wanted(pid_t pid, void *ctx)
+{
+	return core__wants_pid(ctx, pid);
+}
+
+int core__snapshot_processes(struct profile_core *core)
+{
+	const struct profile_opts *o = core->opts;
+
+	/* A launched command starts after this, and -L threads' processes are found later. */
+	if (o->command || o->nr_tids)
+		return 0;
+	return proctrack__snapshot(core->procs, snapshot_wanted, core);
+}
+
 int core__add_sample(struct profile_core *core, struct sample *s)
 {
 	const struct profile_opts *o = core->opts;
@@ -72,7 +87,7 @@ int core__add_sample(struct profile_core *core, struct sample *s)
 		s->user_err = 0;
 	}
 	if (s->nr_user) {
-		as = proctrack__addr_space(core->procs, s->pid);
+		as = proctrack__addr_space_for_comm(core->procs, s->pid, s->comm);
 		if (!as)
 			return -ENOMEM;
 	}

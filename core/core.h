@@ -27,6 +27,13 @@ void core__fini(struct profile_core *core);
 /* Whether samples of this process are wanted (for side-band bookkeeping). */
 bool core__wants_pid(const struct profile_core *core, pid_t pid);
 
+/*
+ * Read the mappings of every wanted process that exists now, as perf record
+ * does: a process that exits before its first sample is handled still
+ * symbolizes.
+ */
+int core__snapshot_processes(struct profile_core *core);
+
 /* Whether the filters (-p, -L, idle) keep a sample of this thread. */
 bool core__sample_wanted(const struct profile_core *core, pid_t pid, pid_t tid);
 

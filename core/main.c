@@ -2,12 +2,14 @@
 /* profile: sample stack traces at a timed interval, report how often each was seen. */
 #include <stdio.h>
 
+#include "backend-bpf/bpfbackend.h"
 #include "backend-perfring/perfring.h"
 #include "core/options.h"
 #include "core/profile.h"
 
 /* In order of preference for --backend auto. */
 static const struct backend_ops *const backends[] = {
+	&bpf_backend_ops,
 	&perfring_backend_ops,
 	NULL,
 };

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 #include "core/proctrack.h"
 
+#include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -216,6 +218,8 @@ int addr_space__load_maps_file(struct addr_space *as, const char *path)
 	return err;
 }
 
+static bool read_comm(pid_t pid, pid_t tid, char *buf, size_t len);
+
 static struct proc *find_proc(struct proctrack *pt, pid_t pid)
 {
 	return hashmap__find(&pt->procs, &pid);
@@ -256,6 +260,7 @@ struct addr_space *proctrack__addr_space(struct proctrack *pt, pid_t pid)
 	if (pid > 0) {
 		snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
 		addr_space__load_maps_file(as, path);
+		read_comm(pid, pid, as->comm, sizeof(as->comm));
 	}
 	p = add_proc(pt, pid, as);
 	return p ? p->as : NULL;
@@ -273,18 +278,55 @@ int proctrack__mmap(struct proctrack *pt, pid_t pid, const struct mapping *m)
 	return addr_space__insert(as, m);
 }
 
-int proctrack__exec(struct proctrack *pt, pid_t pid)
+int proctrack__exec(struct proctrack *pt, pid_t pid, const char *comm)
 {
 	struct proc *p = find_proc(pt, pid);
 	struct addr_space *as = new_space(pt, pid);
 
 	if (!as)
 		return -ENOMEM;
+	snprintf(as->comm, sizeof(as->comm), "%s", comm ? comm : "");
 	if (p) {
+		as->older = p->as;
 		p->as = as;
 		return 0;
 	}
 	return add_proc(pt, pid, as) ? 0 : -ENOMEM;
+}
+
+struct addr_space *proctrack__addr_space_for_comm(struct proctrack *pt, pid_t pid,
+						  const char *comm)
+{
+	struct addr_space *cur = proctrack__addr_space(pt, pid);
+
+	for (struct addr_space *as = cur; as; as = as->older)
+		if (!strncmp(as->comm, comm, sizeof(as->comm) - 1))
+			return as;
+	return cur;
+}
+
+int proctrack__snapshot(struct proctrack *pt, bool (*wanted)(pid_t pid, void *ctx), void *ctx)
+{
+	DIR *dir = opendir("/proc");
+	struct dirent *de;
+
+	if (!dir)
+		return -errno;
+	while ((de = readdir(dir))) {
+		pid_t pid;
+
+		if (!isdigit((unsigned char)de->d_name[0]))
+			continue;
+		pid = (pid_t)atoi(de->d_name);
+		if (wanted && !wanted(pid, ctx))
+			continue;
+		if (!proctrack__addr_space(pt, pid)) {
+			closedir(dir);
+			return -ENOMEM;
+		}
+	}
+	closedir(dir);
+	return 0;
 }
 
 int proctrack__fork(struct proctrack *pt, pid_t pid, pid_t ppid)
@@ -298,6 +340,7 @@ int proctrack__fork(struct proctrack *pt, pid_t pid, pid_t ppid)
 	as = new_space(pt, pid);
 	if (!as)
 		return -ENOMEM;
+	memcpy(as->comm, parent->comm, sizeof(as->comm));
 	if (parent->nr_maps) {
 		as->maps = calloc(parent->nr_maps, sizeof(*as->maps));
 		if (!as->maps)
@@ -312,6 +355,7 @@ int proctrack__fork(struct proctrack *pt, pid_t pid, pid_t ppid)
 	p = find_proc(pt, pid);
 	if (p) {
 		/* pid reuse within one profile */
+		as->older = p->as;
 		p->as = as;
 		return 0;
 	}

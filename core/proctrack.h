@@ -28,6 +28,8 @@ struct mapping {
 struct addr_space {
 	pid_t pid;
 	unsigned int id;	/* unique per tracker, for stable ordering */
+	char comm[TASK_COMM_LEN];	/* the process's comm when this image began */
+	struct addr_space *older;	/* the same pid's image before its last exec */
 	struct mapping *maps;	/* sorted by start, non-overlapping */
 	size_t nr_maps;
 	size_t cap_maps;
@@ -46,13 +48,24 @@ void proctrack__free(struct proctrack *pt);
  */
 struct addr_space *proctrack__addr_space(struct proctrack *pt, pid_t pid);
 
+/*
+ * The address space of pid that ran under comm: samples counted in the
+ * kernel carry no time, but an exec usually changes comm. Falls back to the
+ * current one.
+ */
+struct addr_space *proctrack__addr_space_for_comm(struct proctrack *pt, pid_t pid,
+						  const char *comm);
+
+/* Read the mappings of every process now, so that those that exit later still symbolize. */
+int proctrack__snapshot(struct proctrack *pt, bool (*wanted)(pid_t pid, void *ctx), void *ctx);
+
 /* True once pid has an address space (seen in a sample or a record). */
 bool proctrack__knows(struct proctrack *pt, pid_t pid);
 
 /* An mmap of pid (PERF_RECORD_MMAP/MMAP2); only executable mappings matter. */
 int proctrack__mmap(struct proctrack *pt, pid_t pid, const struct mapping *m);
-/* pid called exec: later samples belong to a new, empty address space. */
-int proctrack__exec(struct proctrack *pt, pid_t pid);
+/* pid called exec (now named comm): later samples belong to a new, empty address space. */
+int proctrack__exec(struct proctrack *pt, pid_t pid, const char *comm);
 /* A new process pid forked from ppid: it starts with a copy of ppid's mappings. */
 int proctrack__fork(struct proctrack *pt, pid_t pid, pid_t ppid);
 

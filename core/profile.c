@@ -151,10 +151,10 @@ static int sample_loop(const struct backend_ops *ops, struct backend *b,
 static void print_lost_warning(const struct backend_stats *st)
 {
 	if (st->lost)
-		fprintf(stderr,
-			"WARNING: %" PRIu64 " samples lost (of %" PRIu64
-			" seen): the ring buffer was full. Lower -F, or profile fewer CPUs.\n",
-			st->lost, st->lost + st->samples);
+		fprintf(stderr, "WARNING: %" PRIu64 " samples lost (of %" PRIu64 " seen): %s.\n",
+			st->lost, st->lost + st->samples,
+			st->lost_reason ? st->lost_reason
+					: "the ring buffer was full; lower -F or profile fewer CPUs");
 }
 
 static int report(const struct profile_opts *opts, struct profile_core *core,
@@ -227,6 +227,11 @@ int profile__run(const struct profile_opts *opts, const struct backend_ops *cons
 	err = ops->open(&b, &core, launched ? child.pid : -1);
 	if (err)
 		goto out;
+	err = core__snapshot_processes(&core);
+	if (err) {
+		pr_warn("reading /proc: %s\n", strerror(-err));
+		goto out;
+	}
 	if (!opts->folded) {
 		options__print_header(stdout, opts);
 		fflush(stdout);

@@ -85,7 +85,7 @@ START_TEST(fork_copies_exec_resets_old_space_survives)
 	struct addr_space *parent, *child, *after_exec;
 
 	/* pid 0 is never read from /proc: a clean start for the test. */
-	ck_assert_int_eq(proctrack__exec(pt, 1000000), 0);
+	ck_assert_int_eq(proctrack__exec(pt, 1000000, "parent"), 0);
 	ck_assert_int_eq(proctrack__mmap(pt, 1000000, &a), 0);
 	parent = proctrack__addr_space(pt, 1000000);
 	ck_assert_int_eq(proctrack__fork(pt, 1000001, 1000000), 0);
@@ -93,12 +93,16 @@ START_TEST(fork_copies_exec_resets_old_space_survives)
 	ck_assert_ptr_ne(child, parent);
 	ck_assert_str_eq(addr_space__find(child, 0x1800)->path, "/parent");
 
-	ck_assert_int_eq(proctrack__exec(pt, 1000001), 0);
+	ck_assert_int_eq(proctrack__exec(pt, 1000001, "child"), 0);
 	after_exec = proctrack__addr_space(pt, 1000001);
 	ck_assert_ptr_ne(after_exec, child);
 	ck_assert_ptr_null(addr_space__find(after_exec, 0x1800));
 	/* Stacks counted before the exec still resolve through the old space. */
 	ck_assert_str_eq(addr_space__find(child, 0x1800)->path, "/parent");
+	/* Kernel-counted stacks have no time: the comm picks the image. */
+	ck_assert_ptr_eq(proctrack__addr_space_for_comm(pt, 1000001, "parent"), child);
+	ck_assert_ptr_eq(proctrack__addr_space_for_comm(pt, 1000001, "child"), after_exec);
+	ck_assert_ptr_eq(proctrack__addr_space_for_comm(pt, 1000001, "other"), after_exec);
 	proctrack__free(pt);
 }
 END_TEST

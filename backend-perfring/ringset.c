@@ -1,0 +1,356 @@
+// SPDX-License-Identifier: GPL-2.0
+#include "backend-perfring/ringset.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "backend-perfring/decode.h"
+#include "compat/cpus.h"
+#include "core/log.h"
+
+#define MIN_DATA_PAGES 8
+
+/* One record copied out of a ring, ordered by time then arrival. */
+struct batch_rec {
+	uint64_t time;
+	uint64_t seq;
+	size_t offset;		/* into batch.bytes */
+};
+
+static int read_paranoid(void)
+{
+	FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "re");
+	int level = 2;
+
+	if (f) {
+		if (fscanf(f, "%d", &level) != 1)
+			level = 2;
+		fclose(f);
+	}
+	return level;
+}
+
+void perf_open_error(int err, bool system_wide, char *why, size_t len)
+{
+	if (err == -EACCES || err == -EPERM)
+		snprintf(why, len,
+			 "perf_event_open: %s: %s needs root, CAP_PERFMON, or "
+			 "kernel.perf_event_paranoid <= %d (now %d)",
+			 strerror(-err), system_wide ? "system-wide sampling" : "kernel sampling",
+			 system_wide ? 0 : 1, read_paranoid());
+	else if (err == -ENOSYS)
+		snprintf(why, len, "perf_event_open: not supported by this kernel");
+	else if (err == -ENOENT || err == -EOPNOTSUPP)
+		snprintf(why, len, "perf_event_open: the cpu-clock event is not available (%s)",
+			 strerror(-err));
+	else
+		snprintf(why, len, "perf_event_open: %s", strerror(-err));
+}
+
+int ring_set__cpus(const struct profile_opts *opts, int **cpus)
+{
+	if (opts->cpu >= 0) {
+		*cpus = malloc(sizeof(**cpus));
+		if (!*cpus)
+			return -ENOMEM;
+		(*cpus)[0] = opts->cpu;
+		return 1;
+	}
+	return cpus__online(cpus);
+}
+
+static int open_one(struct ring_set *rs, struct ring_event *ev, struct perf_event_attr *attr,
+		    int cpu)
+{
+	char why[256];
+	int err;
+
+	ev->cpu = cpu;
+	attr->wakeup_watermark = rs->data_pages * (uint32_t)sysconf(_SC_PAGESIZE) / 4;
+	ev->fd = perf_attr__open(&rs->ladder, attr, rs->target > 0 ? rs->target : -1, cpu);
+	if (ev->fd < 0) {
+		perf_open_error(ev->fd, rs->target <= 0, why, sizeof(why));
+		pr_warn("%s (CPU %d)\n", why, cpu);
+		return ev->fd;
+	}
+	rs->sample_type = attr->sample_type;
+	rs->sample_id_all = attr->sample_id_all;
+	rs->comm_exec = attr->comm_exec;
+
+	/* Locked-memory limits refuse large rings with EPERM: halve and retry. */
+	for (;;) {
+		err = ring__mmap(&ev->ring, ev->fd, rs->data_pages);
+		if (!err)
+			return 0;
+		if (err != -EPERM || rs->data_pages <= MIN_DATA_PAGES)
+			break;
+		rs->data_pages /= 2;
+		pr_info("%s: ring of CPU %d refused, retrying with %u pages\n", rs->what, cpu,
+			rs->data_pages);
+	}
+	pr_warn("%s: mmap of the ring buffer of CPU %d: %s\n", rs->what, cpu, strerror(-err));
+	return err;
+}
+
+int ring_set__open(struct ring_set *rs, const char *what, struct profile_core *core,
+		   struct perf_event_attr *attr, pid_t target, unsigned int data_pages)
+{
+	int *cpus = NULL, nr, err;
+
+	memset(rs, 0, sizeof(*rs));
+	rs->what = what;
+	rs->core = core;
+	rs->target = target;
+	rs->data_pages = data_pages;
+	nr = ring_set__cpus(core->opts, &cpus);
+	if (nr < 0) {
+		pr_warn("%s: cannot read the online CPUs: %s\n", what, strerror(-nr));
+		return nr;
+	}
+	rs->events = calloc(nr, sizeof(*rs->events));
+	rs->pfds = calloc(nr + 1, sizeof(*rs->pfds));
+	if (!rs->events || !rs->pfds) {
+		err = -ENOMEM;
+		goto err_out;
+	}
+	for (int i = 0; i < nr; i++) {
+		rs->events[i].fd = -1;
+		rs->nr_events++;
+		err = open_one(rs, &rs->events[i], attr, cpus[i]);
+		if (err)
+			goto err_out;
+		rs->pfds[i].fd = rs->events[i].fd;
+		rs->pfds[i].events = POLLIN;
+	}
+	for (int f = 0; f < __PERF_ATTR_FEATURE_CNT; f++)
+		if (rs->ladder.dropped[f])
+			pr_info("%s: this kernel lacks %s; working without it\n", what,
+				perf_attr_feature__name(f));
+	pr_info("%s: %d event(s), rings of %u data pages each\n", what, nr, rs->data_pages);
+	free(cpus);
+	return 0;
+
+err_out:
+	free(cpus);
+	ring_set__close(rs);
+	return err;
+}
+
+int ring_set__enable(struct ring_set *rs)
+{
+	for (int i = 0; i < rs->nr_events; i++)
+		if (ioctl(rs->events[i].fd, PERF_EVENT_IOC_ENABLE, 0) < 0) {
+			int err = -errno;
+
+			pr_warn("%s: enable CPU %d: %s\n", rs->what, rs->events[i].cpu,
+				strerror(-err));
+			return err;
+		}
+	return 0;
+}
+
+void ring_set__disable(struct ring_set *rs)
+{
+	for (int i = 0; i < rs->nr_events; i++)
+		ioctl(rs->events[i].fd, PERF_EVENT_IOC_DISABLE, 0);
+}
+
+int ring_set__wait(struct ring_set *rs, int wake_fd, int timeout_ms)
+{
+	int n = rs->nr_events;
+
+	rs->pfds[n].fd = wake_fd;
+	rs->pfds[n].events = POLLIN;
+	if (poll(rs->pfds, n + 1, timeout_ms) < 0 && errno != EINTR)
+		return -errno;
+	return 0;
+}
+
+static int batch_add(const struct perf_event_header *hdr, void *ctx)
+{
+	struct ring_set *rs = ctx;
+	struct batch *bt = &rs->batch;
+	struct batch_rec *rec;
+	struct sample_id id;
+
+	if (bt->len + hdr->size > bt->cap) {
+		size_t ncap = (bt->cap ? bt->cap * 2 : 1 << 20) + hdr->size;
+		unsigned char *tmp = realloc(bt->bytes, ncap);
+
+		if (!tmp)
+			return -ENOMEM;
+		bt->bytes = tmp;
+		bt->cap = ncap;
+	}
+	if (bt->nr == bt->cap_recs) {
+		size_t ncap = bt->cap_recs ? bt->cap_recs * 2 : 4096;
+		struct batch_rec *tmp = realloc(bt->recs, ncap * sizeof(*tmp));
+
+		if (!tmp)
+			return -ENOMEM;
+		bt->recs = tmp;
+		bt->cap_recs = ncap;
+	}
+	rec = &bt->recs[bt->nr++];
+	rec->seq = bt->seq++;
+	rec->offset = bt->len;
+	rec->time = 0;
+	if (hdr->type == PERF_RECORD_SAMPLE) {
+		struct decoded_sample ds;
+
+		if (!decode__sample(hdr, rs->sample_type, &ds))
+			rec->time = ds.id.time;
+	} else if (!decode__sample_id(hdr, rs->sample_type, rs->sample_id_all, &id)) {
+		rec->time = id.time;
+	}
+	memcpy(bt->bytes + bt->len, hdr, hdr->size);
+	bt->len += hdr->size;	/* always a multiple of 8 */
+	return 0;
+}
+
+static int cmp_batch_rec(const void *a, const void *b)
+{
+	const struct batch_rec *x = a, *y = b;
+
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static int handle_mmap(struct ring_set *rs, const struct perf_event_header *hdr)
+{
+	struct decoded_mmap mm;
+
+	if (decode__mmap(hdr, rs->sample_type, rs->sample_id_all, &mm)) {
+		rs->bad_records++;
+		return 0;
+	}
+	pr_debug("mmap pid %d %#llx-%#llx pgoff %#llx %s\n", (int)mm.pid,
+		 (unsigned long long)mm.addr, (unsigned long long)(mm.addr + mm.len),
+		 (unsigned long long)mm.pgoff, mm.filename);
+	/* pid -1: kernel and module maps; kallsyms covers those. */
+	if ((int32_t)mm.pid <= 0 || !core__wants_pid(rs->core, mm.pid) || !mm.len)
+		return 0;
+	return proctrack__mmap(rs->core->procs, mm.pid,
+			       &(struct mapping){ .start = mm.addr,
+						  .end = mm.addr + mm.len,
+						  .pgoff = mm.pgoff,
+						  .dev = makedev(mm.maj, mm.min),
+						  .ino = mm.ino,
+						  .exec = mm.exec,
+						  .path = (char *)mm.filename });
+}
+
+static int handle_comm(struct ring_set *rs, const struct perf_event_header *hdr)
+{
+	struct proctrack *pt = rs->core->procs;
+	struct decoded_comm cm;
+	int err;
+
+	if (decode__comm(hdr, rs->sample_type, rs->sample_id_all, &cm)) {
+		rs->bad_records++;
+		return 0;
+	}
+	if (!core__wants_pid(rs->core, cm.pid))
+		return 0;
+	/* Without comm_exec (before 3.16), a COMM of the main thread stands for an exec. */
+	if (cm.exec || (!rs->comm_exec && cm.pid == cm.tid)) {
+		err = proctrack__exec(pt, cm.pid, cm.comm);
+		if (err)
+			return err;
+	}
+	return proctrack__set_comm(pt, cm.tid, cm.comm);
+}
+
+static int handle_fork(struct ring_set *rs, const struct perf_event_header *hdr)
+{
+	struct proctrack *pt = rs->core->procs;
+	struct decoded_task tk;
+	int err;
+
+	if (decode__task(hdr, &tk)) {
+		rs->bad_records++;
+		return 0;
+	}
+	if (!core__wants_pid(rs->core, tk.ppid) && !core__wants_pid(rs->core, tk.pid))
+		return 0;
+	if (tk.pid != tk.ppid) {
+		err = proctrack__fork(pt, tk.pid, tk.ppid);
+		if (err)
+			return err;
+	}
+	return proctrack__inherit_comm(pt, tk.tid, tk.ppid, tk.ptid);
+}
+
+static int handle_record(struct ring_set *rs, const struct perf_event_header *hdr)
+{
+	uint64_t lost;
+
+	switch (hdr->type) {
+	case PERF_RECORD_SAMPLE:
+		return rs->on_sample ? rs->on_sample(rs, hdr) : 0;
+	case PERF_RECORD_MMAP:
+	case PERF_RECORD_MMAP2:
+		return handle_mmap(rs, hdr);
+	case PERF_RECORD_COMM:
+		return handle_comm(rs, hdr);
+	case PERF_RECORD_FORK:
+		return handle_fork(rs, hdr);
+	case PERF_RECORD_LOST:
+		if (decode__lost(hdr, &lost))
+			rs->bad_records++;
+		else
+			rs->lost += lost;
+		return 0;
+	default:
+		return 0;	/* EXIT, THROTTLE, ...: nothing to keep */
+	}
+}
+
+int ring_set__drain(struct ring_set *rs)
+{
+	struct batch *bt = &rs->batch;
+	int err = 0;
+
+	bt->len = 0;
+	bt->nr = 0;
+	for (int i = 0; i < rs->nr_events; i++) {
+		int n = ring__consume(&rs->events[i].ring, batch_add, rs);
+
+		if (n < 0)
+			return n;
+	}
+	qsort(bt->recs, bt->nr, sizeof(*bt->recs), cmp_batch_rec);
+	for (size_t i = 0; i < bt->nr && !err; i++)
+		err = handle_record(rs, (const struct perf_event_header *)(bt->bytes +
+									   bt->recs[i].offset));
+	return err;
+}
+
+uint64_t ring_set__bad_records(const struct ring_set *rs)
+{
+	uint64_t n = rs->bad_records;
+
+	for (int i = 0; i < rs->nr_events; i++)
+		n += rs->events[i].ring.corrupt;
+	return n;
+}
+
+void ring_set__close(struct ring_set *rs)
+{
+	for (int i = 0; i < rs->nr_events; i++) {
+		ring__fini(&rs->events[i].ring);
+		if (rs->events[i].fd >= 0)
+			close(rs->events[i].fd);
+	}
+	free(rs->events);
+	free(rs->pfds);
+	free(rs->batch.bytes);
+	free(rs->batch.recs);
+	memset(rs, 0, sizeof(*rs));
+}

@@ -1,0 +1,135 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Counts stacks in the kernel: one run per cpu-clock sample. Written for
+ * Linux 4.9: UAPI headers only, no global variables, no loops, helpers from
+ * 4.9 (map lookup/update, get_current_pid_tgid, get_current_comm,
+ * get_stackid), and atomics without return values. `make check` verifies
+ * this on the compiled object (scripts/check-bpf-compat.sh).
+ */
+#include <linux/types.h>
+#include <linux/bpf.h>
+#include <linux/bpf_perf_event.h>
+#include <linux/ptrace.h>
+#include <bpf/bpf_helpers.h>
+
+#include "bpf/profile_maps.h"
+
+/* Sizes are set by the loader before load (--hash/--stack-storage-size). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct profile_config);
+} config SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u8);
+} filter_ids SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 40960);
+	__type(key, struct profile_key);
+	__type(value, __u64);
+} counts0 SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 40960);
+	__type(key, struct profile_key);
+	__type(value, __u64);
+} counts1 SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(max_entries, 16384);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, PROFILE_MAX_STACK_DEPTH * sizeof(__u64));
+} stacks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, PROFILE_STAT_CNT);
+	__type(key, __u32);
+	__type(value, __u64);
+} stats SEC(".maps");
+
+static __always_inline void stat_inc(__u32 slot)
+{
+	__u64 *v = bpf_map_lookup_elem(&stats, &slot);
+
+	if (v)
+		*v += 1;	/* per-CPU slot, and perf_event programs do not nest */
+}
+
+/* Add one to key's count; insertion races with other CPUs are retried once. */
+static __always_inline void count(void *counts, struct profile_key *key)
+{
+	__u64 one = 1, *val;
+
+	val = bpf_map_lookup_elem(counts, key);
+	if (val) {
+		__sync_fetch_and_add(val, 1);
+		return;
+	}
+	if (bpf_map_update_elem(counts, key, &one, BPF_NOEXIST) == 0) {
+		stat_inc(PROFILE_STAT_NEW_KEYS);
+		return;
+	}
+	/* Another CPU inserted it first, or the map is full. */
+	val = bpf_map_lookup_elem(counts, key);
+	if (val) {
+		__sync_fetch_and_add(val, 1);
+		return;
+	}
+	stat_inc(PROFILE_STAT_HASH_FULL);
+}
+
+SEC("perf_event")
+int profile_sample(struct bpf_perf_event_data *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tgid = id >> 32, tid = (__u32)id, zero = 0;
+	struct profile_config *cfg;
+	struct profile_key key;
+
+	stat_inc(PROFILE_STAT_SAMPLES);
+	cfg = bpf_map_lookup_elem(&config, &zero);
+	if (!cfg)
+		return 0;
+	/* bcc's idle filter: thread id 0 is each CPU's idle task. */
+	if (tid == 0 && !(cfg->flags & PROFILE_CFG_INCLUDE_IDLE))
+		return 0;
+	if ((cfg->flags & PROFILE_CFG_FILTER_TGID) && !bpf_map_lookup_elem(&filter_ids, &tgid))
+		return 0;
+	if ((cfg->flags & PROFILE_CFG_FILTER_TID) && !bpf_map_lookup_elem(&filter_ids, &tid))
+		return 0;
+
+	/* Padding is hashed too: zero the whole key first. */
+	__builtin_memset(&key, 0, sizeof(key));
+	key.tgid = tgid;
+	if (cfg->flags & PROFILE_CFG_FILTER_TID)
+		key.tid = tid;
+	bpf_get_current_comm(&key.comm, sizeof(key.comm));
+	key.user_stack_id = PROFILE_STACK_NOT_TAKEN;
+	key.kernel_stack_id = PROFILE_STACK_NOT_TAKEN;
+	if (cfg->flags & PROFILE_CFG_USER_STACK)
+		key.user_stack_id = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK);
+	if (cfg->flags & PROFILE_CFG_KERNEL_STACK) {
+		key.kernel_stack_id = bpf_get_stackid(ctx, &stacks, 0);
+		/* Kept so the loader can add the leaf if this kernel's stack lacks it. */
+		if (key.kernel_stack_id >= 0)
+			key.kernel_ip = ctx->regs.rip;	/* x86-64 UAPI name of ip */
+	}
+
+	if (cfg->active_counts)
+		count(&counts1, &key);
+	else
+		count(&counts0, &key);
+	return 0;
+}
+
+char LICENSE[] SEC("license") = "GPL";	/* bpf_get_stackid is GPL-only */
