@@ -37,7 +37,12 @@ static int read_paranoid(void)
 
 void perf_open_error(int err, bool system_wide, char *why, size_t len)
 {
-	if (err == -EACCES || err == -EPERM)
+	if ((err == -EACCES || err == -EPERM) && geteuid() == 0)
+		snprintf(why, len,
+			 "perf_event_open: %s although running as root: a seccomp filter or a "
+			 "security module refuses it",
+			 strerror(-err));
+	else if (err == -EACCES || err == -EPERM)
 		snprintf(why, len,
 			 "perf_event_open: %s: %s needs root, CAP_PERFMON, or "
 			 "kernel.perf_event_paranoid <= %d (now %d)",

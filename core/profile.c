@@ -88,7 +88,7 @@ static const struct backend_ops *choose_backend(const struct profile_opts *opts,
 						const struct backend_ops *const *backends)
 {
 	static const char *const names[] = { [BACKEND_BPF] = "bpf", [BACKEND_PERF] = "perf" };
-	char why[512];
+	char why[512], all_why[1536] = "";
 
 	for (int i = 0; backends[i]; i++) {
 		const struct backend_ops *ops = backends[i];
@@ -107,11 +107,13 @@ static const struct backend_ops *choose_backend(const struct profile_opts *opts,
 			return NULL;
 		}
 		pr_info("backend %s: not used: %s\n", ops->name, why);
+		snprintf(all_why + strlen(all_why), sizeof(all_why) - strlen(all_why), "%s%s: %s",
+			 all_why[0] ? "; " : "", ops->name, why);
 	}
 	if (opts->backend != BACKEND_AUTO)
 		pr_warn("backend %s is not built into this profile\n", names[opts->backend]);
 	else
-		pr_warn("no backend can run here (-v says why)\n");
+		pr_warn("no backend can run here: %s\n", all_why);
 	return NULL;
 }
 

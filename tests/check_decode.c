@@ -6,81 +6,26 @@
 
 #include "backend-perfring/decode.h"
 #include "compat/perf_event.h"
+#include "tests/records.h"
 #include "tests/tests.h"
 
-#define SAMPLE_TYPE (PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_CALLCHAIN)
-
-struct builder {
-	union {
-		struct perf_event_header hdr;
-		unsigned char bytes[1024];
-	};
-	size_t len;
-};
-
-static void begin(struct builder *b, uint32_t type, uint16_t misc)
-{
-	memset(b, 0, sizeof(*b));
-	b->hdr.type = type;
-	b->hdr.misc = misc;
-	b->len = sizeof(b->hdr);
-}
-
-static void put(struct builder *b, const void *p, size_t n)
-{
-	memcpy(b->bytes + b->len, p, n);
-	b->len += n;
-}
-
-static void put_u32x2(struct builder *b, uint32_t x, uint32_t y)
-{
-	put(b, &x, 4);
-	put(b, &y, 4);
-}
-
-static void put_u64(struct builder *b, uint64_t v)
-{
-	put(b, &v, 8);
-}
-
-static void put_str(struct builder *b, const char *s)
-{
-	size_t n = (strlen(s) + 1 + 7) & ~7UL;	/* NUL-padded to 8 bytes */
-
-	memset(b->bytes + b->len, 0, n);
-	memcpy(b->bytes + b->len, s, strlen(s));
-	b->len += n;
-}
-
-/* sample_id_all trailer for SAMPLE_TYPE: pid/tid, time, cpu/res. */
-static void put_trailer(struct builder *b, uint32_t pid, uint32_t tid, uint64_t time, uint32_t cpu)
-{
-	put_u32x2(b, pid, tid);
-	put_u64(b, time);
-	put_u32x2(b, cpu, 0);
-}
-
-static const struct perf_event_header *end(struct builder *b)
-{
-	b->hdr.size = (uint16_t)b->len;
-	return &b->hdr;
-}
+#define SAMPLE_TYPE TEST_SAMPLE_TYPE
 
 START_TEST(sample_fields_and_callchain)
 {
-	struct builder b;
+	struct record_builder b;
 	struct decoded_sample ds;
 	uint64_t chain[] = { (uint64_t)PERF_CONTEXT_KERNEL, 0xffffffff81000010ULL,
 			     0xffffffff81000020ULL, (uint64_t)PERF_CONTEXT_USER, 0x401000, 0x401100,
 			     0x401200 };
 
-	begin(&b, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER);
-	put_u32x2(&b, 100, 101);
-	put_u64(&b, 123456789);
-	put_u32x2(&b, 1, 0);
-	put_u64(&b, 7);
-	put(&b, chain, sizeof(chain));
-	ck_assert_int_eq(decode__sample(end(&b), SAMPLE_TYPE, &ds), 0);
+	rb_begin(&b, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER);
+	rb_u32x2(&b, 100, 101);
+	rb_u64(&b, 123456789);
+	rb_u32x2(&b, 1, 0);
+	rb_u64(&b, 7);
+	rb_put(&b, chain, sizeof(chain));
+	ck_assert_int_eq(decode__sample(rb_end(&b), SAMPLE_TYPE, &ds), 0);
 	ck_assert_uint_eq(ds.id.pid, 100);
 	ck_assert_uint_eq(ds.id.tid, 101);
 	ck_assert_uint_eq(ds.id.time, 123456789);
@@ -104,16 +49,16 @@ END_TEST
 
 START_TEST(callchain_longer_than_record_is_rejected)
 {
-	struct builder b;
+	struct record_builder b;
 	struct decoded_sample ds;
 
-	begin(&b, PERF_RECORD_SAMPLE, 0);
-	put_u32x2(&b, 1, 1);
-	put_u64(&b, 1);
-	put_u32x2(&b, 0, 0);
-	put_u64(&b, 1000);	/* claims 1000 ips, carries one */
-	put_u64(&b, 0x401000);
-	ck_assert_int_eq(decode__sample(end(&b), SAMPLE_TYPE, &ds), -EBADMSG);
+	rb_begin(&b, PERF_RECORD_SAMPLE, 0);
+	rb_u32x2(&b, 1, 1);
+	rb_u64(&b, 1);
+	rb_u32x2(&b, 0, 0);
+	rb_u64(&b, 1000);	/* claims 1000 ips, carries one */
+	rb_u64(&b, 0x401000);
+	ck_assert_int_eq(decode__sample(rb_end(&b), SAMPLE_TYPE, &ds), -EBADMSG);
 }
 END_TEST
 
@@ -132,22 +77,22 @@ END_TEST
 
 START_TEST(mmap2_with_trailer)
 {
-	struct builder b;
+	struct record_builder b;
 	struct decoded_mmap mm;
 	struct sample_id id;
 
-	begin(&b, PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER);
-	put_u32x2(&b, 200, 200);
-	put_u64(&b, 0x7f0000001000);
-	put_u64(&b, 0x2000);
-	put_u64(&b, 0x1000);
-	put_u32x2(&b, 8, 1);
-	put_u64(&b, 4242);
-	put_u64(&b, 0);
-	put_u32x2(&b, PROT_READ | PROT_EXEC, MAP_PRIVATE);
-	put_str(&b, "/usr/lib/libfoo.so");
-	put_trailer(&b, 200, 200, 555, 0);
-	ck_assert_int_eq(decode__mmap(end(&b), SAMPLE_TYPE, true, &mm), 0);
+	rb_begin(&b, PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER);
+	rb_u32x2(&b, 200, 200);
+	rb_u64(&b, 0x7f0000001000);
+	rb_u64(&b, 0x2000);
+	rb_u64(&b, 0x1000);
+	rb_u32x2(&b, 8, 1);
+	rb_u64(&b, 4242);
+	rb_u64(&b, 0);
+	rb_u32x2(&b, PROT_READ | PROT_EXEC, MAP_PRIVATE);
+	rb_str(&b, "/usr/lib/libfoo.so");
+	rb_trailer(&b, 200, 200, 555, 0);
+	ck_assert_int_eq(decode__mmap(rb_end(&b), SAMPLE_TYPE, true, &mm), 0);
 	ck_assert_uint_eq(mm.pid, 200);
 	ck_assert_uint_eq(mm.addr, 0x7f0000001000);
 	ck_assert_uint_eq(mm.len, 0x2000);
@@ -164,54 +109,54 @@ END_TEST
 
 START_TEST(filename_without_nul_is_rejected)
 {
-	struct builder b;
+	struct record_builder b;
 	struct decoded_mmap mm;
 
-	begin(&b, PERF_RECORD_MMAP, 0);
-	put_u32x2(&b, 1, 1);
-	put_u64(&b, 0x1000);
-	put_u64(&b, 0x1000);
-	put_u64(&b, 0);
-	put(&b, "ABCDEFGH", 8);	/* no terminator before the trailer */
-	put_trailer(&b, 1, 1, 1, 0);
-	ck_assert_int_eq(decode__mmap(end(&b), SAMPLE_TYPE, true, &mm), -EBADMSG);
+	rb_begin(&b, PERF_RECORD_MMAP, 0);
+	rb_u32x2(&b, 1, 1);
+	rb_u64(&b, 0x1000);
+	rb_u64(&b, 0x1000);
+	rb_u64(&b, 0);
+	rb_put(&b, "ABCDEFGH", 8);	/* no terminator before the trailer */
+	rb_trailer(&b, 1, 1, 1, 0);
+	ck_assert_int_eq(decode__mmap(rb_end(&b), SAMPLE_TYPE, true, &mm), -EBADMSG);
 }
 END_TEST
 
 START_TEST(comm_exec_fork_lost)
 {
-	struct builder b;
+	struct record_builder b;
 	struct decoded_comm cm;
 	struct decoded_task tk;
 	uint64_t lost;
 
-	begin(&b, PERF_RECORD_COMM, PERF_RECORD_MISC_COMM_EXEC);
-	put_u32x2(&b, 300, 301);
-	put_str(&b, "worker");
-	put_trailer(&b, 300, 301, 9, 1);
-	ck_assert_int_eq(decode__comm(end(&b), SAMPLE_TYPE, true, &cm), 0);
+	rb_begin(&b, PERF_RECORD_COMM, PERF_RECORD_MISC_COMM_EXEC);
+	rb_u32x2(&b, 300, 301);
+	rb_str(&b, "worker");
+	rb_trailer(&b, 300, 301, 9, 1);
+	ck_assert_int_eq(decode__comm(rb_end(&b), SAMPLE_TYPE, true, &cm), 0);
 	ck_assert(cm.exec);
 	ck_assert_uint_eq(cm.tid, 301);
 	ck_assert_str_eq(cm.comm, "worker");
 
-	begin(&b, PERF_RECORD_FORK, 0);
-	put_u32x2(&b, 400, 300);
-	put_u32x2(&b, 400, 301);
-	put_u64(&b, 10);
-	ck_assert_int_eq(decode__task(end(&b), &tk), 0);
+	rb_begin(&b, PERF_RECORD_FORK, 0);
+	rb_u32x2(&b, 400, 300);
+	rb_u32x2(&b, 400, 301);
+	rb_u64(&b, 10);
+	ck_assert_int_eq(decode__task(rb_end(&b), &tk), 0);
 	ck_assert_uint_eq(tk.pid, 400);
 	ck_assert_uint_eq(tk.ppid, 300);
 	ck_assert_uint_eq(tk.ptid, 301);
 
-	begin(&b, PERF_RECORD_LOST, 0);
-	put_u64(&b, 1);
-	put_u64(&b, 17);
-	ck_assert_int_eq(decode__lost(end(&b), &lost), 0);
+	rb_begin(&b, PERF_RECORD_LOST, 0);
+	rb_u64(&b, 1);
+	rb_u64(&b, 17);
+	ck_assert_int_eq(decode__lost(rb_end(&b), &lost), 0);
 	ck_assert_uint_eq(lost, 17);
 
-	begin(&b, PERF_RECORD_LOST, 0);
-	put_u64(&b, 1);
-	ck_assert_int_eq(decode__lost(end(&b), &lost), -EBADMSG);
+	rb_begin(&b, PERF_RECORD_LOST, 0);
+	rb_u64(&b, 1);
+	ck_assert_int_eq(decode__lost(rb_end(&b), &lost), -EBADMSG);
 }
 END_TEST
 

@@ -12,7 +12,12 @@
 #include "compat/cpus.h"
 #include "tests/tests.h"
 
-#define PROFILE(...) ((char *[]){ (char *)profile_bin(), __VA_ARGS__, NULL })
+/* Every test runs once per backend: _i picks it. */
+static const char *const backend_names[] = { "bpf", "perf" };
+static const char *backend;
+
+#define PROFILE(...)                                                                       \
+	((char *[]){ (char *)profile_bin(), "--backend", (char *)backend, __VA_ARGS__, NULL })
 
 static struct run_result r;
 
@@ -24,7 +29,7 @@ static void teardown(void)
 static void run_profile(char *const argv[], int timeout_s)
 {
 	run_cmd(argv, timeout_s, 0, &r);
-	ck_assert_msg(r.exit_code == 0, "exit %d, stderr: %s", r.exit_code, r.err);
+	ck_assert_msg(r.exit_code == 0, "exit %d, stderr: %.300s", r.exit_code, r.err);
 }
 
 /* Share of hot_loop among hot_loop + warm_loop samples, in percent. */
@@ -39,6 +44,7 @@ static double hot_share(const char *out)
 
 START_TEST(split_3_to_1_comes_out_3_to_1_with_callers)
 {
+	backend = backend_names[_i];
 	double share;
 
 	run_profile(PROFILE("-F", "999", "-f", "--", (char *)workload("ratio31"), "3"), 30);
@@ -59,6 +65,7 @@ END_TEST
 
 START_TEST(default_format_has_header_and_blocks)
 {
+	backend = backend_names[_i];
 	char header[600];
 
 	run_profile(PROFILE("-F", "99", "--", (char *)workload("ratio31"), "1"), 30);
@@ -73,6 +80,7 @@ END_TEST
 
 START_TEST(launched_command_exit_status_comes_back)
 {
+	backend = backend_names[_i];
 	run_cmd(PROFILE("-f", "--", "/bin/sh", "-c", "exit 7"), 20, 0, &r);
 	ck_assert_int_eq(r.exit_code, 7);
 	run_result_free(&r);
@@ -88,6 +96,7 @@ END_TEST
 
 START_TEST(pid_filter_keeps_only_that_process)
 {
+	backend = backend_names[_i];
 	struct bg_proc bg;
 	char pid[32];
 	size_t lines;
@@ -106,6 +115,7 @@ END_TEST
 
 START_TEST(tid_filter_keeps_only_that_thread)
 {
+	backend = backend_names[_i];
 	struct bg_proc bg;
 	char tid[32];
 
@@ -120,6 +130,7 @@ END_TEST
 
 START_TEST(user_only_has_no_kernel_frames)
 {
+	backend = backend_names[_i];
 	/* libc's read has no frame pointer: frame-pointer stacks lose read_loop, keep main. */
 	run_profile(PROFILE("-U", "-a", "-F", "499", "-f", "--", (char *)workload("syscalls"), "1"), 30);
 	ck_assert_uint_gt(folded_count(r.out, "main;read"), 50);
@@ -129,6 +140,7 @@ END_TEST
 
 START_TEST(kernel_only_has_only_kernel_frames)
 {
+	backend = backend_names[_i];
 	char *line, *save = NULL;
 
 	run_profile(PROFILE("-K", "-a", "-F", "499", "-f", "--", (char *)workload("syscalls"), "1"), 30);
@@ -152,6 +164,7 @@ END_TEST
 
 START_TEST(delimiter_between_user_and_kernel)
 {
+	backend = backend_names[_i];
 	run_profile(PROFILE("-d", "-F", "499", "-f", "--", (char *)workload("syscalls"), "1"), 30);
 	ck_assert_uint_gt(count_lines_with(r.out, "main;read;-;entry_SYSCALL"), 0);
 	run_result_free(&r);
@@ -162,6 +175,7 @@ END_TEST
 
 START_TEST(cpu_filter_samples_one_cpu)
 {
+	backend = backend_names[_i];
 	int *cpus, nr = cpus__online(&cpus);
 	struct bg_proc bg;
 	char pid[32];
@@ -184,6 +198,7 @@ END_TEST
 
 START_TEST(count_sets_the_sample_period)
 {
+	backend = backend_names[_i];
 	uint64_t by_period, by_freq;
 
 	/* cpu-clock counts nanoseconds: every 1000000 is 1000 samples per CPU second. */
@@ -200,12 +215,13 @@ END_TEST
 
 START_TEST(processes_that_exit_before_the_end_keep_their_symbols)
 {
+	backend = backend_names[_i];
 	char cmd[1024];
 	uint64_t spin;
 
 	/* System-wide: the storm starts after the profiler and is over before it reports. */
-	snprintf(cmd, sizeof(cmd), "%s -F 999 -f 4 & sleep 0.5; %s 20 40; wait", profile_bin(),
-		 workload("shortlived"));
+	snprintf(cmd, sizeof(cmd), "%s --backend %s -F 999 -f 4 & sleep 0.5; %s 20 40; wait",
+		 profile_bin(), backend, workload("shortlived"));
 	run_profile((char *[]){ "/bin/sh", "-c", cmd, NULL }, 30);
 	spin = folded_count(r.out, "shortlived;");
 	ck_assert_msg(spin > 300, "only %lu samples of shortlived", (unsigned long)spin);
@@ -217,6 +233,7 @@ END_TEST
 
 START_TEST(sigint_ends_sampling_and_prints_the_report)
 {
+	backend = backend_names[_i];
 	struct bg_proc bg;
 
 	bg_start(&bg, (char *[]){ (char *)workload("ratio31"), "8", NULL });
@@ -231,6 +248,7 @@ END_TEST
 
 START_TEST(idle_only_with_include_idle)
 {
+	backend = backend_names[_i];
 	run_profile(PROFILE("-F", "199", "-f", "1"), 30);
 	ck_assert_ptr_null(strstr(r.out, "swapper/"));
 	run_result_free(&r);
@@ -247,19 +265,19 @@ Suite *integration_suite(void)
 	tcase_set_tags(tc, TAG_ROOT);
 	tcase_set_timeout(tc, 60);
 	tcase_add_checked_fixture(tc, NULL, teardown);
-	tcase_add_test(tc, split_3_to_1_comes_out_3_to_1_with_callers);
-	tcase_add_test(tc, default_format_has_header_and_blocks);
-	tcase_add_test(tc, launched_command_exit_status_comes_back);
-	tcase_add_test(tc, pid_filter_keeps_only_that_process);
-	tcase_add_test(tc, tid_filter_keeps_only_that_thread);
-	tcase_add_test(tc, user_only_has_no_kernel_frames);
-	tcase_add_test(tc, kernel_only_has_only_kernel_frames);
-	tcase_add_test(tc, delimiter_between_user_and_kernel);
-	tcase_add_test(tc, cpu_filter_samples_one_cpu);
-	tcase_add_test(tc, count_sets_the_sample_period);
-	tcase_add_test(tc, processes_that_exit_before_the_end_keep_their_symbols);
-	tcase_add_test(tc, sigint_ends_sampling_and_prints_the_report);
-	tcase_add_test(tc, idle_only_with_include_idle);
+	tcase_add_loop_test(tc, split_3_to_1_comes_out_3_to_1_with_callers, 0, 2);
+	tcase_add_loop_test(tc, default_format_has_header_and_blocks, 0, 2);
+	tcase_add_loop_test(tc, launched_command_exit_status_comes_back, 0, 2);
+	tcase_add_loop_test(tc, pid_filter_keeps_only_that_process, 0, 2);
+	tcase_add_loop_test(tc, tid_filter_keeps_only_that_thread, 0, 2);
+	tcase_add_loop_test(tc, user_only_has_no_kernel_frames, 0, 2);
+	tcase_add_loop_test(tc, kernel_only_has_only_kernel_frames, 0, 2);
+	tcase_add_loop_test(tc, delimiter_between_user_and_kernel, 0, 2);
+	tcase_add_loop_test(tc, cpu_filter_samples_one_cpu, 0, 2);
+	tcase_add_loop_test(tc, count_sets_the_sample_period, 0, 2);
+	tcase_add_loop_test(tc, processes_that_exit_before_the_end_keep_their_symbols, 0, 2);
+	tcase_add_loop_test(tc, sigint_ends_sampling_and_prints_the_report, 0, 2);
+	tcase_add_loop_test(tc, idle_only_with_include_idle, 0, 2);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -21,8 +21,11 @@ int main(void)
 	srunner_add_suite(sr, proctrack_suite());
 	srunner_add_suite(sr, elfsym_suite());
 	srunner_add_suite(sr, report_suite());
+	srunner_add_suite(sr, identical_suite());
+	srunner_add_suite(sr, bpf_compat_suite());
 	srunner_add_suite(sr, cli_suite());
 	srunner_add_suite(sr, integration_suite());
+	srunner_add_suite(sr, compare_suite());
 
 	if (geteuid() != 0 && !getenv("CK_EXCLUDE_TAGS")) {
 		fprintf(stderr, "tests: not root: skipping the tests tagged '%s'\n", TAG_ROOT);

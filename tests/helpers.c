@@ -211,10 +211,10 @@ void bg_start(struct bg_proc *p, char *const argv[])
 
 void bg_stop(struct bg_proc *p)
 {
-	if (p->pid > 0) {
-		kill(p->pid, SIGKILL);
-		waitpid(p->pid, NULL, 0);
-	}
+	if (p->pid <= 0)
+		return;
+	kill(p->pid, SIGKILL);
+	waitpid(p->pid, NULL, 0);
 	close(p->out_fd);
 	p->pid = 0;
 }

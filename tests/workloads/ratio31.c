@@ -50,10 +50,14 @@ static void *hot_thread(void *arg)
 	return NULL;
 }
 
-/* Only the CPU time spent inside warm_loop counts: the checks are overhead. */
+/*
+ * Only the CPU time spent inside warm_loop counts: the checks are overhead.
+ * The pauses are jittered so that no rhythm of this thread can lock onto a
+ * sampling period and bias what a profiler sees.
+ */
 static void *warm_thread(void *arg)
 {
-	struct timespec pause = { 0, 200000 };
+	unsigned int seed = 12345;
 	double in_loop = 0;
 
 	(void)arg;
@@ -66,6 +70,8 @@ static void *warm_thread(void *arg)
 			warm_loop();
 			in_loop += clock_seconds(CLOCK_THREAD_CPUTIME_ID) - before;
 		} else {
+			struct timespec pause = { 0, 97000 + (seed = seed * 1103515245 + 12345) % 211000 };
+
 			nanosleep(&pause, NULL);
 		}
 	}

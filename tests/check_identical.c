@@ -1,0 +1,213 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The same samples through each backend's conversion path give
+ * byte-identical reports: ring records through the perf decoder, count-map
+ * entries and stack-map values through the bpf converter.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "backend-bpf/convert.h"
+#include "backend-perfring/decode.h"
+#include "backend-perfring/perfring.h"
+#include "core/core.h"
+#include "core/report.h"
+#include "tests/fixture.h"
+#include "tests/records.h"
+#include "tests/tests.h"
+
+#define PID 3000000	/* above pid_max: never read from /proc */
+#define K_LEAF 0xffffffff81000110ULL
+#define K_MID 0xffffffff81000200ULL
+
+static struct sym_fixture fx;
+static struct profile_opts opts;
+static char kallsyms[] = "/tmp/profile-ident-ks-XXXXXX";
+
+struct logical_sample {
+	uint32_t tid;
+	const char *comm;
+	uint64_t kernel[4];
+	unsigned int nk;
+	uint64_t user[4];
+	unsigned int nu;
+	unsigned int times;
+};
+
+static struct logical_sample set[4];
+
+static void setup(void)
+{
+	FILE *f;
+
+	sym_fixture_load(&fx, workload("symfixture"));
+	f = fdopen(mkstemp(kallsyms), "w");
+	fputs("ffffffff81000000 T _stext\nffffffff81000110 T k_leaf\nffffffff81000200 T k_mid\n",
+	      f);
+	fclose(f);
+	memset(&opts, 0, sizeof(opts));
+	opts.cpu = -1;
+	set[0] = (struct logical_sample){ PID, "app", { K_LEAF + 4, K_MID + 8 }, 2,
+					  { fx.alpha + 2, fx.beta + 5, fx.main + 9 }, 3, 7 };
+	set[1] = (struct logical_sample){ PID, "app", { 0 }, 0, { fx.gamma + 1, fx.main + 9 }, 2, 3 };
+	set[2] = (struct logical_sample){ PID + 1, "app-worker", { K_LEAF + 12 }, 1,
+					  { fx.beta + 1, fx.main + 9 }, 2, 5 };
+	set[3] = (struct logical_sample){ PID, "app", { K_MID + 1, K_MID + 8 }, 2, { 0 }, 0, 2 };
+}
+
+static void teardown(void)
+{
+	unlink(kallsyms);
+	strcpy(kallsyms, "/tmp/profile-ident-ks-XXXXXX");
+	sym_fixture_free(&fx);
+}
+
+/* Both cores know the process the same way: the fixture's mappings, comms. */
+static void init_core(struct profile_core *core)
+{
+	ck_assert_int_eq(core__init(core, &opts), 0);
+	ck_assert_int_eq(proctrack__exec(core->procs, PID, "app"), 0);
+	for (size_t i = 0; i < fx.as.nr_maps; i++)
+		ck_assert_int_eq(proctrack__mmap(core->procs, PID, &fx.as.maps[i]), 0);
+	ck_assert_int_eq(proctrack__set_comm(core->procs, PID, "app"), 0);
+	ck_assert_int_eq(proctrack__set_comm(core->procs, PID + 1, "app-worker"), 0);
+}
+
+static void feed_perf(struct profile_core *core)
+{
+	struct record_builder b;
+
+	for (int i = 0; i < 4; i++)
+		for (unsigned int n = 0; n < set[i].times; n++) {
+			uint64_t kbuf[MAX_STACK_DEPTH], ubuf[MAX_STACK_DEPTH];
+			struct decoded_sample ds;
+			struct sample s;
+
+			ck_assert_int_eq(decode__sample(rb_sample(&b, PID, set[i].tid, i % 2,
+								  set[i].kernel, set[i].nk,
+								  set[i].user, set[i].nu),
+							TEST_SAMPLE_TYPE, &ds),
+					 0);
+			perfring__convert_sample(&ds, core->procs, kbuf, ubuf, &s);
+			ck_assert_int_eq(core__add_sample(core, &s), 0);
+		}
+}
+
+/* What the BPF program stores: one key per stack pair, counts, zero-terminated stacks. */
+static void feed_bpf(struct profile_core *core)
+{
+	for (int i = 0; i < 4; i++) {
+		uint64_t kstack[PROFILE_MAX_STACK_DEPTH] = { 0 }, ustack[PROFILE_MAX_STACK_DEPTH] = { 0 };
+		uint64_t kbuf[MAX_STACK_DEPTH + 1];
+		struct profile_key key = { .tgid = PID };
+		struct sample s;
+
+		snprintf(key.comm, sizeof(key.comm), "%s", set[i].comm);
+		key.kernel_stack_id = set[i].nk ? 10 + i : -EFAULT;
+		key.user_stack_id = set[i].nu ? 20 + i : -EFAULT;
+		key.kernel_ip = set[i].nk ? set[i].kernel[0] : 0;
+		memcpy(kstack, set[i].kernel, set[i].nk * sizeof(uint64_t));
+		memcpy(ustack, set[i].user, set[i].nu * sizeof(uint64_t));
+		bpf_convert__sample(&key, set[i].times, set[i].nk ? kstack : NULL,
+				    set[i].nu ? ustack : NULL, kbuf, &s);
+		ck_assert_int_eq(core__add_sample(core, &s), 0);
+	}
+}
+
+static char *report(struct profile_core *core, bool folded)
+{
+	struct report_opts ro = { .folded = folded, .delimited = true };
+	struct symbolizer *sym = symbolizer__new();
+	struct report_stats st;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	symbolizer__set_kallsyms(sym, kallsyms);
+	ck_assert_int_eq(report__print(f, &core->agg, sym, &ro, &st), 0);
+	fclose(f);
+	symbolizer__free(sym);
+	return buf;
+}
+
+START_TEST(both_conversion_paths_print_the_same)
+{
+	struct profile_core perf_core, bpf_core;
+
+	init_core(&perf_core);
+	init_core(&bpf_core);
+	feed_perf(&perf_core);
+	feed_bpf(&bpf_core);
+	for (int folded = 0; folded <= 1; folded++) {
+		char *a = report(&perf_core, folded), *b = report(&bpf_core, folded);
+
+		ck_assert_str_eq(a, b);
+		/* Not vacuous: every stack is there, symbolized. */
+		ck_assert_ptr_nonnull(strstr(a, folded ? "app;main;fixture_beta;fixture_alpha;-;k_mid;k_leaf 7\n"
+						       : "    k_leaf\n    k_mid\n    --\n    fixture_alpha\n"));
+		ck_assert_ptr_nonnull(strstr(a, "app-worker"));
+		ck_assert_ptr_nonnull(strstr(a, "fixture_gamma_static"));
+		free(a);
+		free(b);
+	}
+	core__fini(&perf_core);
+	core__fini(&bpf_core);
+}
+END_TEST
+
+START_TEST(bpf_kernel_leaf_is_added_only_when_missing)
+{
+	uint64_t kstack[PROFILE_MAX_STACK_DEPTH] = { K_MID + 8 }, kbuf[MAX_STACK_DEPTH + 1];
+	struct profile_key key = { .tgid = 1, .kernel_stack_id = 1, .user_stack_id = -EFAULT,
+				   .kernel_ip = K_LEAF + 4 };
+	struct sample s;
+
+	/* A walk that starts above the interrupted function: the leaf is added. */
+	bpf_convert__sample(&key, 1, kstack, NULL, kbuf, &s);
+	ck_assert_uint_eq(s.nr_kernel, 2);
+	ck_assert_uint_eq(s.kernel_ips[0], K_LEAF + 4);
+	ck_assert_uint_eq(s.kernel_ips[1], K_MID + 8);
+	/* A walk that includes it (this kernel): never twice. */
+	kstack[0] = K_LEAF + 4;
+	kstack[1] = K_MID + 8;
+	bpf_convert__sample(&key, 1, kstack, NULL, kbuf, &s);
+	ck_assert_uint_eq(s.nr_kernel, 2);
+	ck_assert_uint_eq(s.kernel_ips[0], K_LEAF + 4);
+}
+END_TEST
+
+START_TEST(bpf_stack_ids_errors_and_absence)
+{
+	uint64_t kbuf[MAX_STACK_DEPTH + 1];
+	struct profile_key key = { .tgid = 1, .kernel_stack_id = -EFAULT,
+				   .user_stack_id = -EEXIST };
+	struct sample s;
+
+	bpf_convert__sample(&key, 4, NULL, NULL, kbuf, &s);
+	ck_assert_int_eq(s.kernel_err, 0);	/* user-mode sample: no kernel stack */
+	ck_assert_int_eq(s.user_err, -EEXIST);	/* collision: missed */
+	ck_assert_uint_eq(s.weight, 4);
+	key.user_stack_id = -ENOMEM;
+	key.kernel_stack_id = PROFILE_STACK_NOT_TAKEN;
+	bpf_convert__sample(&key, 1, NULL, NULL, kbuf, &s);
+	ck_assert_int_eq(s.user_err, -ENOMEM);
+	ck_assert_int_eq(s.kernel_err, 0);
+	ck_assert_int_eq(s.nr_kernel, 0);
+}
+END_TEST
+
+Suite *identical_suite(void)
+{
+	Suite *s = suite_create("identical");
+	TCase *tc = tcase_create("convert");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, both_conversion_paths_print_the_same);
+	tcase_add_test(tc, bpf_kernel_leaf_is_added_only_when_missing);
+	tcase_add_test(tc, bpf_stack_ids_errors_and_absence);
+	suite_add_tcase(s, tc);
+	return s;
+}
