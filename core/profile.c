@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "compat/cpus.h"
+#include "compat/features.h"
 #include "core/launch.h"
 #include "core/log.h"
 #include "core/report.h"
@@ -90,6 +91,7 @@ static const struct backend_ops *choose_backend(const struct profile_opts *opts,
 	static const char *const names[] = { [BACKEND_BPF] = "bpf", [BACKEND_PERF] = "perf" };
 	char why[512], all_why[1536] = "";
 
+	pr_info("kernel %s\n", kernel_release());
 	for (int i = 0; backends[i]; i++) {
 		const struct backend_ops *ops = backends[i];
 		int err;
