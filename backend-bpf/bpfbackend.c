@@ -32,6 +32,13 @@
 
 #define SIDEBAND_PAGES 32
 #define MIN_MAP_ENTRIES 1024
+/*
+ * Drain at least this often: the work is spread over the run, and the
+ * report after the end waits only for what the last second counted.
+ */
+#define DRAIN_PERIOD_MS 1000
+/* Entries moved per batch syscall (5.6+). */
+#define BATCH_ENTRIES 4096
 
 struct backend {
 	struct profile_core *core;
@@ -48,9 +55,36 @@ struct backend {
 	unsigned int hash_size;
 	unsigned int stack_size;
 	uint64_t new_keys_at_switch;
+	int64_t last_switch_ms;
 	int nr_cpus;			/* possible CPUs: the per-CPU value count */
 	uint64_t drains;
+	/* Stack ids never change meaning (the stack map is never cleared): read each once. */
+	struct hashmap stack_cache;
+	bool no_batch;			/* the kernel lacks batch map operations */
 };
+
+struct stack_copy {
+	int32_t id;
+	uint64_t ips[PROFILE_MAX_STACK_DEPTH];
+};
+
+static uint64_t stack_hash(const void *key)
+{
+	return hash_u64((uint64_t)(uint32_t)*(const int32_t *)key);
+}
+
+static bool stack_equal(const void *a, const void *b)
+{
+	return *(const int32_t *)a == *(const int32_t *)b;
+}
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
 
 static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
@@ -308,6 +342,7 @@ static int bpf_open(struct backend **out, struct profile_core *core, pid_t targe
 		return -ENOMEM;
 	b->core = core;
 	b->target = target;
+	hashmap__init(&b->stack_cache, stack_hash, stack_equal);
 	b->nr_cpus = libbpf_num_possible_cpus();
 	if (b->nr_cpus <= 0) {
 		free(b);
@@ -349,6 +384,7 @@ static int bpf_start(struct backend *b)
 {
 	int err;
 
+	b->last_switch_ms = now_ms();
 	if (b->target > 0)
 		return 0;	/* enable_on_exec */
 	err = ring_set__enable(&b->sideband);
@@ -380,22 +416,7 @@ static uint64_t read_stat(struct backend *b, enum profile_stat slot)
 	return sum;
 }
 
-struct stack_copy {
-	int32_t id;
-	uint64_t ips[PROFILE_MAX_STACK_DEPTH];
-};
-
-static uint64_t stack_hash(const void *key)
-{
-	return hash_u64((uint64_t)(uint32_t)*(const int32_t *)key);
-}
-
-static bool stack_equal(const void *a, const void *b)
-{
-	return *(const int32_t *)a == *(const int32_t *)b;
-}
-
-/* The stack of id, read once per drain. NULL if the map no longer has it. */
+/* The stack of id, read from the kernel once per run. NULL if the map lacks it. */
 static const uint64_t *lookup_stack(struct backend *b, struct hashmap *cache, int32_t id)
 {
 	struct stack_copy *sc;
@@ -416,16 +437,63 @@ static const uint64_t *lookup_stack(struct backend *b, struct hashmap *cache, in
 	return sc->ips;
 }
 
-/* Move every entry of one count map into the core, and empty the map. */
-static int drain_counts(struct backend *b, int fd)
+static int add_entry(struct backend *b, const struct profile_key *key, uint64_t count)
 {
-	struct profile_key key, *keys = NULL;
-	struct hashmap cache;
-	struct hashmap_entry *ent;
-	size_t nr = 0, cap = 0, bkt;
+	uint64_t kbuf[MAX_STACK_DEPTH + 1];
+	const uint64_t *kstack, *ustack;
+	struct sample s;
+
+	kstack = lookup_stack(b, &b->stack_cache, key->kernel_stack_id);
+	ustack = lookup_stack(b, &b->stack_cache, key->user_stack_id);
+	bpf_convert__sample(key, count, kstack, ustack, kbuf, &s);
+	return core__add_sample(b->core, &s);
+}
+
+/* Linux 5.6+: thousands of entries per system call. Returns -EOPNOTSUPP before that. */
+static int drain_counts_batch(struct backend *b, int fd)
+{
+	struct profile_key *keys = calloc(BATCH_ENTRIES, sizeof(*keys));
+	uint64_t *values = calloc(BATCH_ENTRIES, sizeof(*values));
+	struct profile_key token;	/* the kernel's cursor: at most a key's size */
+	bool first = true, done = false;
 	int err = 0;
 
-	/* A key no sample can produce (comm without NUL): the walk starts at the first (4.9). */
+	if (!keys || !values) {
+		err = -ENOMEM;
+		goto out;
+	}
+	while (!done && !err) {
+		__u32 count = BATCH_ENTRIES;
+
+		err = bpf_map_lookup_and_delete_batch(fd, first ? NULL : &token, &token, keys,
+						      values, &count, NULL);
+		if (err == -ENOENT) {
+			done = true;	/* the last batch, possibly empty */
+			err = 0;
+		} else if (err) {
+			/* -524 is the kernel-internal ENOTSUPP that bpf() leaks. */
+			if (first && (err == -EINVAL || err == -ENOTSUP || err == -EOPNOTSUPP || err == -524))
+				err = -EOPNOTSUPP;
+			break;
+		}
+		first = false;
+		for (__u32 i = 0; i < count && !err; i++)
+			err = add_entry(b, &keys[i], values[i]);
+	}
+out:
+	free(keys);
+	free(values);
+	return err;
+}
+
+/* Linux 4.9: walk from a key no sample can produce, look up, then delete. */
+static int drain_counts_walk(struct backend *b, int fd)
+{
+	struct profile_key key, *keys = NULL;
+	size_t nr = 0, cap = 0;
+	int err = 0;
+
+	/* A comm without a NUL cannot exist: the walk starts at the first key. */
 	memset(&key, 0xff, sizeof(key));
 	for (;;) {
 		if (nr == cap) {
@@ -433,8 +501,8 @@ static int drain_counts(struct backend *b, int fd)
 			struct profile_key *tmp = realloc(keys, ncap * sizeof(*keys));
 
 			if (!tmp) {
-				err = -ENOMEM;
-				goto out_keys;
+				free(keys);
+				return -ENOMEM;
 			}
 			keys = tmp;
 			cap = ncap;
@@ -443,28 +511,31 @@ static int drain_counts(struct backend *b, int fd)
 			break;
 		nr++;
 	}
-
-	hashmap__init(&cache, stack_hash, stack_equal);
 	for (size_t i = 0; i < nr && !err; i++) {
-		uint64_t count, kbuf[MAX_STACK_DEPTH + 1];
-		const uint64_t *kstack, *ustack;
-		struct sample s;
+		uint64_t count;
 
-		if (bpf_map_lookup_elem(fd, &keys[i], &count))
-			continue;
-		kstack = lookup_stack(b, &cache, keys[i].kernel_stack_id);
-		ustack = lookup_stack(b, &cache, keys[i].user_stack_id);
-		bpf_convert__sample(&keys[i], count, kstack, ustack, kbuf, &s);
-		err = core__add_sample(b->core, &s);
+		if (!bpf_map_lookup_elem(fd, &keys[i], &count))
+			err = add_entry(b, &keys[i], count);
 	}
-	hashmap__for_each(&cache, bkt, ent)
-		free(ent->value);
-	hashmap__clear(&cache);
 	for (size_t i = 0; i < nr; i++)
 		bpf_map_delete_elem(fd, &keys[i]);
-out_keys:
 	free(keys);
 	return err;
+}
+
+/* Move every entry of one count map into the core, and empty the map. */
+static int drain_counts(struct backend *b, int fd)
+{
+	int err;
+
+	if (!b->no_batch) {
+		err = drain_counts_batch(b, fd);
+		if (err != -EOPNOTSUPP)
+			return err;
+		b->no_batch = true;
+		pr_info("bpf: no batch map operations (Linux < 5.6): draining key by key\n");
+	}
+	return drain_counts_walk(b, fd);
 }
 
 /* Point the program at the other map, let running samples finish, drain the old one. */
@@ -494,8 +565,10 @@ static int bpf_drain(struct backend *b)
 	if (err)
 		return err;
 	new_keys = read_stat(b, PROFILE_STAT_NEW_KEYS);
-	if (new_keys - b->new_keys_at_switch >= b->hash_size / 2) {
+	if (new_keys - b->new_keys_at_switch >= b->hash_size / 2 ||
+	    now_ms() - b->last_switch_ms >= DRAIN_PERIOD_MS) {
 		b->new_keys_at_switch = new_keys;
+		b->last_switch_ms = now_ms();
 		return switch_and_drain(b);
 	}
 	return 0;
@@ -540,8 +613,14 @@ static void bpf_stats(const struct backend *b, struct backend_stats *st)
 
 static void bpf_close(struct backend *b)
 {
+	struct hashmap_entry *ent;
+	size_t bkt;
+
 	if (!b)
 		return;
+	hashmap__for_each(&b->stack_cache, bkt, ent)
+		free(ent->value);
+	hashmap__clear(&b->stack_cache);
 	ring_set__close(&b->sideband);
 	for (int i = 0; i < b->nr_events; i++)
 		close(b->event_fds[i]);

@@ -3,15 +3,25 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
+/* Eight bytes at a time through a multiply-xorshift mixer; the tail byte-wise. */
 uint64_t hash_bytes(const void *data, size_t len, uint64_t seed)
 {
 	const unsigned char *p = data;
-	uint64_t h = 0xcbf29ce484222325ULL ^ seed;
+	uint64_t h = 0x9e3779b97f4a7c15ULL ^ seed ^ len;
 
-	for (size_t i = 0; i < len; i++) {
-		h ^= p[i];
-		h *= 0x100000001b3ULL;
+	for (; len >= 8; p += 8, len -= 8) {
+		uint64_t w;
+
+		memcpy(&w, p, 8);
+		h = hash_u64(h ^ w);
+	}
+	if (len) {
+		uint64_t w = 0;
+
+		memcpy(&w, p, len);
+		h = hash_u64(h ^ w ^ 0xff51afd7ed558ccdULL);
 	}
 	return h;
 }

@@ -40,7 +40,7 @@ int hashmap__add(struct hashmap *map, const void *key, void *value);
 	for ((bkt) = 0; (bkt) < (map)->nr_buckets; (bkt)++)                     \
 		for ((ent) = (map)->buckets[bkt]; (ent); (ent) = (ent)->next)
 
-/* FNV-1a over bytes, and a mixer for integer keys. */
+/* A hash of bytes, and a mixer for integer keys. */
 uint64_t hash_bytes(const void *data, size_t len, uint64_t seed);
 static inline uint64_t hash_u64(uint64_t x)
 {

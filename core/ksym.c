@@ -2,24 +2,59 @@
 #include "core/ksym.h"
 
 #include <errno.h>
-#include <inttypes.h>
-#include <stdio.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 struct ksym {
 	uint64_t addr;
-	const char *name;
-	const char *module;
+	uint32_t name;		/* offsets into the text */
+	uint32_t module;	/* 0: the core kernel */
 };
 
 struct ksyms {
 	struct ksym *syms;
 	size_t nr;
-	char **strings;		/* every name and module string we own */
-	size_t nr_strings;
+	char *text;		/* the whole file, names NUL-terminated in place */
 	bool restricted;
 };
+
+static int read_all(const char *path, char **buf, size_t *len)
+{
+	size_t cap = 1 << 20;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	*len = 0;
+	/* Offset 0 is kept free so that a name offset of 0 can mean "none". */
+	*buf = malloc(cap);
+	if (!*buf) {
+		close(fd);
+		return -ENOMEM;
+	}
+	(*buf)[(*len)++] = '\0';
+	while ((n = read(fd, *buf + *len, cap - *len - 1)) > 0) {
+		*len += n;
+		if (cap - *len < 65536) {
+			char *tmp = realloc(*buf, cap * 2);
+
+			if (!tmp) {
+				close(fd);
+				return -ENOMEM;
+			}
+			*buf = tmp;
+			cap *= 2;
+		}
+	}
+	close(fd);
+	if (n < 0)
+		return -errno;
+	(*buf)[*len] = '\0';
+	return 0;
+}
 
 static int cmp_ksym(const void *a, const void *b)
 {
@@ -27,96 +62,86 @@ static int cmp_ksym(const void *a, const void *b)
 
 	if (x->addr != y->addr)
 		return x->addr < y->addr ? -1 : 1;
-	return strcmp(x->name, y->name);
+	return x->name < y->name ? -1 : x->name > y->name;
 }
 
-static const char *intern(struct ksyms *ks, const char *s, size_t *cap)
+static bool is_text_type(char t)
 {
-	char *copy;
-
-	if (ks->nr_strings == *cap) {
-		size_t ncap = *cap ? *cap * 2 : 1024;
-		char **tmp = realloc(ks->strings, ncap * sizeof(*tmp));
-
-		if (!tmp)
-			return NULL;
-		ks->strings = tmp;
-		*cap = ncap;
-	}
-	copy = strdup(s);
-	if (copy)
-		ks->strings[ks->nr_strings++] = copy;
-	return copy;
+	return t == 't' || t == 'T' || t == 'w' || t == 'W';
 }
 
+/* Lines are "ffffffff81000000 T name\t[module]"; parsed in place. */
 struct ksyms *ksyms__load(const char *path)
 {
 	struct ksyms *ks = calloc(1, sizeof(*ks));
-	size_t cap = 0, str_cap = 0, len = 0;
-	const char *last_module = NULL;
 	bool any_nonzero = false, any = false;
-	char *line = NULL;
-	FILE *f;
+	size_t len = 0, cap = 0;
+	char *p, *end;
+	int err;
 
 	if (!ks)
 		return NULL;
-	f = fopen(path, "re");
-	if (!f) {
-		int err = errno;
-
-		free(ks);
-		errno = err;
-		return NULL;
-	}
-	while (getline(&line, &len, f) > 0) {
-		char type, name[512], module[128] = "";
+	err = read_all(path, &ks->text, &len);
+	if (err)
+		goto err_out;
+	p = ks->text + 1;
+	end = ks->text + len;
+	while (p < end) {
+		char *nl = memchr(p, '\n', end - p), *name, *mod = NULL, *q;
 		uint64_t addr;
-		int n = sscanf(line, "%" SCNx64 " %c %511s [%127[^]]]", &addr, &type, name, module);
+		char type;
 
-		if (n < 3)
-			continue;
+		if (!nl)
+			nl = end;
+		*nl = '\0';
+		addr = strtoull(p, &q, 16);
+		if (q == p || q + 3 > nl || q[0] != ' ' || q[2] != ' ')
+			goto next;
+		type = q[1];
+		name = q + 3;
 		any = true;
-		if (addr)
-			any_nonzero = true;
-		if (type != 't' && type != 'T' && type != 'w' && type != 'W')
-			continue;
+		any_nonzero |= addr != 0;
+		if (!is_text_type(type))
+			goto next;
+		q = strchr(name, '\t');
+		if (q) {
+			*q = '\0';
+			mod = strchr(q + 1, '[');
+			if (mod) {
+				char *close = strchr(++mod, ']');
+
+				if (close)
+					*close = '\0';
+			}
+		}
 		/* Padding and CFI stubs sit in front of the real function. */
 		if (!strncmp(name, "__pfx_", 6) || !strncmp(name, "__cfi_", 6))
-			continue;
+			goto next;
 		if (ks->nr == cap) {
 			size_t ncap = cap ? cap * 2 : 65536;
 			struct ksym *tmp = realloc(ks->syms, ncap * sizeof(*tmp));
 
-			if (!tmp)
-				goto nomem;
+			if (!tmp) {
+				err = -ENOMEM;
+				goto err_out;
+			}
 			ks->syms = tmp;
 			cap = ncap;
 		}
 		ks->syms[ks->nr].addr = addr;
-		ks->syms[ks->nr].name = intern(ks, name, &str_cap);
-		if (!ks->syms[ks->nr].name)
-			goto nomem;
-		ks->syms[ks->nr].module = NULL;
-		if (module[0]) {
-			if (!last_module || strcmp(last_module, module))
-				last_module = intern(ks, module, &str_cap);
-			if (!last_module)
-				goto nomem;
-			ks->syms[ks->nr].module = last_module;
-		}
+		ks->syms[ks->nr].name = (uint32_t)(name - ks->text);
+		ks->syms[ks->nr].module = mod ? (uint32_t)(mod - ks->text) : 0;
 		ks->nr++;
+next:
+		p = nl + 1;
 	}
-	free(line);
-	fclose(f);
 	ks->restricted = any && !any_nonzero;
 	qsort(ks->syms, ks->nr, sizeof(*ks->syms), cmp_ksym);
 	return ks;
 
-nomem:
-	free(line);
-	fclose(f);
+err_out:
 	ksyms__free(ks);
-	errno = ENOMEM;
+	errno = -err;
 	return NULL;
 }
 
@@ -124,9 +149,7 @@ void ksyms__free(struct ksyms *ks)
 {
 	if (!ks)
 		return;
-	for (size_t i = 0; i < ks->nr_strings; i++)
-		free(ks->strings[i]);
-	free(ks->strings);
+	free(ks->text);
 	free(ks->syms);
 	free(ks);
 }
@@ -154,6 +177,6 @@ const char *ksyms__lookup(const struct ksyms *ks, uint64_t addr, uint64_t *sym_o
 	if (lo == 0)
 		return NULL;
 	*sym_off = addr - ks->syms[lo - 1].addr;
-	*module = ks->syms[lo - 1].module;
-	return ks->syms[lo - 1].name;
+	*module = ks->syms[lo - 1].module ? ks->text + ks->syms[lo - 1].module : NULL;
+	return ks->text + ks->syms[lo - 1].name;
 }

@@ -162,7 +162,7 @@ static void print_lost_warning(const struct backend_stats *st)
 }
 
 static int report(const struct profile_opts *opts, struct profile_core *core,
-		  const struct backend_stats *st)
+		  struct symbolizer *sym, const struct backend_stats *st)
 {
 	struct report_opts ro = {
 		.folded = opts->folded,
@@ -173,11 +173,8 @@ static int report(const struct profile_opts *opts, struct profile_core *core,
 		.kernel_only = opts->kernel_only,
 	};
 	struct report_stats rs;
-	struct symbolizer *sym = symbolizer__new();
 	int err;
 
-	if (!sym)
-		return -ENOMEM;
 	err = report__print(stdout, &core->agg, sym, &ro, &rs);
 	if (err)
 		pr_warn("writing the report: %s\n", strerror(-err));
@@ -187,7 +184,6 @@ static int report(const struct profile_opts *opts, struct profile_core *core,
 	pr_info("%" PRIu64 " samples, %" PRIu64 " kept, %zu unique raw stacks, %" PRIu64
 		" printed stacks\n",
 		st->samples, core->agg.total, agg__size(&core->agg), rs.stacks);
-	symbolizer__free(sym);
 	return err;
 }
 
@@ -198,6 +194,8 @@ int profile__run(const struct profile_opts *opts, const struct backend_ops *cons
 	struct backend *b = NULL;
 	struct backend_stats st = { 0 };
 	struct launch child = { .pid = -1 };
+	struct symbolizer *sym = NULL;
+	int64_t t_end, t_drained;
 	bool launched = false;
 	int err, code = 1;
 
@@ -213,10 +211,15 @@ int profile__run(const struct profile_opts *opts, const struct backend_ops *cons
 	ops = choose_backend(opts, backends);
 	if (!ops)
 		return 1;
-	if (core__init(&core, opts)) {
+	sym = symbolizer__new();
+	if (!sym || core__init(&core, opts)) {
 		pr_warn("out of memory\n");
+		symbolizer__free(sym);
 		return 1;
 	}
+	/* What the report needs anyway is read before sampling, not after it. */
+	if (!opts->user_only)
+		symbolizer__preload_kernel(sym);
 
 	if (opts->command) {
 		err = launch__spawn(&child, opts->command);
@@ -252,9 +255,11 @@ int profile__run(const struct profile_opts *opts, const struct backend_ops *cons
 	}
 
 	err = sample_loop(ops, b, opts, launched ? &child : NULL);
+	t_end = now_ms();
 	ops->stop(b);
 	if (!err)
 		err = ops->drain(b);
+	t_drained = now_ms();
 	if (err) {
 		pr_warn("sampling failed: %s\n", strerror(-err));
 		goto out;
@@ -262,9 +267,11 @@ int profile__run(const struct profile_opts *opts, const struct backend_ops *cons
 	ops->stats(b, &st);
 	if (!opts->folded)
 		putchar('\n');
-	err = report(opts, &core, &st);
+	err = report(opts, &core, sym, &st);
 	if (err)
 		goto out;
+	pr_debug("timing: final drain %lld ms, report %lld ms\n", (long long)(t_drained - t_end),
+		 (long long)(now_ms() - t_drained));
 	code = 0;
 	if (launched) {
 		/* The report is out; the command may still be finishing (duration, Ctrl-C). */
@@ -278,5 +285,6 @@ out:
 	if (b)
 		ops->close(b);
 	core__fini(&core);
+	symbolizer__free(sym);
 	return code;
 }

@@ -161,20 +161,25 @@ void symbolizer__user(struct symbolizer *s, const struct addr_space *as, uint64_
 		out->name = elf_symtab__lookup_offset(e->st, off, &out->offset);
 }
 
+void symbolizer__preload_kernel(struct symbolizer *s)
+{
+	const char *path = s->kallsyms_path ? s->kallsyms_path : "/proc/kallsyms";
+
+	if (s->ksyms_tried)
+		return;
+	s->ksyms_tried = true;
+	s->ksyms = ksyms__load(path);
+	if (!s->ksyms)
+		pr_warn("cannot read %s: %s; kernel frames print [unknown]\n", path,
+			strerror(errno));
+}
+
 void symbolizer__kernel(struct symbolizer *s, uint64_t addr, struct frame_sym *out)
 {
 	out->name = NULL;
 	out->offset = 0;
 	out->module = "kernel";
-	if (!s->ksyms_tried) {
-		const char *path = s->kallsyms_path ? s->kallsyms_path : "/proc/kallsyms";
-
-		s->ksyms_tried = true;
-		s->ksyms = ksyms__load(path);
-		if (!s->ksyms)
-			pr_warn("cannot read %s: %s; kernel frames print [unknown]\n", path,
-				strerror(errno));
-	}
+	symbolizer__preload_kernel(s);
 	if (!s->ksyms)
 		return;
 	if (ksyms__restricted(s->ksyms)) {

@@ -26,6 +26,9 @@ void symbolizer__free(struct symbolizer *s);
 /* Use this kallsyms file instead of /proc/kallsyms (tests). */
 void symbolizer__set_kallsyms(struct symbolizer *s, const char *path);
 
+/* Read kallsyms now (before sampling), so that the report does not wait for it. */
+void symbolizer__preload_kernel(struct symbolizer *s);
+
 void symbolizer__user(struct symbolizer *s, const struct addr_space *as, uint64_t addr,
 		      struct frame_sym *out);
 void symbolizer__kernel(struct symbolizer *s, uint64_t addr, struct frame_sym *out);

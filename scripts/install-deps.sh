@@ -5,7 +5,7 @@
 set -eu
 
 PACKAGES="build-essential pkg-config clang llvm libbpf-dev libelf-dev zlib1g-dev
-libunwind-dev check bpftool libc6-dbg binutils procps util-linux"
+libunwind-dev check bpftool libc6-dbg binutils procps util-linux python3"
 
 missing=""
 for p in $PACKAGES; do

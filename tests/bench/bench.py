@@ -1,0 +1,319 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""
+make bench: what `profile` costs, next to perf and bpftrace on the same
+workload in the same run, as ratios to `perf record -g` + `perf report`.
+
+Costs that hold still on a noisy VM: CPU seconds of the profiler's own
+processes (user + sys, from wait4), in-kernel run time of BPF programs
+(kernel.bpf_stats_enabled), peak RSS, time from the end of sampling to the
+last byte of output, lost samples. Every comparison runs interleaved
+(A B C A B C ...) and reports the median and the spread (min..max).
+"""
+import json
+import os
+import re
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+BUILD = os.environ.get("O", os.path.join(ROOT, "build"))
+PROFILE = os.path.join(BUILD, "profile")
+WORK = os.path.join(BUILD, "workloads")
+QUICK = os.environ.get("BENCH_QUICK") == "1"
+REPS = 1 if QUICK else 3
+DURATION = 2 if QUICK else 5
+
+results = []   # (section, name, value-string)
+verdicts = []  # (target, measured, PASS/FAIL)
+
+
+def log(msg):
+    print(msg, file=sys.stderr, flush=True)
+
+
+def ensure_tools():
+    missing = [p for p, b in (("linux-perf", "perf"), ("bpftrace", "bpftrace"))
+               if not shutil.which(b)]
+    if missing:
+        log("bench: installing " + " ".join(missing))
+        subprocess.run(["apt-get", "install", "-y", "-qq"] + missing, check=True,
+                       stdout=subprocess.DEVNULL,
+                       env=dict(os.environ, DEBIAN_FRONTEND="noninteractive"))
+
+
+class Run:
+    """One process: its output, CPU seconds (user + sys) and peak RSS from wait4."""
+
+    def __init__(self, argv, stdout=None, stop_after=None, stop_signal=signal.SIGINT):
+        self.start = time.monotonic()
+        out = stdout if stdout is not None else subprocess.PIPE
+        self.proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.PIPE)
+        self.stop_after = stop_after
+        self.stop_signal = stop_signal
+        self.signal_time = None
+
+    def wait(self):
+        if self.stop_after is not None:
+            time.sleep(max(0, self.stop_after - (time.monotonic() - self.start)))
+            self.signal_time = time.monotonic()
+            self.proc.send_signal(self.stop_signal)
+        # The time of the last byte of output, not of exit (freeing maps comes after).
+        chunks = []
+        self.last_byte = None
+        if self.proc.stdout:
+            fd = self.proc.stdout.fileno()
+            while True:
+                chunk = os.read(fd, 1 << 16)
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                self.last_byte = time.monotonic()
+        out = b"".join(chunks)
+        err = self.proc.stderr.read()
+        _, status, ru = os.wait4(self.proc.pid, 0)
+        self.proc.returncode = os.waitstatus_to_exitcode(status)
+        self.end = time.monotonic()
+        self.cpu = ru.ru_utime + ru.ru_stime
+        self.rss_kb = ru.ru_maxrss
+        self.out = out.decode(errors="replace")
+        self.err = err.decode(errors="replace")
+        return self
+
+
+def start_load(threads, seconds):
+    return subprocess.Popen([os.path.join(WORK, "busy"), str(threads), str(seconds)])
+
+
+def ours(backend, freq, seconds, extra=()):
+    r = Run([PROFILE, "--backend", backend, "-v", "-F", str(freq), "-f", *extra,
+             str(seconds)]).wait()
+    m = re.search(r"profile: (\d+) samples, (\d+) kept", r.err)
+    r.samples = int(m.group(1)) if m else 0
+    return {"cpu": r.cpu, "rss": r.rss_kb, "samples": r.samples, "run": r}
+
+
+def perf_anchor(mode, freq, seconds, tmp):
+    data = os.path.join(tmp, "perf.data")
+    cg = ["-g"] if mode == "fp" else ["--call-graph", "dwarf"]
+    rec = Run(["perf", "record", "-q", "-F", str(freq), "-a", *cg, "-o", data, "--",
+               "sleep", str(seconds)]).wait()
+    t0 = time.monotonic()
+    rep = Run(["perf", "report", "-i", data, "--stdio", "--no-children", "-q",
+               "-g", "folded,0,caller,count"]).wait()
+    latency = time.monotonic() - t0
+    stats = Run(["perf", "report", "-i", data, "--stats"]).wait()
+    m = re.search(r"SAMPLE events:\s+(\d+)", stats.out)
+    os.unlink(data)
+    return {"cpu": rec.cpu + rep.cpu, "rss": max(rec.rss_kb, rep.rss_kb),
+            "samples": int(m.group(1)) if m else 0, "latency": latency}
+
+
+def bpftrace_anchor(freq, seconds):
+    prog = "profile:hz:%d { @[kstack, ustack, comm] = count(); }" % freq
+    r = Run(["bpftrace", "-e", prog], stop_after=seconds + 1.0).wait()
+    samples = sum(int(x) for x in re.findall(r"\]: (\d+)\s*$", r.out, re.M))
+    return {"cpu": r.cpu, "rss": r.rss_kb, "samples": samples}
+
+
+def per_k(x):
+    return 1000.0 * x["cpu"] / x["samples"] if x["samples"] else float("nan")
+
+
+def med_spread(values):
+    values = [v for v in values if v == v]
+    if not values:
+        return float("nan"), float("nan"), float("nan")
+    return statistics.median(values), min(values), max(values)
+
+
+def fmt(m, unit=""):
+    med, lo, hi = m
+    return "%.3g%s (%.3g..%.3g)" % (med, unit, lo, hi)
+
+
+def verdict(name, measured, target, ok):
+    verdicts.append((name, target, measured, "PASS" if ok else "FAIL"))
+
+
+def bench_cpu(tmp):
+    """Profiler CPU per 1000 samples and peak RSS, 999 Hz, 2 busy threads."""
+    log("bench: profiler CPU, %d rounds of %d s" % (REPS, DURATION))
+    names = ["profile bpf", "profile perf", "perf -g", "perf dwarf", "bpftrace"]
+    cpu = {n: [] for n in names}
+    rss = {n: [] for n in names}
+    for rep in range(REPS):
+        for n in names:
+            load = start_load(2, DURATION + 3)
+            time.sleep(0.3)
+            if n == "profile bpf":
+                x = ours("bpf", 999, DURATION)
+            elif n == "profile perf":
+                x = ours("perf", 999, DURATION)
+            elif n == "perf -g":
+                x = perf_anchor("fp", 999, DURATION, tmp)
+            elif n == "perf dwarf":
+                x = perf_anchor("dwarf", 999, DURATION, tmp)
+            else:
+                x = bpftrace_anchor(999, DURATION)
+            load.kill()
+            load.wait()
+            cpu[n].append(per_k(x))
+            rss[n].append(x["rss"] / 1024.0)
+    base = med_spread(cpu["perf -g"])[0]
+    for n in names:
+        m = med_spread(cpu[n])
+        results.append(("cpu", n, "%s ms CPU / 1000 samples, ratio %.2f, peak RSS %s" % (
+            fmt((m[0] * 1000, m[1] * 1000, m[2] * 1000)), m[0] / base, fmt(med_spread(rss[n]), " MB"))))
+    r_bpf = med_spread(cpu["profile bpf"])[0] / base
+    r_perf = med_spread(cpu["profile perf"])[0] / base
+    verdict("bpf backend CPU vs perf -g", "%.2fx" % r_bpf, "<= 0.5x", r_bpf <= 0.5)
+    verdict("perf backend (fp) CPU vs perf -g", "%.2fx" % r_perf, "<= 1.0x", r_perf <= 1.0)
+    rss_perf = med_spread(rss["profile perf"])[0]
+    verdict("peak RSS, perf backend (fp)", "%.1f MB" % rss_perf, "<= 20 MB", rss_perf <= 20)
+    results.append(("cpu", "dwarf mode", "not built yet (DWARF unwinding issue): no ratio"))
+
+
+def prog_stats():
+    out = subprocess.run(["bpftool", "-j", "prog", "show"], capture_output=True,
+                         text=True).stdout
+    return {(p.get("name"), p["id"]): (p.get("run_time_ns", 0), p.get("run_cnt", 0))
+            for p in json.loads(out or "[]") if p.get("type") == "perf_event"}
+
+
+def bench_in_kernel():
+    """In-kernel ns per sample: ours and bpftrace's program, running at the same time."""
+    log("bench: in-kernel cost per sample")
+    subprocess.run(["sysctl", "-q", "kernel.bpf_stats_enabled=1"], check=True)
+    ours_ns, bt_ns = [], []
+    try:
+        for rep in range(REPS):
+            load = start_load(2, DURATION + 3)
+            p = Run([PROFILE, "--backend", "bpf", "-F", "999", "-f", str(DURATION + 1)])
+            b = Run(["bpftrace", "-e", "profile:hz:999 { @[kstack, ustack, comm] = count(); }"],
+                    stop_after=DURATION + 1.5)
+            time.sleep(DURATION)
+            st = prog_stats()
+            for (name, _), (ns, cnt) in st.items():
+                if cnt and name == "profile_sample":
+                    ours_ns.append(ns / cnt)
+                elif cnt:
+                    bt_ns.append(ns / cnt)
+            p.wait()
+            b.wait()
+            load.kill()
+            load.wait()
+    finally:
+        subprocess.run(["sysctl", "-q", "kernel.bpf_stats_enabled=0"])
+    o, b = med_spread(ours_ns), med_spread(bt_ns)
+    results.append(("kernel", "profile bpf program", fmt(o, " ns/sample")))
+    results.append(("kernel", "bpftrace program", fmt(b, " ns/sample")))
+    ratio = o[0] / b[0] if b[0] else float("nan")
+    verdict("in-kernel cost per sample vs bpftrace", "%.2fx" % ratio, "<= 0.8x", ratio <= 0.8)
+
+
+def bench_latency(tmp):
+    """From the end of sampling (SIGINT) to the last byte of output, by unique stacks."""
+    log("bench: report latency")
+    for paths, secs in ((100, 2), (10000, 5), (100000, 12)):
+        if QUICK and paths > 10000:
+            continue
+        for backend in ("bpf", "perf"):
+            lat, uniq = [], []
+            for rep in range(REPS):
+                load = subprocess.Popen([os.path.join(WORK, "manystacks"), str(paths),
+                                         str(secs + 2)])
+                time.sleep(0.3)
+                size = str(max(16384, 4 * paths))
+                extra = ["--stack-storage-size", size, "--hash-storage-size", size]
+                r = Run([PROFILE, "--backend", backend, "-F", "9999", "-f", *extra],
+                        stop_after=secs).wait()
+                load.kill()
+                load.wait()
+                lat.append((r.last_byte or r.end) - r.signal_time)
+                uniq.append(len(r.out.splitlines()))
+            m = med_spread(lat)
+            results.append(("latency", "%s, %d paths" % (backend, paths), "%s, %d unique stacks" % (
+                fmt((m[0] * 1000, m[1] * 1000, m[2] * 1000), " ms"), statistics.median(uniq))))
+            if paths == 10000:
+                verdict("report latency at ~10000 unique stacks (%s)" % backend,
+                        "%.0f ms" % (m[0] * 1000), "< 100 ms", m[0] < 0.1)
+    # The anchor's post-processing at 10000 paths: perf report on its file.
+    load = subprocess.Popen([os.path.join(WORK, "manystacks"), "10000", "7"])
+    time.sleep(0.3)
+    x = perf_anchor("fp", 9999, 5, tmp)
+    load.kill()
+    load.wait()
+    results.append(("latency", "perf report -g folded, 10000 paths", "%.0f ms" % (x["latency"] * 1000)))
+
+
+def bench_lost():
+    """9999 Hz on all CPUs: what the kernel could not deliver."""
+    secs = 5 if QUICK else 30
+    log("bench: lost samples at 9999 Hz, %d s" % secs)
+    for backend in ("perf", "bpf"):
+        load = start_load(2, secs + 3)
+        r = Run([PROFILE, "--backend", backend, "-F", "9999", "-f", str(secs)]).wait()
+        load.kill()
+        load.wait()
+        m = re.search(r"WARNING: (\d+) samples lost", r.err)
+        lost = int(m.group(1)) if m else 0
+        m = re.search(r"WARNING: (\d+) stack traces could not be displayed", r.err)
+        missed = int(m.group(1)) if m else 0
+        results.append(("lost", backend, "%d samples lost, %d stacks missed" % (lost, missed)))
+        verdict("lost samples at 9999 Hz (%s)" % backend, "%d lost, %d missed" % (lost, missed),
+                "0", lost == 0 and missed == 0)
+
+
+def bench_growth(tmp):
+    """CPU per 1000 samples as frequency and busy threads grow."""
+    log("bench: growth with frequency and threads")
+    secs = 2 if QUICK else 3
+    for freq in (49, 999, 9999):
+        for threads in (1, 2, 8):
+            row = []
+            for n in ("profile bpf", "profile perf", "perf -g"):
+                load = start_load(threads, secs + 3)
+                time.sleep(0.2)
+                if n == "profile bpf":
+                    x = ours("bpf", freq, secs)
+                elif n == "profile perf":
+                    x = ours("perf", freq, secs)
+                else:
+                    x = perf_anchor("fp", freq, secs, tmp)
+                load.kill()
+                load.wait()
+                row.append("%s %.2f ms" % (n, per_k(x) * 1000))
+            results.append(("growth", "%d Hz, %d threads" % (freq, threads), "; ".join(row)))
+
+
+def main():
+    if os.geteuid() != 0:
+        sys.exit("bench: run as root (system-wide profiling, bpf_stats)")
+    ensure_tools()
+    with tempfile.TemporaryDirectory() as tmp:
+        bench_cpu(tmp)
+        bench_in_kernel()
+        bench_latency(tmp)
+        bench_lost()
+        bench_growth(tmp)
+    print("# profile benchmark, %s, kernel %s, %d CPUs" % (
+        time.strftime("%Y-%m-%d"), os.uname().release, os.cpu_count()))
+    section = None
+    for sec, name, value in results:
+        if sec != section:
+            print("\n## %s" % sec)
+            section = sec
+        print("- %-36s %s" % (name, value))
+    print("\n## targets")
+    for name, target, measured, v in verdicts:
+        print("- %-4s %-48s %-14s (target %s)" % (v, name, measured, target))
+
+
+if __name__ == "__main__":
+    main()
