@@ -40,6 +40,7 @@ struct elf_symtab {
 	size_t nr_segs;
 	struct section_range *sections;	/* by section index */
 	size_t nr_sections;
+	char build_id[130];		/* hex, "" if none */
 	enum elf_sym_source source;
 };
 
@@ -399,6 +400,8 @@ static struct elf_symtab *load_elf(Elf *elf, const char *path)
 		err = read_sections(elf, st);
 	if (err)
 		goto err_out;
+	if (!read_build_id(elf, st->build_id, sizeof(st->build_id)))
+		st->build_id[0] = '\0';
 
 	scn = find_section(elf, SHT_SYMTAB, NULL);
 	if (scn) {
@@ -484,6 +487,11 @@ void elf_symtab__free(struct elf_symtab *st)
 	free(st->segs);
 	free(st->sections);
 	free(st);
+}
+
+const char *elf_symtab__build_id(const struct elf_symtab *st)
+{
+	return st->build_id[0] ? st->build_id : NULL;
 }
 
 enum elf_sym_source elf_symtab__source(const struct elf_symtab *st)

@@ -28,6 +28,8 @@ struct elf_symtab *elf_symtab__load_mem(const void *image, size_t size);
 void elf_symtab__free(struct elf_symtab *st);
 
 enum elf_sym_source elf_symtab__source(const struct elf_symtab *st);
+/* The GNU build-id in hex, or NULL. */
+const char *elf_symtab__build_id(const struct elf_symtab *st);
 size_t elf_symtab__count(const struct elf_symtab *st);
 
 /*

@@ -13,6 +13,8 @@ enum {
 	OPT_HASH_STORAGE = 0x100,
 	OPT_STACK_STORAGE,
 	OPT_BACKEND,
+	OPT_FORMAT,
+	OPT_OUTPUT,
 };
 
 static const struct option long_options[] = {
@@ -32,6 +34,8 @@ static const struct option long_options[] = {
 	{ "stack-storage-size", required_argument, NULL, OPT_STACK_STORAGE },
 	{ "cpu", required_argument, NULL, 'C' },
 	{ "backend", required_argument, NULL, OPT_BACKEND },
+	{ "format", required_argument, NULL, OPT_FORMAT },
+	{ "output", required_argument, NULL, OPT_OUTPUT },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ 0 },
 };
@@ -41,6 +45,7 @@ void options__usage(FILE *out)
 	fputs("usage: profile [-h] [-p PID | -L TID] [-U | -K] [-F FREQUENCY | -c COUNT] [-d] [-a]\n"
 	      "               [-A] [-I] [-f] [--hash-storage-size N] [--stack-storage-size N]\n"
 	      "               [-C CPU] [--backend auto|bpf|perf] [-v]\n"
+	      "               [--format bcc|folded|svg|pprof] [--output FILE]\n"
 	      "               [duration] [-- COMMAND [ARGS...]]\n"
 	      "\n"
 	      "Profile CPU stack traces at a timed interval\n"
@@ -75,6 +80,10 @@ void options__usage(FILE *out)
 	      "  --backend auto|bpf|perf\n"
 	      "                        where stacks are counted (default auto)\n"
 	      "  -v, --verbose         explain the choices made (repeat for more)\n"
+	      "  --format bcc|folded|svg|pprof\n"
+	      "                        report format: bcc's (default), folded (-f), an\n"
+	      "                        interactive flame graph, or gzip'ed pprof\n"
+	      "  --output FILE         write the report to FILE instead of standard output\n"
 	      "\n"
 	      "examples:\n"
 	      "    profile             # profile stack traces at 49 Hertz until Ctrl-C\n"
@@ -287,6 +296,32 @@ enum options_result options__parse(int argc, char **argv, struct profile_opts *o
 			break;
 		case 'f':
 			opts->folded = true;
+			opts->format = FORMAT_FOLDED;
+			break;
+		case OPT_FORMAT:
+			if (!strcmp(optarg, "bcc"))
+				opts->format = FORMAT_BCC;
+			else if (!strcmp(optarg, "folded"))
+				opts->format = FORMAT_FOLDED;
+			else if (!strcmp(optarg, "svg"))
+				opts->format = FORMAT_SVG;
+			else if (!strcmp(optarg, "pprof"))
+				opts->format = FORMAT_PPROF;
+			else {
+				set_err(err, err_len,
+					"argument --format: invalid choice '%s' (choose from bcc, folded, "
+					"svg, pprof)",
+					optarg);
+				return OPTIONS_USAGE_ERROR;
+			}
+			opts->folded = opts->format == FORMAT_FOLDED;
+			break;
+		case OPT_OUTPUT:
+			if (!*optarg) {
+				set_err(err, err_len, "argument --output: expected a file name");
+				return OPTIONS_USAGE_ERROR;
+			}
+			opts->output = optarg;
 			break;
 		case OPT_HASH_STORAGE:
 			if (parse_positive("--hash-storage-size", optarg, 1 << 26, &v, err, err_len))

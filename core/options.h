@@ -18,6 +18,13 @@ enum backend_choice {
 	BACKEND_PERF,
 };
 
+enum output_format {
+	FORMAT_BCC,		/* bcc's multi-line report */
+	FORMAT_FOLDED,		/* -f: one line per stack */
+	FORMAT_SVG,		/* an interactive flame graph */
+	FORMAT_PPROF,		/* gzip'ed profile.proto */
+};
+
 struct profile_opts {
 	pid_t *pids;		/* -p: processes (tgids) */
 	int nr_pids;
@@ -31,7 +38,9 @@ struct profile_opts {
 	bool annotations;	/* -a */
 	bool addresses;		/* -A */
 	bool include_idle;	/* -I */
-	bool folded;		/* -f */
+	bool folded;		/* -f or --format folded */
+	enum output_format format;
+	const char *output;	/* --output FILE, NULL for stdout */
 	unsigned int hash_storage_size;
 	unsigned int stack_storage_size;
 	int cpu;		/* -C, -1 for all */

@@ -17,6 +17,8 @@
 #include "core/log.h"
 #include "core/report.h"
 #include "core/symbolize.h"
+#include "core/flamegraph.h"
+#include "core/pprof.h"
 
 /* Drain at least this often, so that /proc is read while processes live. */
 #define DRAIN_INTERVAL_MS 100
@@ -64,6 +66,34 @@ static void drain_wake_pipe(void)
 
 	while (read(wake_pipe[0], buf, sizeof(buf)) > 0)
 		;
+}
+
+static uint64_t wall_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/*
+ * The report file, opened before sampling so that a bad path fails at once.
+ * O_NOFOLLOW: a symlink placed where the report goes is not followed.
+ */
+static FILE *open_output(const char *path)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+	FILE *f;
+
+	if (fd < 0) {
+		pr_warn("argument --output: cannot create %s: %s\n", path,
+			errno == ELOOP ? "it is a symbolic link" : strerror(errno));
+		return NULL;
+	}
+	f = fdopen(fd, "w");
+	if (!f)
+		close(fd);
+	return f;
 }
 
 static int64_t now_ms(void)
@@ -161,21 +191,91 @@ static void print_lost_warning(const struct backend_stats *st)
 					: "the ring buffer was full; lower -F or profile fewer CPUs");
 }
 
-static int report(const struct profile_opts *opts, struct profile_core *core,
-		  struct symbolizer *sym, const struct backend_stats *st)
+/* What was profiled, for titles: "command make", "PID [1, 2]", "all threads". */
+static void describe_target(const struct profile_opts *o, char *buf, size_t len)
+{
+	size_t n = 0;
+
+	if (o->command) {
+		n += snprintf(buf, len, "command");
+		for (int i = 0; o->command[i] && n < len; i++)
+			n += snprintf(buf + n, len - n, " %s", o->command[i]);
+	} else if (o->nr_pids || o->nr_tids) {
+		const pid_t *ids = o->nr_pids ? o->pids : o->tids;
+		int nr = o->nr_pids ? o->nr_pids : o->nr_tids;
+
+		n += snprintf(buf, len, "%s [", o->nr_pids ? "PID" : "TID");
+		for (int i = 0; i < nr && n < len; i++)
+			n += snprintf(buf + n, len - n, "%s%d", i ? ", " : "", (int)ids[i]);
+		if (n < len)
+			snprintf(buf + n, len - n, "]");
+	} else {
+		snprintf(buf, len, "all threads");
+	}
+}
+
+struct run_info {
+	const char *backend;
+	uint64_t start_ns;	/* wall clock */
+	int64_t duration_ms;
+};
+
+static int write_report(FILE *out, const struct profile_opts *opts, struct profile_core *core,
+			struct symbolizer *sym, const struct run_info *ri, struct report_stats *rs)
 {
 	struct report_opts ro = {
-		.folded = opts->folded,
+		.folded = opts->format != FORMAT_BCC,
 		.delimited = opts->delimited,
 		.annotations = opts->annotations,
 		.addresses = opts->addresses,
 		.user_only = opts->user_only,
 		.kernel_only = opts->kernel_only,
 	};
+	char target[512], title[768];
+	struct printed_stacks list;
+	int err;
+
+	memset(rs, 0, sizeof(*rs));
+	describe_target(opts, target, sizeof(target));
+	if (opts->format == FORMAT_SVG) {
+		/* Kernel frames are told apart by their annotation; "-" splits user from kernel. */
+		ro.annotations = true;
+		ro.delimited = true;
+		err = report__collect(&core->agg, sym, &ro, &list, rs);
+		if (err)
+			return err;
+		snprintf(title, sizeof(title), "profile of %s (%s backend, %s%llu %s, %.1f s)",
+			 target, ri->backend, opts->frequency ? "" : "every ",
+			 (unsigned long long)(opts->frequency ? opts->frequency : opts->period),
+			 opts->frequency ? "Hz" : "events", ri->duration_ms / 1000.0);
+		err = flamegraph__write(out, &list, title);
+		printed_stacks__free(&list);
+		return err;
+	}
+	if (opts->format == FORMAT_PPROF) {
+		struct pprof_meta meta = {
+			/* cpu-clock counts nanoseconds: a sample stands for its period. */
+			.period_ns = opts->frequency ? 1000000000ULL / opts->frequency : opts->period,
+			.start_ns = ri->start_ns,
+			.duration_ns = (uint64_t)ri->duration_ms * 1000000,
+			.comment = target,
+			.user_only = opts->user_only,
+			.kernel_only = opts->kernel_only,
+		};
+
+		rs->samples = core->agg.total;
+		return pprof__write(out, &core->agg, sym, &meta);
+	}
+	return report__print(out, &core->agg, sym, &ro, rs);
+}
+
+static int report(FILE *out, const struct profile_opts *opts, struct profile_core *core,
+		  struct symbolizer *sym, const struct backend_stats *st, const struct run_info *ri)
+{
 	struct report_stats rs;
 	int err;
 
-	err = report__print(stdout, &core->agg, sym, &ro, &rs);
+	err = write_report(out, opts, core, sym, ri, &rs);
 	if (err)
 		pr_warn("writing the report: %s\n", strerror(-err));
 	report__print_warnings(stderr, &rs, st->hash_full);
@@ -195,7 +295,9 @@ int profile__run(const struct profile_opts *opts, const struct backend_ops *cons
 	struct backend_stats st = { 0 };
 	struct launch child = { .pid = -1 };
 	struct symbolizer *sym = NULL;
-	int64_t t_end, t_drained;
+	struct run_info ri = { 0 };
+	int64_t t_start = 0, t_end, t_drained;
+	FILE *out = stdout;
 	bool launched = false;
 	int err, code = 1;
 
@@ -203,6 +305,11 @@ int profile__run(const struct profile_opts *opts, const struct backend_ops *cons
 	if (opts->cpu >= 0 && !cpu_is_online(opts->cpu)) {
 		pr_warn("argument -C/--cpu: CPU %d is not online\n", opts->cpu);
 		return EXIT_USAGE;
+	}
+	if (opts->output) {
+		out = open_output(opts->output);
+		if (!out)
+			return 1;
 	}
 	if (install_signals()) {
 		pr_warn("cannot set up signal handling: %s\n", strerror(errno));
@@ -239,10 +346,13 @@ int profile__run(const struct profile_opts *opts, const struct backend_ops *cons
 		pr_warn("reading /proc: %s\n", strerror(-err));
 		goto out;
 	}
-	if (!opts->folded) {
-		options__print_header(stdout, opts);
-		fflush(stdout);
+	if (opts->format == FORMAT_BCC) {
+		options__print_header(out, opts);
+		fflush(out);
 	}
+	ri.backend = ops->name;
+	ri.start_ns = wall_ns();
+	t_start = now_ms();
 	err = ops->start(b);
 	if (err)
 		goto out;
@@ -265,9 +375,10 @@ int profile__run(const struct profile_opts *opts, const struct backend_ops *cons
 		goto out;
 	}
 	ops->stats(b, &st);
-	if (!opts->folded)
-		putchar('\n');
-	err = report(opts, &core, sym, &st);
+	ri.duration_ms = t_end - t_start;
+	if (opts->format == FORMAT_BCC)
+		fputc('\n', out);
+	err = report(out, opts, &core, sym, &st, &ri);
 	if (err)
 		goto out;
 	pr_debug("timing: final drain %lld ms, report %lld ms\n", (long long)(t_drained - t_end),
@@ -286,5 +397,9 @@ out:
 		ops->close(b);
 	core__fini(&core);
 	symbolizer__free(sym);
+	if (out != stdout && fclose(out) && code == 0) {
+		pr_warn("writing %s: %s\n", opts->output, strerror(errno));
+		code = 1;
+	}
 	return code;
 }

@@ -149,11 +149,6 @@ static void format_multiline(struct strbuf *sb, struct symbolizer *sym,
 	sb_printf(sb, "    %-16s %s (%d)\n", "-", e->comm, (int)e->pid);
 }
 
-struct printed_stack {
-	char *text;
-	uint64_t count;
-};
-
 static uint64_t text_hash(const void *key)
 {
 	const struct printed_stack *p = key;
@@ -169,8 +164,7 @@ static bool text_equal(const void *a, const void *b)
 
 static int cmp_printed(const void *a, const void *b)
 {
-	const struct printed_stack *x = *(const struct printed_stack *const *)a;
-	const struct printed_stack *y = *(const struct printed_stack *const *)b;
+	const struct printed_stack *x = a, *y = b;
 
 	if (x->count != y->count)
 		return x->count < y->count ? -1 : 1;
@@ -190,18 +184,18 @@ static void count_missing(const struct agg_entry *e, const struct report_opts *o
 	}
 }
 
-int report__print(FILE *out, const struct agg *agg, struct symbolizer *sym,
-		  const struct report_opts *opts, struct report_stats *stats)
+int report__collect(const struct agg *agg, struct symbolizer *sym, const struct report_opts *opts,
+		    struct printed_stacks *list, struct report_stats *stats)
 {
-	struct printed_stack **sorted = NULL;
 	struct hashmap merged;
 	struct hashmap_entry *ent;
 	struct agg_entry *e;
 	struct strbuf sb = { 0 };
-	size_t bkt, nr = 0;
+	size_t bkt;
 	int err = 0;
 
 	memset(stats, 0, sizeof(*stats));
+	memset(list, 0, sizeof(*list));
 	hashmap__init(&merged, text_hash, text_equal);
 
 	/* Identical printed stacks merge: the same text, whatever addresses made it. */
@@ -233,25 +227,22 @@ int report__print(FILE *out, const struct agg *agg, struct symbolizer *sym,
 		p->count += e->count;
 	}
 
-	sorted = calloc(merged.size ? merged.size : 1, sizeof(*sorted));
-	if (!sorted) {
+	list->stacks = calloc(merged.size ? merged.size : 1, sizeof(*list->stacks));
+	if (!list->stacks) {
 		err = -ENOMEM;
 		goto out;
 	}
-	hashmap__for_each(&merged, bkt, ent)
-		sorted[nr++] = ent->value;
-	qsort(sorted, nr, sizeof(*sorted), cmp_printed);
+	hashmap__for_each(&merged, bkt, ent) {
+		struct printed_stack *p = ent->value;
 
-	for (size_t i = 0; i < nr; i++) {
-		if (opts->folded)
-			fprintf(out, "%s %" PRIu64 "\n", sorted[i]->text, sorted[i]->count);
-		else
-			fprintf(out, "%s        %" PRIu64 "\n\n", sorted[i]->text, sorted[i]->count);
-		stats->samples += sorted[i]->count;
+		list->stacks[list->nr++] = *p;
+		list->total += p->count;
+		free(p);
 	}
-	stats->stacks = nr;
-	if (fflush(out) == EOF || ferror(out))
-		err = -EIO;
+	hashmap__clear(&merged);
+	qsort(list->stacks, list->nr, sizeof(*list->stacks), cmp_printed);
+	stats->stacks = list->nr;
+	stats->samples = list->total;
 out:
 	hashmap__for_each(&merged, bkt, ent) {
 		struct printed_stack *p = ent->value;
@@ -260,8 +251,38 @@ out:
 		free(p);
 	}
 	hashmap__clear(&merged);
-	free(sorted);
 	free(sb.buf);
+	if (err)
+		printed_stacks__free(list);
+	return err;
+}
+
+void printed_stacks__free(struct printed_stacks *list)
+{
+	for (size_t i = 0; i < list->nr; i++)
+		free(list->stacks[i].text);
+	free(list->stacks);
+	memset(list, 0, sizeof(*list));
+}
+
+int report__print(FILE *out, const struct agg *agg, struct symbolizer *sym,
+		  const struct report_opts *opts, struct report_stats *stats)
+{
+	struct printed_stacks list;
+	int err = report__collect(agg, sym, opts, &list, stats);
+
+	if (err)
+		return err;
+	for (size_t i = 0; i < list.nr; i++) {
+		if (opts->folded)
+			fprintf(out, "%s %" PRIu64 "\n", list.stacks[i].text, list.stacks[i].count);
+		else
+			fprintf(out, "%s        %" PRIu64 "\n\n", list.stacks[i].text,
+				list.stacks[i].count);
+	}
+	printed_stacks__free(&list);
+	if (fflush(out) == EOF || ferror(out))
+		err = -EIO;
 	return err;
 }
 

@@ -30,6 +30,24 @@ struct report_stats {
 	bool stack_map_collision;	/* a missed stack was -EEXIST */
 };
 
+/* One printed stack (folded line or multi-line block, without its count). */
+struct printed_stack {
+	char *text;
+	uint64_t count;
+};
+
+/* The merged stacks, sorted by count then text. */
+struct printed_stacks {
+	struct printed_stack *stacks;
+	size_t nr;
+	uint64_t total;
+};
+
+/* Symbolize, format and merge agg's stacks. Returns 0 or -errno. */
+int report__collect(const struct agg *agg, struct symbolizer *sym, const struct report_opts *opts,
+		    struct printed_stacks *list, struct report_stats *stats);
+void printed_stacks__free(struct printed_stacks *list);
+
 /* Print the report of agg to out. Returns 0 or -errno. */
 int report__print(FILE *out, const struct agg *agg, struct symbolizer *sym,
 		  const struct report_opts *opts, struct report_stats *stats);

@@ -161,6 +161,16 @@ void symbolizer__user(struct symbolizer *s, const struct addr_space *as, uint64_
 		out->name = elf_symtab__lookup_offset(e->st, off, &out->offset);
 }
 
+const char *symbolizer__build_id(struct symbolizer *s, const struct mapping *m)
+{
+	struct elf_cache_entry *e;
+
+	if (!m || m->path[0] != '/')
+		return NULL;
+	e = elf_for_mapping(s, m);
+	return e && e->st ? elf_symtab__build_id(e->st) : NULL;
+}
+
 void symbolizer__preload_kernel(struct symbolizer *s)
 {
 	const char *path = s->kallsyms_path ? s->kallsyms_path : "/proc/kallsyms";

@@ -5,7 +5,11 @@
 set -eu
 
 PACKAGES="build-essential pkg-config clang llvm libbpf-dev libelf-dev zlib1g-dev
-libunwind-dev check bpftool libc6-dbg binutils procps util-linux python3"
+libunwind-dev check bpftool libc6-dbg binutils procps util-linux python3
+protobuf-c-compiler libprotobuf-c-dev chromium"
+
+# The tests run pprof-format and playwright-core with node; Debian's if none is here.
+command -v node >/dev/null 2>&1 || PACKAGES="$PACKAGES nodejs npm"
 
 missing=""
 for p in $PACKAGES; do

@@ -23,6 +23,7 @@ int main(void)
 	srunner_add_suite(sr, report_suite());
 	srunner_add_suite(sr, identical_suite());
 	srunner_add_suite(sr, bpf_compat_suite());
+	srunner_add_suite(sr, outputs_suite());
 	srunner_add_suite(sr, cli_suite());
 	srunner_add_suite(sr, integration_suite());
 	srunner_add_suite(sr, compare_suite());
