@@ -121,6 +121,32 @@ START_TEST(pprof_decodes_to_the_folded_report)
 }
 END_TEST
 
+/* flamegraph.pl reads "stack count" lines with this expression; ours must all match. */
+START_TEST(folded_output_parses_as_flamegraph_pl_does)
+{
+	struct report_opts ro = { .folded = true, .delimited = true, .annotations = true };
+	struct report_stats st;
+	char path[700];
+	struct run_result r;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/f.folded", dir);
+	f = fopen(path, "w");
+	ck_assert_int_eq(report__print(f, &agg, sym, &ro, &st), 0);
+	fclose(f);
+	run_cmd((char *[]){ "/usr/bin/perl", "-ne",
+			    "chomp; my ($stack, $samples) = (/^(.*)\\s+?(\\d+(?:\\.\\d*)?)$/); "
+			    "die qq(unparsed line $.: $_\\n) unless defined $samples; "
+			    "die qq(empty frame in line $.\\n) if $stack =~ /(^|;)(;|$)/; "
+			    "$t += $samples; END { print qq($t\\n) }",
+			    path, NULL },
+		10, 0, &r);
+	ck_assert_msg(r.exit_code == 0, "%.300s", r.err);
+	ck_assert_str_eq(r.out, "46\n");
+	run_result_free(&r);
+}
+END_TEST
+
 START_TEST(pprof_types_period_mappings_labels)
 {
 	struct pprof_meta meta = { .period_ns = PERIOD_NS };
@@ -281,6 +307,7 @@ Suite *outputs_suite(void)
 	tcase_set_timeout(tc, 90);
 	tcase_add_test(tc, pprof_decodes_to_the_folded_report);
 	tcase_add_test(tc, pprof_types_period_mappings_labels);
+	tcase_add_test(tc, folded_output_parses_as_flamegraph_pl_does);
 	tcase_add_test(tc, svg_is_well_formed_and_marks_kernel_frames);
 	tcase_add_test(tc, svg_renders_searches_and_zooms_in_chromium);
 	suite_add_tcase(s, tc);
