@@ -367,7 +367,7 @@ static int bpf_open(struct backend **out, struct profile_core *core, pid_t targe
 	if (err)
 		goto err_out;
 	sideband_attr(&attr, target > 0);
-	err = ring_set__open(&b->sideband, "side-band", core, &attr, target, SIDEBAND_PAGES);
+	err = ring_set__open(&b->sideband, "side-band", core, &attr, &target, 1, SIDEBAND_PAGES);
 	if (err)
 		goto err_out;
 	pr_info("bpf: %d event(s); maps: %u stacks, 2 x %u counts\n", b->nr_events,

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "backend-perfring/decode.h"
@@ -21,6 +22,7 @@
 
 struct backend {
 	struct ring_set rs;
+	bool launched;		/* events enable themselves at the command's exec */
 	uint64_t samples;
 };
 
@@ -41,6 +43,8 @@ static void fill_attr(struct perf_event_attr *attr, const struct profile_opts *o
 	attr->sample_max_stack = MAX_STACK_DEPTH;
 	attr->exclude_callchain_kernel = o->user_only;
 	attr->exclude_callchain_user = o->kernel_only;
+	/* Without the right to sample the kernel, only user-mode samples are allowed. */
+	attr->exclude_kernel = o->no_kernel_access;
 	attr->mmap = 1;
 	attr->mmap2 = 1;
 	attr->comm = 1;
@@ -56,29 +60,97 @@ static void fill_attr(struct perf_event_attr *attr, const struct profile_opts *o
 	}
 }
 
+static bool process_is_ours(pid_t pid)
+{
+	char path[64];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
+	return stat(path, &st) == 0 && st.st_uid == geteuid();
+}
+
+/* Open and close one event like the real ones; returns 0 or -errno. */
+static int try_open(const struct profile_opts *opts, bool launch, bool user_mode_only, pid_t pid,
+		    int cpu)
+{
+	struct perf_attr_ladder ladder = { 0 };
+	struct perf_event_attr attr;
+	int fd;
+
+	fill_attr(&attr, opts, launch);
+	attr.enable_on_exec = 0;
+	attr.exclude_kernel = user_mode_only;
+	fd = perf_attr__open(&ladder, &attr, pid, cpu);
+	if (fd < 0)
+		return fd;
+	close(fd);
+	return 0;
+}
+
+/*
+ * The probe is the real call. System-wide needs root, CAP_PERFMON or
+ * perf_event_paranoid <= 0; one's own processes can be sampled up to
+ * paranoid 2, user mode only above 1.
+ */
 static int perfring_probe(const struct profile_opts *opts, char *why, size_t why_len)
 {
-	struct perf_event_attr attr;
-	struct perf_attr_ladder ladder = { 0 };
-	bool system_wide = !opts->command;
-	int *cpus = NULL, fd, nr;
+	bool targeted = opts->command || opts->nr_pids || opts->nr_tids;
+	pid_t *tids = NULL;
+	pid_t task;
+	int *cpus = NULL, nr, err;
 
 	nr = ring_set__cpus(opts, &cpus);
 	if (nr < 0) {
 		snprintf(why, why_len, "cannot read the online CPUs: %s", strerror(-nr));
 		return nr;
 	}
-	fill_attr(&attr, opts, !system_wide);
-	attr.enable_on_exec = 0;
-	/* The probe is the real call: same event, our own pid when launching. */
-	fd = perf_attr__open(&ladder, &attr, system_wide ? -1 : 0, system_wide ? cpus[0] : -1);
+	err = opts->command ? -EACCES : try_open(opts, false, false, -1, cpus[0]);
 	free(cpus);
-	if (fd < 0) {
-		perf_open_error(fd, system_wide, why, why_len);
-		return fd;
+	if (!err || !targeted || (err != -EACCES && err != -EPERM)) {
+		if (err)
+			perf_open_error(err, true, why, why_len);
+		return err;
 	}
-	close(fd);
-	return 0;
+
+	/* Per task: our own pid stands for the command not yet started. */
+	if (opts->command) {
+		task = 0;
+	} else {
+		nr = ring_set__task_list(opts, &tids);
+		task = nr > 0 ? tids[0] : -1;
+		free(tids);
+		if (nr <= 0) {
+			snprintf(why, why_len, "no thread of the given processes is left");
+			return -ESRCH;
+		}
+	}
+	err = try_open(opts, !!opts->command, false, task, -1);
+	if (!err)
+		return 0;
+	if ((err == -EACCES) && !opts->kernel_only && !try_open(opts, !!opts->command, true, task, -1)) {
+		int paranoid = 2;
+		FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "re");
+
+		if (f) {
+			if (fscanf(f, "%d", &paranoid) != 1)
+				paranoid = 2;
+			fclose(f);
+		}
+		snprintf(why, why_len,
+			 "kernel.perf_event_paranoid is %d, which lets users without CAP_PERFMON "
+			 "sample user space only; kernel.perf_event_paranoid=1, CAP_PERFMON or root "
+			 "would add kernel stacks",
+			 paranoid);
+		return PROBE_USER_ONLY;
+	}
+	if (err == -EACCES && task > 0 && !process_is_ours(task))
+		snprintf(why, why_len,
+			 "perf_event_open on thread %d: %s: it belongs to another user; sampling it "
+			 "needs CAP_PERFMON or root",
+			 (int)task, strerror(-err));
+	else
+		perf_open_error(err, false, why, why_len);
+	return err;
 }
 
 int perfring__convert_sample(const struct decoded_sample *ds, struct proctrack *pt,
@@ -124,15 +196,33 @@ static int handle_sample(struct ring_set *rs, const struct perf_event_header *hd
 
 static int perfring_open(struct backend **out, struct profile_core *core, pid_t target)
 {
+	const struct profile_opts *o = core->opts;
 	struct perf_event_attr attr;
+	pid_t all = -1, *tids = NULL;
 	struct backend *b;
-	int err;
+	int err, nr;
 
 	b = calloc(1, sizeof(*b));
 	if (!b)
 		return -ENOMEM;
-	fill_attr(&attr, core->opts, target > 0);
-	err = ring_set__open(&b->rs, "perf", core, &attr, target, DEFAULT_DATA_PAGES);
+	b->launched = target > 0;
+	fill_attr(&attr, o, target > 0);
+	if (target > 0) {
+		err = ring_set__open(&b->rs, "perf", core, &attr, &target, 1, DEFAULT_DATA_PAGES);
+	} else if (!o->no_kernel_access && !try_open(o, false, false, -1, o->cpu >= 0 ? o->cpu : 0)) {
+		/* System-wide, filtered in the core. */
+		err = ring_set__open(&b->rs, "perf", core, &attr, &all, 1, DEFAULT_DATA_PAGES);
+	} else {
+		/* Not allowed system-wide: the -p/-L threads themselves, inherited by new ones. */
+		nr = ring_set__task_list(o, &tids);
+		attr.inherit = 1;
+		err = nr > 0 ? ring_set__open(&b->rs, "perf", core, &attr, tids, nr,
+					      DEFAULT_DATA_PAGES)
+			     : -ESRCH;
+		if (!err)
+			pr_info("perf: sampling %d thread(s) of the given processes\n", nr);
+		free(tids);
+	}
 	if (err) {
 		free(b);
 		return err;
@@ -145,7 +235,7 @@ static int perfring_open(struct backend **out, struct profile_core *core, pid_t 
 static int perfring_start(struct backend *b)
 {
 	/* A launched command's events enable themselves at its exec. */
-	if (b->rs.target > 0)
+	if (b->launched)
 		return 0;
 	return ring_set__enable(&b->rs);
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 #include "backend-perfring/ringset.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,17 +38,31 @@ static int read_paranoid(void)
 
 void perf_open_error(int err, bool system_wide, char *why, size_t len)
 {
+	int paranoid = read_paranoid();
+
 	if ((err == -EACCES || err == -EPERM) && geteuid() == 0)
 		snprintf(why, len,
 			 "perf_event_open: %s although running as root: a seccomp filter or a "
 			 "security module refuses it",
 			 strerror(-err));
-	else if (err == -EACCES || err == -EPERM)
+	else if (err == -EPERM)
+		/* The paranoid checks answer EACCES; EPERM comes from seccomp or an LSM. */
+		snprintf(why, len,
+			 "perf_event_open: %s: a seccomp filter or a security module refuses it "
+			 "(a container runtime's default profile does)",
+			 strerror(-err));
+	else if (err == -EACCES && paranoid >= 3)
+		snprintf(why, len,
+			 "perf_event_open: %s: kernel.perf_event_paranoid is %d, which (a Debian "
+			 "and Android patch) refuses perf_event_open to users without CAP_PERFMON; "
+			 "set it to 2 or lower, or run with CAP_PERFMON or as root",
+			 strerror(-err), paranoid);
+	else if (err == -EACCES)
 		snprintf(why, len,
 			 "perf_event_open: %s: %s needs root, CAP_PERFMON, or "
 			 "kernel.perf_event_paranoid <= %d (now %d)",
 			 strerror(-err), system_wide ? "system-wide sampling" : "kernel sampling",
-			 system_wide ? 0 : 1, read_paranoid());
+			 system_wide ? 0 : 1, paranoid);
 	else if (err == -ENOSYS)
 		snprintf(why, len, "perf_event_open: not supported by this kernel");
 	else if (err == -ENOENT || err == -EOPNOTSUPP)
@@ -69,23 +84,29 @@ int ring_set__cpus(const struct profile_opts *opts, int **cpus)
 	return cpus__online(cpus);
 }
 
-static int open_one(struct ring_set *rs, struct ring_event *ev, struct perf_event_attr *attr,
-		    int cpu)
+static int open_fd(struct ring_set *rs, struct perf_event_attr *attr, pid_t task, int cpu)
 {
 	char why[256];
-	int err;
+	int fd;
 
-	ev->cpu = cpu;
 	attr->wakeup_watermark = rs->data_pages * (uint32_t)sysconf(_SC_PAGESIZE) / 4;
-	ev->fd = perf_attr__open(&rs->ladder, attr, rs->target > 0 ? rs->target : -1, cpu);
-	if (ev->fd < 0) {
-		perf_open_error(ev->fd, rs->target <= 0, why, sizeof(why));
+	fd = perf_attr__open(&rs->ladder, attr, task, cpu);
+	if (fd == -ESRCH)
+		return fd;	/* a thread that exited meanwhile: nothing to sample */
+	if (fd < 0) {
+		perf_open_error(fd, task < 0, why, sizeof(why));
 		pr_warn("%s (CPU %d)\n", why, cpu);
-		return ev->fd;
+		return fd;
 	}
 	rs->sample_type = attr->sample_type;
 	rs->sample_id_all = attr->sample_id_all;
 	rs->comm_exec = attr->comm_exec;
+	return fd;
+}
+
+static int map_ring(struct ring_set *rs, struct ring_event *ev)
+{
+	int err;
 
 	/* Locked-memory limits refuse large rings with EPERM: halve and retry. */
 	for (;;) {
@@ -95,22 +116,109 @@ static int open_one(struct ring_set *rs, struct ring_event *ev, struct perf_even
 		if (err != -EPERM || rs->data_pages <= MIN_DATA_PAGES)
 			break;
 		rs->data_pages /= 2;
-		pr_info("%s: ring of CPU %d refused, retrying with %u pages\n", rs->what, cpu,
-			rs->data_pages);
+		pr_info("%s: ring of CPU %d refused (perf_event_mlock_kb, RLIMIT_MEMLOCK), "
+			"retrying with %u pages\n",
+			rs->what, ev->cpu, rs->data_pages);
 	}
-	pr_warn("%s: mmap of the ring buffer of CPU %d: %s\n", rs->what, cpu, strerror(-err));
+	pr_warn("%s: mmap of the ring buffer of CPU %d: %s (locked memory: "
+		"kernel.perf_event_mlock_kb and ulimit -l)\n",
+		rs->what, ev->cpu, strerror(-err));
 	return err;
 }
 
+/* Every task's event on this CPU; the first owns the ring, the others write into it. */
+static int open_cpu(struct ring_set *rs, struct ring_event *ev, struct perf_event_attr *attr,
+		    const pid_t *tasks, int nr_tasks, int cpu)
+{
+	int err;
+
+	ev->cpu = cpu;
+	ev->fd = -1;
+	for (int t = 0; t < nr_tasks; t++) {
+		int fd = open_fd(rs, attr, tasks[t], cpu);
+
+		if (fd == -ESRCH)
+			continue;
+		if (fd < 0)
+			return fd;
+		if (ev->fd < 0) {
+			ev->fd = fd;
+			err = map_ring(rs, ev);
+			if (err)
+				return err;
+			continue;
+		}
+		ev->more_fds = realloc(ev->more_fds, (ev->nr_more + 1) * sizeof(int));
+		if (!ev->more_fds) {
+			close(fd);
+			return -ENOMEM;
+		}
+		ev->more_fds[ev->nr_more++] = fd;
+		if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, ev->fd)) {
+			err = -errno;
+			pr_warn("%s: sharing the ring of CPU %d: %s\n", rs->what, cpu, strerror(-err));
+			return err;
+		}
+	}
+	if (ev->fd < 0) {
+		pr_warn("%s: none of the threads to profile exists any more\n", rs->what);
+		return -ESRCH;
+	}
+	return 0;
+}
+
+int ring_set__task_list(const struct profile_opts *opts, pid_t **tids)
+{
+	int nr = 0, cap = 16;
+
+	*tids = malloc(cap * sizeof(**tids));
+	if (!*tids)
+		return -ENOMEM;
+	if (opts->nr_tids) {
+		free(*tids);
+		*tids = malloc(opts->nr_tids * sizeof(**tids));
+		if (!*tids)
+			return -ENOMEM;
+		memcpy(*tids, opts->tids, opts->nr_tids * sizeof(**tids));
+		return opts->nr_tids;
+	}
+	for (int i = 0; i < opts->nr_pids; i++) {
+		char path[64];
+		DIR *dir;
+		struct dirent *de;
+
+		snprintf(path, sizeof(path), "/proc/%d/task", (int)opts->pids[i]);
+		dir = opendir(path);
+		if (!dir)
+			continue;	/* gone: its events would fail with ESRCH anyway */
+		while ((de = readdir(dir))) {
+			if (de->d_name[0] < '0' || de->d_name[0] > '9')
+				continue;
+			if (nr == cap) {
+				pid_t *tmp = realloc(*tids, (cap *= 2) * sizeof(**tids));
+
+				if (!tmp) {
+					closedir(dir);
+					return -ENOMEM;
+				}
+				*tids = tmp;
+			}
+			(*tids)[nr++] = (pid_t)atoi(de->d_name);
+		}
+		closedir(dir);
+	}
+	return nr;
+}
+
 int ring_set__open(struct ring_set *rs, const char *what, struct profile_core *core,
-		   struct perf_event_attr *attr, pid_t target, unsigned int data_pages)
+		   struct perf_event_attr *attr, const pid_t *tasks, int nr_tasks,
+		   unsigned int data_pages)
 {
 	int *cpus = NULL, nr, err;
 
 	memset(rs, 0, sizeof(*rs));
 	rs->what = what;
 	rs->core = core;
-	rs->target = target;
 	rs->data_pages = data_pages;
 	nr = ring_set__cpus(core->opts, &cpus);
 	if (nr < 0) {
@@ -124,9 +232,8 @@ int ring_set__open(struct ring_set *rs, const char *what, struct profile_core *c
 		goto err_out;
 	}
 	for (int i = 0; i < nr; i++) {
-		rs->events[i].fd = -1;
 		rs->nr_events++;
-		err = open_one(rs, &rs->events[i], attr, cpus[i]);
+		err = open_cpu(rs, &rs->events[i], attr, tasks, nr_tasks, cpus[i]);
 		if (err)
 			goto err_out;
 		rs->pfds[i].fd = rs->events[i].fd;
@@ -136,7 +243,8 @@ int ring_set__open(struct ring_set *rs, const char *what, struct profile_core *c
 		if (rs->ladder.dropped[f])
 			pr_info("%s: this kernel lacks %s; working without it\n", what,
 				perf_attr_feature__name(f));
-	pr_info("%s: %d event(s), rings of %u data pages each\n", what, nr, rs->data_pages);
+	pr_info("%s: %d event(s) on %d CPU(s), rings of %u data pages each\n", what,
+		nr * (nr_tasks > 0 ? nr_tasks : 1), nr, rs->data_pages);
 	free(cpus);
 	return 0;
 
@@ -146,23 +254,30 @@ err_out:
 	return err;
 }
 
+static int set_enabled(struct ring_set *rs, unsigned long request)
+{
+	for (int i = 0; i < rs->nr_events; i++) {
+		struct ring_event *ev = &rs->events[i];
+
+		for (int j = -1; j < ev->nr_more; j++)
+			if (ioctl(j < 0 ? ev->fd : ev->more_fds[j], request, 0) < 0) {
+				int err = -errno;
+
+				pr_warn("%s: enable CPU %d: %s\n", rs->what, ev->cpu, strerror(-err));
+				return err;
+			}
+	}
+	return 0;
+}
+
 int ring_set__enable(struct ring_set *rs)
 {
-	for (int i = 0; i < rs->nr_events; i++)
-		if (ioctl(rs->events[i].fd, PERF_EVENT_IOC_ENABLE, 0) < 0) {
-			int err = -errno;
-
-			pr_warn("%s: enable CPU %d: %s\n", rs->what, rs->events[i].cpu,
-				strerror(-err));
-			return err;
-		}
-	return 0;
+	return set_enabled(rs, PERF_EVENT_IOC_ENABLE);
 }
 
 void ring_set__disable(struct ring_set *rs)
 {
-	for (int i = 0; i < rs->nr_events; i++)
-		ioctl(rs->events[i].fd, PERF_EVENT_IOC_DISABLE, 0);
+	set_enabled(rs, PERF_EVENT_IOC_DISABLE);
 }
 
 int ring_set__wait(struct ring_set *rs, int wake_fd, int timeout_ms)
@@ -349,9 +464,14 @@ uint64_t ring_set__bad_records(const struct ring_set *rs)
 void ring_set__close(struct ring_set *rs)
 {
 	for (int i = 0; i < rs->nr_events; i++) {
-		ring__fini(&rs->events[i].ring);
-		if (rs->events[i].fd >= 0)
-			close(rs->events[i].fd);
+		struct ring_event *ev = &rs->events[i];
+
+		for (int j = 0; j < ev->nr_more; j++)
+			close(ev->more_fds[j]);
+		free(ev->more_fds);
+		ring__fini(&ev->ring);
+		if (ev->fd >= 0)
+			close(ev->fd);
 	}
 	free(rs->events);
 	free(rs->pfds);

@@ -18,9 +18,11 @@
 #include "core/core.h"
 
 struct ring_event {
-	int fd;
+	int fd;			/* owns the ring */
 	int cpu;
 	struct perf_ring ring;
+	int *more_fds;		/* more events on this CPU writing into the same ring */
+	int nr_more;
 };
 
 struct batch_rec;
@@ -39,7 +41,6 @@ typedef int (*ring_sample_fn)(struct ring_set *rs, const struct perf_event_heade
 struct ring_set {
 	const char *what;		/* "perf" or "side-band", for messages */
 	struct profile_core *core;
-	pid_t target;			/* launched command, or -1 for all */
 	struct ring_event *events;
 	int nr_events;
 	struct pollfd *pfds;		/* one per event, plus a wake fd */
@@ -55,12 +56,18 @@ struct ring_set {
 };
 
 /*
- * Open one event per CPU from attr (pid = target or -1) and map its ring of
- * data_pages (shrunk when locked-memory limits refuse it). Prints why on
- * failure. Returns 0 or -errno.
+ * Open one event per CPU and task from attr, tasks being -1 (all), the
+ * launched command, or the threads of -p/-L when system-wide sampling is
+ * not allowed; the events of one CPU share one ring of data_pages (shrunk
+ * when locked-memory limits refuse it). Prints why on failure. Returns 0
+ * or -errno.
  */
 int ring_set__open(struct ring_set *rs, const char *what, struct profile_core *core,
-		   struct perf_event_attr *attr, pid_t target, unsigned int data_pages);
+		   struct perf_event_attr *attr, const pid_t *tasks, int nr_tasks,
+		   unsigned int data_pages);
+
+/* The threads of the -p processes, or the -L threads. Returns count or -errno. */
+int ring_set__task_list(const struct profile_opts *opts, pid_t **tids);
 int ring_set__enable(struct ring_set *rs);
 void ring_set__disable(struct ring_set *rs);
 int ring_set__wait(struct ring_set *rs, int wake_fd, int timeout_ms);

@@ -16,6 +16,8 @@
 
 struct backend;
 
+#define PROBE_USER_ONLY 1
+
 struct backend_stats {
 	uint64_t samples;	/* samples taken (before filtering) */
 	uint64_t lost;		/* samples the kernel could not deliver */
@@ -26,8 +28,9 @@ struct backend_stats {
 struct backend_ops {
 	const char *name;
 	/*
-	 * 0 if this backend can run here with these options; otherwise -errno
-	 * and a one-line reason in why.
+	 * 0 if this backend can run here with these options; PROBE_USER_ONLY
+	 * if it can, but without kernel samples (why says what would enable
+	 * them); otherwise -errno and a one-line reason in why.
 	 */
 	int (*probe)(const struct profile_opts *opts, char *why, size_t why_len);
 	/* Set up events; target is the launched command's pid, or -1. */

@@ -48,6 +48,8 @@ struct profile_opts {
 	int verbose;		/* -v, repeatable */
 	unsigned int duration;	/* seconds, 0 = until Ctrl-C */
 	char **command;		/* after --, NULL-terminated; NULL if none */
+	/* Set by the core, not the command line: */
+	bool no_kernel_access;	/* this user may not sample the kernel: user mode only */
 };
 
 enum options_result {

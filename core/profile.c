@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -78,18 +79,38 @@ static uint64_t wall_ns(void)
 
 /*
  * The report file, opened before sampling so that a bad path fails at once.
- * O_NOFOLLOW: a symlink placed where the report goes is not followed.
+ * Created safely in shared directories such as /tmp: a symlink placed where
+ * the report goes is not followed (O_NOFOLLOW), and an existing file is only
+ * replaced if it is a regular file of ours (or a character device such as
+ * /dev/null), never a FIFO, a directory or another user's file.
  */
 static FILE *open_output(const char *path)
 {
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+	int fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0644);
+	struct stat st;
 	FILE *f;
 
 	if (fd < 0) {
+		/* ENXIO: a FIFO nobody reads (O_NONBLOCK keeps us from waiting on it). */
 		pr_warn("argument --output: cannot create %s: %s\n", path,
-			errno == ELOOP ? "it is a symbolic link" : strerror(errno));
+			errno == ELOOP	 ? "it is a symbolic link"
+			: errno == ENXIO ? "it exists and is not a regular file"
+					 : strerror(errno));
 		return NULL;
 	}
+	if (fstat(fd, &st) || (!S_ISCHR(st.st_mode) && !S_ISREG(st.st_mode)) ||
+	    (S_ISREG(st.st_mode) && st.st_uid != geteuid())) {
+		pr_warn("argument --output: %s exists and is %s; not replacing it\n", path,
+			!S_ISREG(st.st_mode) ? "not a regular file" : "another user's file");
+		close(fd);
+		return NULL;
+	}
+	if (S_ISREG(st.st_mode) && ftruncate(fd, 0)) {
+		pr_warn("argument --output: cannot truncate %s: %s\n", path, strerror(errno));
+		close(fd);
+		return NULL;
+	}
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
 	f = fdopen(fd, "w");
 	if (!f)
 		close(fd);
@@ -115,7 +136,7 @@ static bool cpu_is_online(int cpu)
 	return found || nr < 0;
 }
 
-static const struct backend_ops *choose_backend(const struct profile_opts *opts,
+static const struct backend_ops *choose_backend(struct profile_opts *opts,
 						const struct backend_ops *const *backends)
 {
 	static const char *const names[] = { [BACKEND_BPF] = "bpf", [BACKEND_PERF] = "perf" };
@@ -130,8 +151,17 @@ static const struct backend_ops *choose_backend(const struct profile_opts *opts,
 			continue;
 		why[0] = '\0';
 		err = ops->probe(opts, why, sizeof(why));
+		if (err == PROBE_USER_ONLY) {
+			/* What a user without privileges can have: their own user stacks. */
+			opts->user_only = true;
+			opts->kernel_only = false;
+			opts->no_kernel_access = true;
+			pr_warn("note: kernel stacks are not collected: %s\n", why);
+			err = 0;
+		}
 		if (!err) {
 			pr_info("backend %s: usable; chosen\n", ops->name);
+			pr_info("unwind: frame pointers (callchains taken by the kernel)\n");
 			return ops;
 		}
 		if (opts->backend != BACKEND_AUTO) {
@@ -287,8 +317,10 @@ static int report(FILE *out, const struct profile_opts *opts, struct profile_cor
 	return err;
 }
 
-int profile__run(const struct profile_opts *opts, const struct backend_ops *const *backends)
+int profile__run(const struct profile_opts *cli, const struct backend_ops *const *backends)
 {
+	/* What the run does may differ from what was asked: user stacks only, say. */
+	struct profile_opts eff = *cli, *opts = &eff;
 	const struct backend_ops *ops;
 	struct profile_core core;
 	struct backend *b = NULL;

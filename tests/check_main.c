@@ -27,6 +27,7 @@ int main(void)
 	srunner_add_suite(sr, cli_suite());
 	srunner_add_suite(sr, integration_suite());
 	srunner_add_suite(sr, compare_suite());
+	srunner_add_suite(sr, restricted_suite());
 
 	if (geteuid() != 0 && !getenv("CK_EXCLUDE_TAGS")) {
 		fprintf(stderr, "tests: not root: skipping the tests tagged '%s'\n", TAG_ROOT);

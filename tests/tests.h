@@ -20,6 +20,7 @@ Suite *identical_suite(void);
 Suite *compare_suite(void);
 Suite *bpf_compat_suite(void);
 Suite *outputs_suite(void);
+Suite *restricted_suite(void);
 Suite *cli_suite(void);
 Suite *integration_suite(void);
 
