@@ -125,25 +125,6 @@ static struct profile_bpf *load_program(unsigned int hash, unsigned int stack, u
 	return skel;
 }
 
-static void fill_attr(struct perf_event_attr *attr, const struct profile_opts *o, bool launch)
-{
-	memset(attr, 0, sizeof(*attr));
-	attr->size = sizeof(*attr);
-	attr->type = PERF_TYPE_SOFTWARE;
-	attr->config = PERF_COUNT_SW_CPU_CLOCK;
-	if (o->frequency) {
-		attr->freq = 1;
-		attr->sample_freq = o->frequency;
-	} else {
-		attr->sample_period = o->period;
-	}
-	attr->disabled = 1;
-	if (launch) {
-		attr->inherit = 1;
-		attr->enable_on_exec = 1;
-	}
-}
-
 static int bpf_probe(const struct profile_opts *opts, char *why, size_t len)
 {
 	struct perf_event_attr attr;
@@ -193,7 +174,7 @@ static int bpf_probe(const struct profile_opts *opts, char *why, size_t len)
 		snprintf(why, len, "cannot read the online CPUs: %s", strerror(-nr));
 		return nr;
 	}
-	fill_attr(&attr, opts, !system_wide);
+	ring_set__cpu_clock_attr(&attr, opts, !system_wide);
 	attr.enable_on_exec = 0;
 	fd = sys_perf_event_open(&attr, system_wide ? -1 : 0, system_wide ? cpus[0] : -1, -1,
 				 PERF_FLAG_FD_CLOEXEC);
@@ -285,7 +266,7 @@ static int attach_events(struct backend *b)
 	for (int i = 0; i < nr; i++) {
 		int fd;
 
-		fill_attr(&attr, b->core->opts, b->target > 0);
+		ring_set__cpu_clock_attr(&attr, b->core->opts, b->target > 0);
 		fd = sys_perf_event_open(&attr, b->target > 0 ? b->target : -1, cpus[i], -1,
 					 PERF_FLAG_FD_CLOEXEC);
 		if (fd < 0) {
@@ -307,25 +288,15 @@ static int attach_events(struct backend *b)
 	return err;
 }
 
-static void sideband_attr(struct perf_event_attr *attr, bool launch)
+/* A dummy event per CPU: no samples, only the records that track processes. */
+static void sideband_attr(struct perf_event_attr *attr, const struct profile_opts *o, bool launch)
 {
-	memset(attr, 0, sizeof(*attr));
-	attr->size = sizeof(*attr);
-	attr->type = PERF_TYPE_SOFTWARE;
+	ring_set__cpu_clock_attr(attr, o, launch);
 	attr->config = PERF_COUNT_SW_DUMMY;
+	attr->freq = 0;
+	attr->sample_freq = 0;
 	attr->sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU;
-	attr->mmap = 1;
-	attr->mmap2 = 1;
-	attr->comm = 1;
-	attr->comm_exec = 1;
-	attr->task = 1;
-	attr->sample_id_all = 1;
-	attr->disabled = 1;
-	attr->watermark = 1;
-	if (launch) {
-		attr->inherit = 1;
-		attr->enable_on_exec = 1;
-	}
+	ring_set__track_tasks(attr);
 }
 
 static void bpf_close(struct backend *b);
@@ -366,7 +337,7 @@ static int bpf_open(struct backend **out, struct profile_core *core, pid_t targe
 	err = attach_events(b);
 	if (err)
 		goto err_out;
-	sideband_attr(&attr, target > 0);
+	sideband_attr(&attr, o, target > 0);
 	err = ring_set__open(&b->sideband, "side-band", core, &attr, &target, 1, SIDEBAND_PAGES);
 	if (err)
 		goto err_out;

@@ -16,6 +16,7 @@
 #include "backend-perfring/decode.h"
 #include "backend-perfring/ringset.h"
 #include "compat/cpus.h"
+#include "compat/features.h"
 #include "core/log.h"
 
 #define DEFAULT_DATA_PAGES 128
@@ -28,16 +29,7 @@ struct backend {
 
 static void fill_attr(struct perf_event_attr *attr, const struct profile_opts *o, bool launch)
 {
-	memset(attr, 0, sizeof(*attr));
-	attr->size = sizeof(*attr);
-	attr->type = PERF_TYPE_SOFTWARE;
-	attr->config = PERF_COUNT_SW_CPU_CLOCK;
-	if (o->frequency) {
-		attr->freq = 1;
-		attr->sample_freq = o->frequency;
-	} else {
-		attr->sample_period = o->period;
-	}
+	ring_set__cpu_clock_attr(attr, o, launch);
 	attr->sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
 			    PERF_SAMPLE_CALLCHAIN;
 	attr->sample_max_stack = MAX_STACK_DEPTH;
@@ -45,19 +37,7 @@ static void fill_attr(struct perf_event_attr *attr, const struct profile_opts *o
 	attr->exclude_callchain_user = o->kernel_only;
 	/* Without the right to sample the kernel, only user-mode samples are allowed. */
 	attr->exclude_kernel = o->no_kernel_access;
-	attr->mmap = 1;
-	attr->mmap2 = 1;
-	attr->comm = 1;
-	attr->comm_exec = 1;
-	attr->task = 1;
-	attr->sample_id_all = 1;
-	attr->disabled = 1;
-	attr->watermark = 1;
-	if (launch) {
-		/* As perf record does: the command's events start at its exec. */
-		attr->inherit = 1;
-		attr->enable_on_exec = 1;
-	}
+	ring_set__track_tasks(attr);
 }
 
 static bool process_is_ours(pid_t pid)
@@ -128,19 +108,11 @@ static int perfring_probe(const struct profile_opts *opts, char *why, size_t why
 	if (!err)
 		return 0;
 	if ((err == -EACCES) && !opts->kernel_only && !try_open(opts, !!opts->command, true, task, -1)) {
-		int paranoid = 2;
-		FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "re");
-
-		if (f) {
-			if (fscanf(f, "%d", &paranoid) != 1)
-				paranoid = 2;
-			fclose(f);
-		}
 		snprintf(why, why_len,
 			 "kernel.perf_event_paranoid is %d, which lets users without CAP_PERFMON "
 			 "sample user space only; kernel.perf_event_paranoid=1, CAP_PERFMON or root "
 			 "would add kernel stacks",
-			 paranoid);
+			 perf_event_paranoid());
 		return PROBE_USER_ONLY;
 	}
 	if (err == -EACCES && task > 0 && !process_is_ours(task))

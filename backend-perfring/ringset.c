@@ -12,6 +12,7 @@
 
 #include "backend-perfring/decode.h"
 #include "compat/cpus.h"
+#include "compat/features.h"
 #include "core/log.h"
 
 #define MIN_DATA_PAGES 8
@@ -23,22 +24,40 @@ struct batch_rec {
 	size_t offset;		/* into batch.bytes */
 };
 
-static int read_paranoid(void)
+void ring_set__cpu_clock_attr(struct perf_event_attr *attr, const struct profile_opts *o,
+			      bool launch)
 {
-	FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "re");
-	int level = 2;
-
-	if (f) {
-		if (fscanf(f, "%d", &level) != 1)
-			level = 2;
-		fclose(f);
+	memset(attr, 0, sizeof(*attr));
+	attr->size = sizeof(*attr);
+	attr->type = PERF_TYPE_SOFTWARE;
+	attr->config = PERF_COUNT_SW_CPU_CLOCK;
+	if (o->frequency) {
+		attr->freq = 1;
+		attr->sample_freq = o->frequency;
+	} else {
+		attr->sample_period = o->period;
 	}
-	return level;
+	attr->disabled = 1;
+	if (launch) {
+		attr->inherit = 1;
+		attr->enable_on_exec = 1;
+	}
+}
+
+void ring_set__track_tasks(struct perf_event_attr *attr)
+{
+	attr->mmap = 1;
+	attr->mmap2 = 1;
+	attr->comm = 1;
+	attr->comm_exec = 1;
+	attr->task = 1;
+	attr->sample_id_all = 1;
+	attr->watermark = 1;
 }
 
 void perf_open_error(int err, bool system_wide, char *why, size_t len)
 {
-	int paranoid = read_paranoid();
+	int paranoid = perf_event_paranoid();
 
 	if ((err == -EACCES || err == -EPERM) && geteuid() == 0)
 		snprintf(why, len,

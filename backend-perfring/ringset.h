@@ -80,6 +80,15 @@ void ring_set__close(struct ring_set *rs);
 /* The CPUs to open events on: -C's one, or all online. Returns count or -errno. */
 int ring_set__cpus(const struct profile_opts *opts, int **cpus);
 
+/*
+ * The cpu-clock event of -F/-c, disabled; for a launched command inherited
+ * and enabled at its exec, as perf record does.
+ */
+void ring_set__cpu_clock_attr(struct perf_event_attr *attr, const struct profile_opts *o,
+			      bool launch);
+/* Ask for the side-band records that keep the process tracker current. */
+void ring_set__track_tasks(struct perf_event_attr *attr);
+
 /* A one-line reason for a perf_event_open failure. */
 void perf_open_error(int err, bool system_wide, char *why, size_t len);
 

@@ -156,6 +156,19 @@ const char *feature_state__name(enum feature_state st)
 	return st <= FEATURE_NOT_PERMITTED ? names[st] : "?";
 }
 
+int perf_event_paranoid(void)
+{
+	FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "re");
+	int level = 2;
+
+	if (f) {
+		if (fscanf(f, "%d", &level) != 1)
+			level = 2;
+		fclose(f);
+	}
+	return level;
+}
+
 const char *kernel_release(void)
 {
 	static struct utsname u;

@@ -32,6 +32,9 @@ const char *kernel_feature__desc(enum kernel_feature feat);
 int kernel_feature__errno(enum kernel_feature feat);
 const char *feature_state__name(enum feature_state st);
 
+/* kernel.perf_event_paranoid (2, the kernel's default, if it cannot be read). */
+int perf_event_paranoid(void);
+
 /* "6.18.44-..." from uname, and whether it is at least major.minor. */
 const char *kernel_release(void);
 int kernel_version_at_least(int major, int minor);

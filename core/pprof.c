@@ -201,21 +201,14 @@ static uint64_t kernel_mapping_id(struct pprof_builder *b)
 	return m->id;
 }
 
-/* One Location per (address space, address); return addresses resolve at ip - 1. */
-static uint64_t location_id(struct pprof_builder *b, const struct addr_space *as, uint64_t ip,
-			    bool kernel, bool caller)
+/* A new Location for key, with one Line naming function. Returns its id, 0 when out of memory. */
+static uint64_t add_location(struct pprof_builder *b, const struct loc_key *key, uint64_t address,
+			     uint64_t mapping, const char *function)
 {
-	struct loc_key key = { kernel ? (const void *)b : (const void *)as, ip, caller }, *kcopy;
-	Perftools__Profiles__Location *loc;
-	Perftools__Profiles__Line *line;
-	struct frame_sym fs;
-	void *found = hashmap__find(&b->location_ids, &key);
+	Perftools__Profiles__Location *loc = malloc(sizeof(*loc));
+	Perftools__Profiles__Line *line = malloc(sizeof(*line));
+	struct loc_key *kcopy = malloc(sizeof(*kcopy));
 
-	if (found)
-		return (uint64_t)(uintptr_t)found;
-	loc = malloc(sizeof(*loc));
-	line = malloc(sizeof(*line));
-	kcopy = malloc(sizeof(*kcopy));
 	if (!loc || !line || !kcopy) {
 		free(loc);
 		free(line);
@@ -226,21 +219,21 @@ static uint64_t location_id(struct pprof_builder *b, const struct addr_space *as
 	perftools__profiles__location__init(loc);
 	perftools__profiles__line__init(line);
 	loc->id = b->nr_locations + 1;
-	loc->address = ip;
-	if (kernel) {
-		symbolizer__kernel(b->sym, ip - caller, &fs);
-		loc->mapping_id = kernel_mapping_id(b);
-	} else {
-		symbolizer__user(b->sym, as, ip - caller, &fs);
-		loc->mapping_id = as ? mapping_id(b, addr_space__find(as, ip - caller)) : 0;
-	}
-	line->function_id = function_id(b, fs.name ? fs.name : "[unknown]");
-	loc->n_line = 1;
+	loc->address = address;
+	loc->mapping_id = mapping;
+	line->function_id = function_id(b, function);
 	loc->line = malloc(sizeof(*loc->line));
-	if (loc->line)
-		loc->line[0] = line;
-	*kcopy = key;
-	if (!loc->line || !PUSH(b, locations, loc) ||
+	if (!loc->line) {
+		free(loc);
+		free(line);
+		free(kcopy);
+		b->oom = true;
+		return 0;
+	}
+	loc->n_line = 1;
+	loc->line[0] = line;
+	*kcopy = *key;
+	if (!PUSH(b, locations, loc) ||
 	    hashmap__add(&b->location_ids, kcopy, (void *)(uintptr_t)loc->id)) {
 		b->oom = true;
 		return 0;
@@ -248,44 +241,38 @@ static uint64_t location_id(struct pprof_builder *b, const struct addr_space *as
 	return loc->id;
 }
 
+/* One Location per (address space, address); return addresses resolve at ip - 1. */
+static uint64_t location_id(struct pprof_builder *b, const struct addr_space *as, uint64_t ip,
+			    bool kernel, bool caller)
+{
+	struct loc_key key = { kernel ? (const void *)b : (const void *)as, ip, caller };
+	void *found = hashmap__find(&b->location_ids, &key);
+	struct frame_sym fs;
+	uint64_t mapping;
+
+	if (found)
+		return (uint64_t)(uintptr_t)found;
+	if (kernel) {
+		symbolizer__kernel(b->sym, ip - caller, &fs);
+		mapping = kernel_mapping_id(b);
+	} else {
+		symbolizer__user(b->sym, as, ip - caller, &fs);
+		mapping = as ? mapping_id(b, addr_space__find(as, ip - caller)) : 0;
+	}
+	return add_location(b, &key, ip, mapping, fs.name ? fs.name : "[unknown]");
+}
+
 /* A placeholder frame for a stack the kernel could not store. */
 static uint64_t missed_location(struct pprof_builder *b, bool kernel)
 {
 	static const struct addr_space missed_user, missed_kernel;
-	const struct addr_space *tag = kernel ? &missed_kernel : &missed_user;
-	struct loc_key key = { tag, 0, 0 }, *kcopy;
-	Perftools__Profiles__Location *loc;
-	Perftools__Profiles__Line *line;
+	struct loc_key key = { kernel ? &missed_kernel : &missed_user, 0, 0 };
 	void *found = hashmap__find(&b->location_ids, &key);
 
 	if (found)
 		return (uint64_t)(uintptr_t)found;
-	loc = malloc(sizeof(*loc));
-	line = malloc(sizeof(*line));
-	kcopy = malloc(sizeof(*kcopy));
-	if (!loc || !line || !kcopy) {
-		free(loc);
-		free(line);
-		free(kcopy);
-		b->oom = true;
-		return 0;
-	}
-	perftools__profiles__location__init(loc);
-	perftools__profiles__line__init(line);
-	loc->line = malloc(sizeof(*loc->line));
-	loc->id = b->nr_locations + 1;
-	line->function_id =
-		function_id(b, kernel ? "[Missed Kernel Stack]" : "[Missed User Stack]");
-	loc->n_line = 1;
-	if (loc->line)
-		loc->line[0] = line;
-	*kcopy = key;
-	if (!loc->line || !PUSH(b, locations, loc) ||
-	    hashmap__add(&b->location_ids, kcopy, (void *)(uintptr_t)loc->id)) {
-		b->oom = true;
-		return 0;
-	}
-	return loc->id;
+	return add_location(b, &key, 0, 0,
+			    kernel ? "[Missed Kernel Stack]" : "[Missed User Stack]");
 }
 
 static Perftools__Profiles__Label *label(struct pprof_builder *b, const char *k, const char *str,
