@@ -60,6 +60,45 @@ static bool libelf_ready(void)
 	return ready;
 }
 
+/* The C++ runtime's demangler (libstdc++), not a hand-written one. */
+extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
+
+/*
+ * "_ZN2ns5ClassIlE6methodEv" -> "ns::Class<long>::method": demangled, then
+ * without the parameter list (and qualifiers after it), as profilers print
+ * frames. Returns a malloc'ed name, or NULL if name is not a C++ name.
+ */
+char *elf_demangle(const char *name, size_t len)
+{
+	char mangled[1024], *out;
+	int status = -1, depth = 0;
+	size_t n;
+
+	if (len < 3 || strncmp(name, "_Z", 2) || len >= sizeof(mangled))
+		return NULL;
+	memcpy(mangled, name, len);
+	mangled[len] = '\0';
+	out = __cxa_demangle(mangled, NULL, NULL, &status);
+	if (status || !out) {
+		free(out);
+		return NULL;
+	}
+	/* Cut at the '(' that opens the last top-level parameter list. */
+	n = strlen(out);
+	while (n > 0 && out[n - 1] != ')')
+		n--;
+	for (size_t i = n; i-- > 0;) {
+		if (out[i] == ')')
+			depth++;
+		else if (out[i] == '(' && --depth == 0) {
+			if (i > 0)
+				out[i] = '\0';
+			break;
+		}
+	}
+	return out;
+}
+
 static Elf_Scn *find_section(Elf *elf, Elf64_Word type, const char *name)
 {
 	size_t shstrndx;
@@ -169,6 +208,7 @@ static int read_symbols(Elf *elf, Elf_Scn *scn, struct elf_symtab *st)
 	for (size_t i = 0; i < nr; i++) {
 		GElf_Sym sym;
 		const char *name;
+		char *demangled;
 		size_t len;
 
 		if (!gelf_getsym(data, i, &sym))
@@ -183,7 +223,13 @@ static int read_symbols(Elf *elf, Elf_Scn *scn, struct elf_symtab *st)
 			continue;
 		/* "memcpy@GLIBC_2.14" and "memcpy@@GLIBC_2.14" print as "memcpy". */
 		len = strcspn(name, "@");
-		name_off[cnt] = pool_add(st, &pool_cap, name, len);
+		demangled = elf_demangle(name, len);
+		if (demangled) {
+			name_off[cnt] = pool_add(st, &pool_cap, demangled, strlen(demangled));
+			free(demangled);
+		} else {
+			name_off[cnt] = pool_add(st, &pool_cap, name, len);
+		}
 		if (name_off[cnt] < 0) {
 			free(name_off);
 			return -ENOMEM;

@@ -43,6 +43,9 @@ const char *elf_symtab__lookup_offset(const struct elf_symtab *st, uint64_t off,
 const char *elf_symtab__lookup_vaddr(const struct elf_symtab *st, uint64_t vaddr,
 				     uint64_t *sym_off);
 
+/* A C++ name demangled, without its parameter list; NULL if not C++. Free it. */
+char *elf_demangle(const char *name, size_t len);
+
 /* Directory searched for debug files; tests point it elsewhere. */
 void elf_symtab__set_debug_root(const char *dir);
 

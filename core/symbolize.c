@@ -13,6 +13,13 @@
 #include "core/hashmap.h"
 #include "core/ksym.h"
 #include "core/log.h"
+#include "core/perfmap.h"
+
+/* A path of a file, not "//anon" (perf's name for anonymous memory), "[heap]" or "". */
+static bool is_file(const char *path)
+{
+	return path[0] == '/' && path[1] != '/';
+}
 
 struct elf_cache_entry {
 	char *key;		/* "dev:ino:path" */
@@ -28,6 +35,7 @@ struct symbolizer {
 	struct elf_symtab *vdso;
 	bool vdso_tried;
 	unsigned int unreadable_files;
+	struct hashmap perfmaps;	/* pid -> struct perfmap_entry */
 	bool kernel_restricted_used;
 };
 
@@ -41,6 +49,21 @@ static bool str_equal(const void *a, const void *b)
 	return !strcmp(a, b);
 }
 
+struct perfmap_entry {
+	pid_t pid;
+	struct perfmap *pm;	/* NULL: none, or not trusted */
+};
+
+static uint64_t pid_hash(const void *k)
+{
+	return hash_u64(*(const pid_t *)k);
+}
+
+static bool pid_equal(const void *a, const void *b)
+{
+	return *(const pid_t *)a == *(const pid_t *)b;
+}
+
 struct symbolizer *symbolizer__new(void)
 {
 	struct symbolizer *s = calloc(1, sizeof(*s));
@@ -48,7 +71,32 @@ struct symbolizer *symbolizer__new(void)
 	if (!s)
 		return NULL;
 	hashmap__init(&s->elfs, str_hash, str_equal);
+	hashmap__init(&s->perfmaps, pid_hash, pid_equal);
 	return s;
+}
+
+/* The JIT symbols of pid, read once. */
+static struct perfmap *perfmap_of(struct symbolizer *s, pid_t pid)
+{
+	struct perfmap_entry *e = hashmap__find(&s->perfmaps, &pid);
+	const char *warning;
+	char path[128];
+
+	if (e)
+		return e->pm;
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return NULL;
+	e->pid = pid;
+	e->pm = perfmap__load(pid, &warning, path, sizeof(path));
+	if (warning)
+		pr_warn("warning: ignoring %s: %s\n", path, warning);
+	if (hashmap__add(&s->perfmaps, &e->pid, e)) {
+		perfmap__free(e->pm);
+		free(e);
+		return NULL;
+	}
+	return e->pm;
 }
 
 void symbolizer__free(struct symbolizer *s)
@@ -66,6 +114,13 @@ void symbolizer__free(struct symbolizer *s)
 		free(e);
 	}
 	hashmap__clear(&s->elfs);
+	hashmap__for_each(&s->perfmaps, bkt, ent) {
+		struct perfmap_entry *e = ent->value;
+
+		perfmap__free(e->pm);
+		free(e);
+	}
+	hashmap__clear(&s->perfmaps);
 	ksyms__free(s->ksyms);
 	elf_symtab__free(s->vdso);
 	free(s->kallsyms_path);
@@ -139,6 +194,17 @@ void symbolizer__user(struct symbolizer *s, const struct addr_space *as, uint64_
 	out->name = NULL;
 	out->offset = 0;
 	out->module = NULL;
+	/* Executable memory without a file is JIT code: its process may name it. */
+	if (as && as->pid > 0 && (!m || !is_file(m->path)) && (!m || strcmp(m->path, "[vdso]"))) {
+		struct perfmap *pm = perfmap_of(s, as->pid);
+
+		if (pm) {
+			out->name = perfmap__lookup(pm, addr, &out->offset);
+			if (out->name)
+				out->module = "[jit]";
+		}
+		return;
+	}
 	if (!m)
 		return;
 	off = addr - m->start + m->pgoff;
@@ -150,7 +216,7 @@ void symbolizer__user(struct symbolizer *s, const struct addr_space *as, uint64_
 			out->name = elf_symtab__lookup_offset(st, addr - m->start, &out->offset);
 		return;
 	}
-	if (m->path[0] != '/')
+	if (!is_file(m->path))
 		return;		/* anonymous or special memory: nothing to read */
 	struct elf_cache_entry *e = elf_for_mapping(s, m);
 
@@ -165,7 +231,7 @@ const char *symbolizer__build_id(struct symbolizer *s, const struct mapping *m)
 {
 	struct elf_cache_entry *e;
 
-	if (!m || m->path[0] != '/')
+	if (!m || !is_file(m->path))
 		return NULL;
 	e = elf_for_mapping(s, m);
 	return e && e->st ? elf_symtab__build_id(e->st) : NULL;

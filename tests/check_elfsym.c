@@ -14,6 +14,7 @@
 
 #include "core/elfsym.h"
 #include "core/ksym.h"
+#include "core/perfmap.h"
 #include "core/symbolize.h"
 #include "tests/fixture.h"
 #include "tests/tests.h"
@@ -241,6 +242,46 @@ START_TEST(kallsyms_with_zero_addresses_is_restricted)
 }
 END_TEST
 
+START_TEST(cxx_names_demangle_without_parameters)
+{
+	const char *cases[][2] = {
+		{ "_ZN2ns5ClassIlE6methodEv", "ns::Class<long>::method" },
+		{ "_ZNK3foo3barEi", "foo::bar" },
+		{ "_ZN3foo3bazEPFviE", "foo::baz" },	/* a function-pointer parameter */
+		{ "_ZNSt6vectorIiSaIiEE9push_backERKi", "std::vector<int, std::allocator<int> >::push_back" },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *d = elf_demangle(cases[i][0], strlen(cases[i][0]));
+
+		ck_assert_ptr_nonnull(d);
+		ck_assert_str_eq(d, cases[i][1]);
+		free(d);
+	}
+	ck_assert_ptr_null(elf_demangle("main", 4));
+	ck_assert_ptr_null(elf_demangle("_Zgarbage", 9));
+}
+END_TEST
+
+START_TEST(perf_map_lines_in_both_forms)
+{
+	char *path = write_temp("7f0000001000 40 LazyCompile:~fib /app/x.js:3\n"
+				"0x7f0000002000 0x10 Interpreted foo\n"
+				"garbage line\n");
+	struct perfmap *pm = perfmap__load_file(path);
+	uint64_t off;
+
+	unlink(path);
+	ck_assert_ptr_nonnull(pm);
+	ck_assert_str_eq(perfmap__lookup(pm, 0x7f0000001004, &off), "LazyCompile:~fib /app/x.js:3");
+	ck_assert_uint_eq(off, 4);
+	ck_assert_str_eq(perfmap__lookup(pm, 0x7f000000200f, &off), "Interpreted foo");
+	ck_assert_ptr_null(perfmap__lookup(pm, 0x7f0000002010, &off));
+	ck_assert_ptr_null(perfmap__lookup(pm, 0x7f0000000fff, &off));
+	perfmap__free(pm);
+}
+END_TEST
+
 Suite *elfsym_suite(void)
 {
 	Suite *s = suite_create("elfsym");
@@ -258,6 +299,8 @@ Suite *elfsym_suite(void)
 	suite_add_tcase(s, tc);
 	tcase_add_test(tk, kallsyms_lookup_skips_pfx_and_names_modules);
 	tcase_add_test(tk, kallsyms_with_zero_addresses_is_restricted);
+	tcase_add_test(tk, cxx_names_demangle_without_parameters);
+	tcase_add_test(tk, perf_map_lines_in_both_forms);
 	suite_add_tcase(s, tk);
 	return s;
 }

@@ -257,6 +257,34 @@ START_TEST(idle_only_with_include_idle)
 }
 END_TEST
 
+START_TEST(cxx_names_are_demangled)
+{
+	backend = backend_names[_i];
+	run_profile(PROFILE("-F", "499", "-f", "--", (char *)workload("cxx"), "1"), 30);
+	ck_assert_uint_gt(folded_count(r.out, "cxx;__libc_start_call_main;main;ns::Class<long>::method"),
+			  200);
+	ck_assert_ptr_null(strstr(r.out, "_ZN"));
+}
+END_TEST
+
+START_TEST(jit_code_resolves_through_the_perf_map)
+{
+	backend = backend_names[_i];
+	run_profile(PROFILE("-F", "499", "-f", "--", (char *)workload("jit"), "1"), 30);
+	ck_assert_uint_gt(folded_count(r.out, ";jitted_hot_loop"), 200);
+	run_result_free(&r);
+	/* A map someone else could have written is not believed, and we say so. */
+	run_profile(PROFILE("-F", "499", "-f", "--", (char *)workload("jit"), "1", "foreign"), 30);
+	ck_assert_uint_eq(folded_count(r.out, "jitted_hot_loop"), 0);
+	ck_assert_ptr_nonnull(strstr(r.err, "not owned by the process's user or root"));
+}
+END_TEST
+
+static void remove_perf_maps(void)
+{
+	ck_assert_int_eq(system("rm -f /tmp/perf-[0-9]*.map"), 0);
+}
+
 Suite *integration_suite(void)
 {
 	Suite *s = suite_create("integration");
@@ -265,6 +293,7 @@ Suite *integration_suite(void)
 	tcase_set_tags(tc, TAG_ROOT);
 	tcase_set_timeout(tc, 60);
 	tcase_add_checked_fixture(tc, NULL, teardown);
+	tcase_add_unchecked_fixture(tc, NULL, remove_perf_maps);
 	tcase_add_loop_test(tc, split_3_to_1_comes_out_3_to_1_with_callers, 0, 2);
 	tcase_add_loop_test(tc, default_format_has_header_and_blocks, 0, 2);
 	tcase_add_loop_test(tc, launched_command_exit_status_comes_back, 0, 2);
@@ -278,6 +307,8 @@ Suite *integration_suite(void)
 	tcase_add_loop_test(tc, processes_that_exit_before_the_end_keep_their_symbols, 0, 2);
 	tcase_add_loop_test(tc, sigint_ends_sampling_and_prints_the_report, 0, 2);
 	tcase_add_loop_test(tc, idle_only_with_include_idle, 0, 2);
+	tcase_add_loop_test(tc, cxx_names_are_demangled, 0, 2);
+	tcase_add_loop_test(tc, jit_code_resolves_through_the_perf_map, 0, 2);
 	suite_add_tcase(s, tc);
 	return s;
 }
