@@ -474,6 +474,11 @@ err_out:
 
 struct elf_symtab *elf_symtab__load(const char *path)
 {
+	return elf_symtab__load_as(path, path);
+}
+
+struct elf_symtab *elf_symtab__load_as(const char *open_path, const char *path)
+{
 	struct elf_handle h;
 	struct elf_symtab *st;
 	int err;
@@ -482,7 +487,7 @@ struct elf_symtab *elf_symtab__load(const char *path)
 		errno = ENOSYS;
 		return NULL;
 	}
-	err = open_elf(path, &h);
+	err = open_elf(open_path, &h);
 	if (err) {
 		errno = -err;
 		return NULL;

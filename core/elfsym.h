@@ -23,6 +23,11 @@ enum elf_sym_source {
 
 /* Returns NULL with errno set when the file cannot be read as ELF. */
 struct elf_symtab *elf_symtab__load(const char *path);
+/*
+ * The same, reading open_path (e.g. /proc/self/fd/N) but looking for the
+ * .gnu_debuglink file next to path, where the binary was installed.
+ */
+struct elf_symtab *elf_symtab__load_as(const char *open_path, const char *path);
 /* The same for an ELF image in memory (the vdso); the buffer is copied. */
 struct elf_symtab *elf_symtab__load_mem(const void *image, size_t size);
 void elf_symtab__free(struct elf_symtab *st);

@@ -159,7 +159,8 @@ static Perftools__Profiles__Mapping *new_mapping(struct pprof_builder *b)
 	return m;
 }
 
-static uint64_t mapping_id(struct pprof_builder *b, const struct mapping *map)
+static uint64_t mapping_id(struct pprof_builder *b, const struct addr_space *as,
+			   const struct mapping *map)
 {
 	Perftools__Profiles__Mapping *m;
 	const char *build_id;
@@ -177,7 +178,7 @@ static uint64_t mapping_id(struct pprof_builder *b, const struct mapping *map)
 	m->memory_limit = map->end;
 	m->file_offset = map->pgoff;
 	m->filename = intern(b, map->path);
-	build_id = symbolizer__build_id(b->sym, map);
+	build_id = symbolizer__build_id(b->sym, as, map);
 	if (build_id)
 		m->build_id = intern(b, build_id);
 	if (hashmap__add(&b->mapping_ids, map, (void *)(uintptr_t)m->id))
@@ -257,7 +258,7 @@ static uint64_t location_id(struct pprof_builder *b, const struct addr_space *as
 		mapping = kernel_mapping_id(b);
 	} else {
 		symbolizer__user(b->sym, as, ip - caller, &fs);
-		mapping = as ? mapping_id(b, addr_space__find(as, ip - caller)) : 0;
+		mapping = as ? mapping_id(b, as, addr_space__find(as, ip - caller)) : 0;
 	}
 	return add_location(b, &key, ip, mapping, fs.name ? fs.name : "[unknown]");
 }

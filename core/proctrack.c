@@ -8,7 +8,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <unistd.h>
 
 struct proc {
 	pid_t pid;
@@ -20,7 +24,20 @@ struct thread_comm {
 	char comm[TASK_COMM_LEN];
 };
 
+/* Binaries by (dev, ino), opened once for the whole run. */
+struct open_file {
+	uint64_t dev, ino;	/* the key */
+	int fd;			/* -1: could not be opened */
+};
+
+struct file_table {
+	struct hashmap files;	/* open_file -> open_file */
+	unsigned int nr_open;
+	unsigned int max_open;
+};
+
 struct proctrack {
+	struct file_table files;
 	struct hashmap procs;		/* pid -> struct proc */
 	struct hashmap comms;		/* tid -> struct thread_comm */
 	struct addr_space *all;		/* every space ever made, for freeing */
@@ -37,12 +54,43 @@ static bool pid_equal(const void *a, const void *b)
 	return *(const pid_t *)a == *(const pid_t *)b;
 }
 
+static uint64_t file_hash(const void *key)
+{
+	const struct open_file *f = key;
+
+	return hash_u64(f->dev * 31 + f->ino);
+}
+
+static bool file_equal(const void *a, const void *b)
+{
+	const struct open_file *x = a, *y = b;
+
+	return x->dev == y->dev && x->ino == y->ino;
+}
+
+/* Half of what the process may open; raise the soft limit to the hard one first. */
+static unsigned int fd_budget(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl))
+		return 256;
+	if (rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+		getrlimit(RLIMIT_NOFILE, &rl);
+	}
+	return rl.rlim_cur > 1 << 20 ? 1 << 19 : (unsigned int)(rl.rlim_cur / 2);
+}
+
 struct proctrack *proctrack__new(void)
 {
 	struct proctrack *pt = calloc(1, sizeof(*pt));
 
 	if (!pt)
 		return NULL;
+	hashmap__init(&pt->files.files, file_hash, file_equal);
+	pt->files.max_open = fd_budget();
 	hashmap__init(&pt->procs, pid_hash, pid_equal);
 	hashmap__init(&pt->comms, pid_hash, pid_equal);
 	return pt;
@@ -73,6 +121,14 @@ void proctrack__free(struct proctrack *pt)
 		free(ent->value);
 	hashmap__for_each(&pt->comms, bkt, ent)
 		free(ent->value);
+	hashmap__for_each(&pt->files.files, bkt, ent) {
+		struct open_file *f = ent->value;
+
+		if (f->fd >= 0)
+			close(f->fd);
+		free(f);
+	}
+	hashmap__clear(&pt->files.files);
 	hashmap__clear(&pt->procs);
 	hashmap__clear(&pt->comms);
 	while (pt->all) {
@@ -90,6 +146,7 @@ static struct addr_space *new_space(struct proctrack *pt, pid_t pid)
 
 	if (!as)
 		return NULL;
+	as->files = &pt->files;
 	as->pid = pid;
 	as->id = pt->next_id++;
 	as->next_all = pt->all;
@@ -220,6 +277,73 @@ int addr_space__load_maps_file(struct addr_space *as, const char *path)
 
 static bool read_comm(pid_t pid, pid_t tid, char *buf, size_t len);
 
+int file_table__fd(const struct file_table *ft, const struct mapping *m)
+{
+	struct open_file key = { .dev = m->dev, .ino = m->ino }, *f;
+
+	if (!ft || !m->ino)
+		return -1;
+	f = hashmap__find(&ft->files, &key);
+	return f ? f->fd : -1;
+}
+
+/* An fd for path that is the file (dev, ino) the mapping names, or -1. */
+static int open_same_file(const char *path, const struct mapping *m)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) || (m->dev && st.st_dev != m->dev) || st.st_ino != m->ino) {
+		close(fd);
+		return -1;	/* replaced since: better unknown than wrong */
+	}
+	return fd;
+}
+
+/*
+ * Open the binary of m now, while pid may still be alive: through
+ * /proc/PID/map_files (the very file, deleted or not), else under the
+ * process's root (containers), else by its path.
+ */
+static void open_binary(struct proctrack *pt, pid_t pid, const struct mapping *m)
+{
+	struct open_file key = { .dev = m->dev, .ino = m->ino }, *f;
+	char path[4200];
+	int fd = -1;
+
+	if (!m->ino || !m->path || m->path[0] != '/' || m->path[1] == '/' ||
+	    hashmap__find(&pt->files.files, &key) || pt->files.nr_open >= pt->files.max_open)
+		return;
+	if (pid > 0) {
+		snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)pid,
+			 m->start, m->end);
+		fd = open_same_file(path, m);
+		if (fd < 0) {
+			snprintf(path, sizeof(path), "/proc/%d/root%s", (int)pid, m->path);
+			fd = open_same_file(path, m);
+		}
+	}
+	if (fd < 0)
+		fd = open_same_file(m->path, m);
+	f = malloc(sizeof(*f));
+	if (!f) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	*f = key;
+	f->fd = fd;
+	if (hashmap__add(&pt->files.files, f, f)) {
+		if (fd >= 0)
+			close(fd);
+		free(f);
+		return;
+	}
+	pt->files.nr_open += fd >= 0;
+}
+
 static struct proc *find_proc(struct proctrack *pt, pid_t pid)
 {
 	return hashmap__find(&pt->procs, &pid);
@@ -261,6 +385,8 @@ struct addr_space *proctrack__addr_space(struct proctrack *pt, pid_t pid)
 		snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
 		addr_space__load_maps_file(as, path);
 		read_comm(pid, pid, as->comm, sizeof(as->comm));
+		for (size_t i = 0; i < as->nr_maps; i++)
+			open_binary(pt, pid, &as->maps[i]);
 	}
 	p = add_proc(pt, pid, as);
 	return p ? p->as : NULL;
@@ -275,6 +401,7 @@ int proctrack__mmap(struct proctrack *pt, pid_t pid, const struct mapping *m)
 	as = proctrack__addr_space(pt, pid);
 	if (!as)
 		return -ENOMEM;
+	open_binary(pt, pid, m);
 	return addr_space__insert(as, m);
 }
 

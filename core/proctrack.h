@@ -24,8 +24,11 @@ struct mapping {
 	char *path;		/* "/usr/lib/...", "[vdso]", "//anon", ... */
 };
 
+struct file_table;
+
 /* One address space: a process between two execs. Never freed before the tracker. */
 struct addr_space {
+	struct file_table *files;	/* the tracker's open binaries; NULL outside a tracker */
 	pid_t pid;
 	unsigned int id;	/* unique per tracker, for stable ordering */
 	char comm[TASK_COMM_LEN];	/* the process's comm when this image began */
@@ -74,6 +77,13 @@ const char *proctrack__comm(struct proctrack *pt, pid_t pid, pid_t tid);
 int proctrack__set_comm(struct proctrack *pt, pid_t tid, const char *comm);
 /* A new thread tid inherits ptid's comm. */
 int proctrack__inherit_comm(struct proctrack *pt, pid_t tid, pid_t ppid, pid_t ptid);
+
+/*
+ * The binary behind a mapping, opened when the mapping was first seen (so a
+ * binary deleted, replaced, or visible only inside a container since still
+ * reads): an fd owned by the tracker, or -1.
+ */
+int file_table__fd(const struct file_table *ft, const struct mapping *m);
 
 /* Read maps in /proc/PID/maps format from a file into as (exported for tests). */
 int addr_space__load_maps_file(struct addr_space *as, const char *path);

@@ -151,11 +151,13 @@ static struct elf_symtab *vdso_symtab(struct symbolizer *s)
 	return s->vdso;
 }
 
-static struct elf_cache_entry *elf_for_mapping(struct symbolizer *s, const struct mapping *m)
+static struct elf_cache_entry *elf_for_mapping(struct symbolizer *s, const struct addr_space *as,
+					       const struct mapping *m)
 {
 	struct elf_cache_entry *e;
 	char key[4200];
 	const char *slash;
+	int fd;
 
 	snprintf(key, sizeof(key), "%" PRIx64 ":%" PRIu64 ":%s", m->dev, m->ino, m->path);
 	e = hashmap__find(&s->elfs, key);
@@ -171,7 +173,16 @@ static struct elf_cache_entry *elf_for_mapping(struct symbolizer *s, const struc
 	}
 	slash = strrchr(m->path, '/');
 	e->module = e->key + (strlen(key) - strlen(slash ? slash + 1 : m->path));
-	e->st = elf_symtab__load(m->path);
+	/* The file opened when the mapping was first seen, if the tracker has it. */
+	fd = as ? file_table__fd(as->files, m) : -1;
+	if (fd >= 0) {
+		char fd_path[64];
+
+		snprintf(fd_path, sizeof(fd_path), "/proc/self/fd/%d", fd);
+		e->st = elf_symtab__load_as(fd_path, m->path);
+	} else {
+		e->st = elf_symtab__load(m->path);
+	}
 	if (!e->st) {
 		s->unreadable_files++;
 		pr_info("cannot read symbols of %s: %s\n", m->path, strerror(errno));
@@ -218,7 +229,7 @@ void symbolizer__user(struct symbolizer *s, const struct addr_space *as, uint64_
 	}
 	if (!is_file(m->path))
 		return;		/* anonymous or special memory: nothing to read */
-	struct elf_cache_entry *e = elf_for_mapping(s, m);
+	struct elf_cache_entry *e = elf_for_mapping(s, as, m);
 
 	if (!e)
 		return;
@@ -227,13 +238,14 @@ void symbolizer__user(struct symbolizer *s, const struct addr_space *as, uint64_
 		out->name = elf_symtab__lookup_offset(e->st, off, &out->offset);
 }
 
-const char *symbolizer__build_id(struct symbolizer *s, const struct mapping *m)
+const char *symbolizer__build_id(struct symbolizer *s, const struct addr_space *as,
+				 const struct mapping *m)
 {
 	struct elf_cache_entry *e;
 
 	if (!m || !is_file(m->path))
 		return NULL;
-	e = elf_for_mapping(s, m);
+	e = elf_for_mapping(s, as, m);
 	return e && e->st ? elf_symtab__build_id(e->st) : NULL;
 }
 

@@ -34,7 +34,8 @@ void symbolizer__user(struct symbolizer *s, const struct addr_space *as, uint64_
 void symbolizer__kernel(struct symbolizer *s, uint64_t addr, struct frame_sym *out);
 
 /* The build-id (hex) of the file behind a mapping, or NULL. */
-const char *symbolizer__build_id(struct symbolizer *s, const struct mapping *m);
+const char *symbolizer__build_id(struct symbolizer *s, const struct addr_space *as,
+				 const struct mapping *m);
 
 /* Print the one-line warnings about what could not be symbolized. */
 void symbolizer__report_problems(struct symbolizer *s);
