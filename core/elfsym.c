@@ -275,14 +275,19 @@ static int cmp_sym(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
-static void sort_symbols(struct elf_symtab *st)
+/* One symbol per address; an alias starting with prefer (if any) wins. */
+static void sort_symbols(struct elf_symtab *st, const char *prefer)
 {
 	size_t out = 0;
 
 	qsort(st->syms, st->nr_syms, sizeof(*st->syms), cmp_sym);
-	for (size_t i = 0; i < st->nr_syms; i++)
+	for (size_t i = 0; i < st->nr_syms; i++) {
 		if (!out || st->syms[out - 1].addr != st->syms[i].addr)
 			st->syms[out++] = st->syms[i];
+		else if (prefer && !strncmp(st->syms[i].name, prefer, strlen(prefer)) &&
+			 strncmp(st->syms[out - 1].name, prefer, strlen(prefer)))
+			st->syms[out - 1] = st->syms[i];
+	}
 	st->nr_syms = out;
 }
 
@@ -431,7 +436,7 @@ found:
 	return err;
 }
 
-static struct elf_symtab *load_elf(Elf *elf, const char *path)
+static struct elf_symtab *load_elf(Elf *elf, const char *path, const char *prefer)
 {
 	struct elf_symtab *st = calloc(1, sizeof(*st));
 	Elf_Scn *scn;
@@ -463,7 +468,7 @@ static struct elf_symtab *load_elf(Elf *elf, const char *path)
 	}
 	if (err)
 		goto err_out;
-	sort_symbols(st);
+	sort_symbols(st, prefer);
 	return st;
 
 err_out:
@@ -492,7 +497,7 @@ struct elf_symtab *elf_symtab__load_as(const char *open_path, const char *path)
 		errno = -err;
 		return NULL;
 	}
-	st = load_elf(h.elf, path);
+	st = load_elf(h.elf, path, NULL);
 	err = errno;
 	close_elf(&h);
 	errno = err;
@@ -523,7 +528,8 @@ struct elf_symtab *elf_symtab__load_mem(const void *image, size_t size)
 		errno = ENOEXEC;
 		return NULL;
 	}
-	st = load_elf(elf, NULL);
+	/* The vdso's own names, as perf prints them: __vdso_clock_gettime. */
+	st = load_elf(elf, NULL, "__vdso_");
 	elf_end(elf);
 	free(copy);
 	return st;

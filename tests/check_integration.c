@@ -334,6 +334,54 @@ START_TEST(binary_only_inside_a_container_symbolizes)
 }
 END_TEST
 
+START_TEST(vdso_frames_resolve)
+{
+	backend = backend_names[_i];
+	run_profile(PROFILE("-F", "499", "-f", "--", (char *)workload("vdsoclock"), "1"), 30);
+	ck_assert_uint_gt(folded_count(r.out, ";clock_gettime;__vdso_clock_gettime"), 10);
+}
+END_TEST
+
+START_TEST(dlopened_library_resolves)
+{
+	char lib[600];
+
+	backend = backend_names[_i];
+	snprintf(lib, sizeof(lib), "%s", workload("libspin.so"));
+	run_profile(PROFILE("-F", "499", "-f", "--", (char *)workload("dlopener"), lib, "1"), 30);
+	ck_assert_uint_gt(folded_count(r.out, "dlopener;__libc_start_call_main;main;libspin_hot"),
+			  200);
+}
+END_TEST
+
+START_TEST(stripped_binary_resolves_through_its_build_id_debug_file)
+{
+	char dir[] = "/tmp/profile-stripped-XXXXXX", cmd[2048], id[128] = "", debug[300];
+	const char *copy;
+	FILE *p;
+
+	backend = backend_names[_i];
+	copy = copy_workload("ratio31", dir);
+	snprintf(cmd, sizeof(cmd), "readelf -n %s | awk '/Build ID/{print $3}'", copy);
+	p = popen(cmd, "r");
+	ck_assert_ptr_nonnull(fgets(id, sizeof(id), p));
+	pclose(p);
+	id[strcspn(id, "\n")] = '\0';
+	/* Installed as a -dbg package would: /usr/lib/debug/.build-id/xx/rest.debug */
+	snprintf(debug, sizeof(debug), "/usr/lib/debug/.build-id/%.2s/%s.debug", id, id + 2);
+	snprintf(cmd, sizeof(cmd),
+		 "mkdir -p /usr/lib/debug/.build-id/%.2s && objcopy --only-keep-debug %s %s && "
+		 "strip -s %s",
+		 id, copy, debug, copy);
+	ck_assert_int_eq(system(cmd), 0);
+	run_profile(PROFILE("-F", "499", "-f", "--", (char *)copy, "1"), 30);
+	unlink(debug);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	ck_assert_int_eq(system(cmd), 0);
+	ck_assert_uint_gt(folded_count(r.out, "ratio31;start_thread;hot_thread;hot_loop"), 200);
+}
+END_TEST
+
 static void remove_perf_maps(void)
 {
 	ck_assert_int_eq(system("rm -f /tmp/perf-[0-9]*.map"), 0);
@@ -365,6 +413,9 @@ Suite *integration_suite(void)
 	tcase_add_loop_test(tc, jit_code_resolves_through_the_perf_map, 0, 2);
 	tcase_add_loop_test(tc, binary_deleted_during_the_run_still_symbolizes, 0, 2);
 	tcase_add_loop_test(tc, binary_only_inside_a_container_symbolizes, 0, 2);
+	tcase_add_loop_test(tc, vdso_frames_resolve, 0, 2);
+	tcase_add_loop_test(tc, dlopened_library_resolves, 0, 2);
+	tcase_add_loop_test(tc, stripped_binary_resolves_through_its_build_id_debug_file, 0, 2);
 	suite_add_tcase(s, tc);
 	return s;
 }
