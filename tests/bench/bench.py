@@ -253,6 +253,79 @@ def bench_latency(tmp):
     results.append(("latency", "perf report -g folded, 10000 paths", "%.0f ms" % (x["latency"] * 1000)))
 
 
+def bench_symbols(tmp):
+    """Issue 5's case: ~10 000 unique stacks across 50 binaries, cold caches."""
+    log("bench: symbolization across 50 binaries")
+    libdir = os.path.join(tmp, "libs")
+    subprocess.run([os.path.join(ROOT, "tests", "bench", "gen_libs.sh"), libdir, "10000"],
+                   check=True, stdout=subprocess.DEVNULL)
+    for backend in ("perf", "bpf"):
+        lat, rss, uniq = [], [], []
+        for rep in range(1 if QUICK else 2):
+            load = subprocess.Popen([os.path.join(libdir, "many_binaries"), "12"])
+            time.sleep(0.5)
+            r = Run([PROFILE, "--backend", backend, "-F", "9999", "-f",
+                     "--stack-storage-size", "65536", "--hash-storage-size", "65536"],
+                    stop_after=None)
+            time.sleep(8)
+            # Cold: nothing of the 50 binaries or their symbols in the page cache.
+            subprocess.run(["sh", "-c", "sync; echo 3 > /proc/sys/vm/drop_caches"])
+            r.stop_after = 0
+            r.start = time.monotonic()
+            r.wait()
+            load.kill()
+            load.wait()
+            lat.append(r.last_byte - r.signal_time)
+            rss.append(r.rss_kb / 1024.0)
+            uniq.append(len(r.out.splitlines()))
+        m = med_spread(lat)
+        results.append(("symbols", "%s, 50 binaries" % backend,
+                        "%s to the last byte, %d unique stacks, peak RSS %.1f MB" % (
+                            fmt((m[0] * 1000, m[1] * 1000, m[2] * 1000), " ms"),
+                            statistics.median(uniq), max(rss))))
+        verdict("report latency, 50 binaries, cold (%s)" % backend, "%.0f ms" % (m[0] * 1000),
+                "<= 100 ms", m[0] <= 0.1)
+        verdict("peak RSS, 50 binaries (%s)" % backend, "%.1f MB" % max(rss), "<= 50 MB",
+                max(rss) <= 50)
+
+
+def unknown_share(folded_text):
+    """Share of frames not resolved ([unknown], or a bare address as perf prints them)."""
+    frames = unknown = 0
+    for line in folded_text.splitlines():
+        stack, _, count = line.rpartition(" ")
+        if not count.isdigit():
+            continue
+        parts = stack.split(";")[1:]
+        frames += len(parts) * int(count)
+        unknown += sum(p == "[unknown]" or re.fullmatch(r"0x[0-9a-f]+", p) is not None
+                       for p in parts) * int(count)
+    return 100.0 * unknown / frames if frames else float("nan")
+
+
+def bench_unknown(tmp):
+    """[unknown] frames in a system-wide profile of this machine, ours next to perf's."""
+    log("bench: [unknown] frames, system-wide")
+    load = start_load(2, DURATION + 4)
+    data = os.path.join(tmp, "perf.data")
+    p = Run([PROFILE, "-F", "999", "-f", str(DURATION)])
+    rec = Run(["perf", "record", "-q", "-F", "999", "-a", "-g", "-o", data, "--", "sleep",
+               str(DURATION)])
+    p.wait()
+    rec.wait()
+    load.kill()
+    load.wait()
+    rep = Run(["perf", "report", "-i", data, "--stdio", "--no-children", "-q",
+               "-g", "folded,0,caller,count"]).wait()
+    # perf's folded lines are "count stack" under a header line per symbol.
+    perf_lines = "\n".join("%s %s" % (l.split(" ", 1)[1], l.split(" ", 1)[0])
+                           for l in rep.out.splitlines()
+                           if l.strip() and l.split(" ", 1)[0].isdigit() and " " in l)
+    results.append(("symbols", "[unknown] frames, system-wide",
+                    "profile %.2f%%, perf %.2f%%" % (unknown_share(p.out),
+                                                    unknown_share(perf_lines))))
+
+
 def bench_lost():
     """9999 Hz on all CPUs: what the kernel could not deliver."""
     secs = 5 if QUICK else 30
@@ -301,6 +374,8 @@ def main():
         bench_cpu(tmp)
         bench_in_kernel()
         bench_latency(tmp)
+        bench_symbols(tmp)
+        bench_unknown(tmp)
         bench_lost()
         bench_growth(tmp)
     print("# profile benchmark, %s, kernel %s, %d CPUs" % (
