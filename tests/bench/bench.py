@@ -261,7 +261,7 @@ def bench_symbols(tmp):
                    check=True, stdout=subprocess.DEVNULL)
     for backend in ("perf", "bpf"):
         lat, rss, uniq = [], [], []
-        for rep in range(1 if QUICK else 2):
+        for rep in range(1):
             load = subprocess.Popen([os.path.join(libdir, "many_binaries"), "12"])
             time.sleep(0.5)
             r = Run([PROFILE, "--backend", backend, "-F", "9999", "-f",
@@ -347,7 +347,7 @@ def bench_lost():
 def bench_growth(tmp):
     """CPU per 1000 samples as frequency and busy threads grow."""
     log("bench: growth with frequency and threads")
-    secs = 2 if QUICK else 3
+    secs = 2
     for freq in (49, 999, 9999):
         for threads in (1, 2, 8):
             row = []
