@@ -148,11 +148,13 @@ static int bpf_probe(const struct profile_opts *opts, char *why, size_t len)
 			 kernel_release());
 		return -ENOSYS;
 	}
-	if (kernel_feature__state(FEAT_BPF_PERF_EVENT_PROG) == FEATURE_MISSING) {
-		snprintf(why, len, "kernel %s is too old: %s is needed", kernel_release(),
-			 kernel_feature__desc(FEAT_BPF_PERF_EVENT_PROG));
-		return -EOPNOTSUPP;
-	}
+	/* The map and program types the program uses, oldest kernel first. */
+	for (enum kernel_feature f = FEAT_BPF_PERCPU_ARRAY; f <= FEAT_BPF_PERF_EVENT_PROG; f++)
+		if (kernel_feature__state(f) == FEATURE_MISSING) {
+			snprintf(why, len, "kernel %s is too old: %s is needed", kernel_release(),
+				 kernel_feature__desc(f));
+			return -EOPNOTSUPP;
+		}
 
 	/* The honest probe: load the real program (with small maps). */
 	skel = load_program(1, 1, 1);

@@ -19,10 +19,4 @@
 void bpf_convert__sample(const struct profile_key *key, uint64_t count, const uint64_t *kstack,
 			 const uint64_t *ustack, uint64_t *kbuf, struct sample *out);
 
-/* Whether a stack id names a stored stack. */
-static inline int bpf_stack_id_valid(int32_t id)
-{
-	return id >= 0;
-}
-
 #endif

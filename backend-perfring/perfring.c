@@ -163,7 +163,7 @@ static int handle_sample(struct ring_set *rs, const struct perf_event_header *hd
 		return 0;
 	}
 	perfring__convert_sample(&ds, core->procs, kernel, user, &s);
-	return core__add_sample(core, &s);
+	return core__count_sample(core, &s);
 }
 
 static int perfring_open(struct backend **out, struct profile_core *core, pid_t target)

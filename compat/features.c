@@ -177,12 +177,3 @@ const char *kernel_release(void)
 		return "unknown";
 	return u.release;
 }
-
-int kernel_version_at_least(int major, int minor)
-{
-	int ma = 0, mi = 0;
-
-	if (sscanf(kernel_release(), "%d.%d", &ma, &mi) != 2)
-		return 1;	/* cannot tell: let the probes decide */
-	return ma > major || (ma == major && mi >= minor);
-}

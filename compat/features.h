@@ -35,8 +35,7 @@ const char *feature_state__name(enum feature_state st);
 /* kernel.perf_event_paranoid (2, the kernel's default, if it cannot be read). */
 int perf_event_paranoid(void);
 
-/* "6.18.44-..." from uname, and whether it is at least major.minor. */
+/* "6.18.44-..." from uname. */
 const char *kernel_release(void);
-int kernel_version_at_least(int major, int minor);
 
 #endif

@@ -71,13 +71,18 @@ int core__snapshot_processes(struct profile_core *core)
 
 int core__add_sample(struct profile_core *core, struct sample *s)
 {
-	const struct profile_opts *o = core->opts;
-	const struct addr_space *as = NULL;
-
 	if (!core__sample_wanted(core, s->pid, s->tid)) {
 		core->filtered += s->weight;
 		return 0;
 	}
+	return core__count_sample(core, s);
+}
+
+int core__count_sample(struct profile_core *core, struct sample *s)
+{
+	const struct profile_opts *o = core->opts;
+	const struct addr_space *as = NULL;
+
 	if (o->user_only) {
 		s->nr_kernel = 0;
 		s->kernel_err = 0;

@@ -17,7 +17,6 @@ struct profile_core {
 	const struct profile_opts *opts;
 	struct proctrack *procs;
 	struct agg agg;
-	pid_t launched_pid;	/* the command's pid in launch mode, else 0 */
 	uint64_t filtered;	/* samples dropped by the filters */
 };
 
@@ -39,5 +38,7 @@ bool core__sample_wanted(const struct profile_core *core, pid_t pid, pid_t tid);
 
 /* Filter, trim (-U/-K) and count one sample. Returns 0 or -ENOMEM. */
 int core__add_sample(struct profile_core *core, struct sample *s);
+/* The same for a sample the caller already checked with core__sample_wanted(). */
+int core__count_sample(struct profile_core *core, struct sample *s);
 
 #endif

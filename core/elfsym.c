@@ -400,16 +400,17 @@ static void close_elf(struct elf_handle *h)
 		close(h->fd);
 }
 
-/* .symtab of a separate debug file, if one exists for this ELF. */
+/* .symtab of a separate debug file, if one exists for this ELF (its build-id read already). */
 static int load_from_debug_file(Elf *elf, const char *path, struct elf_symtab *st)
 {
-	char hex[130], debug_path[PATH_MAX];
+	const char *hex = st->build_id;
+	char debug_path[PATH_MAX];
 	struct elf_handle h;
 	Elf_Scn *scn;
 	int err = -ENOENT;
 	enum elf_sym_source src;
 
-	if (read_build_id(elf, hex, sizeof(hex))) {
+	if (hex[0]) {
 		int n = snprintf(debug_path, sizeof(debug_path), "%s/.build-id/%.2s/%s.debug",
 				 debug_root, hex, hex + 2);
 

@@ -295,7 +295,6 @@ enum options_result options__parse(int argc, char **argv, struct profile_opts *o
 			opts->include_idle = true;
 			break;
 		case 'f':
-			opts->folded = true;
 			opts->format = FORMAT_FOLDED;
 			break;
 		case OPT_FORMAT:
@@ -314,7 +313,6 @@ enum options_result options__parse(int argc, char **argv, struct profile_opts *o
 					optarg);
 				return OPTIONS_USAGE_ERROR;
 			}
-			opts->folded = opts->format == FORMAT_FOLDED;
 			break;
 		case OPT_OUTPUT:
 			if (!*optarg) {

@@ -38,8 +38,7 @@ struct profile_opts {
 	bool annotations;	/* -a */
 	bool addresses;		/* -A */
 	bool include_idle;	/* -I */
-	bool folded;		/* -f or --format folded */
-	enum output_format format;
+	enum output_format format;	/* -f is FORMAT_FOLDED */
 	const char *output;	/* --output FILE, NULL for stdout */
 	unsigned int hash_storage_size;
 	unsigned int stack_storage_size;

@@ -14,6 +14,7 @@
 struct perfmap_sym {
 	uint64_t start;
 	uint64_t size;
+	size_t line;		/* later lines describe newer code at the same place */
 	char *name;
 };
 
@@ -26,7 +27,9 @@ static int cmp_sym(const void *a, const void *b)
 {
 	const struct perfmap_sym *x = a, *y = b;
 
-	return x->start < y->start ? -1 : x->start > y->start;
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return x->line < y->line ? -1 : x->line > y->line;
 }
 
 static struct perfmap *parse(FILE *f)
@@ -62,10 +65,11 @@ static struct perfmap *parse(FILE *f)
 		s.name = strdup(p);
 		if (!s.name)
 			break;
+		s.line = pm->nr;
 		pm->syms[pm->nr++] = s;
 	}
 	free(line);
-	/* Later entries for the same start (code moved and reused) win: stable sort, keep last. */
+	/* Sorted by start, then line: the lookup takes the last, newest entry at a start. */
 	qsort(pm->syms, pm->nr, sizeof(*pm->syms), cmp_sym);
 	return pm;
 }

@@ -143,6 +143,9 @@ static const struct backend_ops *choose_backend(struct profile_opts *opts,
 	char why[512], all_why[1536] = "";
 
 	pr_info("kernel %s\n", kernel_release());
+	for (enum kernel_feature f = 0; f < __FEAT_CNT && log_verbosity() >= 2; f++)
+		pr_debug("feature %s: %s\n", kernel_feature__desc(f),
+			 feature_state__name(kernel_feature__state(f)));
 	for (int i = 0; backends[i]; i++) {
 		const struct backend_ops *ops = backends[i];
 		int err;
@@ -368,7 +371,6 @@ int profile__run(const struct profile_opts *cli, const struct backend_ops *const
 		}
 		launched = true;
 		forward_pid = child.pid;
-		core.launched_pid = child.pid;
 	}
 	err = ops->open(&b, &core, launched ? child.pid : -1);
 	if (err)

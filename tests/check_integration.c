@@ -32,15 +32,6 @@ static void run_profile(char *const argv[], int timeout_s)
 	ck_assert_msg(r.exit_code == 0, "exit %d, stderr: %.300s", r.exit_code, r.err);
 }
 
-/* Share of hot_loop among hot_loop + warm_loop samples, in percent. */
-static double hot_share(const char *out)
-{
-	uint64_t hot = folded_count(out, "hot_loop"), warm = folded_count(out, "warm_loop");
-
-	ck_assert_msg(hot + warm > 100, "too few samples: hot %lu warm %lu", (unsigned long)hot,
-		      (unsigned long)warm);
-	return 100.0 * hot / (hot + warm);
-}
 
 START_TEST(split_3_to_1_comes_out_3_to_1_with_callers)
 {

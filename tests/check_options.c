@@ -89,7 +89,7 @@ START_TEST(flags_and_long_options)
 			       "--stack-storage-size=200", "--backend", "perf", "-vv", NULL),
 			 OPTIONS_OK);
 	ck_assert(opts.delimited && opts.annotations && opts.addresses && opts.include_idle &&
-		  opts.folded);
+		  opts.format == FORMAT_FOLDED);
 	ck_assert_uint_eq(opts.hash_storage_size, 100);
 	ck_assert_uint_eq(opts.stack_storage_size, 200);
 	ck_assert_int_eq(opts.backend, BACKEND_PERF);

@@ -50,11 +50,7 @@ static void teardown(void)
 static void add(pid_t pid, const char *comm, const uint64_t *k, unsigned int nk,
 		const uint64_t *u, unsigned int nu, int kerr, uint64_t weight)
 {
-	struct sample s = { .pid = pid, .tid = pid, .kernel_ips = k, .nr_kernel = nk,
-			    .user_ips = u, .nr_user = nu, .kernel_err = kerr, .weight = weight };
-
-	snprintf(s.comm, sizeof(s.comm), "%s", comm);
-	ck_assert_int_eq(agg__add(&agg, &s, &fx.as), 0);
+	fixture_count(&agg, &fx.as, pid, comm, k, nk, u, nu, kerr, weight);
 }
 
 /* Two raw stacks that print the same, one user-only, one with a missed kernel stack. */

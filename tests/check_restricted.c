@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "compat/features.h"
 #include "tests/tests.h"
 
 #define AS_NOBODY "/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"
@@ -23,33 +24,12 @@ static void teardown(void)
 	run_result_free(&r);
 }
 
-static int paranoid(void)
-{
-	FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "r");
-	int level = 2;
-
-	if (f) {
-		if (fscanf(f, "%d", &level) != 1)
-			level = 2;
-		fclose(f);
-	}
-	return level;
-}
-
-static double hot_share(const char *out)
-{
-	uint64_t hot = folded_count(out, "hot_loop"), warm = folded_count(out, "warm_loop");
-
-	ck_assert_msg(hot + warm > 100, "too few samples: %lu + %lu", (unsigned long)hot,
-		      (unsigned long)warm);
-	return 100.0 * hot / (hot + warm);
-}
 
 START_TEST(launch_as_nobody_gives_user_stacks_3_to_1)
 {
 	double share;
 
-	if (paranoid() > 2)
+	if (perf_event_paranoid() > 2)
 		return;	/* Debian's 3: perf_event_open is refused outright; see the next test */
 	run_cmd((char *[]){ AS_NOBODY, (char *)profile_bin(), "-F", "499", "-f", "--",
 			    (char *)workload("ratio31"), "2", NULL },

@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "core/agg.h"
 #include "tests/tests.h"
 
 void sym_fixture_load(struct sym_fixture *f, const char *path)
@@ -53,6 +54,18 @@ void sym_fixture_load(struct sym_fixture *f, const char *path)
 	close(in[1]);
 	fclose(fp);
 	waitpid(f->pid, NULL, 0);
+}
+
+void fixture_count(struct agg *agg, const struct addr_space *as, pid_t pid, const char *comm,
+		   const uint64_t *kernel, unsigned int nk, const uint64_t *user, unsigned int nu,
+		   int kernel_err, uint64_t weight)
+{
+	struct sample s = { .pid = pid, .tid = pid, .kernel_ips = kernel, .nr_kernel = nk,
+			    .user_ips = user, .nr_user = nu, .kernel_err = kernel_err,
+			    .weight = weight };
+
+	snprintf(s.comm, sizeof(s.comm), "%s", comm);
+	ck_assert_int_eq(agg__add(agg, &s, as), 0);
 }
 
 void sym_fixture_free(struct sym_fixture *f)

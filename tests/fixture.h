@@ -15,6 +15,13 @@ struct sym_fixture {
 	struct addr_space as;			/* its maps, read while it runs */
 };
 
+struct agg;
+
+/* Count one stack of process pid, resolving in as. */
+void fixture_count(struct agg *agg, const struct addr_space *as, pid_t pid, const char *comm,
+		   const uint64_t *kernel, unsigned int nk, const uint64_t *user, unsigned int nu,
+		   int kernel_err, uint64_t weight);
+
 /* Start it, read its addresses and maps, and stop it again. */
 void sym_fixture_load(struct sym_fixture *f, const char *path);
 void sym_fixture_free(struct sym_fixture *f);

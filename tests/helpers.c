@@ -155,6 +155,15 @@ uint64_t folded_total(const char *out, size_t *lines)
 	return sum_lines(out, NULL, lines);
 }
 
+double hot_share(const char *out)
+{
+	uint64_t hot = folded_count(out, "hot_loop"), warm = folded_count(out, "warm_loop");
+
+	ck_assert_msg(hot + warm > 100, "too few samples: hot %lu warm %lu", (unsigned long)hot,
+		      (unsigned long)warm);
+	return 100.0 * hot / (hot + warm);
+}
+
 size_t count_lines_starting_with(const char *s, const char *prefix)
 {
 	size_t n = 0;

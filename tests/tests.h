@@ -48,6 +48,8 @@ const char *workload(const char *name);
 uint64_t folded_count(const char *out, const char *needle);
 /* Sum of all counts of folded output; number of lines in *lines. */
 uint64_t folded_total(const char *out, size_t *lines);
+/* Share of hot_loop among hot_loop + warm_loop samples (ratio31), in percent. */
+double hot_share(const char *folded);
 /* Number of lines in s that start with prefix. */
 size_t count_lines_starting_with(const char *s, const char *prefix);
 /* Number of lines in s that contain needle. */
