@@ -14,6 +14,8 @@
 #include "backend-perfring/decode.h"
 #include "backend-perfring/perfring.h"
 #include "core/core.h"
+#include "core/flamegraph.h"
+#include "core/pprof.h"
 #include "core/report.h"
 #include "tests/fixture.h"
 #include "tests/records.h"
@@ -158,6 +160,56 @@ START_TEST(both_conversion_paths_print_the_same)
 }
 END_TEST
 
+/* The flame graph and the pprof profile, too, come out the same from either backend. */
+START_TEST(both_conversion_paths_give_the_same_svg_and_pprof)
+{
+	struct report_opts ro = { .folded = true, .annotations = true, .delimited = true };
+	struct profile_core cores[2];
+	char *svg[2], pb[2][64], script[600];
+	struct run_result decoded[2];
+	struct symbolizer *sym;
+	struct report_stats st;
+
+	init_core(&cores[0]);
+	init_core(&cores[1]);
+	feed_perf(&cores[0]);
+	feed_bpf(&cores[1]);
+	snprintf(script, sizeof(script), "%s/tests/js/folded.mjs",
+		 getenv("PROFILE_SRCDIR") ? getenv("PROFILE_SRCDIR") : ".");
+	for (int i = 0; i < 2; i++) {
+		struct pprof_meta meta = { .period_ns = 1000000 };
+		struct printed_stacks list;
+		size_t len = 0;
+		FILE *f = open_memstream(&svg[i], &len);
+
+		sym = symbolizer__new();
+		symbolizer__set_kallsyms(sym, kallsyms);
+		ck_assert_int_eq(report__collect(&cores[i].agg, sym, &ro, &list, &st), 0);
+		ck_assert_int_eq(flamegraph__write(f, &list, "same"), 0);
+		fclose(f);
+		printed_stacks__free(&list);
+		snprintf(pb[i], sizeof(pb[i]), "/tmp/profile-ident-%d-%d.pb.gz", (int)getpid(), i);
+		f = fopen(pb[i], "w");
+		ck_assert_int_eq(pprof__write(f, &cores[i].agg, sym, &meta), 0);
+		fclose(f);
+		symbolizer__free(sym);
+		run_cmd((char *[]){ "/usr/bin/env", "node", script, pb[i], NULL }, 30, 0, &decoded[i]);
+		unlink(pb[i]);
+		ck_assert_msg(decoded[i].exit_code == 0, "node: %.300s", decoded[i].err);
+		core__fini(&cores[i]);
+	}
+	ck_assert_str_eq(svg[0], svg[1]);
+	ck_assert_ptr_nonnull(strstr(svg[0], "<title>fixture_alpha ("));
+	/* Sample order in the file follows hash order; what it says is the same. */
+	ck_assert_str_eq(decoded[0].out, decoded[1].out);
+	ck_assert_ptr_nonnull(strstr(decoded[0].out, "app;main;fixture_beta;fixture_alpha;k_mid;k_leaf 7\n"));
+	for (int i = 0; i < 2; i++) {
+		free(svg[i]);
+		run_result_free(&decoded[i]);
+	}
+}
+END_TEST
+
 START_TEST(bpf_kernel_leaf_is_added_only_when_missing)
 {
 	uint64_t kstack[PROFILE_MAX_STACK_DEPTH] = { K_MID + 8 }, kbuf[MAX_STACK_DEPTH + 1];
@@ -205,7 +257,9 @@ Suite *identical_suite(void)
 	TCase *tc = tcase_create("convert");
 
 	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, both_conversion_paths_print_the_same);
+	tcase_add_test(tc, both_conversion_paths_give_the_same_svg_and_pprof);
 	tcase_add_test(tc, bpf_kernel_leaf_is_added_only_when_missing);
 	tcase_add_test(tc, bpf_stack_ids_errors_and_absence);
 	suite_add_tcase(s, tc);

@@ -213,8 +213,8 @@ START_TEST(processes_that_exit_before_the_end_keep_their_symbols)
 	uint64_t all, spin, unknown;
 
 	backend = backend_names[_i];
-	/* System-wide: a storm of 100 processes of 30 ms, started after the profiler, gone before it reports. */
-	snprintf(cmd, sizeof(cmd), "%s --backend %s -F 999 -f 6 & sleep 0.5; %s 100 30; wait",
+	/* System-wide: a storm of 200 processes of 50 ms, started after the profiler, gone before it reports. */
+	snprintf(cmd, sizeof(cmd), "%s --backend %s -F 999 -f 14 & sleep 0.5; %s 200 50; wait",
 		 profile_bin(), backend, workload("shortlived"));
 	run_profile((char *[]){ "/bin/sh", "-c", cmd, NULL }, 40);
 	all = folded_count(r.out, "shortlived;");
