@@ -43,7 +43,8 @@ unsigned int decode__sample_id_size(uint64_t t)
 	return n;
 }
 
-int decode__sample(const struct perf_event_header *hdr, uint64_t t, struct decoded_sample *out)
+int decode__sample(const struct perf_event_header *hdr, uint64_t t, uint64_t regs_mask,
+		   struct decoded_sample *out)
 {
 	struct cursor c = body(hdr);
 	uint32_t pair[2];
@@ -84,7 +85,50 @@ int decode__sample(const struct perf_event_header *hdr, uint64_t t, struct decod
 		out->ips = (const uint64_t *)c.p;
 		c.p += out->nr_ips * 8;
 	}
+	if (t & (PERF_SAMPLE_RAW | PERF_SAMPLE_BRANCH_STACK))
+		return -EINVAL;	/* never requested: their layouts are not parsed here */
+	if (t & PERF_SAMPLE_REGS_USER) {
+		if (!take(&c, &out->regs_abi, 8))
+			return -EBADMSG;
+		/* No registers follow for a kernel thread (abi NONE). */
+		if (out->regs_abi != PERF_SAMPLE_REGS_ABI_NONE) {
+			out->nr_regs = __builtin_popcountll(regs_mask);
+			if ((size_t)(c.end - c.p) < out->nr_regs * 8u)
+				return -EBADMSG;
+			out->regs = (const uint64_t *)c.p;
+			c.p += out->nr_regs * 8u;
+		}
+	}
+	if (t & PERF_SAMPLE_STACK_USER) {
+		uint64_t size;
+
+		if (!take(&c, &size, 8) || size > (uint64_t)(c.end - c.p))
+			return -EBADMSG;
+		out->stack = c.p;
+		c.p += size;
+		/* dyn_size, the part actually copied, follows only a non-empty dump. */
+		if (size) {
+			if (!take(&c, &out->stack_size, 8) || out->stack_size > size)
+				return -EBADMSG;
+		}
+	}
 	return 0;
+}
+
+/* The value of register reg (a PERF_REG_X86_* bit of mask) in a sample's regs. */
+bool decode__user_reg(const struct decoded_sample *ds, uint64_t mask, unsigned int reg,
+		      uint64_t *val)
+{
+	unsigned int idx;
+
+	if (!ds->regs || !(mask & (1ull << reg)))
+		return false;
+	/* Registers are stored in the order of their bits. */
+	idx = __builtin_popcountll(mask & ((1ull << reg) - 1));
+	if (idx >= ds->nr_regs)
+		return false;
+	memcpy(val, &ds->regs[idx], 8);
+	return true;
 }
 
 int decode__sample_id(const struct perf_event_header *hdr, uint64_t t, bool sample_id_all,

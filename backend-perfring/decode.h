@@ -23,6 +23,13 @@ struct decoded_sample {
 	struct sample_id id;
 	uint64_t nr_ips;
 	const uint64_t *ips;	/* the raw callchain, context markers included */
+	/* PERF_SAMPLE_REGS_USER: abi, then one word per bit of the mask */
+	uint64_t regs_abi;
+	const uint64_t *regs;	/* NULL for a kernel thread; may be unaligned */
+	unsigned int nr_regs;
+	/* PERF_SAMPLE_STACK_USER: stack_size bytes copied from the user sp up */
+	const unsigned char *stack;
+	uint64_t stack_size;
 };
 
 struct decoded_mmap {
@@ -47,8 +54,12 @@ struct decoded_task {		/* FORK and EXIT */
 /* Bytes of the sample_id trailer for this sample_type. */
 unsigned int decode__sample_id_size(uint64_t sample_type);
 
-int decode__sample(const struct perf_event_header *hdr, uint64_t sample_type,
+/* regs_mask is the attr's sample_regs_user (for PERF_SAMPLE_REGS_USER). */
+int decode__sample(const struct perf_event_header *hdr, uint64_t sample_type, uint64_t regs_mask,
 		   struct decoded_sample *out);
+/* One register of the sample's user registers, by its PERF_REG_X86_* number. */
+bool decode__user_reg(const struct decoded_sample *ds, uint64_t mask, unsigned int reg,
+		      uint64_t *val);
 /* The trailer of a side-band record; -ENOENT without sample_id_all. */
 int decode__sample_id(const struct perf_event_header *hdr, uint64_t sample_type,
 		      bool sample_id_all, struct sample_id *out);

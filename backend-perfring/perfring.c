@@ -18,14 +18,29 @@
 #include "compat/cpus.h"
 #include "compat/features.h"
 #include "core/log.h"
+#include "unwind/unwind.h"
 
 #define DEFAULT_DATA_PAGES 128
+/* Room for about 64 samples of the default 16 KiB stack copy per CPU. */
+#define DWARF_DATA_PAGES 256
+
+/* The user registers unwind_regs needs (asm/perf_regs.h numbering). */
+#define PERF_REG_BP 6
+#define PERF_REG_SP 7
+#define PERF_REG_IP 8
+#define DWARF_REGS_MASK ((1ull << PERF_REG_BP) | (1ull << PERF_REG_SP) | (1ull << PERF_REG_IP))
 
 struct backend {
 	struct ring_set rs;
 	bool launched;		/* events enable themselves at the command's exec */
 	uint64_t samples;
+	struct unwinder *unwinder;	/* dwarf mode */
 };
+
+static bool wants_dwarf(const struct profile_opts *o)
+{
+	return o->unwind == UNWIND_DWARF && !o->kernel_only;
+}
 
 static void fill_attr(struct perf_event_attr *attr, const struct profile_opts *o, bool launch)
 {
@@ -35,6 +50,13 @@ static void fill_attr(struct perf_event_attr *attr, const struct profile_opts *o
 	attr->sample_max_stack = MAX_STACK_DEPTH;
 	attr->exclude_callchain_kernel = o->user_only;
 	attr->exclude_callchain_user = o->kernel_only;
+	if (wants_dwarf(o)) {
+		/* The user stack is unwound here from a copy; the kernel's walk is not needed. */
+		attr->sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+		attr->sample_regs_user = DWARF_REGS_MASK;
+		attr->sample_stack_user = o->stack_dump_size;
+		attr->exclude_callchain_user = 1;
+	}
 	/* Without the right to sample the kernel, only user-mode samples are allowed. */
 	attr->exclude_kernel = o->no_kernel_access;
 	ring_set__track_tasks(attr);
@@ -145,6 +167,25 @@ int perfring__convert_sample(const struct decoded_sample *ds, struct proctrack *
 	return 0;
 }
 
+/* Dwarf mode: the user frames come from the register + stack copy, not the callchain. */
+static void unwind_user_stack(struct unwinder *u, struct profile_core *core,
+			      const struct decoded_sample *ds, uint64_t mask, uint64_t *user,
+			      struct sample *s)
+{
+	struct unwind_regs regs;
+	struct addr_space *as;
+
+	s->nr_user = 0;
+	if (!decode__user_reg(ds, mask, PERF_REG_IP, &regs.ip) ||
+	    !decode__user_reg(ds, mask, PERF_REG_SP, &regs.sp) ||
+	    !decode__user_reg(ds, mask, PERF_REG_BP, &regs.bp))
+		return;		/* a kernel thread: no user stack */
+	as = proctrack__addr_space(core->procs, s->pid);
+	if (as)
+		s->nr_user = unwinder__unwind(u, as, &regs, ds->stack, ds->stack_size, user,
+					      MAX_STACK_DEPTH);
+}
+
 static int handle_sample(struct ring_set *rs, const struct perf_event_header *hdr)
 {
 	struct backend *b = (struct backend *)rs;	/* rs is the first member */
@@ -153,7 +194,7 @@ static int handle_sample(struct ring_set *rs, const struct perf_event_header *hd
 	struct decoded_sample ds;
 	struct sample s;
 
-	if (decode__sample(hdr, rs->sample_type, &ds)) {
+	if (decode__sample(hdr, rs->sample_type, rs->regs_user, &ds)) {
 		rs->bad_records++;
 		return 0;
 	}
@@ -163,6 +204,8 @@ static int handle_sample(struct ring_set *rs, const struct perf_event_header *hd
 		return 0;
 	}
 	perfring__convert_sample(&ds, core->procs, kernel, user, &s);
+	if (b->unwinder)
+		unwind_user_stack(b->unwinder, core, &ds, rs->regs_user, user, &s);
 	return core__count_sample(core, &s);
 }
 
@@ -171,6 +214,7 @@ static int perfring_open(struct backend **out, struct profile_core *core, pid_t 
 	const struct profile_opts *o = core->opts;
 	struct perf_event_attr attr;
 	pid_t all = -1, *tids = NULL;
+	unsigned int pages = DEFAULT_DATA_PAGES;
 	struct backend *b;
 	int err, nr;
 
@@ -178,24 +222,32 @@ static int perfring_open(struct backend **out, struct profile_core *core, pid_t 
 	if (!b)
 		return -ENOMEM;
 	b->launched = target > 0;
+	if (wants_dwarf(o)) {
+		b->unwinder = unwinder__new();
+		if (!b->unwinder) {
+			free(b);
+			return -ENOMEM;
+		}
+		pages = DWARF_DATA_PAGES;
+	}
 	fill_attr(&attr, o, target > 0);
 	if (target > 0) {
-		err = ring_set__open(&b->rs, "perf", core, &attr, &target, 1, DEFAULT_DATA_PAGES);
+		err = ring_set__open(&b->rs, "perf", core, &attr, &target, 1, pages);
 	} else if (!o->no_kernel_access && !try_open(o, false, false, -1, o->cpu >= 0 ? o->cpu : 0)) {
 		/* System-wide, filtered in the core. */
-		err = ring_set__open(&b->rs, "perf", core, &attr, &all, 1, DEFAULT_DATA_PAGES);
+		err = ring_set__open(&b->rs, "perf", core, &attr, &all, 1, pages);
 	} else {
 		/* Not allowed system-wide: the -p/-L threads themselves, inherited by new ones. */
 		nr = ring_set__task_list(o, &tids);
 		attr.inherit = 1;
-		err = nr > 0 ? ring_set__open(&b->rs, "perf", core, &attr, tids, nr,
-					      DEFAULT_DATA_PAGES)
+		err = nr > 0 ? ring_set__open(&b->rs, "perf", core, &attr, tids, nr, pages)
 			     : -ESRCH;
 		if (!err)
 			pr_info("perf: sampling %d thread(s) of the given processes\n", nr);
 		free(tids);
 	}
 	if (err) {
+		unwinder__free(b->unwinder);
 		free(b);
 		return err;
 	}
@@ -237,6 +289,8 @@ static void perfring_stats(const struct backend *b, struct backend_stats *st)
 	st->lost = b->rs.lost;
 	if (bad)
 		pr_warn("warning: %llu malformed ring records skipped\n", (unsigned long long)bad);
+	if (b->unwinder)
+		unwinder__report(b->unwinder);
 }
 
 static void perfring_close(struct backend *b)
@@ -244,6 +298,7 @@ static void perfring_close(struct backend *b)
 	if (!b)
 		return;
 	ring_set__close(&b->rs);
+	unwinder__free(b->unwinder);
 	free(b);
 }
 

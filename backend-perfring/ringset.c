@@ -118,6 +118,7 @@ static int open_fd(struct ring_set *rs, struct perf_event_attr *attr, pid_t task
 		return fd;
 	}
 	rs->sample_type = attr->sample_type;
+	rs->regs_user = attr->sample_regs_user;
 	rs->sample_id_all = attr->sample_id_all;
 	rs->comm_exec = attr->comm_exec;
 	return fd;
@@ -342,7 +343,7 @@ static int batch_add(const struct perf_event_header *hdr, void *ctx)
 	if (hdr->type == PERF_RECORD_SAMPLE) {
 		struct decoded_sample ds;
 
-		if (!decode__sample(hdr, rs->sample_type, &ds))
+		if (!decode__sample(hdr, rs->sample_type, rs->regs_user, &ds))
 			rec->time = ds.id.time;
 	} else if (!decode__sample_id(hdr, rs->sample_type, rs->sample_id_all, &id)) {
 		rec->time = id.time;

@@ -45,6 +45,7 @@ struct ring_set {
 	int nr_events;
 	struct pollfd *pfds;		/* one per event, plus a wake fd */
 	uint64_t sample_type;
+	uint64_t regs_user;		/* sample_regs_user, for decoding */
 	bool sample_id_all;
 	bool comm_exec;
 	unsigned int data_pages;	/* per ring, after any shrinking */

@@ -17,6 +17,7 @@
 struct backend;
 
 #define PROBE_USER_ONLY 1
+#define PROBE_PARTIAL 2
 
 struct backend_stats {
 	uint64_t samples;	/* samples taken (before filtering) */

@@ -15,6 +15,8 @@ enum {
 	OPT_BACKEND,
 	OPT_FORMAT,
 	OPT_OUTPUT,
+	OPT_UNWIND,
+	OPT_STACK_DUMP_SIZE,
 };
 
 static const struct option long_options[] = {
@@ -36,6 +38,8 @@ static const struct option long_options[] = {
 	{ "backend", required_argument, NULL, OPT_BACKEND },
 	{ "format", required_argument, NULL, OPT_FORMAT },
 	{ "output", required_argument, NULL, OPT_OUTPUT },
+	{ "unwind", required_argument, NULL, OPT_UNWIND },
+	{ "stack-dump-size", required_argument, NULL, OPT_STACK_DUMP_SIZE },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ 0 },
 };
@@ -46,6 +50,7 @@ void options__usage(FILE *out)
 	      "               [-A] [-I] [-f] [--hash-storage-size N] [--stack-storage-size N]\n"
 	      "               [-C CPU] [--backend auto|bpf|perf] [-v]\n"
 	      "               [--format bcc|folded|svg|pprof] [--output FILE]\n"
+	      "               [--unwind fp|dwarf] [--stack-dump-size BYTES]\n"
 	      "               [duration] [-- COMMAND [ARGS...]]\n"
 	      "\n"
 	      "Profile CPU stack traces at a timed interval\n"
@@ -84,6 +89,11 @@ void options__usage(FILE *out)
 	      "                        report format: bcc's (default), folded (-f), an\n"
 	      "                        interactive flame graph, or gzip'ed pprof\n"
 	      "  --output FILE         write the report to FILE instead of standard output\n"
+	      "  --unwind fp|dwarf     walk user stacks by frame pointers (default), or with\n"
+	      "                        .eh_frame over a copy of the stack (needs no frame pointers)\n"
+	      "  --stack-dump-size BYTES\n"
+	      "                        user stack copied per sample with --unwind dwarf\n"
+	      "                        (default 16384, at most 65528)\n"
 	      "\n"
 	      "examples:\n"
 	      "    profile             # profile stack traces at 49 Hertz until Ctrl-C\n"
@@ -212,6 +222,7 @@ enum options_result options__parse(int argc, char **argv, struct profile_opts *o
 	opts->frequency = DEFAULT_FREQUENCY;
 	opts->hash_storage_size = DEFAULT_HASH_STORAGE_SIZE;
 	opts->stack_storage_size = DEFAULT_STACK_STORAGE_SIZE;
+	opts->stack_dump_size = DEFAULT_STACK_DUMP_SIZE;
 	opts->cpu = -1;
 	err[0] = '\0';
 
@@ -320,6 +331,31 @@ enum options_result options__parse(int argc, char **argv, struct profile_opts *o
 				return OPTIONS_USAGE_ERROR;
 			}
 			opts->output = optarg;
+			break;
+		case OPT_UNWIND:
+			if (!strcmp(optarg, "fp"))
+				opts->unwind = UNWIND_FP;
+			else if (!strcmp(optarg, "dwarf"))
+				opts->unwind = UNWIND_DWARF;
+			else {
+				set_err(err, err_len,
+					"argument --unwind: invalid choice '%s' (choose from fp, dwarf)",
+					optarg);
+				return OPTIONS_USAGE_ERROR;
+			}
+			break;
+		case OPT_STACK_DUMP_SIZE:
+			if (parse_positive("--stack-dump-size", optarg, MAX_STACK_DUMP_SIZE, &v, err,
+					   err_len))
+				return OPTIONS_USAGE_ERROR;
+			if (v < 64 || v % 8) {
+				set_err(err, err_len,
+					"argument --stack-dump-size: %s is not a multiple of 8 from 64 to "
+					"%d",
+					optarg, MAX_STACK_DUMP_SIZE);
+				return OPTIONS_USAGE_ERROR;
+			}
+			opts->stack_dump_size = v;
 			break;
 		case OPT_HASH_STORAGE:
 			if (parse_positive("--hash-storage-size", optarg, 1 << 26, &v, err, err_len))

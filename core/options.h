@@ -11,11 +11,19 @@
 #define DEFAULT_FREQUENCY 49
 #define DEFAULT_HASH_STORAGE_SIZE 40960
 #define DEFAULT_STACK_STORAGE_SIZE 16384
+/* Bytes of user stack copied per sample in dwarf mode; the kernel refuses 65536. */
+#define DEFAULT_STACK_DUMP_SIZE 16384
+#define MAX_STACK_DUMP_SIZE 65528
 
 enum backend_choice {
 	BACKEND_AUTO,
 	BACKEND_BPF,
 	BACKEND_PERF,
+};
+
+enum unwind_mode {
+	UNWIND_FP,		/* frame pointers, walked by the kernel */
+	UNWIND_DWARF,		/* .eh_frame over a copy of the user stack, in user space */
 };
 
 enum output_format {
@@ -44,6 +52,8 @@ struct profile_opts {
 	unsigned int stack_storage_size;
 	int cpu;		/* -C, -1 for all */
 	enum backend_choice backend;
+	enum unwind_mode unwind;	/* --unwind */
+	unsigned int stack_dump_size;	/* --stack-dump-size, bytes, a multiple of 8 */
 	int verbose;		/* -v, repeatable */
 	unsigned int duration;	/* seconds, 0 = until Ctrl-C */
 	char **command;		/* after --, NULL-terminated; NULL if none */

@@ -215,6 +215,7 @@ int addr_space__insert(struct addr_space *as, const struct mapping *m)
 	as->maps = out;
 	as->nr_maps = nr;
 	as->cap_maps = cap;
+	as->generation++;
 	return 0;
 
 err_out:

@@ -36,6 +36,7 @@ struct addr_space {
 	struct mapping *maps;	/* sorted by start, non-overlapping */
 	size_t nr_maps;
 	size_t cap_maps;
+	unsigned int generation;	/* changes whenever maps do (for caches of unwind steps) */
 	struct addr_space *next_all;
 };
 

@@ -136,6 +136,16 @@ static bool cpu_is_online(int cpu)
 	return found || nr < 0;
 }
 
+static void print_unwind_mode(const struct profile_opts *opts)
+{
+	if (opts->unwind == UNWIND_DWARF && !opts->kernel_only)
+		pr_info("unwind: dwarf (.eh_frame over a %u-byte copy of each user stack, in user "
+			"space)\n",
+			opts->stack_dump_size);
+	else
+		pr_info("unwind: frame pointers (callchains taken by the kernel)\n");
+}
+
 static const struct backend_ops *choose_backend(struct profile_opts *opts,
 						const struct backend_ops *const *backends)
 {
@@ -146,6 +156,9 @@ static const struct backend_ops *choose_backend(struct profile_opts *opts,
 	for (enum kernel_feature f = 0; f < __FEAT_CNT && log_verbosity() >= 2; f++)
 		pr_debug("feature %s: %s\n", kernel_feature__desc(f),
 			 feature_state__name(kernel_feature__state(f)));
+	const struct backend_ops *partial = NULL;
+	char partial_why[512] = "";
+
 	for (int i = 0; backends[i]; i++) {
 		const struct backend_ops *ops = backends[i];
 		int err;
@@ -154,6 +167,19 @@ static const struct backend_ops *choose_backend(struct profile_opts *opts,
 			continue;
 		why[0] = '\0';
 		err = ops->probe(opts, why, sizeof(why));
+		if (err == PROBE_PARTIAL && opts->backend == BACKEND_AUTO) {
+			/* Keep looking for one that does all that was asked. */
+			pr_info("backend %s: usable, but %s\n", ops->name, why);
+			if (!partial) {
+				partial = ops;
+				snprintf(partial_why, sizeof(partial_why), "%s", why);
+			}
+			continue;
+		}
+		if (err == PROBE_PARTIAL) {
+			pr_warn("note: %s\n", why);
+			err = 0;
+		}
 		if (err == PROBE_USER_ONLY) {
 			/* What a user without privileges can have: their own user stacks. */
 			opts->user_only = true;
@@ -164,7 +190,7 @@ static const struct backend_ops *choose_backend(struct profile_opts *opts,
 		}
 		if (!err) {
 			pr_info("backend %s: usable; chosen\n", ops->name);
-			pr_info("unwind: frame pointers (callchains taken by the kernel)\n");
+			print_unwind_mode(opts);
 			return ops;
 		}
 		if (opts->backend != BACKEND_AUTO) {
@@ -174,6 +200,12 @@ static const struct backend_ops *choose_backend(struct profile_opts *opts,
 		pr_info("backend %s: not used: %s\n", ops->name, why);
 		snprintf(all_why + strlen(all_why), sizeof(all_why) - strlen(all_why), "%s%s: %s",
 			 all_why[0] ? "; " : "", ops->name, why);
+	}
+	if (partial) {
+		pr_warn("note: %s\n", partial_why);
+		pr_info("backend %s: chosen, the others being unusable\n", partial->name);
+		print_unwind_mode(opts);
+		return partial;
 	}
 	if (opts->backend != BACKEND_AUTO)
 		pr_warn("backend %s is not built into this profile\n", names[opts->backend]);

@@ -10,6 +10,9 @@
 /* The kernel's default perf_event_max_stack, and bpf_get_stackid()'s limit. */
 #define MAX_STACK_DEPTH 127
 
+/* Stands last in user_ips for a stack deeper than MAX_STACK_DEPTH (dwarf mode). */
+#define STACK_TRUNCATED_IP UINT64_MAX
+
 struct sample {
 	pid_t pid;			/* thread group id */
 	pid_t tid;

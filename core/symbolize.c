@@ -205,6 +205,11 @@ void symbolizer__user(struct symbolizer *s, const struct addr_space *as, uint64_
 	out->name = NULL;
 	out->offset = 0;
 	out->module = NULL;
+	/* The unwinder's marker for a stack cut at the maximum depth (looked up as ip - 1). */
+	if (addr >= STACK_TRUNCATED_IP - 1) {
+		out->name = "[truncated]";
+		return;
+	}
 	/* Executable memory without a file is JIT code: its process may name it. */
 	if (as && as->pid > 0 && (!m || !is_file(m->path)) && (!m || strcmp(m->path, "[vdso]"))) {
 		struct perfmap *pm = perfmap_of(s, as->pid);

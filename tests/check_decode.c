@@ -25,7 +25,7 @@ START_TEST(sample_fields_and_callchain)
 	rb_u32x2(&b, 1, 0);
 	rb_u64(&b, 7);
 	rb_put(&b, chain, sizeof(chain));
-	ck_assert_int_eq(decode__sample(rb_end(&b), SAMPLE_TYPE, &ds), 0);
+	ck_assert_int_eq(decode__sample(rb_end(&b), SAMPLE_TYPE, 0, &ds), 0);
 	ck_assert_uint_eq(ds.id.pid, 100);
 	ck_assert_uint_eq(ds.id.tid, 101);
 	ck_assert_uint_eq(ds.id.time, 123456789);
@@ -58,7 +58,7 @@ START_TEST(callchain_longer_than_record_is_rejected)
 	rb_u32x2(&b, 0, 0);
 	rb_u64(&b, 1000);	/* claims 1000 ips, carries one */
 	rb_u64(&b, 0x401000);
-	ck_assert_int_eq(decode__sample(rb_end(&b), SAMPLE_TYPE, &ds), -EBADMSG);
+	ck_assert_int_eq(decode__sample(rb_end(&b), SAMPLE_TYPE, 0, &ds), -EBADMSG);
 }
 END_TEST
 

@@ -91,7 +91,7 @@ static void feed_perf(struct profile_core *core)
 			ck_assert_int_eq(decode__sample(rb_sample(&b, PID, set[i].tid, i % 2,
 								  set[i].kernel, set[i].nk,
 								  set[i].user, set[i].nu),
-							TEST_SAMPLE_TYPE, &ds),
+							TEST_SAMPLE_TYPE, 0, &ds),
 					 0);
 			perfring__convert_sample(&ds, core->procs, kbuf, ubuf, &s);
 			ck_assert_int_eq(core__add_sample(core, &s), 0);

@@ -1,0 +1,191 @@
+// SPDX-License-Identifier: GPL-2.0
+#include "unwind/image.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+
+/* DWARF pointer encodings used by .eh_frame_hdr (LSB "Exception Frame Header"). */
+#define DW_EH_PE_omit 0xff
+#define DW_EH_PE_absptr 0x00
+#define DW_EH_PE_udata4 0x03
+#define DW_EH_PE_sdata4 0x0b
+#define DW_EH_PE_udata8 0x04
+#define DW_EH_PE_sdata8 0x0c
+#define DW_EH_PE_datarel 0x30
+
+/* The file offset of ELF vaddr, or -1 outside the file-backed part of a segment. */
+static int64_t file_offset(const struct unwind_image *img, uint64_t vaddr, uint64_t len)
+{
+	for (unsigned int i = 0; i < img->nr_loads; i++) {
+		const Elf64_Phdr *ph = &img->loads[i];
+
+		if (vaddr >= ph->p_vaddr && vaddr + len <= ph->p_vaddr + ph->p_filesz) {
+			uint64_t off = vaddr - ph->p_vaddr + ph->p_offset;
+
+			return off + len <= img->size ? (int64_t)off : -1;
+		}
+	}
+	return -1;
+}
+
+static unsigned int encoded_size(uint8_t enc)
+{
+	switch (enc & 0x0f) {
+	case DW_EH_PE_udata4:
+	case DW_EH_PE_sdata4:
+		return 4;
+	case DW_EH_PE_absptr:
+	case DW_EH_PE_udata8:
+	case DW_EH_PE_sdata8:
+		return 8;
+	default:
+		return 0;	/* uleb128 and friends: not used by linkers for this header */
+	}
+}
+
+/* Find .eh_frame_hdr through PT_GNU_EH_FRAME and check its table is searchable. */
+static void find_table(struct unwind_image *img, const Elf64_Phdr *hdr_ph)
+{
+	uint64_t v = hdr_ph->p_vaddr, count = 0;
+	int64_t off = file_offset(img, v, 4);
+	const unsigned char *h;
+	unsigned int ptr_size, count_size;
+
+	if (off < 0)
+		return;
+	h = img->data + off;
+	/* version 1; eh_frame_ptr_enc, fde_count_enc, table_enc */
+	if (h[0] != 1 || h[2] == DW_EH_PE_omit ||
+	    h[3] != (DW_EH_PE_datarel | DW_EH_PE_sdata4))
+		return;
+	ptr_size = encoded_size(h[1]);
+	count_size = encoded_size(h[2]);
+	if (!ptr_size || !count_size)
+		return;
+	off = file_offset(img, v + 4 + ptr_size, count_size);
+	if (off < 0)
+		return;
+	memcpy(&count, img->data + off, count_size);	/* little-endian */
+	img->eh_frame_hdr = v;
+	img->table = v + 4 + ptr_size + count_size;
+	img->fde_count = count;
+	/* Each entry is two sdata4: initial location and FDE address. */
+	img->has_table = count > 0 && file_offset(img, img->table, count * 8) >= 0;
+}
+
+static int parse(struct unwind_image *img)
+{
+	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)img->data;
+	const Elf64_Phdr *hdr_ph = NULL;
+
+	if (img->size < sizeof(*eh) || memcmp(eh->e_ident, ELFMAG, SELFMAG) ||
+	    eh->e_ident[EI_CLASS] != ELFCLASS64 || eh->e_phentsize != sizeof(Elf64_Phdr) ||
+	    eh->e_phoff > img->size ||
+	    (img->size - eh->e_phoff) / sizeof(Elf64_Phdr) < eh->e_phnum)
+		return -ENOEXEC;
+	for (unsigned int i = 0; i < eh->e_phnum; i++) {
+		const Elf64_Phdr *ph = (const Elf64_Phdr *)(img->data + eh->e_phoff) + i;
+
+		if (ph->p_type == PT_LOAD && img->nr_loads < IMAGE_MAX_LOADS)
+			img->loads[img->nr_loads++] = *ph;
+		else if (ph->p_type == PT_GNU_EH_FRAME)
+			hdr_ph = ph;
+	}
+	if (!img->nr_loads)
+		return -ENOEXEC;
+	if (hdr_ph)
+		find_table(img, hdr_ph);
+	return 0;
+}
+
+int unwind_image__open_fd(struct unwind_image *img, int fd)
+{
+	struct stat st;
+	void *p;
+	int err;
+
+	memset(img, 0, sizeof(*img));
+	if (fstat(fd, &st))
+		return -errno;
+	if (!S_ISREG(st.st_mode) || st.st_size < (off_t)sizeof(Elf64_Ehdr))
+		return -ENOEXEC;
+	p = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (p == MAP_FAILED)
+		return -errno;
+	img->data = p;
+	img->size = st.st_size;
+	img->mapped = true;
+	err = parse(img);
+	if (err)
+		unwind_image__close(img);
+	return err;
+}
+
+int unwind_image__from_memory(struct unwind_image *img, const void *data, size_t size)
+{
+	memset(img, 0, sizeof(*img));
+	img->data = data;
+	img->size = size;
+	return parse(img);
+}
+
+void unwind_image__close(struct unwind_image *img)
+{
+	if (img->mapped)
+		munmap((void *)img->data, img->size);
+	memset(img, 0, sizeof(*img));
+}
+
+int unwind_image__bias(const struct unwind_image *img, uint64_t start, uint64_t pgoff,
+		       uint64_t *bias)
+{
+	for (unsigned int i = 0; i < img->nr_loads; i++) {
+		const Elf64_Phdr *ph = &img->loads[i];
+		/* The mapping starts at pgoff, the segment's offset rounded down to a page. */
+		uint64_t first = ph->p_offset & ~(uint64_t)0xfff;
+
+		if (!(ph->p_flags & PF_X) || pgoff < first || pgoff >= ph->p_offset + ph->p_filesz)
+			continue;
+		*bias = start - (pgoff - ph->p_offset + ph->p_vaddr);
+		return 0;
+	}
+	return -ENOENT;
+}
+
+bool unwind_image__contains(const struct unwind_image *img, uint64_t vaddr)
+{
+	for (unsigned int i = 0; i < img->nr_loads; i++)
+		if (vaddr >= img->loads[i].p_vaddr &&
+		    vaddr < img->loads[i].p_vaddr + img->loads[i].p_memsz)
+			return true;
+	return false;
+}
+
+int unwind_image__read(const struct unwind_image *img, uint64_t vaddr, uint64_t *val)
+{
+	/*
+	 * libunwind reads aligned words: the last one of a segment may stick out
+	 * past its file-backed end. Those bytes read as zero, as in memory.
+	 */
+	for (unsigned int i = 0; i < img->nr_loads; i++) {
+		const Elf64_Phdr *ph = &img->loads[i];
+		uint64_t off, n;
+
+		if (vaddr < ph->p_vaddr || vaddr >= ph->p_vaddr + ph->p_filesz)
+			continue;
+		off = vaddr - ph->p_vaddr + ph->p_offset;
+		if (off >= img->size)
+			return -EFAULT;
+		n = ph->p_vaddr + ph->p_filesz - vaddr;
+		if (n > 8)
+			n = 8;
+		if (n > img->size - off)
+			n = img->size - off;
+		*val = 0;
+		memcpy(val, img->data + off, n);
+		return 0;
+	}
+	return -EFAULT;
+}

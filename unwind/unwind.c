@@ -1,0 +1,574 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * libunwind's remote API over a sample's stack copy. libunwind asks us for
+ * memory, registers and unwind tables; we serve the stack from the copy and
+ * everything else from the ELF files the process has mapped.
+ *
+ * Speed comes from a cache of unwind steps. One step of libunwind takes the
+ * registers (ip, sp, bp) of a frame to those of its caller, reading a few
+ * words of the stack on the way. Given the same registers, the same binary
+ * mapped there and the same values in those stack words, it gives the same
+ * answer. So each step libunwind takes is recorded with the stack words it
+ * read, and replayed for a later sample when those words still hold the same
+ * values; only when a step is new does libunwind run. libunwind's own cache
+ * is off: its locking costs two rt_sigprocmask calls per frame, and one
+ * libunwind address space serves every process (its cache is keyed by ip).
+ */
+#include "unwind/unwind.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <libunwind.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <time.h>
+#include <unistd.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include "core/hashmap.h"
+#include "core/log.h"
+#include "unwind/image.h"
+
+/* Exported by libunwind but not declared in its headers. */
+extern int UNW_OBJ(dwarf_search_unwind_table)(unw_addr_space_t as, unw_word_t ip,
+					       unw_dyn_info_t *di, unw_proc_info_t *pi,
+					       int need_unwind_info, void *arg);
+#define dwarf_search_unwind_table UNW_OBJ(dwarf_search_unwind_table)
+
+#define MAX_STEP_READS 4		/* stack words a cached step may depend on */
+#define STEP_CACHE_BITS 15
+#define HIST_BUCKETS 1000		/* 100 ns each */
+/* A failed read this far above the copy means the copy was too short. */
+#define STACK_SPAN_GUESS (8u << 20)
+
+struct stack_read {
+	uint64_t addr;
+	uint64_t val;
+};
+
+struct step_key {
+	uint64_t ip, sp, bp;
+	unsigned int space_id;
+	unsigned int space_gen;
+	bool leaf;		/* libunwind looks up the leaf's ip itself, callers' ip - 1 */
+};
+
+struct step_entry {
+	struct step_key key;
+	bool valid;
+	bool end;		/* the outermost frame: no caller */
+	struct unwind_regs next;
+	unsigned int nr_reads;
+	struct stack_read reads[MAX_STEP_READS];
+};
+
+struct image_entry {
+	uint64_t dev, ino;	/* the key; ino 0 is the vdso */
+	bool ok;
+	struct unwind_image img;
+};
+
+struct unwinder {
+	unw_addr_space_t uas;
+	struct hashmap images;	/* (dev, ino) -> struct image_entry */
+	struct image_entry vdso;
+	bool vdso_tried;
+	struct step_entry *steps;	/* 2^STEP_CACHE_BITS, direct-mapped */
+	struct unwind_stats st;
+	uint32_t hist[HIST_BUCKETS];
+};
+
+/* What the accessors of one unwind see (libunwind's arg). */
+struct unwind_ctx {
+	struct unwinder *u;
+	const struct addr_space *as;
+	const struct unwind_regs *regs;
+	const unsigned char *stack;
+	size_t stack_size;
+	/* The stack words read during the current step. */
+	struct stack_read log[MAX_STEP_READS];
+	unsigned int nr_log;
+	bool uncacheable;	/* a read failed or too many reads */
+	bool ran_off_copy;	/* a read past the end of the copy */
+	/* The image of the last find_proc_info, for reads outside executable mappings. */
+	const struct unwind_image *last_img;
+	uint64_t last_bias;
+};
+
+static uint64_t key_hash(const void *k)
+{
+	const struct image_entry *e = k;
+
+	return hash_u64(e->dev * 31 + e->ino);
+}
+
+static bool key_equal(const void *a, const void *b)
+{
+	const struct image_entry *x = a, *y = b;
+
+	return x->dev == y->dev && x->ino == y->ino;
+}
+
+static const char *file_path(const struct mapping *m)
+{
+	return m->path && m->path[0] == '/' && m->path[1] != '/' ? m->path : NULL;
+}
+
+/* The vdso has no file: read our own, the same kernel's. */
+static struct image_entry *vdso_image(struct unwinder *u)
+{
+	const Elf64_Ehdr *eh;
+
+	if (!u->vdso_tried) {
+		u->vdso_tried = true;
+		eh = (const Elf64_Ehdr *)getauxval(AT_SYSINFO_EHDR);
+		if (eh && !memcmp(eh->e_ident, ELFMAG, SELFMAG))
+			u->vdso.ok = !unwind_image__from_memory(
+				&u->vdso.img, eh, eh->e_shoff + (size_t)eh->e_shnum * eh->e_shentsize);
+	}
+	return u->vdso.ok ? &u->vdso : NULL;
+}
+
+/* An fd of the file behind m: the tracker's (opened when first seen), else by path. */
+static int open_mapping(const struct addr_space *as, const struct mapping *m, bool *owned)
+{
+	int fd = file_table__fd(as->files, m);
+	struct stat st;
+
+	*owned = false;
+	if (fd >= 0)
+		return fd;
+	fd = open(m->path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) || st.st_ino != m->ino || (m->dev && st.st_dev != m->dev)) {
+		close(fd);
+		return -1;	/* not the file that was mapped */
+	}
+	*owned = true;
+	return fd;
+}
+
+static struct image_entry *file_image(struct unwinder *u, const struct addr_space *as,
+				      const struct mapping *m)
+{
+	struct image_entry key = { .dev = m->dev, .ino = m->ino }, *e;
+	bool owned;
+	int fd;
+
+	e = hashmap__find(&u->images, &key);
+	if (e)
+		return e->ok ? e : NULL;
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return NULL;
+	*e = key;
+	fd = open_mapping(as, m, &owned);
+	if (fd >= 0) {
+		e->ok = !unwind_image__open_fd(&e->img, fd);
+		if (owned)
+			close(fd);
+	}
+	if (hashmap__add(&u->images, e, e)) {
+		unwind_image__close(&e->img);
+		free(e);
+		return NULL;
+	}
+	return e->ok ? e : NULL;
+}
+
+/* The image mapped at addr and its load bias, or NULL (anonymous memory, JIT code). */
+static const struct unwind_image *image_at(struct unwind_ctx *ctx, uint64_t addr, uint64_t *bias)
+{
+	const struct mapping *m = addr_space__find(ctx->as, addr);
+	struct image_entry *e = NULL;
+
+	if (m && m->path && !strcmp(m->path, "[vdso]"))
+		e = vdso_image(ctx->u);
+	else if (m && file_path(m) && m->ino)
+		e = file_image(ctx->u, ctx->as, m);
+	if (e && !unwind_image__bias(&e->img, m->start, m->pgoff, bias))
+		return &e->img;
+	/* .eh_frame often sits in a read-only segment that is not executable. */
+	if (ctx->last_img && unwind_image__contains(ctx->last_img, addr - ctx->last_bias)) {
+		*bias = ctx->last_bias;
+		return ctx->last_img;
+	}
+	return NULL;
+}
+
+static int find_proc_info(unw_addr_space_t uas, unw_word_t ip, unw_proc_info_t *pi,
+			  int need_unwind_info, void *arg)
+{
+	struct unwind_ctx *ctx = arg;
+	const struct mapping *m = addr_space__find(ctx->as, ip);
+	const struct unwind_image *img;
+	unw_dyn_info_t di;
+	uint64_t bias;
+
+	img = m ? image_at(ctx, ip, &bias) : NULL;
+	if (!img || !img->has_table)
+		return -UNW_ENOINFO;	/* libunwind then follows frame pointers */
+	ctx->last_img = img;
+	ctx->last_bias = bias;
+	memset(&di, 0, sizeof(di));
+	di.format = UNW_INFO_FORMAT_REMOTE_TABLE;
+	di.start_ip = m->start;
+	di.end_ip = m->end;
+	di.u.rti.segbase = bias + img->eh_frame_hdr;
+	di.u.rti.table_data = bias + img->table;
+	/* In words; each entry is 8 bytes. */
+	di.u.rti.table_len = img->fde_count * 8 / sizeof(unw_word_t);
+	return dwarf_search_unwind_table(uas, ip, &di, pi, need_unwind_info, arg);
+}
+
+static void put_unwind_info(unw_addr_space_t uas, unw_proc_info_t *pi, void *arg)
+{
+	(void)uas;
+	(void)pi;
+	(void)arg;
+}
+
+static int get_dyn_info_list_addr(unw_addr_space_t uas, unw_word_t *addr, void *arg)
+{
+	(void)uas;
+	(void)addr;
+	(void)arg;
+	return -UNW_ENOINFO;
+}
+
+static void log_read(struct unwind_ctx *ctx, uint64_t addr, uint64_t val)
+{
+	for (unsigned int i = 0; i < ctx->nr_log; i++)
+		if (ctx->log[i].addr == addr)
+			return;
+	if (ctx->nr_log == MAX_STEP_READS) {
+		ctx->uncacheable = true;
+		return;
+	}
+	ctx->log[ctx->nr_log].addr = addr;
+	ctx->log[ctx->nr_log++].val = val;
+}
+
+static int access_mem(unw_addr_space_t uas, unw_word_t addr, unw_word_t *valp, int write,
+		      void *arg)
+{
+	struct unwind_ctx *ctx = arg;
+	uint64_t sp = ctx->regs->sp, bias;
+	const struct unwind_image *img;
+
+	(void)uas;
+	if (write)
+		return -UNW_EINVAL;
+	if (addr >= sp && addr - sp <= ctx->stack_size && ctx->stack_size - (addr - sp) >= 8) {
+		memcpy(valp, ctx->stack + (addr - sp), 8);
+		log_read(ctx, addr, *valp);
+		return 0;
+	}
+	img = image_at(ctx, addr, &bias);
+	if (img && !unwind_image__read(img, addr - bias, (uint64_t *)valp))
+		return 0;
+	ctx->uncacheable = true;
+	if (addr >= sp + ctx->stack_size && addr - sp < STACK_SPAN_GUESS)
+		ctx->ran_off_copy = true;
+	return -UNW_EINVAL;
+}
+
+static int access_reg(unw_addr_space_t uas, unw_regnum_t reg, unw_word_t *valp, int write,
+		      void *arg)
+{
+	struct unwind_ctx *ctx = arg;
+
+	(void)uas;
+	if (write)
+		return -UNW_EREADONLYREG;
+	switch (reg) {
+	case UNW_X86_64_RIP:
+		*valp = ctx->regs->ip;
+		return 0;
+	case UNW_X86_64_RSP:
+		*valp = ctx->regs->sp;
+		return 0;
+	case UNW_X86_64_RBP:
+		*valp = ctx->regs->bp;
+		return 0;
+	default:
+		/* Not sampled: a step that needs it fails rather than guess. */
+		return -UNW_EBADREG;
+	}
+}
+
+static int access_fpreg(unw_addr_space_t uas, unw_regnum_t reg, unw_fpreg_t *val, int write,
+			void *arg)
+{
+	(void)uas;
+	(void)reg;
+	(void)val;
+	(void)write;
+	(void)arg;
+	return -UNW_EBADREG;
+}
+
+static int resume(unw_addr_space_t uas, unw_cursor_t *c, void *arg)
+{
+	(void)uas;
+	(void)c;
+	(void)arg;
+	return -UNW_EINVAL;
+}
+
+static int get_proc_name(unw_addr_space_t uas, unw_word_t addr, char *buf, size_t len,
+			 unw_word_t *off, void *arg)
+{
+	(void)uas;
+	(void)addr;
+	(void)buf;
+	(void)len;
+	(void)off;
+	(void)arg;
+	return -UNW_EINVAL;
+}
+
+static unw_accessors_t accessors = {
+	.find_proc_info = find_proc_info,
+	.put_unwind_info = put_unwind_info,
+	.get_dyn_info_list_addr = get_dyn_info_list_addr,
+	.access_mem = access_mem,
+	.access_reg = access_reg,
+	.access_fpreg = access_fpreg,
+	.resume = resume,
+	.get_proc_name = get_proc_name,
+};
+
+struct unwinder *unwinder__new(void)
+{
+	struct unwinder *u = calloc(1, sizeof(*u));
+
+	if (!u)
+		return NULL;
+	hashmap__init(&u->images, key_hash, key_equal);
+	u->steps = calloc((size_t)1 << STEP_CACHE_BITS, sizeof(*u->steps));
+	u->uas = unw_create_addr_space(&accessors, 0);
+	if (!u->steps || !u->uas) {
+		unwinder__free(u);
+		return NULL;
+	}
+	unw_set_caching_policy(u->uas, UNW_CACHE_NONE);
+	return u;
+}
+
+void unwinder__free(struct unwinder *u)
+{
+	struct hashmap_entry *ent;
+	size_t bkt;
+
+	if (!u)
+		return;
+	hashmap__for_each(&u->images, bkt, ent) {
+		struct image_entry *e = ent->value;
+
+		unwind_image__close(&e->img);
+		free(e);
+	}
+	hashmap__clear(&u->images);
+	if (u->uas)
+		unw_destroy_addr_space(u->uas);
+	free(u->steps);
+	free(u);
+}
+
+static struct step_entry *step_slot(struct unwinder *u, const struct step_key *k)
+{
+	uint64_t h = hash_u64(k->ip ^ hash_u64(k->sp ^ hash_u64(k->bp + k->leaf)) ^
+			      ((uint64_t)k->space_id << 32 | k->space_gen));
+
+	return &u->steps[h & (((uint64_t)1 << STEP_CACHE_BITS) - 1)];
+}
+
+static bool same_key(const struct step_key *a, const struct step_key *b)
+{
+	return a->ip == b->ip && a->sp == b->sp && a->bp == b->bp && a->leaf == b->leaf &&
+	       a->space_id == b->space_id && a->space_gen == b->space_gen;
+}
+
+/* The cached step from k, if the stack words it read hold the same values now. */
+static const struct step_entry *replay(struct unwind_ctx *ctx, const struct step_key *k)
+{
+	const struct step_entry *e = step_slot(ctx->u, k);
+	uint64_t sp = ctx->regs->sp;
+
+	if (!e->valid || !same_key(&e->key, k))
+		return NULL;
+	for (unsigned int i = 0; i < e->nr_reads; i++) {
+		uint64_t a = e->reads[i].addr, v;
+
+		if (a < sp || a - sp > ctx->stack_size || ctx->stack_size - (a - sp) < 8)
+			return NULL;
+		memcpy(&v, ctx->stack + (a - sp), 8);
+		if (v != e->reads[i].val)
+			return NULL;
+	}
+	return e;
+}
+
+static void remember(struct unwind_ctx *ctx, const struct step_key *k, bool end,
+		     const struct unwind_regs *next)
+{
+	struct step_entry *e;
+
+	if (ctx->uncacheable)
+		return;
+	e = step_slot(ctx->u, k);
+	e->key = *k;
+	e->valid = true;
+	e->end = end;
+	if (next)
+		e->next = *next;
+	e->nr_reads = ctx->nr_log;
+	memcpy(e->reads, ctx->log, ctx->nr_log * sizeof(ctx->log[0]));
+}
+
+static void step_key_of(struct step_key *k, const struct addr_space *as,
+			const struct unwind_regs *r, bool leaf)
+{
+	memset(k, 0, sizeof(*k));
+	k->ip = r->ip;
+	k->sp = r->sp;
+	k->bp = r->bp;
+	k->leaf = leaf;
+	k->space_id = as->id;
+	k->space_gen = as->generation;
+}
+
+/* Run libunwind from the leaf, recording each step. Returns the frame count. */
+static unsigned int unwind_fully(struct unwind_ctx *ctx, uint64_t *ips, unsigned int limit)
+{
+	struct unwind_regs cur = *ctx->regs, next;
+	unsigned int n = 1;
+	unw_cursor_t c;
+	struct step_key k;
+	unw_word_t v;
+
+	if (unw_init_remote(&c, ctx->u->uas, ctx) < 0)
+		return n;
+	while (n < limit) {
+		int ret;
+
+		step_key_of(&k, ctx->as, &cur, n == 1);
+		ctx->nr_log = 0;
+		ctx->uncacheable = false;
+		ret = unw_step(&c);
+		if (ret > 0) {
+			if (unw_get_reg(&c, UNW_X86_64_RIP, &v))
+				break;
+			next.ip = v;
+			if (unw_get_reg(&c, UNW_X86_64_RSP, &v))
+				break;
+			next.sp = v;
+			/* bp may be unrecoverable and unneeded further up: keep going */
+			if (unw_get_reg(&c, UNW_X86_64_RBP, &v)) {
+				v = 0;
+				ctx->uncacheable = true;
+			}
+			next.bp = v;
+		}
+		if (ret < 0)
+			break;	/* not remembered: an error may depend on more than we key on */
+		if (ret == 0 || next.ip == 0) {
+			remember(ctx, &k, true, NULL);
+			break;
+		}
+		remember(ctx, &k, false, &next);
+		ips[n++] = next.ip;
+		cur = next;
+		ctx->u->st.steps++;
+	}
+	return n;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + ts.tv_nsec;
+}
+
+unsigned int unwinder__unwind(struct unwinder *u, const struct addr_space *as,
+			      const struct unwind_regs *regs, const void *stack, size_t stack_size,
+			      uint64_t *ips, unsigned int max)
+{
+	struct unwind_ctx ctx = {
+		.u = u, .as = as, .regs = regs, .stack = stack, .stack_size = stack_size,
+	};
+	/* One frame more than asked, to know whether the stack was cut. */
+	uint64_t frames[MAX_STACK_DEPTH + 1];
+	unsigned int n = 1, limit = (max < MAX_STACK_DEPTH ? max : MAX_STACK_DEPTH) + 1;
+	struct unwind_regs cur = *regs;
+	uint64_t t0 = now_ns(), dt;
+	struct step_key k;
+
+	if (!max || !regs->ip)
+		return 0;
+	u->st.stacks++;
+	frames[0] = regs->ip;
+	while (n < limit) {
+		const struct step_entry *e;
+
+		step_key_of(&k, as, &cur, n == 1);
+		e = replay(&ctx, &k);
+		if (!e) {
+			n = unwind_fully(&ctx, frames, limit);
+			if (ctx.ran_off_copy)
+				u->st.dump_exhausted++;
+			break;
+		}
+		if (e->end)
+			break;
+		cur = e->next;
+		frames[n++] = cur.ip;
+		u->st.steps++;
+		u->st.cached_steps++;
+	}
+	if (n == limit) {
+		n = limit - 1;
+		frames[n - 1] = STACK_TRUNCATED_IP;
+		u->st.truncated++;
+	}
+	memcpy(ips, frames, n * sizeof(ips[0]));
+	dt = (now_ns() - t0) / 100;
+	u->hist[dt < HIST_BUCKETS ? dt : HIST_BUCKETS - 1]++;
+	return n;
+}
+
+void unwinder__stats(const struct unwinder *u, struct unwind_stats *st)
+{
+	uint64_t seen = 0;
+
+	*st = u->st;
+	st->median_ns = 0;
+	for (unsigned int i = 0; i < HIST_BUCKETS && u->st.stacks; i++) {
+		seen += u->hist[i];
+		if (seen * 2 >= u->st.stacks) {
+			st->median_ns = i * 100 + 50;
+			break;
+		}
+	}
+}
+
+void unwinder__report(const struct unwinder *u)
+{
+	struct unwind_stats st;
+
+	unwinder__stats(u, &st);
+	pr_info("dwarf unwind: %" PRIu64 " stacks, median %.1f us each, %" PRIu64
+		" of %" PRIu64 " steps replayed from the cache, %" PRIu64
+		" cut at the maximum depth\n",
+		st.stacks, st.median_ns / 1000.0, st.cached_steps, st.steps, st.truncated);
+	if (st.dump_exhausted)
+		pr_warn("warning: %" PRIu64 " user stacks were deeper than the stack copy and end "
+			"early; raise --stack-dump-size\n",
+			st.dump_exhausted);
+}

@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * User stacks from a register + stack snapshot, unwound with libunwind's
+ * remote API over .eh_frame of the binaries a process has mapped. The only
+ * code that includes libunwind.h.
+ */
+#ifndef UNWIND_UNWIND_H
+#define UNWIND_UNWIND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/proctrack.h"
+
+struct unwinder;
+
+/* The user registers a step can depend on (x86-64: what the CFI of normal code uses). */
+struct unwind_regs {
+	uint64_t ip;
+	uint64_t sp;
+	uint64_t bp;
+};
+
+struct unwind_stats {
+	uint64_t stacks;	/* unwind calls */
+	uint64_t steps;		/* frames produced after the leaf */
+	uint64_t cached_steps;	/* of which replayed from the step cache */
+	uint64_t truncated;	/* cut at the maximum depth (marker frame added) */
+	uint64_t dump_exhausted;	/* stopped at the end of the stack copy */
+	uint64_t median_ns;	/* per unwind call, from a log-scale histogram */
+};
+
+struct unwinder *unwinder__new(void);
+void unwinder__free(struct unwinder *u);
+
+/*
+ * Unwind one user stack. stack is a copy of user memory starting at regs->sp.
+ * ips receives the frames leaf first: the leaf's ip, then return addresses.
+ * When the stack is deeper than max, the last slot holds STACK_TRUNCATED_IP.
+ * Returns the number of frames (at least 1 when regs->ip is non-zero).
+ */
+unsigned int unwinder__unwind(struct unwinder *u, const struct addr_space *as,
+			      const struct unwind_regs *regs, const void *stack, size_t stack_size,
+			      uint64_t *ips, unsigned int max);
+
+void unwinder__stats(const struct unwinder *u, struct unwind_stats *st);
+/* -v: what unwinding cost; a warning when stack copies were too short. */
+void unwinder__report(const struct unwinder *u);
+
+#endif
