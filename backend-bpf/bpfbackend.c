@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "backend-bpf/convert.h"
+#include "backend-bpf/dwarf.h"
 #include "backend-perfring/ringset.h"
 #include "bpf/profile.skel.h"
 #include "compat/features.h"
@@ -61,7 +62,16 @@ struct backend {
 	/* Stack ids never change meaning (the stack map is never cleared): read each once. */
 	struct hashmap stack_cache;
 	bool no_batch;			/* the kernel lacks batch map operations */
+	struct bpf_dwarf *dwarf;	/* --unwind dwarf: stack copies instead of counts */
 };
+
+/* Dwarf records arrive every few milliseconds: look more often than the side-band needs. */
+#define DWARF_POLL_MS 25
+
+static bool wants_dwarf(const struct profile_opts *o)
+{
+	return o->unwind == UNWIND_DWARF && !o->kernel_only;
+}
 
 struct stack_copy {
 	int32_t id;
@@ -130,6 +140,7 @@ static int bpf_probe(const struct profile_opts *opts, char *why, size_t len)
 	struct perf_event_attr attr;
 	struct profile_bpf *skel;
 	bool system_wide = !opts->command;
+	const char *partial = NULL;
 	int fd, *cpus = NULL, nr;
 
 	switch (kernel_feature__state(FEAT_BPF_SYSCALL)) {
@@ -169,7 +180,22 @@ static int bpf_probe(const struct profile_opts *opts, char *why, size_t len)
 				 "the verifier's log)", strerror(err));
 		return -err;
 	}
-	profile_bpf__destroy(skel);
+	if (wants_dwarf(opts)) {
+		bool task_regs;
+		int err = bpf_dwarf__probe(skel, libbpf_num_possible_cpus(), &task_regs);
+
+		profile_bpf__destroy(skel);
+		if (err) {
+			snprintf(why, len, "the kernel refused the stack-copy program of --unwind "
+				 "dwarf: %s (-vv shows the verifier's log)", strerror(-err));
+			return err;
+		}
+		if (!task_regs)
+			partial = "samples taken in kernel mode would get frame-pointer user "
+				  "stacks (bpf_task_pt_regs needs Linux 5.15 with BTF)";
+	} else {
+		profile_bpf__destroy(skel);
+	}
 
 	nr = ring_set__cpus(opts, &cpus);
 	if (nr < 0) {
@@ -186,6 +212,10 @@ static int bpf_probe(const struct profile_opts *opts, char *why, size_t len)
 		return fd;
 	}
 	close(fd);
+	if (partial) {
+		snprintf(why, len, "%s", partial);
+		return PROBE_PARTIAL;
+	}
 	return 0;
 }
 
@@ -252,7 +282,8 @@ static int setup_maps(struct backend *b)
 
 static int attach_events(struct backend *b)
 {
-	int prog_fd = bpf_program__fd(b->skel->progs.profile_sample);
+	int prog_fd = b->dwarf ? bpf_dwarf__prog_fd(b->dwarf)
+			       : bpf_program__fd(b->skel->progs.profile_sample);
 	struct perf_event_attr attr;
 	int *cpus = NULL, nr, err = 0;
 	char why[256];
@@ -302,6 +333,7 @@ static void sideband_attr(struct perf_event_attr *attr, const struct profile_opt
 }
 
 static void bpf_close(struct backend *b);
+static const uint64_t *cached_stack(void *ctx, int32_t id);
 
 static int bpf_open(struct backend **out, struct profile_core *core, pid_t target)
 {
@@ -331,6 +363,15 @@ static int bpf_open(struct backend **out, struct profile_core *core, pid_t targe
 	b->stacks_fd = bpf_map__fd(b->skel->maps.stacks);
 	b->stats_fd = bpf_map__fd(b->skel->maps.stats);
 	b->config_fd = bpf_map__fd(b->skel->maps.config);
+	if (wants_dwarf(o)) {
+		b->dwarf = bpf_dwarf__open(core, b->skel, b->nr_cpus, cached_stack, b);
+		if (!b->dwarf) {
+			err = -errno;
+			pr_warn("bpf: loading the stack-copy program: %s\n", strerror(errno));
+			goto err_out;
+		}
+		b->config.dump_chunks = bpf_dwarf__chunks(o->stack_dump_size);
+	}
 	err = setup_maps(b);
 	if (err) {
 		pr_warn("bpf: writing the settings map: %s\n", strerror(-err));
@@ -374,6 +415,8 @@ static int bpf_start(struct backend *b)
 
 static int bpf_wait(struct backend *b, int wake_fd, int timeout_ms)
 {
+	if (b->dwarf && timeout_ms > DWARF_POLL_MS)
+		timeout_ms = DWARF_POLL_MS;
 	return ring_set__wait(&b->sideband, wake_fd, timeout_ms);
 }
 
@@ -408,6 +451,13 @@ static const uint64_t *lookup_stack(struct backend *b, struct hashmap *cache, in
 		return NULL;
 	}
 	return sc->ips;
+}
+
+static const uint64_t *cached_stack(void *ctx, int32_t id)
+{
+	struct backend *b = ctx;
+
+	return lookup_stack(b, &b->stack_cache, id);
 }
 
 static int add_entry(struct backend *b, const struct profile_key *key, uint64_t count)
@@ -537,6 +587,8 @@ static int bpf_drain(struct backend *b)
 	err = ring_set__drain(&b->sideband);
 	if (err)
 		return err;
+	if (b->dwarf)
+		return bpf_dwarf__drain(b->dwarf);
 	new_keys = read_stat(b, PROFILE_STAT_NEW_KEYS);
 	if (new_keys - b->new_keys_at_switch >= b->hash_size / 2 ||
 	    now_ms() - b->last_switch_ms >= DRAIN_PERIOD_MS) {
@@ -556,6 +608,8 @@ static int bpf_stop(struct backend *b)
 	ring_set__disable(&b->sideband);
 	/* The last mappings first, then both count maps. */
 	err = ring_set__drain(&b->sideband);
+	if (!err && b->dwarf)
+		err = bpf_dwarf__drain(b->dwarf);
 	if (!err)
 		err = drain_counts(b, b->counts_fd[0]);
 	if (!err)
@@ -574,6 +628,12 @@ static void bpf_stats(const struct backend *b, struct backend_stats *st)
 	st->lost = full;
 	st->lost_reason = "the in-kernel count table was full";
 	st->hash_full = full > 0;
+	if (b->dwarf) {
+		st->lost += bpf_dwarf__lost(b->dwarf);
+		if (bpf_dwarf__lost(b->dwarf))
+			st->lost_reason = "the perf buffer of stack copies was full";
+		bpf_dwarf__report(b->dwarf, read_stat(mb, PROFILE_STAT_NO_USER_REGS));
+	}
 	if (b->sideband.lost)
 		pr_warn("warning: %llu side-band records lost: some exited processes may print "
 			"[unknown]\n", (unsigned long long)b->sideband.lost);
@@ -597,6 +657,7 @@ static void bpf_close(struct backend *b)
 	ring_set__close(&b->sideband);
 	for (int i = 0; i < b->nr_events; i++)
 		close(b->event_fds[i]);
+	bpf_dwarf__close(b->dwarf);
 	free(b->event_fds);
 	profile_bpf__destroy(b->skel);
 	free(b);

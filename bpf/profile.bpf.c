@@ -12,23 +12,9 @@
 #include <linux/ptrace.h>
 #include <bpf/bpf_helpers.h>
 
-#include "bpf/profile_maps.h"
+#include "bpf/common.bpf.h"
 
-/* Sizes are set by the loader before load (--hash/--stack-storage-size). */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct profile_config);
-} config SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, __u8);
-} filter_ids SEC(".maps");
-
+/* Sizes are set by the loader before load (--hash-storage-size). */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 40960);
@@ -42,28 +28,6 @@ struct {
 	__type(key, struct profile_key);
 	__type(value, __u64);
 } counts1 SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
-	__uint(max_entries, 16384);
-	__uint(key_size, sizeof(__u32));
-	__uint(value_size, PROFILE_MAX_STACK_DEPTH * sizeof(__u64));
-} stacks SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, PROFILE_STAT_CNT);
-	__type(key, __u32);
-	__type(value, __u64);
-} stats SEC(".maps");
-
-static __always_inline void stat_inc(__u32 slot)
-{
-	__u64 *v = bpf_map_lookup_elem(&stats, &slot);
-
-	if (v)
-		*v += 1;	/* per-CPU slot, and perf_event programs do not nest */
-}
 
 /* Add one to key's count; insertion races with other CPUs are retried once. */
 static __always_inline void count(void *counts, struct profile_key *key)
@@ -92,20 +56,13 @@ SEC("perf_event")
 int profile_sample(struct bpf_perf_event_data *ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid();
-	__u32 tgid = id >> 32, tid = (__u32)id, zero = 0;
+	__u32 tgid = id >> 32, tid = (__u32)id;
 	struct profile_config *cfg;
 	struct profile_key key;
 
 	stat_inc(PROFILE_STAT_SAMPLES);
-	cfg = bpf_map_lookup_elem(&config, &zero);
+	cfg = wanted(tgid, tid);
 	if (!cfg)
-		return 0;
-	/* bcc's idle filter: thread id 0 is each CPU's idle task. */
-	if (tid == 0 && !(cfg->flags & PROFILE_CFG_INCLUDE_IDLE))
-		return 0;
-	if ((cfg->flags & PROFILE_CFG_FILTER_TGID) && !bpf_map_lookup_elem(&filter_ids, &tgid))
-		return 0;
-	if ((cfg->flags & PROFILE_CFG_FILTER_TID) && !bpf_map_lookup_elem(&filter_ids, &tid))
 		return 0;
 
 	/* Padding is hashed too: zero the whole key first. */

@@ -26,6 +26,8 @@ struct profile_config {
 	__u32 flags;
 	/* Which of the two count maps the program writes: the other one is being drained. */
 	__u32 active_counts;
+	__u32 dump_chunks;		/* dwarf program only */
+	__u32 pad;
 };
 
 /* Key of the count maps: bcc's key_t plus the thread id under -L. */
@@ -38,11 +40,37 @@ struct profile_key {
 	char comm[PROFILE_COMM_LEN];
 };
 
+/*
+ * --unwind dwarf: the program sends each sample with the user registers and a
+ * copy of the user stack, read in chunks until one fails (the top of the
+ * stack), through a perf event array. A perf record is at most 64 KiB.
+ */
+#define PROFILE_DUMP_CHUNK 1024
+#define PROFILE_DUMP_MAX_CHUNKS 63
+
+struct dwarf_record {
+	__u32 tgid;
+	__u32 tid;
+	__s32 kernel_stack_id;
+	/* A frame-pointer stack id when no user registers were available, else NOT_TAKEN. */
+	__s32 user_stack_id;
+	__u64 kernel_ip;
+	__u64 ip, sp, bp;		/* user registers, when dump_size or regs_valid */
+	__u32 regs_valid;
+	__u32 dump_size;		/* bytes of stack[] copied from sp up */
+	char comm[PROFILE_COMM_LEN];
+	/* Room for a refining read at any offset below 64 KiB (keeps the verifier's bounds simple). */
+	__u8 stack[65536 + PROFILE_DUMP_CHUNK];
+};
+
+/* profile_config.dump_chunks: how many PROFILE_DUMP_CHUNKs to copy (--stack-dump-size). */
+
 /* Slots of the per-CPU stats array. */
 enum profile_stat {
 	PROFILE_STAT_SAMPLES,		/* program runs */
 	PROFILE_STAT_NEW_KEYS,		/* keys inserted (for the drain decision) */
 	PROFILE_STAT_HASH_FULL,		/* samples dropped: count map full */
+	PROFILE_STAT_NO_USER_REGS,	/* dwarf: kernel-mode sample, frame-pointer user stack */
 	PROFILE_STAT_CNT,
 };
 
