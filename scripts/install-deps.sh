@@ -4,7 +4,7 @@
 # Idempotent: does nothing when every package is already installed.
 set -eu
 
-PACKAGES="build-essential pkg-config clang llvm libbpf-dev libelf-dev zlib1g-dev
+PACKAGES="build-essential pkg-config clang llvm libbpf-dev libelf-dev zlib1g-dev linux-perf
 libunwind-dev check bpftool libc6-dbg binutils procps util-linux python3
 protobuf-c-compiler libprotobuf-c-dev chromium"
 

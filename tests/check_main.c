@@ -21,11 +21,13 @@ int main(void)
 	srunner_add_suite(sr, proctrack_suite());
 	srunner_add_suite(sr, elfsym_suite());
 	srunner_add_suite(sr, report_suite());
+	srunner_add_suite(sr, unwind_suite());
 	srunner_add_suite(sr, identical_suite());
 	srunner_add_suite(sr, bpf_compat_suite());
 	srunner_add_suite(sr, outputs_suite());
 	srunner_add_suite(sr, cli_suite());
 	srunner_add_suite(sr, integration_suite());
+	srunner_add_suite(sr, dwarf_suite());
 	srunner_add_suite(sr, compare_suite());
 	srunner_add_suite(sr, restricted_suite());
 

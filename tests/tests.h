@@ -16,6 +16,8 @@ Suite *decode_suite(void);
 Suite *proctrack_suite(void);
 Suite *elfsym_suite(void);
 Suite *report_suite(void);
+Suite *unwind_suite(void);
+Suite *dwarf_suite(void);
 Suite *identical_suite(void);
 Suite *compare_suite(void);
 Suite *bpf_compat_suite(void);

@@ -1,0 +1,190 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * --unwind dwarf on real workloads built without frame pointers, as root,
+ * once per backend.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tests/tests.h"
+
+static const char *const backend_names[] = { "bpf", "perf" };
+static const char *backend;
+
+#define PROFILE(...)                                                                       \
+	((char *[]){ (char *)profile_bin(), "--backend", (char *)backend, __VA_ARGS__, NULL })
+
+static struct run_result r;
+
+static void teardown(void)
+{
+	run_result_free(&r);
+}
+
+static void run_profile(char *const argv[], int timeout_s)
+{
+	run_cmd(argv, timeout_s, 0, &r);
+	ck_assert_msg(r.exit_code == 0, "exit %d, stderr: %.300s", r.exit_code, r.err);
+}
+
+/* The complete stacks of nofp's chain: main thread from _start, worker from clone3. */
+#define MAIN_CHAIN "nofp;_start;__libc_start_main;__libc_start_call_main;main;nofp_a;nofp_b;nofp_c"
+#define THREAD_CHAIN "nofp;clone3;start_thread;worker;nofp_a;nofp_b;nofp_c"
+
+/* Sum of counts of folded lines that start with prefix. */
+static uint64_t count_prefix(const char *out, const char *prefix)
+{
+	uint64_t sum = 0;
+
+	for (const char *line = out; *line;) {
+		const char *nl = strchr(line, '\n'), *sp;
+
+		if (!nl)
+			nl = line + strlen(line);
+		sp = memrchr(line, ' ', nl - line);
+		if (sp && !strncmp(line, prefix, strlen(prefix)))
+			sum += strtoull(sp + 1, NULL, 10);
+		line = *nl ? nl + 1 : nl;
+	}
+	return sum;
+}
+
+START_TEST(stacks_without_frame_pointers_reach_main_and_the_thread_entry)
+{
+	uint64_t total, full;
+
+	backend = backend_names[_i];
+	run_profile(PROFILE("-F", "999", "-U", "-f", "--unwind", "dwarf", "--",
+			    (char *)workload("nofp"), "chain", "2"),
+		    30);
+	total = folded_total(r.out, NULL);
+	full = count_prefix(r.out, MAIN_CHAIN) + count_prefix(r.out, THREAD_CHAIN);
+	ck_assert_uint_gt(total, 2000);
+	ck_assert_msg(full * 100 >= total * 95, "%llu of %llu samples have every caller:\n%.2000s",
+		      (unsigned long long)full, (unsigned long long)total, r.out);
+}
+END_TEST
+
+START_TEST(frame_pointer_mode_loses_the_same_callers)
+{
+	uint64_t total, full;
+
+	backend = backend_names[_i];
+	run_profile(PROFILE("-F", "999", "-U", "-f", "--", (char *)workload("nofp"), "chain", "1"),
+		    30);
+	total = folded_total(r.out, NULL);
+	full = count_prefix(r.out, MAIN_CHAIN) + count_prefix(r.out, THREAD_CHAIN);
+	ck_assert_uint_gt(total, 1000);
+	ck_assert_msg(full * 2 < total, "fp mode: %llu of %llu complete; is nofp built with "
+		      "frame pointers?", (unsigned long long)full, (unsigned long long)total);
+}
+END_TEST
+
+START_TEST(dlopened_library_without_frame_pointers_unwinds)
+{
+	char lib[600];
+	uint64_t total, full;
+
+	backend = backend_names[_i];
+	snprintf(lib, sizeof(lib), "%s", workload("libnofp.so"));
+	run_profile(PROFILE("-F", "999", "-U", "-f", "--unwind", "dwarf", "--",
+			    (char *)workload("nofp"), "lib", "1", lib),
+		    30);
+	total = folded_total(r.out, NULL);
+	full = folded_count(r.out, "__libc_start_call_main;main;nofp_call_lib;libnofp_outer;"
+				   "libnofp_inner");
+	ck_assert_msg(full * 100 >= total * 95, "%llu of %llu:\n%.2000s",
+		      (unsigned long long)full, (unsigned long long)total, r.out);
+}
+END_TEST
+
+/* Frames of the first folded line starting with prefix: its semicolons (the comm comes first). */
+static unsigned int frames_of_line(const char *out, const char *prefix)
+{
+	const char *line = strstr(out, prefix);
+	unsigned int n = 0;
+
+	while (line && line != out && line[-1] != '\n')
+		line = strstr(line + 1, prefix);
+	for (const char *p = line; p && *p && *p != '\n'; p++)
+		n += *p == ';';
+	return n;
+}
+
+START_TEST(deep_recursion_is_cut_at_the_limit_with_a_marker)
+{
+	uint64_t total, cut;
+
+	backend = backend_names[_i];
+	run_profile(PROFILE("-F", "999", "-U", "-f", "--unwind", "dwarf", "--",
+			    (char *)workload("nofp"), "deep", "1"),
+		    30);
+	total = folded_total(r.out, NULL);
+	cut = count_prefix(r.out, "nofp;[truncated];nofp_recurse;nofp_recurse;");
+	ck_assert_msg(cut * 100 >= total * 90, "%llu of %llu cut:\n%.1000s",
+		      (unsigned long long)cut, (unsigned long long)total, r.out);
+	/* 127 frames: 126 real ones and the marker. */
+	ck_assert_uint_eq(frames_of_line(r.out, "nofp;[truncated];"), 127);
+}
+END_TEST
+
+START_TEST(a_short_stack_copy_is_reported_with_a_count)
+{
+	backend = backend_names[_i];
+	run_profile(PROFILE("-F", "499", "-U", "-f", "--unwind", "dwarf", "--stack-dump-size",
+			    "1024", "--", (char *)workload("nofp"), "deep", "1"),
+		    30);
+	ck_assert_msg(strstr(r.err, "user stacks were deeper than the stack copy") != NULL,
+		      "stderr: %.500s", r.err);
+	ck_assert_uint_eq(count_prefix(r.out, "nofp;[truncated]"), 0);
+}
+END_TEST
+
+START_TEST(samples_in_system_calls_keep_their_user_callers)
+{
+	uint64_t total, full;
+
+	backend = backend_names[_i];
+	run_profile(PROFILE("-F", "999", "-f", "--unwind", "dwarf", "--",
+			    (char *)workload("syscalls"), "1"),
+		    30);
+	total = folded_total(r.out, NULL);
+	/* libc's read has no frame pointer: fp mode loses read_loop here. */
+	full = folded_count(r.out, "__libc_start_call_main;main;read_loop;read;entry_SYSCALL_64");
+	ck_assert_msg(full * 100 >= total * 80, "%llu of %llu:\n%.2000s",
+		      (unsigned long long)full, (unsigned long long)total, r.out);
+	ck_assert_ptr_null(strstr(r.err, "frame-pointer user stacks"));
+}
+END_TEST
+
+START_TEST(vdso_frames_unwind_to_their_callers)
+{
+	backend = backend_names[_i];
+	run_profile(PROFILE("-F", "499", "-f", "--unwind", "dwarf", "--",
+			    (char *)workload("vdsoclock"), "1"),
+		    30);
+	ck_assert_uint_gt(folded_count(r.out, "main;clock_gettime;__vdso_clock_gettime"), 10);
+}
+END_TEST
+
+Suite *dwarf_suite(void)
+{
+	Suite *s = suite_create("dwarf");
+	TCase *tc = tcase_create("unwind");
+
+	tcase_set_tags(tc, TAG_ROOT);
+	tcase_set_timeout(tc, 60);
+	tcase_add_checked_fixture(tc, NULL, teardown);
+	tcase_add_loop_test(tc, stacks_without_frame_pointers_reach_main_and_the_thread_entry, 0,
+			    2);
+	tcase_add_loop_test(tc, frame_pointer_mode_loses_the_same_callers, 0, 2);
+	tcase_add_loop_test(tc, dlopened_library_without_frame_pointers_unwinds, 0, 2);
+	tcase_add_loop_test(tc, deep_recursion_is_cut_at_the_limit_with_a_marker, 0, 2);
+	tcase_add_loop_test(tc, a_short_stack_copy_is_reported_with_a_count, 0, 2);
+	tcase_add_loop_test(tc, samples_in_system_calls_keep_their_user_callers, 0, 2);
+	tcase_add_loop_test(tc, vdso_frames_unwind_to_their_callers, 0, 2);
+	suite_add_tcase(s, tc);
+	return s;
+}
