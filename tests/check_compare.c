@@ -165,6 +165,17 @@ static void start_dd(void)
 	usleep(100000);
 }
 
+/* nofp, built without frame pointers, for --unwind dwarf. */
+static void start_nofp(void)
+{
+	char cmd[1024];
+
+	snprintf(cmd, sizeof(cmd), "echo pid=$$; exec %s chain 40", workload("nofp"));
+	bg_start(&bg, (char *[]){ "/bin/sh", "-c", cmd, NULL });
+	ck_assert_int_eq(sscanf(bg.first_line, "pid=%31[0-9]", bg_pid), 1);
+	usleep(100000);
+}
+
 static void stop_bg(void)
 {
 	bg_stop(&bg);
@@ -224,6 +235,27 @@ START_TEST(same_stacks_with_idle)
 {
 	start_ratio();
 	run_both("-I -K -F 2999 3");
+}
+END_TEST
+
+START_TEST(same_dwarf_stacks_for_code_without_frame_pointers)
+{
+	char opts[128];
+
+	start_nofp();
+	snprintf(opts, sizeof(opts), "--unwind dwarf -F 2999 -p %s 3", bg_pid);
+	run_both(opts);
+}
+END_TEST
+
+/* dd's samples are mostly in system calls: user registers come from the task, not the sample. */
+START_TEST(same_dwarf_stacks_for_dd)
+{
+	char opts[128];
+
+	start_dd();
+	snprintf(opts, sizeof(opts), "--unwind dwarf -F 2999 -p %s 3", bg_pid);
+	run_both(opts);
 }
 END_TEST
 
@@ -348,6 +380,8 @@ Suite *compare_suite(void)
 	tcase_add_test(tc, same_user_only_stacks);
 	tcase_add_test(tc, same_kernel_only_stacks_for_dd);
 	tcase_add_test(tc, same_stacks_with_idle);
+	tcase_add_test(tc, same_dwarf_stacks_for_code_without_frame_pointers);
+	tcase_add_test(tc, same_dwarf_stacks_for_dd);
 	suite_add_tcase(s, tc);
 
 	tcase_set_tags(tch, TAG_ROOT);

@@ -67,6 +67,48 @@ START_TEST(stacks_without_frame_pointers_reach_main_and_the_thread_entry)
 }
 END_TEST
 
+/*
+ * perf record --call-graph dwarf on the same binary, its samples folded the
+ * same way (user frames, root first, symbol versions stripped): the
+ * complete chains are the same strings, in the same share.
+ */
+START_TEST(complete_stacks_match_perf_record_call_graph_dwarf)
+{
+	char cmd[2048], data[] = "/tmp/profile-perf-dwarf-XXXXXX";
+	uint64_t total, full, perf_total, perf_full;
+	struct run_result p;
+
+	backend = backend_names[_i];
+	close(mkstemp(data));
+	snprintf(cmd, sizeof(cmd),
+		 "perf record -q -F 999 --call-graph dwarf -o %s -- %s chain 1 >/dev/null 2>&1 && "
+		 "perf script --no-inline -i %s -F comm,ip,sym 2>/dev/null | "
+		 "awk 'BEGIN { RS = \"\"; FS = \"\\n\" } { s = \"\"; "
+		 "for (i = NF; i >= 2; i--) { split($i, a, \" \"); sub(/@.*/, \"\", a[2]); "
+		 "if (length(a[1]) < 16) s = s \";\" a[2] } print $1 s \" 1\" }' | "
+		 "sed 's/^ *//; s/ *;/;/'",
+		 data, workload("nofp"), data);
+	run_cmd((char *[]){ "/bin/sh", "-c", cmd, NULL }, 60, 0, &p);
+	unlink(data);
+	ck_assert_msg(p.exit_code == 0, "perf: %.300s", p.err);
+	perf_total = folded_total(p.out, NULL);
+	perf_full = count_prefix(p.out, MAIN_CHAIN) + count_prefix(p.out, THREAD_CHAIN);
+	ck_assert_msg(perf_total > 1000, "perf gave %llu samples:\n%.500s",
+		      (unsigned long long)perf_total, p.out);
+
+	run_profile(PROFILE("-F", "999", "-U", "-f", "--unwind", "dwarf", "--",
+			    (char *)workload("nofp"), "chain", "1"),
+		    30);
+	total = folded_total(r.out, NULL);
+	full = count_prefix(r.out, MAIN_CHAIN) + count_prefix(r.out, THREAD_CHAIN);
+	ck_assert_msg(full * 100 >= total * 95 && perf_full * 100 >= perf_total * 95,
+		      "complete: ours %llu of %llu, perf's %llu of %llu\n%.1000s",
+		      (unsigned long long)full, (unsigned long long)total,
+		      (unsigned long long)perf_full, (unsigned long long)perf_total, p.out);
+	run_result_free(&p);
+}
+END_TEST
+
 START_TEST(frame_pointer_mode_loses_the_same_callers)
 {
 	uint64_t total, full;
@@ -179,6 +221,7 @@ Suite *dwarf_suite(void)
 	tcase_add_checked_fixture(tc, NULL, teardown);
 	tcase_add_loop_test(tc, stacks_without_frame_pointers_reach_main_and_the_thread_entry, 0,
 			    2);
+	tcase_add_loop_test(tc, complete_stacks_match_perf_record_call_graph_dwarf, 0, 2);
 	tcase_add_loop_test(tc, frame_pointer_mode_loses_the_same_callers, 0, 2);
 	tcase_add_loop_test(tc, dlopened_library_without_frame_pointers_unwinds, 0, 2);
 	tcase_add_loop_test(tc, deep_recursion_is_cut_at_the_limit_with_a_marker, 0, 2);
