@@ -247,13 +247,16 @@ static int sample_loop(const struct backend_ops *ops, struct backend *b,
 	return 0;
 }
 
-static void print_lost_warning(const struct backend_stats *st)
+static void print_lost_warning(const struct backend_stats *st, const struct profile_opts *o)
 {
+	bool dwarf = o->unwind == UNWIND_DWARF && !o->kernel_only;
+
 	if (st->lost)
-		fprintf(stderr, "WARNING: %" PRIu64 " samples lost (of %" PRIu64 " seen): %s.\n",
+		fprintf(stderr, "WARNING: %" PRIu64 " samples lost (of %" PRIu64 " seen): %s%s.\n",
 			st->lost, st->lost + st->samples,
 			st->lost_reason ? st->lost_reason
-					: "the ring buffer was full; lower -F or profile fewer CPUs");
+					: "the ring buffer was full; lower -F or profile fewer CPUs",
+			dwarf ? ", or lower --stack-dump-size" : "");
 }
 
 /* What was profiled, for titles: "command make", "PID [1, 2]", "all threads". */
@@ -344,7 +347,7 @@ static int report(FILE *out, const struct profile_opts *opts, struct profile_cor
 	if (err)
 		pr_warn("writing the report: %s\n", strerror(-err));
 	report__print_warnings(stderr, &rs, st->hash_full);
-	print_lost_warning(st);
+	print_lost_warning(st, opts);
 	symbolizer__report_problems(sym);
 	pr_info("%" PRIu64 " samples, %" PRIu64 " kept, %zu unique raw stacks, %" PRIu64
 		" printed stacks\n",
