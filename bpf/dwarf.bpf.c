@@ -119,10 +119,14 @@ static __always_inline int snapshot(struct bpf_perf_event_data *ctx, int use_tas
 		}
 		if (rec->regs_valid) {
 			copy_stack(rec, cfg->dump_chunks);
-		} else if (tgid) {
-			/* No user registers here: the frame-pointer walk, counted. */
+		} else if (!use_task_regs) {
+			/*
+			 * No user registers here: the frame-pointer walk, counted
+			 * unless there is no user stack at all (a kernel thread).
+			 */
 			rec->user_stack_id = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK);
-			stat_inc(PROFILE_STAT_NO_USER_REGS);
+			if (rec->user_stack_id != -14 /* -EFAULT */)
+				stat_inc(PROFILE_STAT_NO_USER_REGS);
 		}
 	}
 	size = __builtin_offsetof(struct dwarf_record, stack) + rec->dump_size;
