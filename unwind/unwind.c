@@ -267,6 +267,10 @@ static int access_mem(unw_addr_space_t uas, unw_word_t addr, unw_word_t *valp, i
 		log_read(ctx, addr, *valp);
 		return 0;
 	}
+	/* Most reads are of the unwind tables libunwind was just pointed at. */
+	if (ctx->last_img && !unwind_image__read(ctx->last_img, addr - ctx->last_bias,
+						 (uint64_t *)valp))
+		return 0;
 	img = image_at(ctx, addr, &bias);
 	if (img && !unwind_image__read(img, addr - bias, (uint64_t *)valp))
 		return 0;
