@@ -176,7 +176,57 @@ def bench_cpu(tmp):
     verdict("perf backend (fp) CPU vs perf -g", "%.2fx" % r_perf, "<= 1.0x", r_perf <= 1.0)
     rss_perf = med_spread(rss["profile perf"])[0]
     verdict("peak RSS, perf backend (fp)", "%.1f MB" % rss_perf, "<= 20 MB", rss_perf <= 20)
-    results.append(("cpu", "dwarf mode", "not built yet (DWARF unwinding issue): no ratio"))
+
+
+def bench_dwarf(tmp):
+    """--unwind dwarf: unwind cost per sample and profiler CPU next to perf's dwarf mode.
+
+    System-wide at 999 Hz for 10 s on nofp chain (two threads, no frame
+    pointers), the same way for all three; perf's CPU includes perf report.
+    """
+    seconds = 3 if QUICK else 10
+    log("bench: dwarf mode, %d rounds of %d s" % (REPS, seconds))
+    names = ["profile bpf dwarf", "profile perf dwarf", "perf dwarf"]
+    cpu = {n: [] for n in names}
+    per = {n: [] for n in names}
+    rss = {n: [] for n in names}
+    unwind_us = {n: [] for n in names[:2]}
+    replayed = {n: [] for n in names[:2]}
+    for rep in range(REPS):
+        for n in names:
+            load = subprocess.Popen([os.path.join(WORK, "nofp"), "chain", str(seconds + 3)])
+            time.sleep(0.3)
+            if n == "perf dwarf":
+                x = perf_anchor("dwarf", 999, seconds, tmp)
+            else:
+                x = ours(n.split()[1], 999, seconds, ("--unwind", "dwarf"))
+                m = re.search(r"dwarf unwind: (\d+) stacks, median ([0-9.]+) us each, "
+                              r"(\d+) of (\d+) steps replayed", x["run"].err)
+                if m:
+                    unwind_us[n].append(float(m.group(2)))
+                    replayed[n].append(100.0 * int(m.group(3)) / max(1, int(m.group(4))))
+            load.kill()
+            load.wait()
+            cpu[n].append(x["cpu"])
+            per[n].append(per_k(x))
+            rss[n].append(x["rss"] / 1024.0)
+    base = med_spread(cpu["perf dwarf"])[0]
+    for n in names:
+        m = med_spread(cpu[n])
+        line = "%s s CPU for %d s, ratio %.2f; %s ms / 1000 samples; peak RSS %s" % (
+            fmt(m), seconds, m[0] / base, fmt(tuple(v * 1000 for v in med_spread(per[n]))),
+            fmt(med_spread(rss[n]), " MB"))
+        if n in unwind_us:
+            line += "; unwind median %s, steps replayed %s" % (
+                fmt(med_spread(unwind_us[n]), " us"), fmt(med_spread(replayed[n]), "%"))
+        results.append(("dwarf", n, line))
+    for n in names[:2]:
+        r = med_spread(cpu[n])[0] / base
+        verdict("%s CPU vs perf dwarf + report" % n.split()[1], "%.2fx" % r, "<= 0.25x",
+                r <= 0.25)
+        u = med_spread(unwind_us[n])[0]
+        verdict("%s dwarf: median unwind per sample" % n.split()[1], "%.2f us" % u, "<= 3 us",
+                u <= 3)
 
 
 def prog_stats():
@@ -371,13 +421,15 @@ def main():
         sys.exit("bench: run as root (system-wide profiling, bpf_stats)")
     ensure_tools()
     with tempfile.TemporaryDirectory() as tmp:
-        bench_cpu(tmp)
-        bench_in_kernel()
-        bench_latency(tmp)
-        bench_symbols(tmp)
-        bench_unknown(tmp)
-        bench_lost()
-        bench_growth(tmp)
+        # BENCH_ONLY=dwarf,lost runs only those sections.
+        only = os.environ.get("BENCH_ONLY", "").split(",")
+        for name, fn in (("cpu", lambda: bench_cpu(tmp)), ("dwarf", lambda: bench_dwarf(tmp)),
+                         ("in-kernel", bench_in_kernel), ("latency", lambda: bench_latency(tmp)),
+                         ("symbols", lambda: bench_symbols(tmp)),
+                         ("unknown", lambda: bench_unknown(tmp)), ("lost", bench_lost),
+                         ("growth", lambda: bench_growth(tmp))):
+            if only == [""] or name in only:
+                fn()
     print("# profile benchmark, %s, kernel %s, %d CPUs" % (
         time.strftime("%Y-%m-%d"), os.uname().release, os.cpu_count()))
     section = None
