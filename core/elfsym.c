@@ -401,30 +401,31 @@ static void close_elf(struct elf_handle *h)
 }
 
 /* .symtab of a separate debug file, if one exists for this ELF (its build-id read already). */
+/* The separate debug file of elf: by build-id (hex, may be ""), else by .gnu_debuglink. */
+static bool find_debug_file(Elf *elf, const char *hex, const char *path, char *out, size_t len,
+			    enum elf_sym_source *src)
+{
+	if (hex[0]) {
+		int n = snprintf(out, len, "%s/.build-id/%.2s/%s.debug", debug_root, hex, hex + 2);
+
+		*src = ELF_SYM_DEBUG_BUILD_ID;
+		if (n < (int)len && access(out, R_OK) == 0)
+			return true;
+	}
+	*src = ELF_SYM_DEBUG_LINK;
+	return path && find_debuglink(elf, path, out, len);
+}
+
 static int load_from_debug_file(Elf *elf, const char *path, struct elf_symtab *st)
 {
-	const char *hex = st->build_id;
 	char debug_path[PATH_MAX];
 	struct elf_handle h;
 	Elf_Scn *scn;
 	int err = -ENOENT;
 	enum elf_sym_source src;
 
-	if (hex[0]) {
-		int n = snprintf(debug_path, sizeof(debug_path), "%s/.build-id/%.2s/%s.debug",
-				 debug_root, hex, hex + 2);
-
-		src = ELF_SYM_DEBUG_BUILD_ID;
-		if (n < (int)sizeof(debug_path) && access(debug_path, R_OK) == 0)
-			goto found;
-	}
-	if (path && find_debuglink(elf, path, debug_path, sizeof(debug_path))) {
-		src = ELF_SYM_DEBUG_LINK;
-		goto found;
-	}
-	return -ENOENT;
-
-found:
+	if (!find_debug_file(elf, st->build_id, path, debug_path, sizeof(debug_path), &src))
+		return -ENOENT;
 	if (open_elf(debug_path, &h))
 		return -ENOENT;
 	scn = find_section(h.elf, SHT_SYMTAB, NULL);
@@ -435,6 +436,21 @@ found:
 	}
 	close_elf(&h);
 	return err;
+}
+
+int elf_debug_file(const char *open_path, const char *path, char *out, size_t len)
+{
+	enum elf_sym_source src;
+	char hex[2 * 64 + 1] = "";
+	struct elf_handle h;
+	bool found;
+
+	if (!libelf_ready() || open_elf(open_path, &h))
+		return -ENOENT;
+	read_build_id(h.elf, hex, sizeof(hex));
+	found = find_debug_file(h.elf, hex, path, out, len, &src);
+	close_elf(&h);
+	return found ? 0 : -ENOENT;
 }
 
 static struct elf_symtab *load_elf(Elf *elf, const char *path, const char *prefer)

@@ -51,6 +51,11 @@ const char *elf_symtab__lookup_vaddr(const struct elf_symtab *st, uint64_t vaddr
 /* A C++ name demangled, without its parameter list; NULL if not C++. Free it. */
 char *elf_demangle(const char *name, size_t len);
 
+/*
+ * The separate debug file of the ELF file at open_path (installed at path):
+ * by build-id under the debug root, else by .gnu_debuglink. 0 or -ENOENT.
+ */
+int elf_debug_file(const char *open_path, const char *path, char *out, size_t len);
 /* Directory searched for debug files; tests point it elsewhere. */
 void elf_symtab__set_debug_root(const char *dir);
 

@@ -172,6 +172,59 @@ START_TEST(deep_recursion_is_cut_at_the_limit_with_a_marker)
 }
 END_TEST
 
+/* Built with -fno-asynchronous-unwind-tables: .debug_frame (clang's version 4 CIEs) only. */
+START_TEST(code_with_only_debug_frame_unwinds)
+{
+	uint64_t total, full;
+
+	backend = backend_names[_i];
+	run_profile(PROFILE("-F", "999", "-U", "-f", "--unwind", "dwarf", "--",
+			    (char *)workload("nofp_debugframe"), "chain", "1"),
+		    30);
+	total = folded_total(r.out, NULL);
+	full = folded_count(r.out, "__libc_start_call_main;main;nofp_a;nofp_b;nofp_c") +
+	       folded_count(r.out, "start_thread;worker;nofp_a;nofp_b;nofp_c");
+	ck_assert_msg(full * 100 >= total * 95, "%llu of %llu:\n%.1000s",
+		      (unsigned long long)full, (unsigned long long)total, r.out);
+}
+END_TEST
+
+/* The same binary stripped, its .debug_frame in a debug file under /usr/lib/debug/.build-id. */
+START_TEST(debug_frame_of_a_separate_debug_file_unwinds)
+{
+	char dir[] = "/tmp/profile-debugframe-XXXXXX", copy[600], cmd[2400], id[128] = "",
+	     debug[300];
+	uint64_t total, full;
+	FILE *p;
+
+	backend = backend_names[_i];
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(copy, sizeof(copy), "%s/nofp_debugframe", dir);
+	snprintf(cmd, sizeof(cmd), "cp %s %s && readelf -n %s | awk '/Build ID/{print $3}'",
+		 workload("nofp_debugframe"), copy, copy);
+	p = popen(cmd, "r");
+	ck_assert_ptr_nonnull(fgets(id, sizeof(id), p));
+	pclose(p);
+	id[strcspn(id, "\n")] = '\0';
+	snprintf(debug, sizeof(debug), "/usr/lib/debug/.build-id/%.2s/%s.debug", id, id + 2);
+	snprintf(cmd, sizeof(cmd),
+		 "mkdir -p /usr/lib/debug/.build-id/%.2s && objcopy --only-keep-debug %s %s && "
+		 "strip -g %s && ! readelf -S %s | grep -q debug_frame",
+		 id, copy, debug, copy, copy);
+	ck_assert_int_eq(system(cmd), 0);
+	run_profile(PROFILE("-F", "999", "-U", "-f", "--unwind", "dwarf", "--", copy, "chain", "1"),
+		    30);
+	unlink(debug);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	ck_assert_int_eq(system(cmd), 0);
+	total = folded_total(r.out, NULL);
+	full = folded_count(r.out, "__libc_start_call_main;main;nofp_a;nofp_b;nofp_c") +
+	       folded_count(r.out, "start_thread;worker;nofp_a;nofp_b;nofp_c");
+	ck_assert_msg(full * 100 >= total * 95, "%llu of %llu:\n%.1000s",
+		      (unsigned long long)full, (unsigned long long)total, r.out);
+}
+END_TEST
+
 START_TEST(a_short_stack_copy_is_reported_with_a_count)
 {
 	backend = backend_names[_i];
@@ -225,6 +278,8 @@ Suite *dwarf_suite(void)
 	tcase_add_loop_test(tc, frame_pointer_mode_loses_the_same_callers, 0, 2);
 	tcase_add_loop_test(tc, dlopened_library_without_frame_pointers_unwinds, 0, 2);
 	tcase_add_loop_test(tc, deep_recursion_is_cut_at_the_limit_with_a_marker, 0, 2);
+	tcase_add_loop_test(tc, code_with_only_debug_frame_unwinds, 0, 2);
+	tcase_add_loop_test(tc, debug_frame_of_a_separate_debug_file_unwinds, 0, 2);
 	tcase_add_loop_test(tc, a_short_stack_copy_is_reported_with_a_count, 0, 2);
 	tcase_add_loop_test(tc, samples_in_system_calls_keep_their_user_callers, 0, 2);
 	tcase_add_loop_test(tc, vdso_frames_unwind_to_their_callers, 0, 2);

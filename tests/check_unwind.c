@@ -10,9 +10,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <fcntl.h>
+
 #include "core/proctrack.h"
 #include "core/symbolize.h"
 #include "tests/tests.h"
+#include "unwind/image.h"
 #include "unwind/unwind.h"
 
 #define COPY_MAX 16384
@@ -207,6 +210,36 @@ START_TEST(memory_without_a_mapping_gives_the_leaf_only)
 }
 END_TEST
 
+/* clang's .debug_frame: version 4 CIEs, rewritten as version 3 for libunwind 1.6. */
+START_TEST(debug_frame_is_indexed_and_its_cies_repaired)
+{
+	int fd = open(workload("nofp_debugframe"), O_RDONLY | O_CLOEXEC);
+	struct unwind_image img;
+	struct debug_frame df;
+	size_t size;
+	const unsigned char *raw;
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(unwind_image__open_fd(&img, fd), 0);
+	close(fd);
+	raw = unwind_image__section(&img, ".debug_frame", &size);
+	ck_assert_ptr_nonnull(raw);
+	ck_assert_uint_eq(raw[8], 4);	/* the first CIE as clang wrote it */
+	ck_assert_int_eq(debug_frame__load(&df, &img, NULL), 0);
+	ck_assert_uint_eq(df.size, size);
+	ck_assert_uint_eq(df.data[8], 3);
+	/* Code alignment 1 and data alignment -8 right after the empty augmentation. */
+	ck_assert_uint_eq(df.data[10], 1);
+	ck_assert_uint_eq(df.data[11], 0x78);
+	/* nofp_a, nofp_b, nofp_c, worker, nofp_recurse, nofp_call_lib, main: sorted. */
+	ck_assert_uint_ge(df.nr_index, 7);
+	for (size_t i = 1; i < df.nr_index; i++)
+		ck_assert_int_le(df.index[i - 1].start, df.index[i].start);
+	debug_frame__free(&df);
+	unwind_image__close(&img);
+}
+END_TEST
+
 Suite *unwind_suite(void)
 {
 	Suite *s = suite_create("unwind");
@@ -219,6 +252,7 @@ Suite *unwind_suite(void)
 	tcase_add_test(tc, a_stack_deeper_than_the_limit_ends_with_the_marker);
 	tcase_add_test(tc, a_short_copy_stops_early_and_is_counted);
 	tcase_add_test(tc, memory_without_a_mapping_gives_the_leaf_only);
+	tcase_add_test(tc, debug_frame_is_indexed_and_its_cies_repaired);
 	suite_add_tcase(s, tc);
 	return s;
 }

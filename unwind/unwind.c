@@ -17,16 +17,18 @@
 #include "unwind/unwind.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <libunwind.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-#include <fcntl.h>
-#include <sys/stat.h>
 
+#include "core/elfsym.h"
 #include "core/hashmap.h"
 #include "core/log.h"
 #include "unwind/image.h"
@@ -64,10 +66,30 @@ struct step_entry {
 	struct stack_read reads[MAX_STEP_READS];
 };
 
+/*
+ * libunwind 1.6's struct unw_debug_frame_list (its include/dwarf.h), which a
+ * UNW_INFO_FORMAT_TABLE table points to. Not in the public headers, but
+ * dwarf_search_unwind_table reads .debug_frame only through it.
+ */
+struct lu_debug_frame_list {
+	unw_word_t start;
+	unw_word_t end;
+	unw_word_t load_offset;
+	char *debug_frame;
+	size_t debug_frame_size;
+	struct frame_index_entry *index;
+	size_t index_size;		/* bytes */
+	struct lu_debug_frame_list *next;
+};
+
 struct image_entry {
 	uint64_t dev, ino;	/* the key; ino 0 is the vdso */
 	bool ok;
 	struct unwind_image img;
+	bool debug_frame_tried;
+	bool has_debug_frame;
+	struct debug_frame df;
+	struct lu_debug_frame_list fdesc;
 };
 
 struct unwinder {
@@ -179,17 +201,27 @@ static struct image_entry *file_image(struct unwinder *u, const struct addr_spac
 	return e->ok ? e : NULL;
 }
 
-/* The image mapped at addr and its load bias, or NULL (anonymous memory, JIT code). */
+/* The image of the mapping m and its load bias, or NULL (anonymous memory, JIT code). */
+static struct image_entry *entry_of(struct unwind_ctx *ctx, const struct mapping *m, uint64_t *bias)
+{
+	struct image_entry *e = NULL;
+
+	if (m->path && !strcmp(m->path, "[vdso]"))
+		e = vdso_image(ctx->u);
+	else if (file_path(m) && m->ino)
+		e = file_image(ctx->u, ctx->as, m);
+	if (e && !unwind_image__bias(&e->img, m->start, m->pgoff, bias))
+		return e;
+	return NULL;
+}
+
+/* The image mapped at addr and its load bias, or NULL. */
 static const struct unwind_image *image_at(struct unwind_ctx *ctx, uint64_t addr, uint64_t *bias)
 {
 	const struct mapping *m = addr_space__find(ctx->as, addr);
-	struct image_entry *e = NULL;
+	struct image_entry *e = m ? entry_of(ctx, m, bias) : NULL;
 
-	if (m && m->path && !strcmp(m->path, "[vdso]"))
-		e = vdso_image(ctx->u);
-	else if (m && file_path(m) && m->ino)
-		e = file_image(ctx->u, ctx->as, m);
-	if (e && !unwind_image__bias(&e->img, m->start, m->pgoff, bias))
+	if (e)
 		return &e->img;
 	/* .eh_frame often sits in a read-only segment that is not executable. */
 	if (ctx->last_img && unwind_image__contains(ctx->last_img, addr - ctx->last_bias)) {
@@ -199,28 +231,78 @@ static const struct unwind_image *image_at(struct unwind_ctx *ctx, uint64_t addr
 	return NULL;
 }
 
+/* .debug_frame of m's file or of its debug file, read once; NULL if it has none. */
+static struct lu_debug_frame_list *debug_frame_of(struct unwind_ctx *ctx, struct image_entry *e,
+						  const struct mapping *m)
+{
+	char open_path[64], debug_path[4096];
+	const char *dbg = NULL;
+	bool owned;
+	int fd;
+
+	if (e->debug_frame_tried)
+		return e->has_debug_frame ? &e->fdesc : NULL;
+	e->debug_frame_tried = true;
+	if (!e->ino)
+		return NULL;	/* the vdso has .eh_frame */
+	fd = open_mapping(ctx->as, m, &owned);
+	if (fd >= 0) {
+		snprintf(open_path, sizeof(open_path), "/proc/self/fd/%d", fd);
+		if (!elf_debug_file(open_path, m->path, debug_path, sizeof(debug_path)))
+			dbg = debug_path;
+		if (owned)
+			close(fd);
+	}
+	if (debug_frame__load(&e->df, &e->img, dbg))
+		return NULL;
+	e->has_debug_frame = true;
+	e->fdesc.debug_frame = (char *)e->df.data;
+	e->fdesc.debug_frame_size = e->df.size;
+	e->fdesc.index = e->df.index;
+	e->fdesc.index_size = e->df.nr_index * sizeof(e->df.index[0]);
+	pr_debug("unwind: %s: %zu FDEs in .debug_frame%s%s\n", m->path, e->df.nr_index,
+		 dbg ? " of " : "", dbg ? dbg : "");
+	return &e->fdesc;
+}
+
 static int find_proc_info(unw_addr_space_t uas, unw_word_t ip, unw_proc_info_t *pi,
 			  int need_unwind_info, void *arg)
 {
 	struct unwind_ctx *ctx = arg;
 	const struct mapping *m = addr_space__find(ctx->as, ip);
-	const struct unwind_image *img;
+	struct lu_debug_frame_list *fdesc;
+	struct image_entry *e;
 	unw_dyn_info_t di;
 	uint64_t bias;
+	int ret = -UNW_ENOINFO;
 
-	img = m ? image_at(ctx, ip, &bias) : NULL;
-	if (!img || !img->has_table)
+	e = m ? entry_of(ctx, m, &bias) : NULL;
+	if (!e)
 		return -UNW_ENOINFO;	/* libunwind then follows frame pointers */
-	ctx->last_img = img;
+	ctx->last_img = &e->img;
 	ctx->last_bias = bias;
 	memset(&di, 0, sizeof(di));
-	di.format = UNW_INFO_FORMAT_REMOTE_TABLE;
 	di.start_ip = m->start;
 	di.end_ip = m->end;
-	di.u.rti.segbase = bias + img->eh_frame_hdr;
-	di.u.rti.table_data = bias + img->table;
-	/* In words; each entry is 8 bytes. */
-	di.u.rti.table_len = img->fde_count * 8 / sizeof(unw_word_t);
+	if (e->img.has_table) {
+		di.format = UNW_INFO_FORMAT_REMOTE_TABLE;
+		di.u.rti.segbase = bias + e->img.eh_frame_hdr;
+		di.u.rti.table_data = bias + e->img.table;
+		/* In words; each entry is 8 bytes. */
+		di.u.rti.table_len = e->img.fde_count * 8 / sizeof(unw_word_t);
+		ret = dwarf_search_unwind_table(uas, ip, &di, pi, need_unwind_info, arg);
+	}
+	if (ret != -UNW_ENOINFO)
+		return ret;
+	/* Code built without .eh_frame (-fno-asynchronous-unwind-tables) may have .debug_frame. */
+	fdesc = debug_frame_of(ctx, e, m);
+	if (!fdesc)
+		return ret;
+	/* libunwind reads it from our memory; its addresses are ELF vaddrs, hence segbase. */
+	di.format = UNW_INFO_FORMAT_TABLE;
+	di.u.ti.segbase = bias;
+	di.u.ti.table_data = (unw_word_t *)fdesc;
+	di.u.ti.table_len = sizeof(*fdesc) / sizeof(unw_word_t);
 	return dwarf_search_unwind_table(uas, ip, &di, pi, need_unwind_info, arg);
 }
 
@@ -373,6 +455,7 @@ void unwinder__free(struct unwinder *u)
 	hashmap__for_each(&u->images, bkt, ent) {
 		struct image_entry *e = ent->value;
 
+		debug_frame__free(&e->df);
 		unwind_image__close(&e->img);
 		free(e);
 	}
