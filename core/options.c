@@ -217,6 +217,7 @@ enum options_result options__parse(int argc, char **argv, struct profile_opts *o
 	unsigned long long v;
 	int opt_argc = argc, c;
 	char seen_thread = 0, seen_stack = 0, seen_sample = 0;
+	bool stack_dump_given = false;
 
 	memset(opts, 0, sizeof(*opts));
 	opts->frequency = DEFAULT_FREQUENCY;
@@ -356,6 +357,7 @@ enum options_result options__parse(int argc, char **argv, struct profile_opts *o
 				return OPTIONS_USAGE_ERROR;
 			}
 			opts->stack_dump_size = v;
+			stack_dump_given = true;
 			break;
 		case OPT_HASH_STORAGE:
 			if (parse_positive("--hash-storage-size", optarg, 1 << 26, &v, err, err_len))
@@ -409,6 +411,10 @@ enum options_result options__parse(int argc, char **argv, struct profile_opts *o
 	if (optind < opt_argc) {
 		set_err(err, err_len, "unrecognized argument: %s (a command goes after '--')",
 			argv[optind]);
+		return OPTIONS_USAGE_ERROR;
+	}
+	if (stack_dump_given && opts->unwind != UNWIND_DWARF) {
+		set_err(err, err_len, "argument --stack-dump-size: only with --unwind dwarf");
 		return OPTIONS_USAGE_ERROR;
 	}
 	if (opts->command && (opts->nr_pids || opts->nr_tids)) {
