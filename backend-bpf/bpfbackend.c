@@ -26,8 +26,10 @@
 #include "backend-bpf/dwarf.h"
 #include "backend-perfring/ringset.h"
 #include "bpf/profile.skel.h"
+#include "bpf/profile_pidns.skel.h"
 #include "compat/features.h"
 #include "compat/perf_event.h"
+#include "compat/pidns.h"
 #include "core/hashmap.h"
 #include "core/log.h"
 
@@ -63,7 +65,12 @@ struct backend {
 	struct hashmap stack_cache;
 	bool no_batch;			/* the kernel lacks batch map operations */
 	struct bpf_dwarf *dwarf;	/* --unwind dwarf: stack copies instead of counts */
+	/* A profiler inside a pid namespace counts with tasks' ids there. */
+	struct profile_pidns_bpf *pidns;
 };
+
+#define PIDNS_WHY "the profiler runs in a pid namespace, where the bpf backend needs " \
+		  "bpf_get_ns_current_pid_tgid (Linux 5.7)"
 
 /* Dwarf records arrive every few milliseconds: look more often than the side-band needs. */
 #define DWARF_POLL_MS 25
@@ -135,6 +142,35 @@ static struct profile_bpf *load_program(unsigned int hash, unsigned int stack, u
 	return skel;
 }
 
+/* The counting program for a profiler in a pid namespace, on the loaded one's maps. */
+static struct profile_pidns_bpf *load_pidns_program(struct profile_bpf *counting)
+{
+	struct profile_pidns_bpf *skel = profile_pidns_bpf__open();
+	int err;
+
+	if (!skel)
+		return NULL;
+	err = bpf_map__reuse_fd(skel->maps.config, bpf_map__fd(counting->maps.config));
+	if (!err)
+		err = bpf_map__reuse_fd(skel->maps.filter_ids, bpf_map__fd(counting->maps.filter_ids));
+	if (!err)
+		err = bpf_map__reuse_fd(skel->maps.stacks, bpf_map__fd(counting->maps.stacks));
+	if (!err)
+		err = bpf_map__reuse_fd(skel->maps.stats, bpf_map__fd(counting->maps.stats));
+	if (!err)
+		err = bpf_map__reuse_fd(skel->maps.counts0, bpf_map__fd(counting->maps.counts0));
+	if (!err)
+		err = bpf_map__reuse_fd(skel->maps.counts1, bpf_map__fd(counting->maps.counts1));
+	if (!err)
+		err = profile_pidns_bpf__load(skel);
+	if (err) {
+		profile_pidns_bpf__destroy(skel);
+		errno = -err;
+		return NULL;
+	}
+	return skel;
+}
+
 static int bpf_probe(const struct profile_opts *opts, char *why, size_t len)
 {
 	struct perf_event_attr attr;
@@ -142,6 +178,8 @@ static int bpf_probe(const struct profile_opts *opts, char *why, size_t len)
 	bool system_wide = !opts->command;
 	const char *partial = NULL;
 	int fd, *cpus = NULL, nr;
+	uint64_t ns_dev, ns_ino;
+	bool in_pidns = pidns__in_child(&ns_dev, &ns_ino);
 
 	switch (kernel_feature__state(FEAT_BPF_SYSCALL)) {
 	case FEATURE_SUPPORTED:
@@ -190,9 +228,23 @@ static int bpf_probe(const struct profile_opts *opts, char *why, size_t len)
 				 "dwarf: %s (-vv shows the verifier's log)", strerror(-err));
 			return err;
 		}
+		if (!task_regs && in_pidns) {
+			snprintf(why, len, "%s", PIDNS_WHY);
+			return -EOPNOTSUPP;
+		}
 		if (!task_regs)
 			partial = "samples taken in kernel mode would get frame-pointer user "
 				  "stacks (bpf_task_pt_regs needs Linux 5.15 with BTF)";
+	} else if (in_pidns) {
+		struct profile_pidns_bpf *pidns = load_pidns_program(skel);
+		int err = errno;
+
+		profile_pidns_bpf__destroy(pidns);
+		profile_bpf__destroy(skel);
+		if (!pidns) {
+			snprintf(why, len, "%s: %s", PIDNS_WHY, strerror(err));
+			return -err;
+		}
 	} else {
 		profile_bpf__destroy(skel);
 	}
@@ -271,7 +323,7 @@ static int setup_maps(struct backend *b)
 		if (bpf_map_update_elem(fd, &id, &one, BPF_ANY))
 			return -errno;
 	}
-	b->config.flags = (o->kernel_only ? 0 : PROFILE_CFG_USER_STACK) |
+	b->config.flags |= (o->kernel_only ? 0 : PROFILE_CFG_USER_STACK) |
 			  (o->user_only ? 0 : PROFILE_CFG_KERNEL_STACK) |
 			  (o->include_idle ? PROFILE_CFG_INCLUDE_IDLE : 0) |
 			  (o->nr_pids ? PROFILE_CFG_FILTER_TGID : 0) |
@@ -282,8 +334,9 @@ static int setup_maps(struct backend *b)
 
 static int attach_events(struct backend *b)
 {
-	int prog_fd = b->dwarf ? bpf_dwarf__prog_fd(b->dwarf)
-			       : bpf_program__fd(b->skel->progs.profile_sample);
+	int prog_fd = b->dwarf	  ? bpf_dwarf__prog_fd(b->dwarf)
+		      : b->pidns ? bpf_program__fd(b->pidns->progs.profile_sample_pidns)
+				 : bpf_program__fd(b->skel->progs.profile_sample);
 	struct perf_event_attr attr;
 	int *cpus = NULL, nr, err = 0;
 	char why[256];
@@ -339,6 +392,7 @@ static int bpf_open(struct backend **out, struct profile_core *core, pid_t targe
 {
 	const struct profile_opts *o = core->opts;
 	struct perf_event_attr attr;
+	uint64_t ns_dev, ns_ino;
 	struct backend *b;
 	int err;
 
@@ -371,6 +425,19 @@ static int bpf_open(struct backend **out, struct profile_core *core, pid_t targe
 			goto err_out;
 		}
 		b->config.dump_chunks = bpf_dwarf__chunks(o->stack_dump_size);
+	}
+	if (pidns__in_child(&ns_dev, &ns_ino)) {
+		if (b->dwarf ? !bpf_dwarf__has_task_regs(b->dwarf)
+			     : !(b->pidns = load_pidns_program(b->skel))) {
+			err = b->dwarf ? -EOPNOTSUPP : -errno;
+			pr_warn("bpf: %s\n", PIDNS_WHY);
+			goto err_out;
+		}
+		b->config.flags |= PROFILE_CFG_PIDNS;
+		b->config.pidns_dev = ns_dev;
+		b->config.pidns_ino = ns_ino;
+		pr_info("bpf: in pid namespace %llu: tasks are named by their ids there\n",
+			(unsigned long long)b->config.pidns_ino);
 	}
 	err = setup_maps(b);
 	if (err) {
@@ -658,6 +725,7 @@ static void bpf_close(struct backend *b)
 	for (int i = 0; i < b->nr_events; i++)
 		close(b->event_fds[i]);
 	bpf_dwarf__close(b->dwarf);
+	profile_pidns_bpf__destroy(b->pidns);
 	free(b->event_fds);
 	profile_bpf__destroy(b->skel);
 	free(b);

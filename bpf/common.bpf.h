@@ -46,8 +46,18 @@ static __always_inline void stat_inc(__u32 slot)
 		*v += 1;	/* per-CPU slot, and perf_event programs do not nest */
 }
 
-/* The settings if this thread's samples are wanted (bcc's idle, -p and -L filters), else NULL. */
-static __always_inline struct profile_config *wanted(__u32 tgid, __u32 tid)
+/* How a program learns a task's ids (see wanted()). */
+#define PIDNS_NEVER 0		/* the initial pid namespace's (any kernel) */
+#define PIDNS_ALWAYS 1		/* the profiler's namespace's (Linux 5.7) */
+#define PIDNS_BY_CONFIG 2	/* the profiler's if PROFILE_CFG_PIDNS (Linux 5.7) */
+
+/*
+ * The settings if this sample's thread is wanted (bcc's idle, -p and -L
+ * filters), its tgid and tid in *tgid, *tid; else NULL. A profiler inside a
+ * pid namespace names tasks by their ids there, as -p/-L and its /proc do;
+ * tasks outside it are invisible.
+ */
+static __always_inline struct profile_config *wanted(int pidns_mode, __u32 *tgid, __u32 *tid)
 {
 	struct profile_config *cfg;
 	__u32 zero = 0;
@@ -55,12 +65,26 @@ static __always_inline struct profile_config *wanted(__u32 tgid, __u32 tid)
 	cfg = bpf_map_lookup_elem(&config, &zero);
 	if (!cfg)
 		return NULL;
+	if (pidns_mode == PIDNS_ALWAYS ||
+	    (pidns_mode == PIDNS_BY_CONFIG && (cfg->flags & PROFILE_CFG_PIDNS))) {
+		struct bpf_pidns_info ns;
+
+		if (bpf_get_ns_current_pid_tgid(cfg->pidns_dev, cfg->pidns_ino, &ns, sizeof(ns)))
+			return NULL;
+		*tgid = ns.tgid;
+		*tid = ns.pid;
+	} else {
+		__u64 id = bpf_get_current_pid_tgid();
+
+		*tgid = id >> 32;
+		*tid = (__u32)id;
+	}
 	/* bcc's idle filter: thread id 0 is each CPU's idle task. */
-	if (tid == 0 && !(cfg->flags & PROFILE_CFG_INCLUDE_IDLE))
+	if (*tid == 0 && !(cfg->flags & PROFILE_CFG_INCLUDE_IDLE))
 		return NULL;
-	if ((cfg->flags & PROFILE_CFG_FILTER_TGID) && !bpf_map_lookup_elem(&filter_ids, &tgid))
+	if ((cfg->flags & PROFILE_CFG_FILTER_TGID) && !bpf_map_lookup_elem(&filter_ids, tgid))
 		return NULL;
-	if ((cfg->flags & PROFILE_CFG_FILTER_TID) && !bpf_map_lookup_elem(&filter_ids, &tid))
+	if ((cfg->flags & PROFILE_CFG_FILTER_TID) && !bpf_map_lookup_elem(&filter_ids, tid))
 		return NULL;
 	return cfg;
 }

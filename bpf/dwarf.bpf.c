@@ -73,13 +73,14 @@ static __always_inline void copy_stack(struct dwarf_record *rec, __u32 nr_chunks
 
 static __always_inline int snapshot(struct bpf_perf_event_data *ctx, int use_task_regs)
 {
-	__u64 id = bpf_get_current_pid_tgid(), size;
-	__u32 tgid = id >> 32, tid = (__u32)id, cpu;
+	__u32 tgid, tid, cpu;
 	struct profile_config *cfg;
 	struct dwarf_record *rec;
+	__u64 size;
 
 	stat_inc(PROFILE_STAT_SAMPLES);
-	cfg = wanted(tgid, tid);
+	/* Kernels with bpf_task_pt_regs (5.15) also have bpf_get_ns_current_pid_tgid (5.7). */
+	cfg = wanted(use_task_regs ? PIDNS_BY_CONFIG : PIDNS_NEVER, &tgid, &tid);
 	if (!cfg)
 		return 0;
 	cpu = bpf_get_smp_processor_id();

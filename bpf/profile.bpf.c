@@ -12,81 +12,12 @@
 #include <linux/ptrace.h>
 #include <bpf/bpf_helpers.h>
 
-#include "bpf/common.bpf.h"
-
-/* Sizes are set by the loader before load (--hash-storage-size). */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 40960);
-	__type(key, struct profile_key);
-	__type(value, __u64);
-} counts0 SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 40960);
-	__type(key, struct profile_key);
-	__type(value, __u64);
-} counts1 SEC(".maps");
-
-/* Add one to key's count; insertion races with other CPUs are retried once. */
-static __always_inline void count(void *counts, struct profile_key *key)
-{
-	__u64 one = 1, *val;
-
-	val = bpf_map_lookup_elem(counts, key);
-	if (val) {
-		__sync_fetch_and_add(val, 1);
-		return;
-	}
-	if (bpf_map_update_elem(counts, key, &one, BPF_NOEXIST) == 0) {
-		stat_inc(PROFILE_STAT_NEW_KEYS);
-		return;
-	}
-	/* Another CPU inserted it first, or the map is full. */
-	val = bpf_map_lookup_elem(counts, key);
-	if (val) {
-		__sync_fetch_and_add(val, 1);
-		return;
-	}
-	stat_inc(PROFILE_STAT_HASH_FULL);
-}
+#include "bpf/counting.bpf.h"
 
 SEC("perf_event")
 int profile_sample(struct bpf_perf_event_data *ctx)
 {
-	__u64 id = bpf_get_current_pid_tgid();
-	__u32 tgid = id >> 32, tid = (__u32)id;
-	struct profile_config *cfg;
-	struct profile_key key;
-
-	stat_inc(PROFILE_STAT_SAMPLES);
-	cfg = wanted(tgid, tid);
-	if (!cfg)
-		return 0;
-
-	/* Padding is hashed too: zero the whole key first. */
-	__builtin_memset(&key, 0, sizeof(key));
-	key.tgid = tgid;
-	if (cfg->flags & PROFILE_CFG_FILTER_TID)
-		key.tid = tid;
-	bpf_get_current_comm(&key.comm, sizeof(key.comm));
-	key.user_stack_id = PROFILE_STACK_NOT_TAKEN;
-	key.kernel_stack_id = PROFILE_STACK_NOT_TAKEN;
-	if (cfg->flags & PROFILE_CFG_USER_STACK)
-		key.user_stack_id = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK);
-	if (cfg->flags & PROFILE_CFG_KERNEL_STACK) {
-		key.kernel_stack_id = bpf_get_stackid(ctx, &stacks, 0);
-		/* Kept so the loader can add the leaf if this kernel's stack lacks it. */
-		if (key.kernel_stack_id >= 0)
-			key.kernel_ip = ctx->regs.rip;	/* x86-64 UAPI name of ip */
-	}
-
-	if (cfg->active_counts)
-		count(&counts1, &key);
-	else
-		count(&counts0, &key);
-	return 0;
+	return count_sample(ctx, PIDNS_NEVER);
 }
 
 char LICENSE[] SEC("license") = "GPL";	/* bpf_get_stackid is GPL-only */

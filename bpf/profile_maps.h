@@ -20,6 +20,7 @@
 #define PROFILE_CFG_INCLUDE_IDLE (1U << 2)
 #define PROFILE_CFG_FILTER_TGID (1U << 3)	/* -p: tgid must be in filter_ids */
 #define PROFILE_CFG_FILTER_TID (1U << 4)	/* -L: tid must be in filter_ids */
+#define PROFILE_CFG_PIDNS (1U << 5)	/* ids as seen in the pid namespace pidns_dev/ino */
 
 /* The one element of the config ARRAY map (no global variables before 5.2). */
 struct profile_config {
@@ -28,6 +29,9 @@ struct profile_config {
 	__u32 active_counts;
 	__u32 dump_chunks;		/* dwarf program only */
 	__u32 pad;
+	/* The profiler's pid namespace (stat of /proc/self/ns/pid), with PROFILE_CFG_PIDNS. */
+	__u64 pidns_dev;
+	__u64 pidns_ino;
 };
 
 /* Key of the count maps: bcc's key_t plus the thread id under -L. */

@@ -390,6 +390,33 @@ START_TEST(stripped_binary_resolves_through_its_build_id_debug_file)
 }
 END_TEST
 
+/*
+ * The profiler and its target in a new pid namespace, as in a container: -p
+ * takes the pid seen there, and the report names the process by it.
+ */
+START_TEST(pid_inside_a_pid_namespace_is_the_namespace_s)
+{
+	char cmd[2048], needle[64];
+	const char *e;
+	int nspid;
+
+	backend = backend_names[_i];
+	snprintf(cmd, sizeof(cmd),
+		 "exec unshare --pid --fork --mount-proc /bin/sh -c '%s 4 >/dev/null & sleep 0.3; "
+		 "echo nspid=$! >&2; exec %s --backend %s -F 499 -p $! 2'",
+		 workload("ratio31"), profile_bin(), backend);
+	run_cmd((char *[]){ "/bin/sh", "-c", cmd, NULL }, 30, 0, &r);
+	ck_assert_msg(r.exit_code == 0, "exit %d: %.500s", r.exit_code, r.err);
+	e = strstr(r.err, "nspid=");
+	ck_assert_ptr_nonnull(e);
+	nspid = atoi(e + 6);
+	ck_assert_int_lt(nspid, 10);	/* the namespace's numbering, not the host's */
+	snprintf(needle, sizeof(needle), "ratio31 (%d)\n", nspid);
+	ck_assert_msg(strstr(r.out, needle) != NULL, "no '%s' in:\n%.1500s", needle, r.out);
+	ck_assert_ptr_nonnull(strstr(r.out, "hot_loop"));
+}
+END_TEST
+
 static void remove_perf_maps(void)
 {
 	ck_assert_int_eq(system("rm -f /tmp/perf-[0-9]*.map"), 0);
@@ -424,6 +451,7 @@ Suite *integration_suite(void)
 	tcase_add_loop_test(tc, vdso_frames_resolve, 0, 2);
 	tcase_add_loop_test(tc, dlopened_library_resolves, 0, 2);
 	tcase_add_loop_test(tc, stripped_binary_resolves_through_its_build_id_debug_file, 0, 2);
+	tcase_add_loop_test(tc, pid_inside_a_pid_namespace_is_the_namespace_s, 0, 2);
 	suite_add_tcase(s, tc);
 	return s;
 }
