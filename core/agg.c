@@ -31,6 +31,23 @@ void agg__init(struct agg *agg)
 {
 	hashmap__init(&agg->map, entry_hash, entry_equal);
 	agg->total = 0;
+	agg->fresh = NULL;
+	agg->nr_fresh = agg->cap_fresh = 0;
+}
+
+/* Not tracked when out of memory: the report formats it at the end instead. */
+static void remember_fresh(struct agg *agg, struct agg_entry *e)
+{
+	if (agg->nr_fresh == agg->cap_fresh) {
+		size_t cap = agg->cap_fresh ? agg->cap_fresh * 2 : 1024;
+		void *p = realloc(agg->fresh, cap * sizeof(*agg->fresh));
+
+		if (!p)
+			return;
+		agg->fresh = p;
+		agg->cap_fresh = cap;
+	}
+	agg->fresh[agg->nr_fresh++] = e;
 }
 
 void agg__clear(struct agg *agg)
@@ -42,6 +59,9 @@ void agg__clear(struct agg *agg)
 		free(ent->value);
 	hashmap__clear(&agg->map);
 	agg->total = 0;
+	free(agg->fresh);
+	agg->fresh = NULL;
+	agg->nr_fresh = agg->cap_fresh = 0;
 }
 
 size_t agg__size(const struct agg *agg)
@@ -83,6 +103,7 @@ int agg__add(struct agg *agg, const struct sample *s, const struct addr_space *a
 			free(found);
 			return -ENOMEM;
 		}
+		remember_fresh(agg, found);
 	}
 	found->count += s->weight;
 	agg->total += s->weight;

@@ -19,12 +19,17 @@ struct agg_entry {
 	uint32_t nr_kernel;
 	uint32_t nr_user;
 	uint64_t count;
+	/* Its text once formatted during the run (struct printed_stack), else NULL. */
+	void *printed;
 	uint64_t ips[];			/* nr_kernel kernel ips, then nr_user user ips */
 };
 
 struct agg {
 	struct hashmap map;		/* entry -> entry */
 	uint64_t total;			/* sum of all weights */
+	/* Entries added since the report last looked (report__prepare). */
+	struct agg_entry **fresh;
+	size_t nr_fresh, cap_fresh;
 };
 
 void agg__init(struct agg *agg);

@@ -215,8 +215,22 @@ static const struct backend_ops *choose_backend(struct profile_opts *opts,
 }
 
 /* Sample until the duration ends, a signal arrives, or the command exits. */
+/*
+ * Between drains, stacks are formatted for the report (report__prepare), a
+ * little at a time: the report after the end then has little left to do.
+ */
+#define PREPARE_BUDGET_MS 20
+
+struct run_state {
+	struct profile_core *core;
+	struct symbolizer *sym;
+	struct report_cache *rc;
+	const struct report_opts *ro;	/* NULL: nothing to prepare */
+};
+
 static int sample_loop(const struct backend_ops *ops, struct backend *b,
-		       const struct profile_opts *opts, struct launch *child)
+		       const struct profile_opts *opts, struct launch *child,
+		       const struct run_state *rs)
 {
 	int64_t deadline = opts->duration ? now_ms() + (int64_t)opts->duration * 1000 : 0;
 	int err;
@@ -243,6 +257,8 @@ static int sample_loop(const struct backend_ops *ops, struct backend *b,
 		err = ops->drain(b);
 		if (err)
 			return err;
+		if (rs->ro)
+			report__prepare(rs->rc, &rs->core->agg, rs->sym, rs->ro, PREPARE_BUDGET_MS);
 	}
 	return 0;
 }
@@ -288,10 +304,11 @@ struct run_info {
 	int64_t duration_ms;
 };
 
-static int write_report(FILE *out, const struct profile_opts *opts, struct profile_core *core,
-			struct symbolizer *sym, const struct run_info *ri, struct report_stats *rs)
+/* How stacks print in this report; NULL for formats that do not print text (pprof). */
+static const struct report_opts *report_opts_of(const struct profile_opts *opts,
+						struct report_opts *ro)
 {
-	struct report_opts ro = {
+	*ro = (struct report_opts){
 		.folded = opts->format != FORMAT_BCC,
 		.delimited = opts->delimited,
 		.annotations = opts->annotations,
@@ -299,17 +316,26 @@ static int write_report(FILE *out, const struct profile_opts *opts, struct profi
 		.user_only = opts->user_only,
 		.kernel_only = opts->kernel_only,
 	};
+	/* Flame graphs tell kernel frames by their annotation; "-" splits user from kernel. */
+	if (opts->format == FORMAT_SVG)
+		ro->annotations = ro->delimited = true;
+	return opts->format == FORMAT_PPROF ? NULL : ro;
+}
+
+static int write_report(FILE *out, const struct profile_opts *opts, struct profile_core *core,
+			struct symbolizer *sym, struct report_cache *rc, const struct run_info *ri,
+			struct report_stats *rs)
+{
+	struct report_opts ro;
 	char target[512], title[768];
 	struct printed_stacks list;
 	int err;
 
 	memset(rs, 0, sizeof(*rs));
 	describe_target(opts, target, sizeof(target));
+	report_opts_of(opts, &ro);
 	if (opts->format == FORMAT_SVG) {
-		/* Kernel frames are told apart by their annotation; "-" splits user from kernel. */
-		ro.annotations = true;
-		ro.delimited = true;
-		err = report__collect(&core->agg, sym, &ro, &list, rs);
+		err = report__collect(&core->agg, sym, &ro, rc, &list, rs);
 		if (err)
 			return err;
 		snprintf(title, sizeof(title), "profile of %s (%s backend, %s%llu %s, %.1f s)",
@@ -334,16 +360,17 @@ static int write_report(FILE *out, const struct profile_opts *opts, struct profi
 		rs->samples = core->agg.total;
 		return pprof__write(out, &core->agg, sym, &meta);
 	}
-	return report__print(out, &core->agg, sym, &ro, rs);
+	return report__print(out, &core->agg, sym, &ro, rc, rs);
 }
 
 static int report(FILE *out, const struct profile_opts *opts, struct profile_core *core,
-		  struct symbolizer *sym, const struct backend_stats *st, const struct run_info *ri)
+		  struct symbolizer *sym, struct report_cache *rc, const struct backend_stats *st,
+		  const struct run_info *ri)
 {
 	struct report_stats rs;
 	int err;
 
-	err = write_report(out, opts, core, sym, ri, &rs);
+	err = write_report(out, opts, core, sym, rc, ri, &rs);
 	if (err)
 		pr_warn("writing the report: %s\n", strerror(-err));
 	report__print_warnings(stderr, &rs, st->hash_full);
@@ -365,6 +392,9 @@ int profile__run(const struct profile_opts *cli, const struct backend_ops *const
 	struct backend_stats st = { 0 };
 	struct launch child = { .pid = -1 };
 	struct symbolizer *sym = NULL;
+	struct report_cache rc;
+	struct report_opts ro;
+	struct run_state rs;
 	struct run_info ri = { 0 };
 	int64_t t_start = 0, t_end, t_drained;
 	FILE *out = stdout;
@@ -372,6 +402,7 @@ int profile__run(const struct profile_opts *cli, const struct backend_ops *const
 	int err, code = 1;
 
 	log_set_verbosity(opts->verbose);
+	report_cache__init(&rc);
 	if (opts->cpu >= 0 && !cpu_is_online(opts->cpu)) {
 		pr_warn("argument -C/--cpu: CPU %d is not online\n", opts->cpu);
 		return EXIT_USAGE;
@@ -433,7 +464,9 @@ int profile__run(const struct profile_opts *cli, const struct backend_ops *const
 		}
 	}
 
-	err = sample_loop(ops, b, opts, launched ? &child : NULL);
+	rs = (struct run_state){ .core = &core, .sym = sym, .rc = &rc,
+				 .ro = report_opts_of(opts, &ro) };
+	err = sample_loop(ops, b, opts, launched ? &child : NULL, &rs);
 	t_end = now_ms();
 	ops->stop(b);
 	if (!err)
@@ -447,7 +480,7 @@ int profile__run(const struct profile_opts *cli, const struct backend_ops *const
 	ri.duration_ms = t_end - t_start;
 	if (opts->format == FORMAT_BCC)
 		fputc('\n', out);
-	err = report(out, opts, &core, sym, &st, &ri);
+	err = report(out, opts, &core, sym, &rc, &st, &ri);
 	if (err)
 		goto out;
 	pr_debug("timing: final drain %lld ms, report %lld ms\n", (long long)(t_drained - t_end),
@@ -465,6 +498,7 @@ out:
 	if (b)
 		ops->close(b);
 	core__fini(&core);
+	report_cache__free(&rc);
 	symbolizer__free(sym);
 	if (out != stdout && fclose(out) && code == 0) {
 		pr_warn("writing %s: %s\n", opts->output, strerror(errno));

@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "core/hashmap.h"
 
@@ -184,10 +185,108 @@ static void count_missing(const struct agg_entry *e, const struct report_opts *o
 	}
 }
 
-int report__collect(const struct agg *agg, struct symbolizer *sym, const struct report_opts *opts,
-		    struct printed_stacks *list, struct report_stats *stats)
+void report_cache__init(struct report_cache *rc)
 {
-	struct hashmap merged;
+	hashmap__init(&rc->merged, text_hash, text_equal);
+}
+
+void report_cache__free(struct report_cache *rc)
+{
+	struct hashmap_entry *ent;
+	size_t bkt;
+
+	hashmap__for_each(&rc->merged, bkt, ent) {
+		struct printed_stack *p = ent->value;
+
+		free(p->text);
+		free(p);
+	}
+	hashmap__clear(&rc->merged);
+}
+
+/* The merged stack printing as e does, added to the cache if new; NULL when out of memory. */
+static struct printed_stack *format_entry(struct report_cache *rc, struct symbolizer *sym,
+					  const struct agg_entry *e, const struct report_opts *o,
+					  struct strbuf *sb)
+{
+	struct printed_stack key, *p;
+
+	sb->len = 0;
+	if (o->folded)
+		format_folded(sb, sym, e, o);
+	else
+		format_multiline(sb, sym, e, o);
+	if (sb->oom)
+		return NULL;
+	key.text = sb->buf;
+	p = hashmap__find(&rc->merged, &key);
+	if (p)
+		return p;
+	p = calloc(1, sizeof(*p));
+	if (!p || !(p->text = strdup(sb->buf)) || hashmap__add(&rc->merged, p, p)) {
+		if (p)
+			free(p->text);
+		free(p);
+		return NULL;
+	}
+	return p;
+}
+
+/*
+ * Whether e prints now as it will at the end: every user frame is in a file
+ * mapping (or the vdso) already known. JIT code is left for the end, when
+ * its perf map is complete, as is an address whose mapping is not yet known.
+ */
+static bool prints_the_same_later(const struct agg_entry *e, const struct report_opts *o)
+{
+	if (o->kernel_only || e->user_err)
+		return true;
+	for (unsigned int i = 0; i < e->nr_user; i++) {
+		uint64_t ip = e->ips[e->nr_kernel + i];
+		const struct mapping *m;
+
+		if (ip == STACK_TRUNCATED_IP)
+			continue;
+		m = e->as ? addr_space__find(e->as, i ? ip - 1 : ip) : NULL;
+		if (!m || !m->path ||
+		    (!(m->path[0] == '/' && m->path[1] != '/') && strcmp(m->path, "[vdso]")))
+			return false;
+	}
+	return true;
+}
+
+void report__prepare(struct report_cache *rc, struct agg *agg, struct symbolizer *sym,
+		     const struct report_opts *opts, int budget_ms)
+{
+	struct strbuf sb = { 0 };
+	struct timespec t0, t;
+	size_t done = 0;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (done < agg->nr_fresh) {
+		struct agg_entry *e = agg->fresh[done++];
+
+		if (prints_the_same_later(e, opts))
+			e->printed = format_entry(rc, sym, e, opts, &sb);
+		/* Checking the clock every 64 entries is cheap enough. */
+		if (!(done % 64)) {
+			clock_gettime(CLOCK_MONOTONIC, &t);
+			if ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 >=
+			    budget_ms)
+				break;
+		}
+	}
+	/* What is left waits for the next call, or for the report. */
+	memmove(agg->fresh, agg->fresh + done, (agg->nr_fresh - done) * sizeof(*agg->fresh));
+	agg->nr_fresh -= done;
+	free(sb.buf);
+}
+
+int report__collect(const struct agg *agg, struct symbolizer *sym, const struct report_opts *opts,
+		    struct report_cache *cache, struct printed_stacks *list,
+		    struct report_stats *stats)
+{
+	struct report_cache local, *rc = cache;
 	struct hashmap_entry *ent;
 	struct agg_entry *e;
 	struct strbuf sb = { 0 };
@@ -196,61 +295,53 @@ int report__collect(const struct agg *agg, struct symbolizer *sym, const struct 
 
 	memset(stats, 0, sizeof(*stats));
 	memset(list, 0, sizeof(*list));
-	hashmap__init(&merged, text_hash, text_equal);
+	if (!rc) {
+		report_cache__init(&local);
+		rc = &local;
+	}
+	hashmap__for_each(&rc->merged, bkt, ent)
+		((struct printed_stack *)ent->value)->count = 0;
 
 	/* Identical printed stacks merge: the same text, whatever addresses made it. */
 	agg__for_each(agg, bkt, ent, e) {
-		struct printed_stack key, *p;
+		struct printed_stack *p = e->printed;
 
 		count_missing(e, opts, stats);
-		sb.len = 0;
-		if (opts->folded)
-			format_folded(&sb, sym, e, opts);
-		else
-			format_multiline(&sb, sym, e, opts);
-		if (sb.oom) {
+		if (!p)
+			p = format_entry(rc, sym, e, opts, &sb);
+		if (!p) {
 			err = -ENOMEM;
 			goto out;
-		}
-		key.text = sb.buf;
-		p = hashmap__find(&merged, &key);
-		if (!p) {
-			p = calloc(1, sizeof(*p));
-			if (!p || !(p->text = strdup(sb.buf)) || hashmap__add(&merged, p, p)) {
-				if (p)
-					free(p->text);
-				free(p);
-				err = -ENOMEM;
-				goto out;
-			}
 		}
 		p->count += e->count;
 	}
 
-	list->stacks = calloc(merged.size ? merged.size : 1, sizeof(*list->stacks));
+	list->stacks = calloc(rc->merged.size ? rc->merged.size : 1, sizeof(*list->stacks));
 	if (!list->stacks) {
 		err = -ENOMEM;
 		goto out;
 	}
-	hashmap__for_each(&merged, bkt, ent) {
+	/* The texts move to the list; the cache is left empty. */
+	hashmap__for_each(&rc->merged, bkt, ent) {
 		struct printed_stack *p = ent->value;
 
-		list->stacks[list->nr++] = *p;
-		list->total += p->count;
+		if (p->count) {
+			list->stacks[list->nr++] = *p;
+			list->total += p->count;
+		} else {
+			free(p->text);
+		}
 		free(p);
 	}
-	hashmap__clear(&merged);
+	hashmap__clear(&rc->merged);
 	qsort(list->stacks, list->nr, sizeof(*list->stacks), cmp_printed);
 	stats->stacks = list->nr;
 	stats->samples = list->total;
 out:
-	hashmap__for_each(&merged, bkt, ent) {
-		struct printed_stack *p = ent->value;
-
-		free(p->text);
-		free(p);
-	}
-	hashmap__clear(&merged);
+	/* Entries must not point into a cache that is gone. */
+	agg__for_each(agg, bkt, ent, e)
+		e->printed = NULL;
+	report_cache__free(rc);
 	free(sb.buf);
 	if (err)
 		printed_stacks__free(list);
@@ -266,10 +357,11 @@ void printed_stacks__free(struct printed_stacks *list)
 }
 
 int report__print(FILE *out, const struct agg *agg, struct symbolizer *sym,
-		  const struct report_opts *opts, struct report_stats *stats)
+		  const struct report_opts *opts, struct report_cache *cache,
+		  struct report_stats *stats)
 {
 	struct printed_stacks list;
-	int err = report__collect(agg, sym, opts, &list, stats);
+	int err = report__collect(agg, sym, opts, cache, &list, stats);
 
 	if (err)
 		return err;

@@ -43,14 +43,37 @@ struct printed_stacks {
 	uint64_t total;
 };
 
-/* Symbolize, format and merge agg's stacks. Returns 0 or -errno. */
+/*
+ * Stacks formatted while sampling goes on, so that the report at the end
+ * has little left to do. Used by one report, with the same options.
+ */
+struct report_cache {
+	struct hashmap merged;		/* text -> struct printed_stack */
+};
+
+void report_cache__init(struct report_cache *rc);
+void report_cache__free(struct report_cache *rc);
+/*
+ * Format the stacks counted since the last call, for about budget_ms: those
+ * that will print the same at the end (not JIT code, whose perf map may
+ * still grow).
+ */
+void report__prepare(struct report_cache *rc, struct agg *agg, struct symbolizer *sym,
+		     const struct report_opts *opts, int budget_ms);
+
+/*
+ * Symbolize, format and merge agg's stacks, starting from cache (may be
+ * NULL), which is emptied. Returns 0 or -errno.
+ */
 int report__collect(const struct agg *agg, struct symbolizer *sym, const struct report_opts *opts,
-		    struct printed_stacks *list, struct report_stats *stats);
+		    struct report_cache *cache, struct printed_stacks *list,
+		    struct report_stats *stats);
 void printed_stacks__free(struct printed_stacks *list);
 
 /* Print the report of agg to out. Returns 0 or -errno. */
 int report__print(FILE *out, const struct agg *agg, struct symbolizer *sym,
-		  const struct report_opts *opts, struct report_stats *stats);
+		  const struct report_opts *opts, struct report_cache *cache,
+		  struct report_stats *stats);
 
 /* bcc's WARNING lines for missed stacks (and a full hash table) on stderr. */
 void report__print_warnings(FILE *err, const struct report_stats *stats, bool hash_full);

@@ -100,9 +100,11 @@ static bool agree(const struct folded *a, const struct folded *b, const char *an
 
 /*
  * Both backends at once with the same options; compares their folded
- * outputs. Shares are estimates from a few thousand samples, so one run in
- * several differs by a little over 2 points by chance: a case passes when
- * one of three runs agrees. A real difference fails all three.
+ * outputs. Shares are estimates from a few thousand samples, and the two
+ * profilers disturb each other (each one's interrupt work lands in the
+ * workload the other samples), so one run in several differs by a little
+ * over 2 points: a case passes when one of five runs agrees. A real
+ * difference fails all five.
  */
 static bool run_both_once(const char *opts, char *why, size_t len);
 
@@ -110,10 +112,10 @@ static void run_both(const char *opts)
 {
 	char why[512] = "";
 
-	for (int attempt = 0; attempt < 3; attempt++)
+	for (int attempt = 0; attempt < 5; attempt++)
 		if (run_both_once(opts, why, sizeof(why)))
 			return;
-	ck_abort_msg("backends disagree 3 times; last: %s", why);
+	ck_abort_msg("backends disagree 5 times; last: %s", why);
 }
 
 static bool run_both_once(const char *opts, char *why, size_t len)
@@ -174,6 +176,16 @@ static void start_nofp(void)
 	bg_start(&bg, (char *[]){ "/bin/sh", "-c", cmd, NULL });
 	ck_assert_int_eq(sscanf(bg.first_line, "pid=%31[0-9]", bg_pid), 1);
 	usleep(100000);
+}
+
+/*
+ * The suites before this one write files (perf.data, debug files): let their
+ * writeback finish first, or it takes CPU from the workload unevenly.
+ */
+static void settle(void)
+{
+	ck_assert_int_eq(system("sync"), 0);
+	sleep(2);
 }
 
 static void stop_bg(void)
@@ -372,7 +384,8 @@ Suite *compare_suite(void)
 	TCase *tch = tcase_create("choice");
 
 	tcase_set_tags(tc, TAG_ROOT);
-	tcase_set_timeout(tc, 90);
+	tcase_set_timeout(tc, 120);
+	tcase_add_unchecked_fixture(tc, settle, NULL);
 	tcase_add_checked_fixture(tc, NULL, stop_bg);
 	tcase_add_test(tc, same_stacks_for_a_process);
 	tcase_add_test(tc, same_stacks_for_a_thread);

@@ -129,7 +129,7 @@ static char *report(struct profile_core *core, bool folded)
 	FILE *f = open_memstream(&buf, &len);
 
 	symbolizer__set_kallsyms(sym, kallsyms);
-	ck_assert_int_eq(report__print(f, &core->agg, sym, &ro, &st), 0);
+	ck_assert_int_eq(report__print(f, &core->agg, sym, &ro, NULL, &st), 0);
 	fclose(f);
 	symbolizer__free(sym);
 	return buf;
@@ -184,7 +184,7 @@ START_TEST(both_conversion_paths_give_the_same_svg_and_pprof)
 
 		sym = symbolizer__new();
 		symbolizer__set_kallsyms(sym, kallsyms);
-		ck_assert_int_eq(report__collect(&cores[i].agg, sym, &ro, &list, &st), 0);
+		ck_assert_int_eq(report__collect(&cores[i].agg, sym, &ro, NULL, &list, &st), 0);
 		ck_assert_int_eq(flamegraph__write(f, &list, "same"), 0);
 		fclose(f);
 		printed_stacks__free(&list);

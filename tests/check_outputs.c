@@ -108,7 +108,7 @@ START_TEST(pprof_decodes_to_the_folded_report)
 	char path[700], folded[8192];
 	FILE *f = fmemopen(folded, sizeof(folded), "w");
 
-	ck_assert_int_eq(report__print(f, &agg, sym, &ro, &st), 0);
+	ck_assert_int_eq(report__print(f, &agg, sym, &ro, NULL, &st), 0);
 	fclose(f);
 	snprintf(path, sizeof(path), "%s/p.pb.gz", dir);
 	write_pprof(path, &meta);
@@ -128,7 +128,7 @@ START_TEST(folded_output_parses_as_flamegraph_pl_does)
 
 	snprintf(path, sizeof(path), "%s/f.folded", dir);
 	f = fopen(path, "w");
-	ck_assert_int_eq(report__print(f, &agg, sym, &ro, &st), 0);
+	ck_assert_int_eq(report__print(f, &agg, sym, &ro, NULL, &st), 0);
 	fclose(f);
 	run_cmd((char *[]){ "/usr/bin/perl", "-ne",
 			    "chomp; my ($stack, $samples) = (/^(.*)\\s+?(\\d+(?:\\.\\d*)?)$/); "
@@ -171,7 +171,7 @@ static void write_svg(const char *path, const char *title)
 	struct report_stats st;
 	FILE *f = fopen(path, "w");
 
-	ck_assert_int_eq(report__collect(&agg, sym, &ro, &list, &st), 0);
+	ck_assert_int_eq(report__collect(&agg, sym, &ro, NULL, &list, &st), 0);
 	ck_assert_int_eq(flamegraph__write(f, &list, title), 0);
 	printed_stacks__free(&list);
 	fclose(f);

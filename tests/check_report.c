@@ -71,10 +71,50 @@ static char *render(const struct report_opts *o, struct report_stats *st)
 	static char buf[8192];
 	FILE *f = fmemopen(buf, sizeof(buf), "w");
 
-	ck_assert_int_eq(report__print(f, &agg, sym, o, st), 0);
+	ck_assert_int_eq(report__print(f, &agg, sym, o, NULL, st), 0);
 	fclose(f);
 	return buf;
 }
+
+/* Formatting while sampling goes on changes nothing in the report. */
+START_TEST(stacks_formatted_during_the_run_report_the_same)
+{
+	struct report_opts o = { .folded = true };
+	uint64_t k1[] = { K_LEAF + 4, K_MID + 0x10 }, u1[] = { fx.alpha + 4, fx.beta + 6 };
+	uint64_t nowhere[] = { 0x10 };	/* no mapping (yet): formatted at the end */
+	struct report_cache rc;
+	struct report_stats st;
+	char expected[8192];
+	FILE *f;
+
+	add_standard_set();
+	add(1234, "app", NULL, 0, nowhere, 1, 0, 1);
+	strcpy(expected, render(&o, &st));
+
+	agg__clear(&agg);
+	agg__init(&agg);
+	report_cache__init(&rc);
+	add(1234, "app", k1, 2, u1, 2, 0, 1);
+	add(1234, "app", NULL, 0, nowhere, 1, 0, 1);
+	report__prepare(&rc, &agg, sym, &o, 1000);
+	ck_assert_uint_eq(agg.nr_fresh, 0);
+	ck_assert_uint_eq(rc.merged.size, 1);	/* not the stack without a mapping */
+	agg__clear(&agg);
+	agg__init(&agg);
+	add_standard_set();
+	report__prepare(&rc, &agg, sym, &o, 1000);
+	add(1234, "app", NULL, 0, nowhere, 1, 0, 1);
+	{
+		static char buf[8192];
+
+		f = fmemopen(buf, sizeof(buf), "w");
+		ck_assert_int_eq(report__print(f, &agg, sym, &o, &rc, &st), 0);
+		fclose(f);
+		ck_assert_str_eq(buf, expected);
+	}
+	ck_assert_uint_eq(rc.merged.size, 0);
+}
+END_TEST
 
 START_TEST(identical_samples_count_once)
 {
@@ -234,6 +274,7 @@ Suite *report_suite(void)
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, identical_samples_count_once);
+	tcase_add_test(tc, stacks_formatted_during_the_run_report_the_same);
 	tcase_add_test(tc, folded_sorted_ascending_merged_by_text);
 	tcase_add_test(tc, folded_delimited_annotated);
 	tcase_add_test(tc, multiline_as_bcc_prints_it);
