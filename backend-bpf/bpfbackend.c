@@ -80,9 +80,10 @@ static bool wants_dwarf(const struct profile_opts *o)
 	return o->unwind == UNWIND_DWARF && !o->kernel_only;
 }
 
+/* A stack map value, kept to its depth (most stacks are far shallower than the map's 127). */
 struct stack_copy {
 	int32_t id;
-	uint64_t ips[PROFILE_MAX_STACK_DEPTH];
+	uint64_t ips[];		/* zero-terminated unless PROFILE_MAX_STACK_DEPTH long */
 };
 
 static uint64_t stack_hash(const void *key)
@@ -502,6 +503,8 @@ static uint64_t read_stat(struct backend *b, enum profile_stat slot)
 /* The stack of id, read from the kernel once per run. NULL if the map lacks it. */
 static const uint64_t *lookup_stack(struct backend *b, struct hashmap *cache, int32_t id)
 {
+	uint64_t ips[PROFILE_MAX_STACK_DEPTH];
+	unsigned int depth = 0;
 	struct stack_copy *sc;
 
 	if (id < 0)
@@ -509,11 +512,17 @@ static const uint64_t *lookup_stack(struct backend *b, struct hashmap *cache, in
 	sc = hashmap__find(cache, &id);
 	if (sc)
 		return sc->ips;
-	sc = calloc(1, sizeof(*sc));
+	if (bpf_map_lookup_elem(b->stacks_fd, &id, ips))
+		return NULL;
+	while (depth < PROFILE_MAX_STACK_DEPTH && ips[depth])
+		depth++;
+	/* One more slot for the terminating zero, unless the stack fills the map's value. */
+	sc = calloc(1, sizeof(*sc) + (depth + (depth < PROFILE_MAX_STACK_DEPTH)) * sizeof(ips[0]));
 	if (!sc)
 		return NULL;
 	sc->id = id;
-	if (bpf_map_lookup_elem(b->stacks_fd, &id, sc->ips) || hashmap__add(cache, &sc->id, sc)) {
+	memcpy(sc->ips, ips, depth * sizeof(ips[0]));
+	if (hashmap__add(cache, &sc->id, sc)) {
 		free(sc);
 		return NULL;
 	}
