@@ -264,6 +264,25 @@ START_TEST(vdso_frames_unwind_to_their_callers)
 }
 END_TEST
 
+/* JIT code has no unwind tables: the frame-pointer fallback walks it, named by its perf map. */
+START_TEST(jit_code_is_walked_by_its_frame_pointer)
+{
+	uint64_t jitted, full;
+
+	backend = backend_names[_i];
+	run_profile(PROFILE("-F", "999", "-U", "-f", "--unwind", "dwarf", "--",
+			    (char *)workload("jit"), "1"),
+		    30);
+	jitted = folded_count(r.out, ";jitted_hot_loop");
+	full = folded_count(r.out, "__libc_start_call_main;main;jitted_hot_loop");
+	ck_assert_uint_gt(jitted, 500);
+	/* A sample on push rbp or ret (2 of ~100 000 instructions run) may lose main. */
+	ck_assert_msg(full * 100 >= jitted * 95, "%llu of %llu:\n%.1000s",
+		      (unsigned long long)full, (unsigned long long)jitted, r.out);
+	ck_assert_int_eq(system("rm -f /tmp/perf-[0-9]*.map"), 0);
+}
+END_TEST
+
 Suite *dwarf_suite(void)
 {
 	Suite *s = suite_create("dwarf");
@@ -283,6 +302,7 @@ Suite *dwarf_suite(void)
 	tcase_add_loop_test(tc, a_short_stack_copy_is_reported_with_a_count, 0, 2);
 	tcase_add_loop_test(tc, samples_in_system_calls_keep_their_user_callers, 0, 2);
 	tcase_add_loop_test(tc, vdso_frames_unwind_to_their_callers, 0, 2);
+	tcase_add_loop_test(tc, jit_code_is_walked_by_its_frame_pointer, 0, 2);
 	suite_add_tcase(s, tc);
 	return s;
 }

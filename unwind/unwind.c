@@ -356,6 +356,17 @@ static int access_mem(unw_addr_space_t uas, unw_word_t addr, unw_word_t *valp, i
 	img = image_at(ctx, addr, &bias);
 	if (img && !unwind_image__read(img, addr - bias, (uint64_t *)valp))
 		return 0;
+	/*
+	 * Executable memory without a file (JIT code): its bytes are not ours to
+	 * read, but it exists. libunwind reads the code at ip to tell signal
+	 * trampolines and PLT stubs (zeros are neither), and takes an unreadable
+	 * ip for a call through a bad pointer, which would spoil its frame-pointer
+	 * walk of JIT frames.
+	 */
+	if (addr_space__find(ctx->as, addr)) {
+		*valp = 0;
+		return 0;
+	}
 	ctx->uncacheable = true;
 	if (addr >= sp + ctx->stack_size && addr - sp < STACK_SPAN_GUESS)
 		ctx->ran_off_copy = true;

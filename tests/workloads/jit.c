@@ -13,8 +13,12 @@
 #include <time.h>
 #include <unistd.h>
 
-/* mov ecx, 100000; 1: dec ecx; jnz 1b; ret */
-static const unsigned char code[] = { 0xb9, 0xa0, 0x86, 0x01, 0x00, 0xff, 0xc9, 0x75, 0xfc, 0xc3 };
+/*
+ * push rbp; mov rbp, rsp; mov ecx, 100000; 1: dec ecx; jnz 1b; pop rbp; ret
+ * A frame pointer, as JITs keep: code without unwind tables is walked by it.
+ */
+static const unsigned char code[] = { 0x55, 0x48, 0x89, 0xe5, 0xb9, 0xa0, 0x86, 0x01, 0x00,
+				      0xff, 0xc9, 0x75, 0xfc, 0x5d, 0xc3 };
 
 static double now(void)
 {
