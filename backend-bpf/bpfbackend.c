@@ -24,6 +24,7 @@
 
 #include "backend-bpf/convert.h"
 #include "backend-bpf/dwarf.h"
+#include "backend-bpf/shared_maps.h"
 #include "backend-perfring/ringset.h"
 #include "bpf/profile.skel.h"
 #include "bpf/profile_pidns.skel.h"
@@ -151,17 +152,8 @@ static struct profile_pidns_bpf *load_pidns_program(struct profile_bpf *counting
 
 	if (!skel)
 		return NULL;
-	err = bpf_map__reuse_fd(skel->maps.config, bpf_map__fd(counting->maps.config));
-	if (!err)
-		err = bpf_map__reuse_fd(skel->maps.filter_ids, bpf_map__fd(counting->maps.filter_ids));
-	if (!err)
-		err = bpf_map__reuse_fd(skel->maps.stacks, bpf_map__fd(counting->maps.stacks));
-	if (!err)
-		err = bpf_map__reuse_fd(skel->maps.stats, bpf_map__fd(counting->maps.stats));
-	if (!err)
-		err = bpf_map__reuse_fd(skel->maps.counts0, bpf_map__fd(counting->maps.counts0));
-	if (!err)
-		err = bpf_map__reuse_fd(skel->maps.counts1, bpf_map__fd(counting->maps.counts1));
+	/* Settings, filter, stack ids, statistics and counts: all the counting program's. */
+	err = shared_maps__reuse(skel->obj, counting->obj);
 	if (!err)
 		err = profile_pidns_bpf__load(skel);
 	if (err) {

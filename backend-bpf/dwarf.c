@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "backend-bpf/convert.h"
+#include "backend-bpf/shared_maps.h"
 #include "bpf/dwarf.skel.h"
 #include "bpf/profile.skel.h"
 #include "core/log.h"
@@ -45,13 +46,7 @@ static struct dwarf_bpf *load_variant(struct profile_bpf *counting, int nr_cpus,
 	bpf_program__set_autoload(skel->progs.dwarf_sample, !task_regs);
 	bpf_map__set_max_entries(skel->maps.scratch, nr_cpus);
 	/* The same settings, filter, stack ids and statistics as the counting program. */
-	err = bpf_map__reuse_fd(skel->maps.config, bpf_map__fd(counting->maps.config));
-	if (!err)
-		err = bpf_map__reuse_fd(skel->maps.filter_ids, bpf_map__fd(counting->maps.filter_ids));
-	if (!err)
-		err = bpf_map__reuse_fd(skel->maps.stacks, bpf_map__fd(counting->maps.stacks));
-	if (!err)
-		err = bpf_map__reuse_fd(skel->maps.stats, bpf_map__fd(counting->maps.stats));
+	err = shared_maps__reuse(skel->obj, counting->obj);
 	if (!err)
 		err = dwarf_bpf__load(skel);
 	if (err) {

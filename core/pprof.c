@@ -257,7 +257,7 @@ static uint64_t location_id(struct pprof_builder *b, const struct addr_space *as
 		symbolizer__kernel(b->sym, ip - caller, &fs);
 		mapping = kernel_mapping_id(b);
 	} else {
-		symbolizer__user(b->sym, as, ip - caller, &fs);
+		symbolizer__user_frame(b->sym, as, ip, caller, &fs);
 		mapping = as ? mapping_id(b, as, addr_space__find(as, ip - caller)) : 0;
 	}
 	return add_location(b, &key, ip, mapping, fs.name ? fs.name : "[unknown]");

@@ -71,7 +71,7 @@ static void format_frame(struct strbuf *sb, struct symbolizer *sym, const struct
 	if (kernel)
 		symbolizer__kernel(sym, ip - adj, &fs);
 	else
-		symbolizer__user(sym, e->as, ip - adj, &fs);
+		symbolizer__user_frame(sym, e->as, ip, adj, &fs);
 
 	if (o->addresses)
 		sb_printf(sb, "%#" PRIx64 " ", ip);

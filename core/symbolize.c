@@ -205,11 +205,6 @@ void symbolizer__user(struct symbolizer *s, const struct addr_space *as, uint64_
 	out->name = NULL;
 	out->offset = 0;
 	out->module = NULL;
-	/* The unwinder's marker for a stack cut at the maximum depth (looked up as ip - 1). */
-	if (addr >= STACK_TRUNCATED_IP - 1) {
-		out->name = "[truncated]";
-		return;
-	}
 	/* Executable memory without a file is JIT code: its process may name it. */
 	if (as && as->pid > 0 && (!m || !is_file(m->path)) && (!m || strcmp(m->path, "[vdso]"))) {
 		struct perfmap *pm = perfmap_of(s, as->pid);
@@ -241,6 +236,19 @@ void symbolizer__user(struct symbolizer *s, const struct addr_space *as, uint64_
 	out->module = e->module;
 	if (e->st)
 		out->name = elf_symtab__lookup_offset(e->st, off, &out->offset);
+}
+
+void symbolizer__user_frame(struct symbolizer *s, const struct addr_space *as, uint64_t ip,
+			    bool caller, struct frame_sym *out)
+{
+	/* The unwinder's marker for a stack cut at the maximum depth. */
+	if (ip == STACK_TRUNCATED_IP) {
+		out->name = "[truncated]";
+		out->offset = 0;
+		out->module = NULL;
+		return;
+	}
+	symbolizer__user(s, as, ip - caller, out);
 }
 
 const char *symbolizer__build_id(struct symbolizer *s, const struct addr_space *as,

@@ -31,6 +31,12 @@ void symbolizer__preload_kernel(struct symbolizer *s);
 
 void symbolizer__user(struct symbolizer *s, const struct addr_space *as, uint64_t addr,
 		      struct frame_sym *out);
+/*
+ * One frame of a user stack: a caller's return address is looked up at
+ * ip - 1; the unwinder's STACK_TRUNCATED_IP prints as "[truncated]".
+ */
+void symbolizer__user_frame(struct symbolizer *s, const struct addr_space *as, uint64_t ip,
+			    bool caller, struct frame_sym *out);
 void symbolizer__kernel(struct symbolizer *s, uint64_t addr, struct frame_sym *out);
 
 /* The build-id (hex) of the file behind a mapping, or NULL. */

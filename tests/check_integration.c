@@ -217,7 +217,12 @@ START_TEST(processes_that_exit_before_the_end_keep_their_symbols)
 	snprintf(cmd, sizeof(cmd), "%s --backend %s -F 999 -f 14 & sleep 0.5; %s 200 50; wait",
 		 profile_bin(), backend, workload("shortlived"));
 	run_profile((char *[]){ "/bin/sh", "-c", cmd, NULL }, 40);
-	all = folded_count(r.out, "shortlived;");
+	/*
+	 * Stacks the bpf backend's stack map could not store (bucket collisions,
+	 * [Missed User Stack], ~5% here) say nothing about symbols: left out.
+	 */
+	all = folded_count(r.out, "shortlived;") -
+	      folded_count(r.out, "shortlived;[Missed User Stack]");
 	spin = folded_count(r.out, "shortlived;__libc_start_call_main;main;short_lived_spin");
 	unknown = 0;
 	for (char *line = r.out; *line;) {

@@ -176,7 +176,15 @@ START_TEST(a_stack_deeper_than_the_limit_ends_with_the_marker)
 	ck_assert_uint_eq(n, 3);
 	ck_assert_str_eq(name_of(ips[1], false), "unwind_level1");
 	ck_assert_uint_eq(ips[2], STACK_TRUNCATED_IP);
-	ck_assert_str_eq(name_of(ips[2], false), "[truncated]");
+	{
+		struct frame_sym fs;
+
+		symbolizer__user_frame(sym, as, ips[2], true, &fs);
+		ck_assert_str_eq(fs.name, "[truncated]");
+		/* A garbage return address of 0 is unknown, not the marker. */
+		symbolizer__user_frame(sym, as, 0, true, &fs);
+		ck_assert_ptr_null(fs.name);
+	}
 	unwinder__stats(uw, &st);
 	ck_assert_uint_eq(st.truncated, 1);
 }
