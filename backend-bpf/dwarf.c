@@ -34,6 +34,15 @@ unsigned int bpf_dwarf__chunks(unsigned int dump_size)
 	return n > PROFILE_DUMP_MAX_CHUNKS ? PROFILE_DUMP_MAX_CHUNKS : n;
 }
 
+/*
+ * Tests run the variant for kernels without bpf_task_pt_regs on this one:
+ * the same program older kernels get, on the real kernel.
+ */
+static bool task_regs_wanted(void)
+{
+	return !getenv("PROFILE_TEST_NO_TASK_REGS");
+}
+
 /* Load one of the two variants of the program. Returns the skeleton or NULL, errno set. */
 static struct dwarf_bpf *load_variant(struct profile_bpf *counting, int nr_cpus, bool task_regs)
 {
@@ -125,8 +134,8 @@ struct bpf_dwarf *bpf_dwarf__open(struct profile_core *core, struct profile_bpf 
 	d->core = core;
 	d->lookup = lookup;
 	d->lookup_ctx = lookup_ctx;
-	d->task_regs = true;
-	d->skel = load_variant(counting, nr_cpus, true);
+	d->task_regs = task_regs_wanted();
+	d->skel = d->task_regs ? load_variant(counting, nr_cpus, true) : NULL;
 	if (!d->skel) {
 		pr_debug("bpf: the stack-copy program with bpf_task_pt_regs did not load (%s); "
 			 "trying the one without\n",
@@ -215,8 +224,8 @@ int bpf_dwarf__probe(struct profile_bpf *counting, int nr_cpus, bool *task_regs)
 {
 	struct dwarf_bpf *skel;
 
-	*task_regs = true;
-	skel = load_variant(counting, nr_cpus, true);
+	*task_regs = task_regs_wanted();
+	skel = *task_regs ? load_variant(counting, nr_cpus, true) : NULL;
 	if (!skel) {
 		*task_regs = false;
 		skel = load_variant(counting, nr_cpus, false);

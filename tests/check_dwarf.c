@@ -283,6 +283,34 @@ START_TEST(jit_code_is_walked_by_its_frame_pointer)
 }
 END_TEST
 
+/*
+ * Kernels without bpf_task_pt_regs (before 5.15): the bpf backend's other
+ * stack-copy program, run here on the real kernel. Samples in system calls
+ * fall back to frame-pointer user stacks and are counted; auto prefers perf.
+ */
+START_TEST(without_task_regs_kernel_mode_samples_fall_back_and_auto_picks_perf)
+{
+	run_cmd((char *[]){ "/usr/bin/env", "PROFILE_TEST_NO_TASK_REGS=1", (char *)profile_bin(),
+			    "--backend", "bpf", "-F", "999", "-f", "--unwind", "dwarf", "--",
+			    (char *)workload("syscalls"), "1", NULL },
+		30, 0, &r);
+	ck_assert_msg(r.exit_code == 0, "exit %d: %.300s", r.exit_code, r.err);
+	ck_assert_msg(strstr(r.err, "samples taken in kernel mode have frame-pointer user stacks") !=
+			      NULL,
+		      "stderr: %.500s", r.err);
+	/* Frame pointers lose read_loop, the caller of libc's read, which keeps none. */
+	ck_assert_uint_gt(folded_count(r.out, ";main;read;entry_SYSCALL_64"), 100);
+	run_result_free(&r);
+
+	run_cmd((char *[]){ "/usr/bin/env", "PROFILE_TEST_NO_TASK_REGS=1", (char *)profile_bin(),
+			    "-v", "-F", "99", "-f", "--unwind", "dwarf", "--", "/bin/true", NULL },
+		30, 0, &r);
+	ck_assert_msg(r.exit_code == 0, "exit %d: %.300s", r.exit_code, r.err);
+	ck_assert_ptr_nonnull(strstr(r.err, "backend bpf: usable, but samples taken in kernel mode"));
+	ck_assert_ptr_nonnull(strstr(r.err, "backend perf: usable; chosen"));
+}
+END_TEST
+
 Suite *dwarf_suite(void)
 {
 	Suite *s = suite_create("dwarf");
@@ -303,6 +331,7 @@ Suite *dwarf_suite(void)
 	tcase_add_loop_test(tc, samples_in_system_calls_keep_their_user_callers, 0, 2);
 	tcase_add_loop_test(tc, vdso_frames_unwind_to_their_callers, 0, 2);
 	tcase_add_loop_test(tc, jit_code_is_walked_by_its_frame_pointer, 0, 2);
+	tcase_add_test(tc, without_task_regs_kernel_mode_samples_fall_back_and_auto_picks_perf);
 	suite_add_tcase(s, tc);
 	return s;
 }
