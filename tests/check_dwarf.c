@@ -10,7 +10,6 @@
 
 #include "tests/tests.h"
 
-static const char *const backend_names[] = { "bpf", "perf" };
 static const char *backend;
 
 #define PROFILE(...)                                                                       \
@@ -21,12 +20,6 @@ static struct run_result r;
 static void teardown(void)
 {
 	run_result_free(&r);
-}
-
-static void run_profile(char *const argv[], int timeout_s)
-{
-	run_cmd(argv, timeout_s, 0, &r);
-	ck_assert_msg(r.exit_code == 0, "exit %d, stderr: %.300s", r.exit_code, r.err);
 }
 
 /* The complete stacks of nofp's chain: main thread from _start, worker from clone3. */
@@ -66,10 +59,10 @@ START_TEST(stacks_without_frame_pointers_reach_main_and_the_thread_entry)
 {
 	uint64_t total, full;
 
-	backend = backend_names[_i];
-	run_profile(PROFILE("-F", "999", "-U", "-f", "--unwind", "dwarf", "--",
-			    (char *)workload("nofp"), "chain", "2"),
-		    30);
+	backend = test_backends[_i];
+	run_ok(&r, PROFILE("-F", "999", "-U", "-f", "--unwind", "dwarf", "--",
+			   (char *)workload("nofp"), "chain", "2"),
+		   30);
 	total = folded_total(r.out, NULL);
 	full = count_prefix(r.out, MAIN_CHAIN) + count_prefix(r.out, THREAD_CHAIN);
 	ck_assert_uint_gt(total, 2000);
@@ -89,7 +82,7 @@ START_TEST(complete_stacks_match_perf_record_call_graph_dwarf)
 	uint64_t total, full, perf_total, perf_full;
 	struct run_result p;
 
-	backend = backend_names[_i];
+	backend = test_backends[_i];
 	close(mkstemp(data));
 	snprintf(cmd, sizeof(cmd),
 		 "perf record -q -F 999 --call-graph dwarf -o %s -- %s chain 1 >/dev/null 2>&1 && "
@@ -107,9 +100,9 @@ START_TEST(complete_stacks_match_perf_record_call_graph_dwarf)
 	ck_assert_msg(perf_total > 1000, "perf gave %llu samples:\n%.500s",
 		      (unsigned long long)perf_total, p.out);
 
-	run_profile(PROFILE("-F", "999", "-U", "-f", "--unwind", "dwarf", "--",
-			    (char *)workload("nofp"), "chain", "1"),
-		    30);
+	run_ok(&r, PROFILE("-F", "999", "-U", "-f", "--unwind", "dwarf", "--",
+			   (char *)workload("nofp"), "chain", "1"),
+		   30);
 	total = folded_total(r.out, NULL);
 	full = count_prefix(r.out, MAIN_CHAIN) + count_prefix(r.out, THREAD_CHAIN);
 	ck_assert_msg(full * 100 >= total * 95 && perf_full * 100 >= perf_total * 95,
@@ -124,9 +117,9 @@ START_TEST(frame_pointer_mode_loses_the_same_callers)
 {
 	uint64_t total, full;
 
-	backend = backend_names[_i];
-	run_profile(PROFILE("-F", "999", "-U", "-f", "--", (char *)workload("nofp"), "chain", "1"),
-		    30);
+	backend = test_backends[_i];
+	run_ok(&r, PROFILE("-F", "999", "-U", "-f", "--", (char *)workload("nofp"), "chain", "1"),
+		   30);
 	total = folded_total(r.out, NULL);
 	full = count_prefix(r.out, MAIN_CHAIN) + count_prefix(r.out, THREAD_CHAIN);
 	ck_assert_uint_gt(total, 1000);
@@ -140,11 +133,11 @@ START_TEST(dlopened_library_without_frame_pointers_unwinds)
 	char lib[600];
 	uint64_t total, full;
 
-	backend = backend_names[_i];
+	backend = test_backends[_i];
 	snprintf(lib, sizeof(lib), "%s", workload("libnofp.so"));
-	run_profile(PROFILE("-F", "999", "-U", "-f", "--unwind", "dwarf", "--",
-			    (char *)workload("nofp"), "lib", "1", lib),
-		    30);
+	run_ok(&r, PROFILE("-F", "999", "-U", "-f", "--unwind", "dwarf", "--",
+			   (char *)workload("nofp"), "lib", "1", lib),
+		   30);
 	total = folded_total(r.out, NULL);
 	full = folded_count(r.out, "__libc_start_call_main;main;nofp_call_lib;libnofp_outer;"
 				   "libnofp_inner");
@@ -170,10 +163,10 @@ START_TEST(deep_recursion_is_cut_at_the_limit_with_a_marker)
 {
 	uint64_t total, cut;
 
-	backend = backend_names[_i];
-	run_profile(PROFILE("-F", "999", "-U", "-f", "--unwind", "dwarf", "--",
-			    (char *)workload("nofp"), "deep", "1"),
-		    30);
+	backend = test_backends[_i];
+	run_ok(&r, PROFILE("-F", "999", "-U", "-f", "--unwind", "dwarf", "--",
+			   (char *)workload("nofp"), "deep", "1"),
+		   30);
 	total = folded_total(r.out, NULL);
 	cut = count_prefix(r.out, "nofp;[truncated];nofp_recurse;nofp_recurse;");
 	ck_assert_msg(cut * 100 >= total * 90, "%llu of %llu cut:\n%.1000s",
@@ -186,10 +179,10 @@ END_TEST
 /* Built with -fno-asynchronous-unwind-tables: .debug_frame (clang's version 4 CIEs) only. */
 START_TEST(code_with_only_debug_frame_unwinds)
 {
-	backend = backend_names[_i];
-	run_profile(PROFILE("-F", "999", "-U", "-f", "--unwind", "dwarf", "--",
-			    (char *)workload("nofp_debugframe"), "chain", "1"),
-		    30);
+	backend = test_backends[_i];
+	run_ok(&r, PROFILE("-F", "999", "-U", "-f", "--unwind", "dwarf", "--",
+			   (char *)workload("nofp_debugframe"), "chain", "1"),
+		   30);
 	assert_chains_complete(r.out);
 }
 END_TEST
@@ -201,7 +194,7 @@ START_TEST(debug_frame_of_a_separate_debug_file_unwinds)
 	     debug[300];
 	FILE *p;
 
-	backend = backend_names[_i];
+	backend = test_backends[_i];
 	ck_assert_ptr_nonnull(mkdtemp(dir));
 	snprintf(copy, sizeof(copy), "%s/nofp_debugframe", dir);
 	snprintf(cmd, sizeof(cmd), "cp %s %s && readelf -n %s | awk '/Build ID/{print $3}'",
@@ -216,8 +209,8 @@ START_TEST(debug_frame_of_a_separate_debug_file_unwinds)
 		 "strip -g %s && ! readelf -S %s | grep -q debug_frame",
 		 id, copy, debug, copy, copy);
 	ck_assert_int_eq(system(cmd), 0);
-	run_profile(PROFILE("-F", "999", "-U", "-f", "--unwind", "dwarf", "--", copy, "chain", "1"),
-		    30);
+	run_ok(&r, PROFILE("-F", "999", "-U", "-f", "--unwind", "dwarf", "--", copy, "chain", "1"),
+		   30);
 	unlink(debug);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	ck_assert_int_eq(system(cmd), 0);
@@ -227,10 +220,10 @@ END_TEST
 
 START_TEST(a_short_stack_copy_is_reported_with_a_count)
 {
-	backend = backend_names[_i];
-	run_profile(PROFILE("-F", "499", "-U", "-f", "--unwind", "dwarf", "--stack-dump-size",
-			    "1024", "--", (char *)workload("nofp"), "deep", "1"),
-		    30);
+	backend = test_backends[_i];
+	run_ok(&r, PROFILE("-F", "499", "-U", "-f", "--unwind", "dwarf", "--stack-dump-size",
+			   "1024", "--", (char *)workload("nofp"), "deep", "1"),
+		   30);
 	ck_assert_msg(strstr(r.err, "user stacks were deeper than the stack copy") != NULL,
 		      "stderr: %.500s", r.err);
 	ck_assert_uint_eq(count_prefix(r.out, "nofp;[truncated]"), 0);
@@ -241,10 +234,10 @@ START_TEST(samples_in_system_calls_keep_their_user_callers)
 {
 	uint64_t total, full;
 
-	backend = backend_names[_i];
-	run_profile(PROFILE("-F", "999", "-f", "--unwind", "dwarf", "--",
-			    (char *)workload("syscalls"), "1"),
-		    30);
+	backend = test_backends[_i];
+	run_ok(&r, PROFILE("-F", "999", "-f", "--unwind", "dwarf", "--",
+			   (char *)workload("syscalls"), "1"),
+		   30);
 	total = folded_total(r.out, NULL);
 	/* libc's read has no frame pointer: fp mode loses read_loop here. */
 	full = folded_count(r.out, "__libc_start_call_main;main;read_loop;read;entry_SYSCALL_64");
@@ -256,10 +249,10 @@ END_TEST
 
 START_TEST(vdso_frames_unwind_to_their_callers)
 {
-	backend = backend_names[_i];
-	run_profile(PROFILE("-F", "499", "-f", "--unwind", "dwarf", "--",
-			    (char *)workload("vdsoclock"), "1"),
-		    30);
+	backend = test_backends[_i];
+	run_ok(&r, PROFILE("-F", "499", "-f", "--unwind", "dwarf", "--",
+			   (char *)workload("vdsoclock"), "1"),
+		   30);
 	ck_assert_uint_gt(folded_count(r.out, "main;clock_gettime;__vdso_clock_gettime"), 10);
 }
 END_TEST
@@ -269,10 +262,10 @@ START_TEST(jit_code_is_walked_by_its_frame_pointer)
 {
 	uint64_t jitted, full;
 
-	backend = backend_names[_i];
-	run_profile(PROFILE("-F", "999", "-U", "-f", "--unwind", "dwarf", "--",
-			    (char *)workload("jit"), "1"),
-		    30);
+	backend = test_backends[_i];
+	run_ok(&r, PROFILE("-F", "999", "-U", "-f", "--unwind", "dwarf", "--",
+			   (char *)workload("jit"), "1"),
+		   30);
 	jitted = folded_count(r.out, ";jitted_hot_loop");
 	full = folded_count(r.out, "__libc_start_call_main;main;jitted_hot_loop");
 	ck_assert_uint_gt(jitted, 500);

@@ -13,7 +13,6 @@
 #include "tests/tests.h"
 
 /* Every test runs once per backend: _i picks it. */
-static const char *const backend_names[] = { "bpf", "perf" };
 static const char *backend;
 
 #define PROFILE(...)                                                                       \
@@ -26,19 +25,13 @@ static void teardown(void)
 	run_result_free(&r);
 }
 
-static void run_profile(char *const argv[], int timeout_s)
-{
-	run_cmd(argv, timeout_s, 0, &r);
-	ck_assert_msg(r.exit_code == 0, "exit %d, stderr: %.300s", r.exit_code, r.err);
-}
-
 
 START_TEST(split_3_to_1_comes_out_3_to_1_with_callers)
 {
-	backend = backend_names[_i];
+	backend = test_backends[_i];
 	double share;
 
-	run_profile(PROFILE("-F", "999", "-f", "--", (char *)workload("ratio31"), "3"), 30);
+	run_ok(&r, PROFILE("-F", "999", "-f", "--", (char *)workload("ratio31"), "3"), 30);
 	share = hot_share(r.out);
 	ck_assert_msg(share > 70 && share < 80, "hot share %.1f%%, want 75 +- 5", share);
 	/*
@@ -56,10 +49,10 @@ END_TEST
 
 START_TEST(default_format_has_header_and_blocks)
 {
-	backend = backend_names[_i];
+	backend = test_backends[_i];
 	char header[600];
 
-	run_profile(PROFILE("-F", "99", "--", (char *)workload("ratio31"), "1"), 30);
+	run_ok(&r, PROFILE("-F", "99", "--", (char *)workload("ratio31"), "1"), 30);
 	snprintf(header, sizeof(header),
 		 "Sampling at 99 Hertz of command %s by user + kernel stack until it exits.\n",
 		 workload("ratio31"));
@@ -71,7 +64,7 @@ END_TEST
 
 START_TEST(launched_command_exit_status_comes_back)
 {
-	backend = backend_names[_i];
+	backend = test_backends[_i];
 	run_cmd(PROFILE("-f", "--", "/bin/sh", "-c", "exit 7"), 20, 0, &r);
 	ck_assert_int_eq(r.exit_code, 7);
 	run_result_free(&r);
@@ -87,14 +80,14 @@ END_TEST
 
 START_TEST(pid_filter_keeps_only_that_process)
 {
-	backend = backend_names[_i];
+	backend = test_backends[_i];
 	struct bg_proc bg;
 	char pid[32];
 	size_t lines;
 
 	bg_start(&bg, (char *[]){ (char *)workload("ratio31"), "8", NULL });
 	ck_assert_int_eq(sscanf(bg.first_line, "pid=%31[0-9]", pid), 1);
-	run_profile(PROFILE("-F", "499", "-f", "-p", pid, "2"), 30);
+	run_ok(&r, PROFILE("-F", "499", "-f", "-p", pid, "2"), 30);
 	bg_stop(&bg);
 	ck_assert_uint_gt(folded_total(r.out, &lines), 100);
 	ck_assert_uint_eq(count_lines_starting_with(r.out, "ratio31;"), lines);
@@ -106,13 +99,13 @@ END_TEST
 
 START_TEST(tid_filter_keeps_only_that_thread)
 {
-	backend = backend_names[_i];
+	backend = test_backends[_i];
 	struct bg_proc bg;
 	char tid[32];
 
 	bg_start(&bg, (char *[]){ (char *)workload("ratio31"), "8", NULL });
 	ck_assert_int_eq(sscanf(bg.first_line, "pid=%*d hot_tid=%31[0-9]", tid), 1);
-	run_profile(PROFILE("-F", "499", "-f", "-L", tid, "2"), 30);
+	run_ok(&r, PROFILE("-F", "499", "-f", "-L", tid, "2"), 30);
 	bg_stop(&bg);
 	ck_assert_uint_gt(folded_count(r.out, "hot_loop"), 100);
 	ck_assert_uint_eq(folded_count(r.out, "warm_"), 0);
@@ -121,9 +114,9 @@ END_TEST
 
 START_TEST(user_only_has_no_kernel_frames)
 {
-	backend = backend_names[_i];
+	backend = test_backends[_i];
 	/* libc's read has no frame pointer: frame-pointer stacks lose read_loop, keep main. */
-	run_profile(PROFILE("-U", "-a", "-F", "499", "-f", "--", (char *)workload("syscalls"), "1"), 30);
+	run_ok(&r, PROFILE("-U", "-a", "-F", "499", "-f", "--", (char *)workload("syscalls"), "1"), 30);
 	ck_assert_uint_gt(folded_count(r.out, "main;read"), 50);
 	ck_assert_ptr_null(strstr(r.out, "_[k]"));
 }
@@ -131,10 +124,10 @@ END_TEST
 
 START_TEST(kernel_only_has_only_kernel_frames)
 {
-	backend = backend_names[_i];
+	backend = test_backends[_i];
 	char *line, *save = NULL;
 
-	run_profile(PROFILE("-K", "-a", "-F", "499", "-f", "--", (char *)workload("syscalls"), "1"), 30);
+	run_ok(&r, PROFILE("-K", "-a", "-F", "499", "-f", "--", (char *)workload("syscalls"), "1"), 30);
 	ck_assert_uint_gt(folded_count(r.out, "_[k]"), 50);
 	ck_assert_ptr_null(strstr(r.out, ";main"));
 	for (line = strtok_r(r.out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
@@ -158,18 +151,18 @@ END_TEST
 
 START_TEST(delimiter_between_user_and_kernel)
 {
-	backend = backend_names[_i];
-	run_profile(PROFILE("-d", "-F", "499", "-f", "--", (char *)workload("syscalls"), "1"), 30);
+	backend = test_backends[_i];
+	run_ok(&r, PROFILE("-d", "-F", "499", "-f", "--", (char *)workload("syscalls"), "1"), 30);
 	ck_assert_uint_gt(count_lines_with(r.out, "main;read;-;entry_SYSCALL"), 0);
 	run_result_free(&r);
-	run_profile(PROFILE("-d", "-F", "499", "--", (char *)workload("syscalls"), "1"), 30);
+	run_ok(&r, PROFILE("-d", "-F", "499", "--", (char *)workload("syscalls"), "1"), 30);
 	ck_assert_ptr_nonnull(strstr(r.out, "\n    --\n    read\n    main\n"));
 }
 END_TEST
 
 START_TEST(cpu_filter_samples_one_cpu)
 {
-	backend = backend_names[_i];
+	backend = test_backends[_i];
 	int *cpus, nr = cpus__online(&cpus);
 	struct bg_proc bg;
 	char pid[32];
@@ -180,10 +173,10 @@ START_TEST(cpu_filter_samples_one_cpu)
 	bg_start(&bg, (char *[]){ "/usr/bin/taskset", "-c", "1", (char *)workload("ratio31"), "8",
 				  NULL });
 	ck_assert_int_eq(sscanf(bg.first_line, "pid=%31[0-9]", pid), 1);
-	run_profile(PROFILE("-C", "0", "-F", "499", "-f", "-p", pid, "1"), 30);
+	run_ok(&r, PROFILE("-C", "0", "-F", "499", "-f", "-p", pid, "1"), 30);
 	ck_assert_uint_eq(folded_total(r.out, NULL), 0);
 	run_result_free(&r);
-	run_profile(PROFILE("-C", "1", "-F", "499", "-p", pid, "1"), 30);
+	run_ok(&r, PROFILE("-C", "1", "-F", "499", "-p", pid, "1"), 30);
 	bg_stop(&bg);
 	ck_assert_ptr_nonnull(strstr(r.out, " on CPU#1 for 1 secs.\n"));
 	ck_assert_ptr_nonnull(strstr(r.out, "    hot_loop\n"));
@@ -192,14 +185,14 @@ END_TEST
 
 START_TEST(count_sets_the_sample_period)
 {
-	backend = backend_names[_i];
+	backend = test_backends[_i];
 	uint64_t by_period, by_freq;
 
 	/* cpu-clock counts nanoseconds: every 1000000 is 1000 samples per CPU second. */
-	run_profile(PROFILE("-c", "1000000", "-f", "--", (char *)workload("ratio31"), "2"), 30);
+	run_ok(&r, PROFILE("-c", "1000000", "-f", "--", (char *)workload("ratio31"), "2"), 30);
 	by_period = folded_count(r.out, "hot_loop");
 	run_result_free(&r);
-	run_profile(PROFILE("-F", "49", "-f", "--", (char *)workload("ratio31"), "2"), 30);
+	run_ok(&r, PROFILE("-F", "49", "-f", "--", (char *)workload("ratio31"), "2"), 30);
 	by_freq = folded_count(r.out, "hot_loop");
 	ck_assert_msg(by_period > 1200 && by_period < 2600, "period samples %lu",
 		      (unsigned long)by_period);
@@ -212,11 +205,11 @@ START_TEST(processes_that_exit_before_the_end_keep_their_symbols)
 	char cmd[1024];
 	uint64_t all, spin, unknown;
 
-	backend = backend_names[_i];
+	backend = test_backends[_i];
 	/* System-wide: a storm of 200 processes of 50 ms, started after the profiler, gone before it reports. */
 	snprintf(cmd, sizeof(cmd), "%s --backend %s -F 999 -f 14 & sleep 0.5; %s 200 50; wait",
 		 profile_bin(), backend, workload("shortlived"));
-	run_profile((char *[]){ "/bin/sh", "-c", cmd, NULL }, 40);
+	run_ok(&r, (char *[]){ "/bin/sh", "-c", cmd, NULL }, 40);
 	/*
 	 * Stacks the bpf backend's stack map could not store (bucket collisions,
 	 * [Missed User Stack], ~5% here) say nothing about symbols: left out.
@@ -249,7 +242,7 @@ END_TEST
 
 START_TEST(sigint_ends_sampling_and_prints_the_report)
 {
-	backend = backend_names[_i];
+	backend = test_backends[_i];
 	struct bg_proc bg;
 
 	bg_start(&bg, (char *[]){ (char *)workload("ratio31"), "8", NULL });
@@ -264,19 +257,19 @@ END_TEST
 
 START_TEST(idle_only_with_include_idle)
 {
-	backend = backend_names[_i];
-	run_profile(PROFILE("-F", "199", "-f", "1"), 30);
+	backend = test_backends[_i];
+	run_ok(&r, PROFILE("-F", "199", "-f", "1"), 30);
 	ck_assert_ptr_null(strstr(r.out, "swapper/"));
 	run_result_free(&r);
-	run_profile(PROFILE("-I", "-F", "199", "-f", "1"), 30);
+	run_ok(&r, PROFILE("-I", "-F", "199", "-f", "1"), 30);
 	ck_assert_ptr_nonnull(strstr(r.out, "swapper/"));
 }
 END_TEST
 
 START_TEST(cxx_names_are_demangled)
 {
-	backend = backend_names[_i];
-	run_profile(PROFILE("-F", "499", "-f", "--", (char *)workload("cxx"), "1"), 30);
+	backend = test_backends[_i];
+	run_ok(&r, PROFILE("-F", "499", "-f", "--", (char *)workload("cxx"), "1"), 30);
 	ck_assert_uint_gt(folded_count(r.out, "cxx;__libc_start_call_main;main;ns::Class<long>::method"),
 			  200);
 	ck_assert_ptr_null(strstr(r.out, "_ZN"));
@@ -285,12 +278,12 @@ END_TEST
 
 START_TEST(jit_code_resolves_through_the_perf_map)
 {
-	backend = backend_names[_i];
-	run_profile(PROFILE("-F", "499", "-f", "--", (char *)workload("jit"), "1"), 30);
+	backend = test_backends[_i];
+	run_ok(&r, PROFILE("-F", "499", "-f", "--", (char *)workload("jit"), "1"), 30);
 	ck_assert_uint_gt(folded_count(r.out, ";jitted_hot_loop"), 200);
 	run_result_free(&r);
 	/* A map someone else could have written is not believed, and we say so. */
-	run_profile(PROFILE("-F", "499", "-f", "--", (char *)workload("jit"), "1", "foreign"), 30);
+	run_ok(&r, PROFILE("-F", "499", "-f", "--", (char *)workload("jit"), "1", "foreign"), 30);
 	ck_assert_uint_eq(folded_count(r.out, "jitted_hot_loop"), 0);
 	ck_assert_ptr_nonnull(strstr(r.err, "not owned by the process's user or root"));
 }
@@ -314,14 +307,14 @@ START_TEST(binary_deleted_during_the_run_still_symbolizes)
 	char dir[] = "/tmp/profile-deleted-XXXXXX", cmd[2048];
 	const char *copy;
 
-	backend = backend_names[_i];
+	backend = test_backends[_i];
 	copy = copy_workload("ratio31", dir);
 	/* The workload starts, the profiler starts, then the binary is deleted. */
 	snprintf(cmd, sizeof(cmd),
 		 "%s 6 > /dev/null & sleep 0.3; %s --backend %s -F 499 -f 3 & sleep 1; rm -rf %s; "
 		 "wait",
 		 copy, profile_bin(), backend, dir);
-	run_profile((char *[]){ "/bin/sh", "-c", cmd, NULL }, 30);
+	run_ok(&r, (char *[]){ "/bin/sh", "-c", cmd, NULL }, 30);
 	ck_assert_uint_gt(folded_count(r.out, "ratio31;start_thread;hot_thread;hot_loop"), 300);
 }
 END_TEST
@@ -330,7 +323,7 @@ START_TEST(binary_only_inside_a_container_symbolizes)
 {
 	char dir[] = "/tmp/profile-ns-XXXXXX", cmd[2048];
 
-	backend = backend_names[_i];
+	backend = test_backends[_i];
 	ck_assert_ptr_nonnull(mkdtemp(dir));
 	/*
 	 * New pid and mount namespaces; the binary is copied into a tmpfs
@@ -341,7 +334,7 @@ START_TEST(binary_only_inside_a_container_symbolizes)
 		 "cp %s %s/ratio31 && exec %s/ratio31 6 > /dev/null' & sleep 0.5; "
 		 "%s --backend %s -F 499 -f 2; wait",
 		 dir, workload("ratio31"), dir, dir, profile_bin(), backend);
-	run_profile((char *[]){ "/bin/sh", "-c", cmd, NULL }, 30);
+	run_ok(&r, (char *[]){ "/bin/sh", "-c", cmd, NULL }, 30);
 	rmdir(dir);
 	ck_assert_uint_gt(folded_count(r.out, "ratio31;start_thread;hot_thread;hot_loop"), 300);
 }
@@ -349,8 +342,8 @@ END_TEST
 
 START_TEST(vdso_frames_resolve)
 {
-	backend = backend_names[_i];
-	run_profile(PROFILE("-F", "499", "-f", "--", (char *)workload("vdsoclock"), "1"), 30);
+	backend = test_backends[_i];
+	run_ok(&r, PROFILE("-F", "499", "-f", "--", (char *)workload("vdsoclock"), "1"), 30);
 	ck_assert_uint_gt(folded_count(r.out, ";clock_gettime;__vdso_clock_gettime"), 10);
 }
 END_TEST
@@ -359,9 +352,9 @@ START_TEST(dlopened_library_resolves)
 {
 	char lib[600];
 
-	backend = backend_names[_i];
+	backend = test_backends[_i];
 	snprintf(lib, sizeof(lib), "%s", workload("libspin.so"));
-	run_profile(PROFILE("-F", "499", "-f", "--", (char *)workload("dlopener"), lib, "1"), 30);
+	run_ok(&r, PROFILE("-F", "499", "-f", "--", (char *)workload("dlopener"), lib, "1"), 30);
 	ck_assert_uint_gt(folded_count(r.out, "dlopener;__libc_start_call_main;main;libspin_hot"),
 			  200);
 }
@@ -373,7 +366,7 @@ START_TEST(stripped_binary_resolves_through_its_build_id_debug_file)
 	const char *copy;
 	FILE *p;
 
-	backend = backend_names[_i];
+	backend = test_backends[_i];
 	copy = copy_workload("ratio31", dir);
 	snprintf(cmd, sizeof(cmd), "readelf -n %s | awk '/Build ID/{print $3}'", copy);
 	p = popen(cmd, "r");
@@ -387,7 +380,7 @@ START_TEST(stripped_binary_resolves_through_its_build_id_debug_file)
 		 "strip -s %s",
 		 id, copy, debug, copy);
 	ck_assert_int_eq(system(cmd), 0);
-	run_profile(PROFILE("-F", "499", "-f", "--", (char *)copy, "1"), 30);
+	run_ok(&r, PROFILE("-F", "499", "-f", "--", (char *)copy, "1"), 30);
 	unlink(debug);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	ck_assert_int_eq(system(cmd), 0);
@@ -405,7 +398,7 @@ START_TEST(pid_inside_a_pid_namespace_is_the_namespace_s)
 	const char *e;
 	int nspid;
 
-	backend = backend_names[_i];
+	backend = test_backends[_i];
 	snprintf(cmd, sizeof(cmd),
 		 "exec unshare --pid --fork --mount-proc /bin/sh -c '%s 4 >/dev/null & sleep 0.3; "
 		 "echo nspid=$! >&2; exec %s --backend %s -F 499 -p $! 2'",

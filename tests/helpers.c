@@ -97,6 +97,14 @@ void run_cmd(char *const argv[], int timeout_s, double stop_after_s, struct run_
 	ck_assert_msg(!killed, "%s timed out after %d s", argv[0], timeout_s);
 }
 
+const char *const test_backends[2] = { "bpf", "perf" };
+
+void run_ok(struct run_result *r, char *const argv[], int timeout_s)
+{
+	run_cmd(argv, timeout_s, 0, r);
+	ck_assert_msg(r->exit_code == 0, "exit %d, stderr: %.300s", r->exit_code, r->err);
+}
+
 void run_result_free(struct run_result *r)
 {
 	free(r->out);

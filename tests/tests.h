@@ -41,6 +41,10 @@ struct run_result {
  */
 void run_cmd(char *const argv[], int timeout_s, double stop_after_s, struct run_result *r);
 void run_result_free(struct run_result *r);
+/* run_cmd, then fail the test unless argv exited 0 (its stderr in the message). */
+void run_ok(struct run_result *r, char *const argv[], int timeout_s);
+/* The backends the integration suites loop over (_i of a loop test). */
+extern const char *const test_backends[2];
 
 /* $PROFILE_BIN and $WORKLOAD_DIR/name. */
 const char *profile_bin(void);
