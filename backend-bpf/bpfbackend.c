@@ -76,11 +76,6 @@ struct backend {
 /* Dwarf records arrive every few milliseconds: look more often than the side-band needs. */
 #define DWARF_POLL_MS 25
 
-static bool wants_dwarf(const struct profile_opts *o)
-{
-	return o->unwind == UNWIND_DWARF && !o->kernel_only;
-}
-
 /* A stack map value, kept to its depth (most stacks are far shallower than the map's 127). */
 struct stack_copy {
 	int32_t id;
@@ -211,7 +206,7 @@ static int bpf_probe(const struct profile_opts *opts, char *why, size_t len)
 				 "the verifier's log)", strerror(err));
 		return -err;
 	}
-	if (wants_dwarf(opts)) {
+	if (options__dwarf(opts)) {
 		bool task_regs;
 		int err = bpf_dwarf__probe(skel, libbpf_num_possible_cpus(), &task_regs);
 
@@ -410,7 +405,7 @@ static int bpf_open(struct backend **out, struct profile_core *core, pid_t targe
 	b->stacks_fd = bpf_map__fd(b->skel->maps.stacks);
 	b->stats_fd = bpf_map__fd(b->skel->maps.stats);
 	b->config_fd = bpf_map__fd(b->skel->maps.config);
-	if (wants_dwarf(o)) {
+	if (options__dwarf(o)) {
 		b->dwarf = bpf_dwarf__open(core, b->skel, b->nr_cpus, cached_stack, b);
 		if (!b->dwarf) {
 			err = -errno;

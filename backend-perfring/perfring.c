@@ -37,11 +37,6 @@ struct backend {
 	struct unwinder *unwinder;	/* dwarf mode */
 };
 
-static bool wants_dwarf(const struct profile_opts *o)
-{
-	return o->unwind == UNWIND_DWARF && !o->kernel_only;
-}
-
 static void fill_attr(struct perf_event_attr *attr, const struct profile_opts *o, bool launch)
 {
 	ring_set__cpu_clock_attr(attr, o, launch);
@@ -50,7 +45,7 @@ static void fill_attr(struct perf_event_attr *attr, const struct profile_opts *o
 	attr->sample_max_stack = MAX_STACK_DEPTH;
 	attr->exclude_callchain_kernel = o->user_only;
 	attr->exclude_callchain_user = o->kernel_only;
-	if (wants_dwarf(o)) {
+	if (options__dwarf(o)) {
 		/* The user stack is unwound here from a copy; the kernel's walk is not needed. */
 		attr->sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
 		attr->sample_regs_user = DWARF_REGS_MASK;
@@ -222,7 +217,7 @@ static int perfring_open(struct backend **out, struct profile_core *core, pid_t 
 	if (!b)
 		return -ENOMEM;
 	b->launched = target > 0;
-	if (wants_dwarf(o)) {
+	if (options__dwarf(o)) {
 		b->unwinder = unwinder__new();
 		if (!b->unwinder) {
 			free(b);

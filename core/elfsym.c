@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -519,6 +520,17 @@ struct elf_symtab *elf_symtab__load_as(const char *open_path, const char *path)
 	close_elf(&h);
 	errno = err;
 	return st;
+}
+
+const void *elf_own_vdso(size_t *size)
+{
+	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)getauxval(AT_SYSINFO_EHDR);
+
+	if (!eh || memcmp(eh->e_ident, ELFMAG, SELFMAG))
+		return NULL;
+	/* The section headers come last in the image. */
+	*size = eh->e_shoff + (size_t)eh->e_shnum * eh->e_shentsize;
+	return eh;
 }
 
 struct elf_symtab *elf_symtab__load_mem(const void *image, size_t size)

@@ -48,6 +48,11 @@ const char *elf_symtab__lookup_offset(const struct elf_symtab *st, uint64_t off,
 const char *elf_symtab__lookup_vaddr(const struct elf_symtab *st, uint64_t vaddr,
 				     uint64_t *sym_off);
 
+/*
+ * The vdso image mapped into this process (the same for every process on
+ * this kernel) and its size, or NULL.
+ */
+const void *elf_own_vdso(size_t *size);
 /* A C++ name demangled, without its parameter list; NULL if not C++. Free it. */
 char *elf_demangle(const char *name, size_t len);
 

@@ -79,6 +79,12 @@ void options__usage(FILE *out);
 /* bcc's header line, e.g. "Sampling at 49 Hertz of all threads by user + kernel stack". */
 void options__print_header(FILE *out, const struct profile_opts *opts);
 
+/* Whether user stacks are unwound from stack copies (--unwind dwarf, and user stacks wanted). */
+static inline bool options__dwarf(const struct profile_opts *opts)
+{
+	return opts->unwind == UNWIND_DWARF && !opts->kernel_only;
+}
+
 /* The stack context words of the header: "user", "kernel" or "user + kernel". */
 const char *options__stack_context(const struct profile_opts *opts);
 

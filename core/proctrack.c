@@ -303,6 +303,16 @@ static int open_same_file(const char *path, const struct mapping *m)
 	return fd;
 }
 
+int file_table__open(const struct file_table *ft, const struct mapping *m, bool *owned)
+{
+	int fd = file_table__fd(ft, m);
+
+	*owned = fd < 0;
+	if (fd < 0 && mapping__is_file(m))
+		fd = open_same_file(m->path, m);
+	return fd;
+}
+
 /*
  * Open the binary of m now, while pid may still be alive: through
  * /proc/PID/map_files (the very file, deleted or not), else under the

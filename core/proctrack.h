@@ -85,6 +85,17 @@ int proctrack__inherit_comm(struct proctrack *pt, pid_t tid, pid_t ppid, pid_t p
  * reads): an fd owned by the tracker, or -1.
  */
 int file_table__fd(const struct file_table *ft, const struct mapping *m);
+/*
+ * The same fd if the tracker has one (*owned false), else m's path opened
+ * now and checked to be the file mapped (*owned true: close it). -1 if neither.
+ */
+int file_table__open(const struct file_table *ft, const struct mapping *m, bool *owned);
+
+/* Whether m maps a file by path: not "//anon" (perf's name for anonymous memory), "[heap]", "". */
+static inline bool mapping__is_file(const struct mapping *m)
+{
+	return m->path && m->path[0] == '/' && m->path[1] != '/';
+}
 
 /* Read maps in /proc/PID/maps format from a file into as (exported for tests). */
 int addr_space__load_maps_file(struct addr_space *as, const char *path);

@@ -138,7 +138,7 @@ static bool cpu_is_online(int cpu)
 
 static void print_unwind_mode(const struct profile_opts *opts)
 {
-	if (opts->unwind == UNWIND_DWARF && !opts->kernel_only)
+	if (options__dwarf(opts))
 		pr_info("unwind: dwarf (.eh_frame over a %u-byte copy of each user stack, in user "
 			"space)\n",
 			opts->stack_dump_size);
@@ -265,14 +265,12 @@ static int sample_loop(const struct backend_ops *ops, struct backend *b,
 
 static void print_lost_warning(const struct backend_stats *st, const struct profile_opts *o)
 {
-	bool dwarf = o->unwind == UNWIND_DWARF && !o->kernel_only;
-
 	if (st->lost)
 		fprintf(stderr, "WARNING: %" PRIu64 " samples lost (of %" PRIu64 " seen): %s%s.\n",
 			st->lost, st->lost + st->samples,
 			st->lost_reason ? st->lost_reason
 					: "the ring buffer was full; lower -F or profile fewer CPUs",
-			dwarf ? ", or lower --stack-dump-size" : "");
+			options__dwarf(o) ? ", or lower --stack-dump-size" : "");
 }
 
 /* What was profiled, for titles: "command make", "PID [1, 2]", "all threads". */

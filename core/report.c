@@ -248,8 +248,7 @@ static bool prints_the_same_later(const struct agg_entry *e, const struct report
 		if (ip == STACK_TRUNCATED_IP)
 			continue;
 		m = e->as ? addr_space__find(e->as, i ? ip - 1 : ip) : NULL;
-		if (!m || !m->path ||
-		    (!(m->path[0] == '/' && m->path[1] != '/') && strcmp(m->path, "[vdso]")))
+		if (!m || (!mapping__is_file(m) && strcmp(m->path, "[vdso]")))
 			return false;
 	}
 	return true;

@@ -7,19 +7,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/auxv.h>
 
 #include "core/elfsym.h"
 #include "core/hashmap.h"
 #include "core/ksym.h"
 #include "core/log.h"
 #include "core/perfmap.h"
-
-/* A path of a file, not "//anon" (perf's name for anonymous memory), "[heap]" or "". */
-static bool is_file(const char *path)
-{
-	return path[0] == '/' && path[1] != '/';
-}
 
 struct elf_cache_entry {
 	char *key;		/* "dev:ino:path" */
@@ -136,18 +129,14 @@ void symbolizer__set_kallsyms(struct symbolizer *s, const char *path)
 /* The kernel maps the same vdso into every process: read our own. */
 static struct elf_symtab *vdso_symtab(struct symbolizer *s)
 {
-	const Elf64_Ehdr *eh;
+	const void *image;
 	size_t size;
 
 	if (s->vdso_tried)
 		return s->vdso;
 	s->vdso_tried = true;
-	eh = (const Elf64_Ehdr *)getauxval(AT_SYSINFO_EHDR);
-	if (!eh || memcmp(eh->e_ident, ELFMAG, SELFMAG))
-		return NULL;
-	/* The section headers come last in the image. */
-	size = eh->e_shoff + (size_t)eh->e_shnum * eh->e_shentsize;
-	s->vdso = elf_symtab__load_mem(eh, size);
+	image = elf_own_vdso(&size);
+	s->vdso = image ? elf_symtab__load_mem(image, size) : NULL;
 	return s->vdso;
 }
 
@@ -206,7 +195,7 @@ void symbolizer__user(struct symbolizer *s, const struct addr_space *as, uint64_
 	out->offset = 0;
 	out->module = NULL;
 	/* Executable memory without a file is JIT code: its process may name it. */
-	if (as && as->pid > 0 && (!m || !is_file(m->path)) && (!m || strcmp(m->path, "[vdso]"))) {
+	if (as && as->pid > 0 && (!m || !mapping__is_file(m)) && (!m || strcmp(m->path, "[vdso]"))) {
 		struct perfmap *pm = perfmap_of(s, as->pid);
 
 		if (pm) {
@@ -227,7 +216,7 @@ void symbolizer__user(struct symbolizer *s, const struct addr_space *as, uint64_
 			out->name = elf_symtab__lookup_offset(st, addr - m->start, &out->offset);
 		return;
 	}
-	if (!is_file(m->path))
+	if (!mapping__is_file(m))
 		return;		/* anonymous or special memory: nothing to read */
 	struct elf_cache_entry *e = elf_for_mapping(s, as, m);
 
@@ -256,7 +245,7 @@ const char *symbolizer__build_id(struct symbolizer *s, const struct addr_space *
 {
 	struct elf_cache_entry *e;
 
-	if (!m || !is_file(m->path))
+	if (!m || !mapping__is_file(m))
 		return NULL;
 	e = elf_for_mapping(s, as, m);
 	return e && e->st ? elf_symtab__build_id(e->st) : NULL;

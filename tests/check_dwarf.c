@@ -37,22 +37,10 @@ static void assert_chains_complete(const char *out)
 		      (unsigned long long)full, (unsigned long long)total, out);
 }
 
-/* Sum of counts of folded lines that start with prefix. */
-static uint64_t count_prefix(const char *out, const char *prefix)
+/* Samples of nofp's chain with every caller, from _start or clone3 on. */
+static uint64_t full_chains(const char *out)
 {
-	uint64_t sum = 0;
-
-	for (const char *line = out; *line;) {
-		const char *nl = strchr(line, '\n'), *sp;
-
-		if (!nl)
-			nl = line + strlen(line);
-		sp = memrchr(line, ' ', nl - line);
-		if (sp && !strncmp(line, prefix, strlen(prefix)))
-			sum += strtoull(sp + 1, NULL, 10);
-		line = *nl ? nl + 1 : nl;
-	}
-	return sum;
+	return folded_count_prefix(out, MAIN_CHAIN) + folded_count_prefix(out, THREAD_CHAIN);
 }
 
 START_TEST(stacks_without_frame_pointers_reach_main_and_the_thread_entry)
@@ -64,7 +52,7 @@ START_TEST(stacks_without_frame_pointers_reach_main_and_the_thread_entry)
 			   (char *)workload("nofp"), "chain", "2"),
 		   30);
 	total = folded_total(r.out, NULL);
-	full = count_prefix(r.out, MAIN_CHAIN) + count_prefix(r.out, THREAD_CHAIN);
+	full = full_chains(r.out);
 	ck_assert_uint_gt(total, 2000);
 	ck_assert_msg(full * 100 >= total * 95, "%llu of %llu samples have every caller:\n%.2000s",
 		      (unsigned long long)full, (unsigned long long)total, r.out);
@@ -96,7 +84,7 @@ START_TEST(complete_stacks_match_perf_record_call_graph_dwarf)
 	unlink(data);
 	ck_assert_msg(p.exit_code == 0, "perf: %.300s", p.err);
 	perf_total = folded_total(p.out, NULL);
-	perf_full = count_prefix(p.out, MAIN_CHAIN) + count_prefix(p.out, THREAD_CHAIN);
+	perf_full = full_chains(p.out);
 	ck_assert_msg(perf_total > 1000, "perf gave %llu samples:\n%.500s",
 		      (unsigned long long)perf_total, p.out);
 
@@ -104,7 +92,7 @@ START_TEST(complete_stacks_match_perf_record_call_graph_dwarf)
 			   (char *)workload("nofp"), "chain", "1"),
 		   30);
 	total = folded_total(r.out, NULL);
-	full = count_prefix(r.out, MAIN_CHAIN) + count_prefix(r.out, THREAD_CHAIN);
+	full = full_chains(r.out);
 	ck_assert_msg(full * 100 >= total * 95 && perf_full * 100 >= perf_total * 95,
 		      "complete: ours %llu of %llu, perf's %llu of %llu\n%.1000s",
 		      (unsigned long long)full, (unsigned long long)total,
@@ -121,7 +109,7 @@ START_TEST(frame_pointer_mode_loses_the_same_callers)
 	run_ok(&r, PROFILE("-F", "999", "-U", "-f", "--", (char *)workload("nofp"), "chain", "1"),
 		   30);
 	total = folded_total(r.out, NULL);
-	full = count_prefix(r.out, MAIN_CHAIN) + count_prefix(r.out, THREAD_CHAIN);
+	full = full_chains(r.out);
 	ck_assert_uint_gt(total, 1000);
 	ck_assert_msg(full * 2 < total, "fp mode: %llu of %llu complete; is nofp built with "
 		      "frame pointers?", (unsigned long long)full, (unsigned long long)total);
@@ -168,7 +156,7 @@ START_TEST(deep_recursion_is_cut_at_the_limit_with_a_marker)
 			   (char *)workload("nofp"), "deep", "1"),
 		   30);
 	total = folded_total(r.out, NULL);
-	cut = count_prefix(r.out, "nofp;[truncated];nofp_recurse;nofp_recurse;");
+	cut = folded_count_prefix(r.out, "nofp;[truncated];nofp_recurse;nofp_recurse;");
 	ck_assert_msg(cut * 100 >= total * 90, "%llu of %llu cut:\n%.1000s",
 		      (unsigned long long)cut, (unsigned long long)total, r.out);
 	/* 127 frames: 126 real ones and the marker. */
@@ -226,7 +214,7 @@ START_TEST(a_short_stack_copy_is_reported_with_a_count)
 		   30);
 	ck_assert_msg(strstr(r.err, "user stacks were deeper than the stack copy") != NULL,
 		      "stderr: %.500s", r.err);
-	ck_assert_uint_eq(count_prefix(r.out, "nofp;[truncated]"), 0);
+	ck_assert_uint_eq(folded_count_prefix(r.out, "nofp;[truncated]"), 0);
 }
 END_TEST
 

@@ -130,8 +130,8 @@ const char *workload(const char *name)
 	return p;
 }
 
-/* Calls fn for each "stack count" line of folded output. */
-static uint64_t sum_lines(const char *out, const char *needle, size_t *lines)
+/* Sum of the counts of folded lines whose stack holds needle (or starts with it: anchored). */
+static uint64_t sum_lines(const char *out, const char *needle, bool anchored, size_t *lines)
 {
 	const char *line = out;
 	uint64_t sum = 0;
@@ -143,7 +143,9 @@ static uint64_t sum_lines(const char *out, const char *needle, size_t *lines)
 		size_t len = nl ? (size_t)(nl - line) : strlen(line);
 		const char *sp = memrchr(line, ' ', len);
 
-		if (sp && (!needle || memmem(line, sp - line, needle, strlen(needle)))) {
+		if (sp && (!needle || (anchored ? (size_t)(sp - line) >= strlen(needle) &&
+							   !memcmp(line, needle, strlen(needle))
+						: memmem(line, sp - line, needle, strlen(needle)) != NULL))) {
 			sum += strtoull(sp + 1, NULL, 10);
 			if (lines)
 				(*lines)++;
@@ -155,12 +157,17 @@ static uint64_t sum_lines(const char *out, const char *needle, size_t *lines)
 
 uint64_t folded_count(const char *out, const char *needle)
 {
-	return sum_lines(out, needle, NULL);
+	return sum_lines(out, needle, false, NULL);
+}
+
+uint64_t folded_count_prefix(const char *out, const char *prefix)
+{
+	return sum_lines(out, prefix, true, NULL);
 }
 
 uint64_t folded_total(const char *out, size_t *lines)
 {
-	return sum_lines(out, NULL, lines);
+	return sum_lines(out, NULL, false, lines);
 }
 
 double hot_share(const char *out)

@@ -52,6 +52,8 @@ const char *workload(const char *name);
 
 /* Sum of counts of folded lines whose stack contains needle. */
 uint64_t folded_count(const char *out, const char *needle);
+/* The same for lines whose stack starts with prefix. */
+uint64_t folded_count_prefix(const char *out, const char *prefix);
 /* Sum of all counts of folded output; number of lines in *lines. */
 uint64_t folded_total(const char *out, size_t *lines);
 /* Share of hot_loop among hot_loop + warm_loop samples (ratio31), in percent. */

@@ -157,15 +157,6 @@ int unwind_image__bias(const struct unwind_image *img, uint64_t start, uint64_t 
 	return -ENOENT;
 }
 
-bool unwind_image__contains(const struct unwind_image *img, uint64_t vaddr)
-{
-	for (unsigned int i = 0; i < img->nr_loads; i++)
-		if (vaddr >= img->loads[i].p_vaddr &&
-		    vaddr < img->loads[i].p_vaddr + img->loads[i].p_memsz)
-			return true;
-	return false;
-}
-
 int unwind_image__read(const struct unwind_image *img, uint64_t vaddr, uint64_t *val)
 {
 	/*

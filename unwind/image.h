@@ -56,8 +56,6 @@ void unwind_image__close(struct unwind_image *img);
  */
 int unwind_image__bias(const struct unwind_image *img, uint64_t start, uint64_t pgoff,
 		       uint64_t *bias);
-/* Whether vaddr is inside one of the image's loaded segments. */
-bool unwind_image__contains(const struct unwind_image *img, uint64_t vaddr);
 /* Read the 8 bytes at ELF vaddr (file-backed part only). Returns 0 or -EFAULT. */
 int unwind_image__read(const struct unwind_image *img, uint64_t vaddr, uint64_t *val);
 

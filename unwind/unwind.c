@@ -17,14 +17,11 @@
 #include "unwind/unwind.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <libunwind.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/auxv.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -133,44 +130,18 @@ static bool key_equal(const void *a, const void *b)
 	return x->dev == y->dev && x->ino == y->ino;
 }
 
-static const char *file_path(const struct mapping *m)
-{
-	return m->path && m->path[0] == '/' && m->path[1] != '/' ? m->path : NULL;
-}
-
 /* The vdso has no file: read our own, the same kernel's. */
 static struct image_entry *vdso_image(struct unwinder *u)
 {
-	const Elf64_Ehdr *eh;
+	const void *image;
+	size_t size;
 
 	if (!u->vdso_tried) {
 		u->vdso_tried = true;
-		eh = (const Elf64_Ehdr *)getauxval(AT_SYSINFO_EHDR);
-		if (eh && !memcmp(eh->e_ident, ELFMAG, SELFMAG))
-			u->vdso.ok = !unwind_image__from_memory(
-				&u->vdso.img, eh, eh->e_shoff + (size_t)eh->e_shnum * eh->e_shentsize);
+		image = elf_own_vdso(&size);
+		u->vdso.ok = image && !unwind_image__from_memory(&u->vdso.img, image, size);
 	}
 	return u->vdso.ok ? &u->vdso : NULL;
-}
-
-/* An fd of the file behind m: the tracker's (opened when first seen), else by path. */
-static int open_mapping(const struct addr_space *as, const struct mapping *m, bool *owned)
-{
-	int fd = file_table__fd(as->files, m);
-	struct stat st;
-
-	*owned = false;
-	if (fd >= 0)
-		return fd;
-	fd = open(m->path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	if (fstat(fd, &st) || st.st_ino != m->ino || (m->dev && st.st_dev != m->dev)) {
-		close(fd);
-		return -1;	/* not the file that was mapped */
-	}
-	*owned = true;
-	return fd;
 }
 
 static struct image_entry *file_image(struct unwinder *u, const struct addr_space *as,
@@ -187,7 +158,7 @@ static struct image_entry *file_image(struct unwinder *u, const struct addr_spac
 	if (!e)
 		return NULL;
 	*e = key;
-	fd = open_mapping(as, m, &owned);
+	fd = file_table__open(as->files, m, &owned);
 	if (fd >= 0) {
 		e->ok = !unwind_image__open_fd(&e->img, fd);
 		if (owned)
@@ -208,7 +179,7 @@ static struct image_entry *entry_of(struct unwind_ctx *ctx, const struct mapping
 
 	if (m->path && !strcmp(m->path, "[vdso]"))
 		e = vdso_image(ctx->u);
-	else if (file_path(m) && m->ino)
+	else if (mapping__is_file(m) && m->ino)
 		e = file_image(ctx->u, ctx->as, m);
 	if (e && !unwind_image__bias(&e->img, m->start, m->pgoff, bias))
 		return e;
@@ -221,14 +192,7 @@ static const struct unwind_image *image_at(struct unwind_ctx *ctx, uint64_t addr
 	const struct mapping *m = addr_space__find(ctx->as, addr);
 	struct image_entry *e = m ? entry_of(ctx, m, bias) : NULL;
 
-	if (e)
-		return &e->img;
-	/* .eh_frame often sits in a read-only segment that is not executable. */
-	if (ctx->last_img && unwind_image__contains(ctx->last_img, addr - ctx->last_bias)) {
-		*bias = ctx->last_bias;
-		return ctx->last_img;
-	}
-	return NULL;
+	return e ? &e->img : NULL;
 }
 
 /* .debug_frame of m's file or of its debug file, read once; NULL if it has none. */
@@ -245,7 +209,7 @@ static struct lu_debug_frame_list *debug_frame_of(struct unwind_ctx *ctx, struct
 	e->debug_frame_tried = true;
 	if (!e->ino)
 		return NULL;	/* the vdso has .eh_frame */
-	fd = open_mapping(ctx->as, m, &owned);
+	fd = file_table__open(ctx->as->files, m, &owned);
 	if (fd >= 0) {
 		snprintf(open_path, sizeof(open_path), "/proc/self/fd/%d", fd);
 		if (!elf_debug_file(open_path, m->path, debug_path, sizeof(debug_path)))
@@ -349,7 +313,11 @@ static int access_mem(unw_addr_space_t uas, unw_word_t addr, unw_word_t *valp, i
 		log_read(ctx, addr, *valp);
 		return 0;
 	}
-	/* Most reads are of the unwind tables libunwind was just pointed at. */
+	/*
+	 * Most reads are of the unwind tables libunwind was just pointed at,
+	 * which often sit in a read-only segment that is not executable (not
+	 * among the tracked mappings).
+	 */
 	if (ctx->last_img && !unwind_image__read(ctx->last_img, addr - ctx->last_bias,
 						 (uint64_t *)valp))
 		return 0;
