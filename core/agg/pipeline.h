@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The sample path every backend feeds, the same whichever backend took the
+ * sample: filter (-p, -L, idle), apply the stack rules, unwind user stacks
+ * that come as snapshots (with a function the run gives), and count each
+ * stack with the process image it belongs to.
+ */
+#ifndef CORE_AGG_PIPELINE_H
+#define CORE_AGG_PIPELINE_H
+
+#include <stdbool.h>
+
+#include "core/agg/agg.h"
+#include "core/agg/sample.h"
+#include "core/proc/proctrack.h"
+
+struct pipeline_config {
+	const pid_t *pids;	/* -p: only these processes (borrowed) */
+	int nr_pids;
+	const pid_t *tids;	/* -L: only these threads (borrowed) */
+	int nr_tids;
+	bool include_idle;	/* -I (never for off-CPU time: idle is what runs when nothing else does) */
+	bool skip_user_threads;		/* offcputime -k: kernel threads only */
+	bool skip_kernel_threads;	/* offcputime -u: user threads only */
+	bool user_stacks;	/* false with -K */
+	bool kernel_stacks;	/* false with -U, or where the kernel is off limits */
+	bool by_thread;		/* stacks of different threads are kept apart */
+	bool launched;		/* the target is a command started by the run */
+	/* __schedule's addresses: off-CPU kernel stacks start there (0: not known). */
+	uint64_t sched_start, sched_end;
+};
+
+/* Unwind a snapshot into ips (leaf first); returns the number of frames. */
+typedef unsigned int (*pipeline_unwind_fn)(void *ctx, const struct addr_space *as,
+					   const struct user_snapshot *snap, uint64_t *ips,
+					   unsigned int max);
+
+struct pipeline {
+	struct pipeline_config cfg;
+	struct proctrack *procs;
+	struct agg agg;
+	pipeline_unwind_fn unwind;
+	void *unwind_ctx;
+	/*
+	 * A launched command's process tree, where events are system-wide
+	 * (off-CPU time on sched_switch): its pid and every process forked in it.
+	 */
+	pid_t tree_root;
+	struct hashmap tree;	/* pid -> pid, as keys stored in the pointer */
+	uint64_t filtered;	/* samples dropped by the filters */
+	uint64_t not_unwound;	/* snapshots that came without an unwinder */
+};
+
+int pipeline__init(struct pipeline *p, const struct pipeline_config *cfg);
+void pipeline__fini(struct pipeline *p);
+void pipeline__set_unwind(struct pipeline *p, pipeline_unwind_fn fn, void *ctx);
+
+/* Keep only the process tree of root (a launched command), as it forks. */
+int pipeline__set_tree(struct pipeline *p, pid_t root);
+/* pid forked from ppid: in the tree if ppid is. */
+void pipeline__note_fork(struct pipeline *p, pid_t pid, pid_t ppid);
+
+/* Whether samples of this process are wanted (for side-band bookkeeping). */
+bool pipeline__wants_pid(const struct pipeline *p, pid_t pid);
+/* Whether the filters (-p, -L, idle) keep a sample of this thread. */
+bool pipeline__wants_thread(const struct pipeline *p, pid_t pid, pid_t tid);
+
+/*
+ * Read the mappings of every wanted process that exists now, as perf record
+ * does: a process that exits before its first sample is handled still
+ * symbolizes.
+ */
+int pipeline__snapshot_processes(struct pipeline *p);
+
+/*
+ * Unwind s's user snapshot now into buf (MAX_STACK_DEPTH frames): s then
+ * carries addresses. For stacks kept for later (off-CPU time is counted at
+ * switch-in, the stack is taken at switch-out, when the copy is current).
+ */
+void pipeline__unwind_now(struct pipeline *p, struct sample *s, uint64_t *buf);
+
+/* Filter, trim, unwind and count one sample. Returns 0 or -ENOMEM. */
+int pipeline__add(struct pipeline *p, struct sample *s);
+/* The same for a sample the caller already checked with pipeline__wants_thread(). */
+int pipeline__count(struct pipeline *p, struct sample *s);
+
+#endif

@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What a backend hands the core: one stack of one thread, and what it
+ * weighs. User stacks come as addresses (frame pointers, walked by the
+ * kernel) or as a register + stack snapshot the core unwinds.
+ */
+#ifndef CORE_AGG_SAMPLE_H
+#define CORE_AGG_SAMPLE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define TASK_COMM_LEN 16
+/* The kernel's default perf_event_max_stack, and bpf_get_stackid()'s limit. */
+#define MAX_STACK_DEPTH 127
+
+/* Stands last in user_ips for a stack deeper than MAX_STACK_DEPTH (dwarf mode). */
+#define STACK_TRUNCATED_IP UINT64_MAX
+
+/* What a sample's weight measures: the columns of a profile. */
+enum weight_kind {
+	WEIGHT_SAMPLES,		/* on-CPU samples (1 from a ring, N counted in the kernel) */
+	WEIGHT_OFFCPU_US,	/* microseconds switched out */
+	NR_WEIGHT_KINDS,
+};
+
+/* The user registers and stack bytes an unwinder needs (--unwind dwarf). */
+struct user_snapshot {
+	uint64_t ip, sp, bp;
+	const void *stack;	/* a copy of user memory from sp up */
+	size_t stack_size;
+};
+
+struct sample {
+	pid_t pid;			/* thread group id */
+	pid_t tid;
+	int cpu;			/* -1 when not known */
+	char comm[TASK_COMM_LEN];	/* the thread's comm */
+	const uint64_t *kernel_ips;	/* leaf first */
+	unsigned int nr_kernel;
+	const uint64_t *user_ips;	/* leaf first; ignored when user_snapshot is set */
+	unsigned int nr_user;
+	/* When set, the core unwinds the user stack from it. */
+	const struct user_snapshot *user_snapshot;
+	/* 0, or why the stack is missing: -EEXIST (collision) or -ENOMEM (map full). */
+	int kernel_err;
+	int user_err;
+	enum weight_kind kind;
+	uint64_t weight;
+};
+
+#endif

@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Turns counted raw stacks (struct agg) into the resolved profile, once:
+ * every distinct frame is symbolized one time, whatever the number of
+ * stacks and writers that show it. Frames whose names can no longer change
+ * are resolved while sampling goes on, a little after each drain, so the
+ * report at the end has little left to do.
+ */
+#ifndef CORE_MODEL_RESOLVE_H
+#define CORE_MODEL_RESOLVE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/agg/agg.h"
+#include "core/model/profile.h"
+#include "core/sym/symbolize.h"
+
+/* What a profile measures, which fixes its columns. */
+enum profile_kind {
+	PROFILE_ON_CPU,		/* samples (and CPU time, samples x period) */
+	PROFILE_OFF_CPU,	/* microseconds switched out */
+	PROFILE_WALL,		/* on-CPU and off-CPU microseconds, side by side */
+};
+
+/* What the profile's stacks and columns hold. */
+struct resolve_spec {
+	enum profile_kind kind;
+	bool user_frames;	/* false with -K */
+	bool kernel_frames;	/* false with -U */
+	uint64_t period_ns;	/* what one on-CPU sample stands for */
+	bool source_lines;	/* user frames get file, line and inlined calls from DWARF */
+	bool inline_frames;	/* --inline: stacks hold the inlined calls as frames */
+};
+
+/* What is known of the run only at its end. */
+struct resolve_meta {
+	uint64_t start_ns;	/* wall clock at the start */
+	uint64_t duration_ns;
+	const char *title;	/* copied */
+	const char *comment;	/* copied; may be NULL */
+};
+
+struct resolver;
+
+/*
+ * sym must outlive the resolver; with source_lines or inline_frames, it is
+ * told to read DWARF. NULL when out of memory.
+ */
+struct resolver *resolver__new(struct symbolizer *sym, const struct resolve_spec *spec);
+void resolver__free(struct resolver *r);
+
+/*
+ * Resolve the stacks counted since the last call, for about budget_ms:
+ * those whose frames' names are final (user frames in a file or the vdso
+ * whose mapping is known, kernel frames) become profile stacks now; of the
+ * others, the final frames are resolved. JIT code waits for the end, when
+ * its perf map is complete.
+ */
+void resolver__prepare(struct resolver *r, struct agg *agg, int budget_ms);
+
+/*
+ * The profile of every stack in agg, with their values as they are now.
+ * What the resolver built moves into it: call once. Returns 0 or -ENOMEM;
+ * out is freed by profile__fini() in every case.
+ */
+int resolver__build(struct resolver *r, const struct agg *agg, const struct resolve_meta *meta,
+		    struct profile *out);
+
+#endif

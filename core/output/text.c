@@ -1,0 +1,207 @@
+// SPDX-License-Identifier: GPL-2.0
+#include "core/output/text.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/lib/hashmap.h"
+
+void text__frame(struct strbuf *sb, const struct profile_frame *f, const struct writer_opts *o,
+		 enum text_escape esc)
+{
+	bool kernel = f->kind == FRAME_KERNEL, inlined = f->kind == FRAME_INLINE;
+
+	if (f->kind == FRAME_MISSED) {
+		strbuf__puts(sb, f->name);
+		return;
+	}
+	if (o->addresses)
+		strbuf__printf(sb, "%#" PRIx64 " ", f->address);
+	else if (o->raw_addresses)
+		strbuf__printf(sb, "%-16" PRIx64 " ", f->address);
+	strbuf__puts(sb, f->name ? f->name : "[unknown]");
+	/* The offset of the address as sampled, not of the one looked up; none into inlined code. */
+	if ((o->addresses || o->offsets) && f->name && !inlined)
+		strbuf__printf(sb, "+%#" PRIx64, f->offset + f->caller);
+	/* perf report --inline's mark; in folded stacks an inlined call is a frame like others. */
+	if (inlined && esc == ESCAPE_CONTROLS)
+		strbuf__puts(sb, " (inlined)");
+	if (kernel && o->annotations)
+		strbuf__puts(sb, "_[k]");
+	if (o->addresses && f->module)
+		strbuf__printf(sb, " [%s]", f->module);
+}
+
+void text__escaped(struct strbuf *sb, const char *s, size_t len, enum text_escape esc)
+{
+	size_t from = 0;
+
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (c >= 0x20 && c != 0x7f && (c != ';' || esc == ESCAPE_CONTROLS))
+			continue;
+		strbuf__putn(sb, s + from, i - from);
+		strbuf__printf(sb, "\\x%02x", c);
+		from = i + 1;
+	}
+	strbuf__putn(sb, s + from, len - from);
+}
+
+bool text__delimited(const struct profile_stack *s, const struct writer_opts *o)
+{
+	return o->delimited && s->nr_kernel && s->nr_user && !s->kernel_missed && !s->user_missed;
+}
+
+int frame_texts__init(struct frame_texts *ft, const struct profile *p,
+		      const struct writer_opts *o, enum text_escape esc)
+{
+	struct strbuf sb = { 0 }, one = { 0 };
+
+	ft->buf = NULL;
+	ft->start = malloc((p->nr_frames + 1) * sizeof(*ft->start));
+	if (!ft->start)
+		return -ENOMEM;
+	for (size_t i = 0; i < p->nr_frames; i++) {
+		ft->start[i] = (uint32_t)sb.len;
+		strbuf__reset(&one);
+		text__frame(&one, &p->frames[i], o, esc);
+		if (!one.oom)
+			text__escaped(&sb, one.buf, one.len, esc);
+	}
+	ft->start[p->nr_frames] = (uint32_t)sb.len;
+	if (sb.oom || one.oom || sb.len > UINT32_MAX) {
+		strbuf__free(&one);
+		strbuf__free(&sb);
+		free(ft->start);
+		ft->start = NULL;
+		return -ENOMEM;
+	}
+	strbuf__free(&one);
+	ft->buf = sb.buf;
+	return 0;
+}
+
+void frame_texts__fini(struct frame_texts *ft)
+{
+	free(ft->buf);
+	free(ft->start);
+	ft->buf = NULL;
+	ft->start = NULL;
+}
+
+/* Texts are copied into blocks freed together: no allocation per stack. */
+struct text_block {
+	struct text_block *next;
+	size_t used, size;
+	char data[];
+};
+
+#define TEXT_BLOCK_SIZE (1 << 20)
+
+static char *copy_text(struct text_stacks *ts, const char *s, size_t len)
+{
+	struct text_block *b = ts->blocks;
+
+	if (!b || b->size - b->used < len + 1) {
+		size_t size = len + 1 > TEXT_BLOCK_SIZE ? len + 1 : TEXT_BLOCK_SIZE;
+
+		b = malloc(sizeof(*b) + size);
+		if (!b)
+			return NULL;
+		b->next = ts->blocks;
+		b->used = 0;
+		b->size = size;
+		ts->blocks = b;
+	}
+	memcpy(b->data + b->used, s, len + 1);
+	b->used += len + 1;
+	return b->data + b->used - len - 1;
+}
+
+static uint64_t text_hash(const void *key)
+{
+	return hash_bytes(key, strlen(key), 0);
+}
+
+static bool text_equal(const void *a, const void *b)
+{
+	return !strcmp(a, b);
+}
+
+static int cmp_text_stack(const void *a, const void *b)
+{
+	const struct text_stack *x = a, *y = b;
+
+	if (x->value != y->value)
+		return x->value < y->value ? -1 : 1;
+	return strcmp(x->text, y->text);
+}
+
+int text__merge(const struct profile *p, const struct writer_opts *o, enum text_escape esc,
+		text_format_fn fmt, struct text_stacks *out)
+{
+	struct hashmap merged;		/* text -> 1 + index into out->stacks */
+	struct strbuf sb = { 0 };
+	struct frame_texts ft;
+	int err = 0;
+
+	memset(out, 0, sizeof(*out));
+	if (frame_texts__init(&ft, p, o, esc))
+		return -ENOMEM;
+	out->stacks = calloc(p->nr_stacks ? p->nr_stacks : 1, sizeof(*out->stacks));
+	if (!out->stacks) {
+		frame_texts__fini(&ft);
+		return -ENOMEM;
+	}
+	hashmap__init(&merged, text_hash, text_equal);
+	for (size_t i = 0; i < p->nr_stacks && !err; i++) {
+		const struct profile_stack *s = &p->stacks[i];
+		uint64_t value = profile__text_value(p, s);
+		struct text_stack *ts;
+		uintptr_t found;
+
+		strbuf__reset(&sb);
+		fmt(&sb, p, s, o, &ft);
+		if (sb.oom) {
+			err = -ENOMEM;
+			break;
+		}
+		found = (uintptr_t)hashmap__find(&merged, sb.buf);
+		if (found) {
+			out->stacks[found - 1].value += value;
+			continue;
+		}
+		ts = &out->stacks[out->nr];
+		ts->text = copy_text(out, sb.buf, sb.len);
+		ts->value = value;
+		if (!ts->text || hashmap__add(&merged, ts->text, (void *)(uintptr_t)(out->nr + 1))) {
+			err = -ENOMEM;
+			break;
+		}
+		out->nr++;
+	}
+	hashmap__clear(&merged);
+	strbuf__free(&sb);
+	frame_texts__fini(&ft);
+	if (err) {
+		text_stacks__free(out);
+		return err;
+	}
+	qsort(out->stacks, out->nr, sizeof(*out->stacks), cmp_text_stack);
+	return 0;
+}
+
+void text_stacks__free(struct text_stacks *ts)
+{
+	while (ts->blocks) {
+		struct text_block *next = ts->blocks->next;
+
+		free(ts->blocks);
+		ts->blocks = next;
+	}
+	free(ts->stacks);
+	memset(ts, 0, sizeof(*ts));
+}

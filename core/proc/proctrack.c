@@ -1,0 +1,619 @@
+// SPDX-License-Identifier: GPL-2.0
+#include "core/proc/proctrack.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "core/lib/userfile.h"
+
+struct proc {
+	pid_t pid;
+	struct addr_space *as;
+};
+
+struct thread_comm {
+	pid_t tid;
+	char comm[TASK_COMM_LEN];
+};
+
+/* Binaries by (dev, ino), opened once for the whole run. */
+struct open_file {
+	uint64_t dev, ino;	/* the key */
+	int fd;			/* -1: could not be opened */
+};
+
+struct file_table {
+	struct hashmap files;	/* open_file -> open_file */
+	unsigned int nr_open;
+	unsigned int max_open;
+};
+
+struct proctrack {
+	struct file_table files;
+	struct hashmap procs;		/* pid -> struct proc */
+	struct hashmap comms;		/* tid -> struct thread_comm */
+	struct hashmap kinds;		/* pid -> KIND_USER or KIND_KERNEL (pid is the key) */
+	struct addr_space *all;		/* every space ever made, for freeing */
+	unsigned int next_id;
+};
+
+static uint64_t pid_hash(const void *key)
+{
+	return hash_u64(*(const pid_t *)key);
+}
+
+/* Keys that are small integers stored in the pointer itself. */
+static uint64_t value_hash(const void *key)
+{
+	return hash_u64((uint64_t)(uintptr_t)key);
+}
+
+static bool value_equal(const void *a, const void *b)
+{
+	return a == b;
+}
+
+static bool pid_equal(const void *a, const void *b)
+{
+	return *(const pid_t *)a == *(const pid_t *)b;
+}
+
+static uint64_t file_hash(const void *key)
+{
+	const struct open_file *f = key;
+
+	return hash_u64(f->dev * 31 + f->ino);
+}
+
+static bool file_equal(const void *a, const void *b)
+{
+	const struct open_file *x = a, *y = b;
+
+	return x->dev == y->dev && x->ino == y->ino;
+}
+
+/* Half of what the process may open; raise the soft limit to the hard one first. */
+static unsigned int fd_budget(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl))
+		return 256;
+	if (rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+		getrlimit(RLIMIT_NOFILE, &rl);
+	}
+	return rl.rlim_cur > 1 << 20 ? 1 << 19 : (unsigned int)(rl.rlim_cur / 2);
+}
+
+struct proctrack *proctrack__new(void)
+{
+	struct proctrack *pt = calloc(1, sizeof(*pt));
+
+	if (!pt)
+		return NULL;
+	hashmap__init(&pt->files.files, file_hash, file_equal);
+	pt->files.max_open = fd_budget();
+	hashmap__init(&pt->procs, pid_hash, pid_equal);
+	hashmap__init(&pt->comms, pid_hash, pid_equal);
+	hashmap__init(&pt->kinds, value_hash, value_equal);
+	return pt;
+}
+
+static void mapping_free(struct mapping *m)
+{
+	free(m->path);
+	m->path = NULL;
+}
+
+static void addr_space_free(struct addr_space *as)
+{
+	for (size_t i = 0; i < as->nr_maps; i++)
+		mapping_free(&as->maps[i]);
+	free(as->maps);
+	free(as);
+}
+
+void proctrack__free(struct proctrack *pt)
+{
+	struct hashmap_entry *ent;
+	size_t bkt;
+
+	if (!pt)
+		return;
+	hashmap__for_each(&pt->procs, bkt, ent)
+		free(ent->value);
+	hashmap__for_each(&pt->comms, bkt, ent)
+		free(ent->value);
+	hashmap__for_each(&pt->files.files, bkt, ent) {
+		struct open_file *f = ent->value;
+
+		if (f->fd >= 0)
+			close(f->fd);
+		free(f);
+	}
+	hashmap__clear(&pt->files.files);
+	hashmap__clear(&pt->procs);
+	hashmap__clear(&pt->comms);
+	hashmap__clear(&pt->kinds);
+	while (pt->all) {
+		struct addr_space *next = pt->all->next_all;
+
+		addr_space_free(pt->all);
+		pt->all = next;
+	}
+	free(pt);
+}
+
+static struct addr_space *new_space(struct proctrack *pt, pid_t pid)
+{
+	struct addr_space *as = calloc(1, sizeof(*as));
+
+	if (!as)
+		return NULL;
+	as->files = &pt->files;
+	as->pid = pid;
+	as->id = pt->next_id++;
+	as->next_all = pt->all;
+	pt->all = as;
+	return as;
+}
+
+static int copy_mapping(struct mapping *dst, const struct mapping *src)
+{
+	*dst = *src;
+	dst->path = strdup(src->path ? src->path : "");
+	return dst->path ? 0 : -ENOMEM;
+}
+
+static int cmp_mapping(const void *a, const void *b)
+{
+	const struct mapping *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+int addr_space__insert(struct addr_space *as, const struct mapping *m)
+{
+	/* Each old mapping yields at most two pieces (head and tail), plus m. */
+	size_t nr = 0, cap = as->nr_maps * 2 + 1;
+	struct mapping *out;
+	int err;
+
+	if (m->end <= m->start)
+		return -EINVAL;
+	out = calloc(cap, sizeof(*out));
+	if (!out)
+		return -ENOMEM;
+
+	for (size_t i = 0; i < as->nr_maps; i++) {
+		struct mapping *old = &as->maps[i];
+
+		if (old->end <= m->start || old->start >= m->end) {
+			out[nr++] = *old;	/* no overlap: moved as is */
+			old->path = NULL;
+			continue;
+		}
+		/* Overlap: keep the parts of old outside [m->start, m->end). */
+		if (old->start < m->start) {
+			err = copy_mapping(&out[nr], old);
+			if (err)
+				goto err_out;
+			out[nr++].end = m->start;
+		}
+		if (old->end > m->end) {
+			err = copy_mapping(&out[nr], old);
+			if (err)
+				goto err_out;
+			out[nr].pgoff += m->end - old->start;
+			out[nr++].start = m->end;
+		}
+	}
+	err = copy_mapping(&out[nr++], m);
+	if (err)
+		goto err_out;
+	qsort(out, nr, sizeof(*out), cmp_mapping);
+
+	for (size_t i = 0; i < as->nr_maps; i++)
+		mapping_free(&as->maps[i]);
+	free(as->maps);
+	as->maps = out;
+	as->nr_maps = nr;
+	as->cap_maps = cap;
+	as->generation++;
+	return 0;
+
+err_out:
+	for (size_t i = 0; i < nr; i++)
+		mapping_free(&out[i]);
+	free(out);
+	return err;
+}
+
+const struct mapping *addr_space__find(const struct addr_space *as, uint64_t addr)
+{
+	size_t lo = 0, hi = as->nr_maps;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (as->maps[mid].end <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < as->nr_maps && as->maps[lo].start <= addr)
+		return &as->maps[lo];
+	return NULL;
+}
+
+int addr_space__load_maps_file(struct addr_space *as, const char *path)
+{
+	FILE *f = fopen(path, "re");
+	char *line = NULL;
+	size_t len = 0;
+	int err = 0;
+
+	if (!f)
+		return -errno;
+	while (getline(&line, &len, f) > 0) {
+		struct mapping m = { 0 };
+		char perms[8], *file;
+		unsigned int maj, min;
+		int off = 0;
+
+		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %x:%x %" SCNu64 " %n",
+			   &m.start, &m.end, perms, &m.pgoff, &maj, &min, &m.ino, &off) < 7)
+			continue;
+		if (!strchr(perms, 'x'))
+			continue;
+		file = line + off;
+		file[strcspn(file, "\n")] = '\0';
+		m.dev = makedev(maj, min);
+		m.exec = true;
+		m.path = file;
+		err = addr_space__insert(as, &m);
+		if (err)
+			break;
+	}
+	free(line);
+	fclose(f);
+	return err;
+}
+
+static bool read_comm(pid_t pid, pid_t tid, char *buf, size_t len);
+
+int file_table__fd(const struct file_table *ft, const struct mapping *m)
+{
+	struct open_file key = { .dev = m->dev, .ino = m->ino }, *f;
+
+	if (!ft || !m->ino)
+		return -1;
+	f = hashmap__find(&ft->files, &key);
+	return f ? f->fd : -1;
+}
+
+/* An fd for path that is the file (dev, ino) the mapping names, or -1. */
+static int open_same_file(const char *path, const struct mapping *m)
+{
+	/* Paths anyone may swap: a FIFO or a device there must not block us. */
+	uint64_t size;
+	int fd = userfile__open(path, false, UINT64_MAX, &size);
+	struct stat st;
+
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) || (m->dev && st.st_dev != m->dev) || st.st_ino != m->ino) {
+		close(fd);
+		return -1;	/* replaced since: better unknown than wrong */
+	}
+	return fd;
+}
+
+int file_table__open(const struct file_table *ft, const struct mapping *m, bool *owned)
+{
+	int fd = file_table__fd(ft, m);
+
+	*owned = fd < 0;
+	if (fd < 0 && mapping__is_file(m))
+		fd = open_same_file(m->path, m);
+	return fd;
+}
+
+/*
+ * Open the binary of m now, while pid may still be alive: through
+ * /proc/PID/map_files (the very file, deleted or not), else under the
+ * process's root (containers), else by its path.
+ */
+static void open_binary(struct proctrack *pt, pid_t pid, const struct mapping *m)
+{
+	struct open_file key = { .dev = m->dev, .ino = m->ino }, *f;
+	char path[4200];
+	int fd = -1;
+
+	if (!m->ino || !m->path || m->path[0] != '/' || m->path[1] == '/' ||
+	    hashmap__find(&pt->files.files, &key) || pt->files.nr_open >= pt->files.max_open)
+		return;
+	if (pid > 0) {
+		snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)pid,
+			 m->start, m->end);
+		fd = open_same_file(path, m);
+		if (fd < 0) {
+			snprintf(path, sizeof(path), "/proc/%d/root%s", (int)pid, m->path);
+			fd = open_same_file(path, m);
+		}
+	}
+	if (fd < 0)
+		fd = open_same_file(m->path, m);
+	f = malloc(sizeof(*f));
+	if (!f) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	*f = key;
+	f->fd = fd;
+	if (hashmap__add(&pt->files.files, f, f)) {
+		if (fd >= 0)
+			close(fd);
+		free(f);
+		return;
+	}
+	pt->files.nr_open += fd >= 0;
+}
+
+static struct proc *find_proc(struct proctrack *pt, pid_t pid)
+{
+	return hashmap__find(&pt->procs, &pid);
+}
+
+static struct proc *add_proc(struct proctrack *pt, pid_t pid, struct addr_space *as)
+{
+	struct proc *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return NULL;
+	p->pid = pid;
+	p->as = as;
+	if (hashmap__add(&pt->procs, &p->pid, p)) {
+		free(p);
+		return NULL;
+	}
+	return p;
+}
+
+bool proctrack__knows(struct proctrack *pt, pid_t pid)
+{
+	return find_proc(pt, pid) != NULL;
+}
+
+struct addr_space *proctrack__addr_space(struct proctrack *pt, pid_t pid)
+{
+	struct proc *p = find_proc(pt, pid);
+	struct addr_space *as;
+	char path[64];
+
+	if (p)
+		return p->as;
+	as = new_space(pt, pid);
+	if (!as)
+		return NULL;
+	/* pid 0 (idle) has no user space; a vanished process has none left. */
+	if (pid > 0) {
+		snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+		addr_space__load_maps_file(as, path);
+		read_comm(pid, pid, as->comm, sizeof(as->comm));
+		for (size_t i = 0; i < as->nr_maps; i++)
+			open_binary(pt, pid, &as->maps[i]);
+	}
+	p = add_proc(pt, pid, as);
+	return p ? p->as : NULL;
+}
+
+int proctrack__mmap(struct proctrack *pt, pid_t pid, const struct mapping *m)
+{
+	struct addr_space *as;
+
+	if (!m->exec)
+		return 0;
+	as = proctrack__addr_space(pt, pid);
+	if (!as)
+		return -ENOMEM;
+	open_binary(pt, pid, m);
+	return addr_space__insert(as, m);
+}
+
+int proctrack__exec(struct proctrack *pt, pid_t pid, const char *comm)
+{
+	struct proc *p = find_proc(pt, pid);
+	struct addr_space *as = new_space(pt, pid);
+
+	if (!as)
+		return -ENOMEM;
+	snprintf(as->comm, sizeof(as->comm), "%s", comm ? comm : "");
+	if (p) {
+		as->older = p->as;
+		p->as = as;
+		return 0;
+	}
+	return add_proc(pt, pid, as) ? 0 : -ENOMEM;
+}
+
+struct addr_space *proctrack__addr_space_for_comm(struct proctrack *pt, pid_t pid,
+						  const char *comm)
+{
+	struct addr_space *cur = proctrack__addr_space(pt, pid);
+
+	for (struct addr_space *as = cur; as; as = as->older)
+		if (!strncmp(as->comm, comm, sizeof(as->comm) - 1))
+			return as;
+	return cur;
+}
+
+int proctrack__snapshot(struct proctrack *pt, bool (*wanted)(pid_t pid, void *ctx), void *ctx)
+{
+	DIR *dir = opendir("/proc");
+	struct dirent *de;
+
+	if (!dir)
+		return -errno;
+	while ((de = readdir(dir))) {
+		pid_t pid;
+
+		if (!isdigit((unsigned char)de->d_name[0]))
+			continue;
+		pid = (pid_t)atoi(de->d_name);
+		if (wanted && !wanted(pid, ctx))
+			continue;
+		if (!proctrack__addr_space(pt, pid)) {
+			closedir(dir);
+			return -ENOMEM;
+		}
+	}
+	closedir(dir);
+	return 0;
+}
+
+int proctrack__fork(struct proctrack *pt, pid_t pid, pid_t ppid)
+{
+	struct addr_space *parent = proctrack__addr_space(pt, ppid);
+	struct addr_space *as;
+	struct proc *p;
+
+	if (!parent)
+		return -ENOMEM;
+	as = new_space(pt, pid);
+	if (!as)
+		return -ENOMEM;
+	memcpy(as->comm, parent->comm, sizeof(as->comm));
+	if (parent->nr_maps) {
+		as->maps = calloc(parent->nr_maps, sizeof(*as->maps));
+		if (!as->maps)
+			return -ENOMEM;
+		as->cap_maps = parent->nr_maps;
+		for (size_t i = 0; i < parent->nr_maps; i++) {
+			if (copy_mapping(&as->maps[i], &parent->maps[i]))
+				return -ENOMEM;
+			as->nr_maps++;
+		}
+	}
+	p = find_proc(pt, pid);
+	if (p) {
+		/* pid reuse within one profile */
+		as->older = p->as;
+		p->as = as;
+		return 0;
+	}
+	return add_proc(pt, pid, as) ? 0 : -ENOMEM;
+}
+
+static struct thread_comm *find_comm(struct proctrack *pt, pid_t tid)
+{
+	return hashmap__find(&pt->comms, &tid);
+}
+
+int proctrack__set_comm(struct proctrack *pt, pid_t tid, const char *comm)
+{
+	struct thread_comm *tc = find_comm(pt, tid);
+
+	if (!tc) {
+		tc = calloc(1, sizeof(*tc));
+		if (!tc)
+			return -ENOMEM;
+		tc->tid = tid;
+		if (hashmap__add(&pt->comms, &tc->tid, tc)) {
+			free(tc);
+			return -ENOMEM;
+		}
+	}
+	snprintf(tc->comm, sizeof(tc->comm), "%s", comm);
+	return 0;
+}
+
+static bool read_comm(pid_t pid, pid_t tid, char *buf, size_t len)
+{
+	char path[96];
+	FILE *f;
+	bool ok;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)pid, (int)tid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	ok = fgets(buf, len, f) != NULL;
+	fclose(f);
+	if (ok)
+		buf[strcspn(buf, "\n")] = '\0';
+	return ok;
+}
+
+/* PF_KTHREAD of include/linux/sched.h, in the flags field of /proc/PID/stat. */
+#define PF_KTHREAD 0x00200000
+enum { KIND_USER = 1, KIND_KERNEL };
+
+/* Whether pid is a kernel thread, from /proc/PID/stat; a process gone is taken for a user one. */
+static int read_kind(pid_t pid)
+{
+	char path[64], buf[1024];
+	unsigned long flags;
+	const char *after;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return KIND_USER;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return KIND_USER;
+	buf[n] = '\0';
+	/* The comm may hold spaces and parentheses: the fields start after the last ')'. */
+	after = strrchr(buf, ')');
+	if (!after || sscanf(after + 1, " %*c %*d %*d %*d %*d %*d %lu", &flags) != 1)
+		return KIND_USER;
+	return flags & PF_KTHREAD ? KIND_KERNEL : KIND_USER;
+}
+
+bool proctrack__is_kernel_thread(struct proctrack *pt, pid_t pid)
+{
+	uintptr_t kind = (uintptr_t)hashmap__find(&pt->kinds, (void *)(uintptr_t)pid);
+
+	if (!kind) {
+		kind = (uintptr_t)read_kind(pid);
+		/* Not remembered when out of memory: read again next time. */
+		hashmap__add(&pt->kinds, (void *)(uintptr_t)pid, (void *)kind);
+	}
+	return kind == KIND_KERNEL;
+}
+
+const char *proctrack__comm(struct proctrack *pt, pid_t pid, pid_t tid)
+{
+	struct thread_comm *tc = find_comm(pt, tid);
+	char buf[TASK_COMM_LEN + 2];
+
+	if (tc)
+		return tc->comm;
+	if (!read_comm(pid, tid, buf, sizeof(buf)))
+		snprintf(buf, sizeof(buf), ":%d", (int)tid);	/* as perf script does */
+	if (proctrack__set_comm(pt, tid, buf))
+		return ":?";
+	return find_comm(pt, tid)->comm;
+}
+
+int proctrack__inherit_comm(struct proctrack *pt, pid_t tid, pid_t ppid, pid_t ptid)
+{
+	return proctrack__set_comm(pt, tid, proctrack__comm(pt, ppid, ptid));
+}

@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: GPL-2.0
+#include "core/run/choose.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "compat/features.h"
+#include "core/lib/log.h"
+
+static void print_features(void)
+{
+	pr_info("kernel %s\n", kernel_release());
+	for (enum kernel_feature f = 0; f < __FEAT_CNT && log_verbosity() >= 2; f++)
+		pr_debug("feature %s: %s\n", kernel_feature__desc(f),
+			 feature_state__name(kernel_feature__state(f)));
+}
+
+const struct backend_ops *choose_backend(const char *name, const struct backend_ops *const *backends,
+					 const struct backend_config *cfg,
+					 struct backend_plan *plan)
+{
+	const struct backend_ops *partial = NULL;
+	struct backend_plan partial_plan;
+	char all_why[1536] = "";
+
+	print_features();
+	for (int i = 0; backends[i]; i++) {
+		const struct backend_ops *ops = backends[i];
+
+		if (name && strcmp(ops->name, name))
+			continue;
+		memset(plan, 0, sizeof(*plan));
+		ops->probe(cfg, plan);
+		if (!plan->err && plan->partial && !name) {
+			/* Keep looking for one that does all that was asked. */
+			pr_info("backend %s: usable, but %s\n", ops->name, plan->why);
+			if (!partial) {
+				partial = ops;
+				partial_plan = *plan;
+			}
+			continue;
+		}
+		if (!plan->err) {
+			if (plan->partial)
+				pr_warn("note: %s\n", plan->why);
+			if (plan->user_mode_only)
+				pr_warn("note: kernel stacks are not collected: %s\n", plan->why);
+			pr_info("backend %s: usable; chosen\n", ops->name);
+			return ops;
+		}
+		if (name) {
+			pr_warn("backend %s cannot run here: %s\n", ops->name, plan->why);
+			return NULL;
+		}
+		pr_info("backend %s: not used: %s\n", ops->name, plan->why);
+		snprintf(all_why + strlen(all_why), sizeof(all_why) - strlen(all_why), "%s%s: %s",
+			 all_why[0] ? "; " : "", ops->name, plan->why);
+	}
+	if (partial) {
+		*plan = partial_plan;
+		pr_warn("note: %s\n", plan->why);
+		pr_info("backend %s: chosen, the others being unusable\n", partial->name);
+		return partial;
+	}
+	if (name)
+		pr_warn("backend %s is not built into this profile\n", name);
+	else
+		pr_warn("no backend can run here: %s\n", all_why);
+	return NULL;
+}

@@ -1,0 +1,134 @@
+// SPDX-License-Identifier: GPL-2.0
+#include "core/run/launch.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "core/run/signals.h"
+
+int launch__spawn(struct launch *l, char *const argv[])
+{
+	int go[2], err_pipe[2];
+	pid_t pid;
+
+	memset(l, 0, sizeof(*l));
+	l->go_fd = l->err_fd = -1;
+	if (pipe2(go, O_CLOEXEC))
+		return -errno;
+	if (pipe2(err_pipe, O_CLOEXEC)) {
+		int err = -errno;
+
+		close(go[0]);
+		close(go[1]);
+		return err;
+	}
+	pid = fork();
+	if (pid < 0) {
+		int err = -errno;
+
+		close(go[0]);
+		close(go[1]);
+		close(err_pipe[0]);
+		close(err_pipe[1]);
+		return err;
+	}
+	if (pid == 0) {
+		char byte;
+		int e;
+
+		close(go[1]);
+		close(err_pipe[0]);
+		signals__restore_original();
+		/* EOF without a byte: the profiler gave up; do not run the command. */
+		if (read(go[0], &byte, 1) != 1)
+			_exit(127);
+		close(go[0]);
+		execvp(argv[0], argv);
+		e = errno;
+		if (write(err_pipe[1], &e, sizeof(e)) < 0)
+			_exit(127);
+		_exit(127);
+	}
+	close(go[0]);
+	close(err_pipe[1]);
+	l->pid = pid;
+	l->go_fd = go[1];
+	l->err_fd = err_pipe[0];
+	return 0;
+}
+
+int launch__go(struct launch *l)
+{
+	int child_err = 0;
+	ssize_t n;
+
+	if (write(l->go_fd, "g", 1) != 1) {
+		int err = -errno;
+
+		launch__abort(l);
+		return err;
+	}
+	close(l->go_fd);
+	l->go_fd = -1;
+	/* The exec closes err_fd's other end (CLOEXEC); a failure writes errno. */
+	do
+		n = read(l->err_fd, &child_err, sizeof(child_err));
+	while (n < 0 && errno == EINTR);
+	close(l->err_fd);
+	l->err_fd = -1;
+	if (n == sizeof(child_err)) {
+		launch__wait(l);
+		return -child_err;
+	}
+	return 0;
+}
+
+void launch__abort(struct launch *l)
+{
+	if (l->go_fd >= 0)
+		close(l->go_fd);
+	if (l->err_fd >= 0)
+		close(l->err_fd);
+	l->go_fd = l->err_fd = -1;
+	launch__wait(l);
+}
+
+int launch__poll(struct launch *l)
+{
+	pid_t r;
+
+	if (l->reaped)
+		return 1;
+	r = waitpid(l->pid, &l->status, WNOHANG);
+	if (r == l->pid) {
+		l->reaped = 1;
+		return 1;
+	}
+	return 0;
+}
+
+void launch__wait(struct launch *l)
+{
+	while (!l->reaped) {
+		pid_t r = waitpid(l->pid, &l->status, 0);
+
+		if (r == l->pid)
+			l->reaped = 1;
+		else if (r < 0 && errno != EINTR)
+			break;
+	}
+}
+
+int launch__exit_code(const struct launch *l)
+{
+	if (WIFEXITED(l->status))
+		return WEXITSTATUS(l->status);
+	if (WIFSIGNALED(l->status))
+		return 128 + WTERMSIG(l->status);
+	return 1;
+}

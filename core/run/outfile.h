@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Where the report goes: standard output, or --output FILE, checked before
+ * sampling so that a bad path fails at once, and written safely in shared
+ * directories such as /tmp. The report is written to a temporary file
+ * beside FILE and renamed over it at the end, so a failed run leaves no
+ * partial report; a symlink at FILE is refused, and an existing FIFO,
+ * directory or another user's file is never replaced. A character device
+ * (/dev/null, a terminal) is written in place.
+ */
+#ifndef CORE_RUN_OUTFILE_H
+#define CORE_RUN_OUTFILE_H
+
+#include <stdio.h>
+
+#include "core/lib/log.h"
+
+struct outfile {
+	FILE *f;		/* where writers write */
+	char *path;		/* --output, or NULL for standard output */
+	char *tmp_path;		/* renamed to path at the end; NULL when writing in place */
+};
+
+/* path NULL: standard output. Returns 0 or -errno with a reason in err. */
+int outfile__open(struct outfile *o, const char *path, struct errmsg *err);
+/* Flush and move the report into place. Returns 0 or -errno with a reason. */
+int outfile__commit(struct outfile *o, struct errmsg *err);
+/* Give up: close, and remove the temporary file. Safe after commit and on a zeroed struct. */
+void outfile__discard(struct outfile *o);
+
+#endif

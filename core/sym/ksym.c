@@ -1,0 +1,298 @@
+// SPDX-License-Identifier: GPL-2.0
+#include "core/sym/ksym.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/lib/userfile.h"
+
+struct ksym {
+	uint64_t addr;
+	uint32_t name;		/* offsets into the text */
+	uint32_t module;	/* 0: the core kernel */
+	unsigned int rank;	/* among symbols at one address: lowest wins */
+};
+
+/* Why an alias loses a tie, worst first; then by its leading underscores. */
+enum {
+	KSYM_MARKER = 8 << 8,	/* a section boundary, not a function */
+	KSYM_PI_ALIAS = 4 << 8,	/* __pi_memcpy: memcpy's copy for early boot code */
+	KSYM_WEAK = 2 << 8,
+	KSYM_LOCAL = 1 << 8,
+};
+
+struct ksyms {
+	struct ksym *syms;
+	size_t nr;
+	char *text;		/* the kept names and module names, NUL-terminated */
+	bool restricted;
+};
+
+/*
+ * kallsyms is about 10 MB with modules; the path can be given on the command
+ * line, so it is opened as any other file a user might control.
+ */
+#define KSYMS_MAX_SIZE (256UL << 20)
+
+static int read_all(const char *path, char **buf, size_t *len)
+{
+	bool truncated;
+	uint64_t size;
+	int fd = userfile__open(path, false, UINT64_MAX, &size);
+	int err;
+
+	if (fd < 0)
+		return fd;
+	err = userfile__read_all(fd, KSYMS_MAX_SIZE, buf, len, &truncated);
+	close(fd);
+	if (!err && truncated)
+		err = -EFBIG;
+	return err;
+}
+
+static int cmp_ksym(const void *a, const void *b)
+{
+	const struct ksym *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	if (x->rank != y->rank)
+		return x->rank < y->rank ? -1 : 1;
+	return x->name > y->name ? -1 : x->name < y->name;
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+
+	return n >= m && !memcmp(s + n - m, suffix, m);
+}
+
+/*
+ * Linker-script labels of text sections: _stext, _etext, _sinittext,
+ * __sched_text_start, __irqentry_text_end, ..., and their __pi_ copies
+ * (position-independent aliases, 6.10+).
+ */
+static bool is_section_marker(const char *name)
+{
+	if (!strncmp(name, "__pi_", 5))
+		name += 5;
+	if (!strcmp(name, "_text") || !strcmp(name, "_stext") || !strcmp(name, "_etext") ||
+	    !strcmp(name, "_sinittext") || !strcmp(name, "_einittext"))
+		return true;
+	return !strncmp(name, "__", 2) &&
+	       (ends_with(name, "_text_start") || ends_with(name, "_text_end"));
+}
+
+static unsigned int ksym_rank(char type, const char *name)
+{
+	unsigned int rank = strspn(name, "_");
+
+	if (rank > 255)
+		rank = 255;
+	if (!strncmp(name, "__pi_", 5))
+		rank |= KSYM_PI_ALIAS;
+	if (is_section_marker(name))
+		rank |= KSYM_MARKER;
+	if (type == 'w' || type == 'W')
+		rank |= KSYM_WEAK;
+	if (type == 't' || type == 'w')
+		rank |= KSYM_LOCAL;
+	return rank;
+}
+
+/* One symbol per address: the best alias, first after sorting. */
+static void sort_ksyms(struct ksyms *ks)
+{
+	size_t out = 0;
+
+	if (ks->nr)
+		qsort(ks->syms, ks->nr, sizeof(*ks->syms), cmp_ksym);
+	for (size_t i = 0; i < ks->nr; i++) {
+		if (!out || ks->syms[out - 1].addr != ks->syms[i].addr)
+			ks->syms[out++] = ks->syms[i];
+	}
+	ks->nr = out;
+}
+
+static bool is_text_type(char t)
+{
+	return t == 't' || t == 'T' || t == 'w' || t == 'W';
+}
+
+/*
+ * The file is about 10 MB, most of it addresses, data symbols and the
+ * padding stubs: keep only the names of the symbols kept, each module's
+ * name once (a module's symbols are listed together), and let the file go.
+ */
+static int compact_names(struct ksyms *ks)
+{
+	size_t need = 1, at = 1;
+	const char *last_mod = NULL;
+	uint32_t last_mod_off = 0;
+	char *pool;
+
+	for (size_t i = 0; i < ks->nr; i++) {
+		need += strlen(ks->text + ks->syms[i].name) + 1;
+		if (ks->syms[i].module)
+			need += strlen(ks->text + ks->syms[i].module) + 1;
+	}
+	if (need > UINT32_MAX)
+		return -EFBIG;
+	pool = malloc(need);
+	if (!pool)
+		return -ENOMEM;
+	pool[0] = '\0';	/* offset 0: no module */
+	for (size_t i = 0; i < ks->nr; i++) {
+		struct ksym *k = &ks->syms[i];
+		const char *mod = k->module ? ks->text + k->module : NULL;
+		size_t n = strlen(ks->text + k->name) + 1;
+
+		memcpy(pool + at, ks->text + k->name, n);
+		k->name = (uint32_t)at;
+		at += n;
+		if (!mod) {
+			k->module = 0;
+			continue;
+		}
+		if (!last_mod || strcmp(mod, last_mod)) {
+			n = strlen(mod) + 1;
+			memcpy(pool + at, mod, n);
+			last_mod = mod;
+			last_mod_off = (uint32_t)at;
+			at += n;
+		}
+		k->module = last_mod_off;
+	}
+	free(ks->text);
+	ks->text = pool;
+	/* Give back what the pool does not use: the symbols array had room to grow too. */
+	pool = realloc(ks->text, at);
+	if (pool)
+		ks->text = pool;
+	return 0;
+}
+
+/* Lines are "ffffffff81000000 T name\t[module]"; parsed in place. */
+struct ksyms *ksyms__load(const char *path)
+{
+	struct ksyms *ks = calloc(1, sizeof(*ks));
+	bool any_nonzero = false, any = false;
+	size_t len = 0, cap = 0;
+	char *p, *end;
+	int err;
+
+	if (!ks)
+		return NULL;
+	err = read_all(path, &ks->text, &len);
+	if (err)
+		goto err_out;
+	/* Offset 0 is the first line's address: no name or module starts there. */
+	p = ks->text;
+	end = ks->text + len;
+	while (p < end) {
+		char *nl = memchr(p, '\n', end - p), *name, *mod = NULL, *q;
+		uint64_t addr;
+		char type;
+
+		if (!nl)
+			nl = end;
+		*nl = '\0';
+		addr = strtoull(p, &q, 16);
+		if (q == p || q + 3 > nl || q[0] != ' ' || q[2] != ' ')
+			goto next;
+		type = q[1];
+		name = q + 3;
+		any = true;
+		any_nonzero |= addr != 0;
+		if (!is_text_type(type) || !*name)
+			goto next;
+		q = strchr(name, '\t');
+		if (q) {
+			*q = '\0';
+			mod = strchr(q + 1, '[');
+			if (mod) {
+				char *close = strchr(++mod, ']');
+
+				if (close)
+					*close = '\0';
+			}
+		}
+		/* Padding and CFI stubs sit in front of the real function. */
+		if (!strncmp(name, "__pfx_", 6) || !strncmp(name, "__cfi_", 6))
+			goto next;
+		if (ks->nr == cap) {
+			size_t ncap = cap ? cap * 2 : 1024;
+			struct ksym *tmp = realloc(ks->syms, ncap * sizeof(*tmp));
+
+			if (!tmp) {
+				err = -ENOMEM;
+				goto err_out;
+			}
+			ks->syms = tmp;
+			cap = ncap;
+		}
+		ks->syms[ks->nr].addr = addr;
+		ks->syms[ks->nr].name = (uint32_t)(name - ks->text);
+		ks->syms[ks->nr].module = mod ? (uint32_t)(mod - ks->text) : 0;
+		ks->syms[ks->nr].rank = ksym_rank(type, name);
+		ks->nr++;
+next:
+		p = nl + 1;
+	}
+	ks->restricted = any && !any_nonzero;
+	err = compact_names(ks);
+	if (err)
+		goto err_out;
+	if (ks->nr && ks->nr < cap) {
+		struct ksym *tmp = realloc(ks->syms, ks->nr * sizeof(*tmp));
+
+		if (tmp)
+			ks->syms = tmp;
+	}
+	sort_ksyms(ks);
+	return ks;
+
+err_out:
+	ksyms__free(ks);
+	errno = -err;
+	return NULL;
+}
+
+void ksyms__free(struct ksyms *ks)
+{
+	if (!ks)
+		return;
+	free(ks->text);
+	free(ks->syms);
+	free(ks);
+}
+
+bool ksyms__restricted(const struct ksyms *ks)
+{
+	return ks->restricted;
+}
+
+const char *ksyms__lookup(const struct ksyms *ks, uint64_t addr, uint64_t *sym_off,
+			  const char **module)
+{
+	size_t lo = 0, hi = ks->nr;
+
+	if (ks->restricted)
+		return NULL;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (ks->syms[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0)
+		return NULL;
+	*sym_off = addr - ks->syms[lo - 1].addr;
+	*module = ks->syms[lo - 1].module ? ks->text + ks->syms[lo - 1].module : NULL;
+	return ks->text + ks->syms[lo - 1].name;
+}

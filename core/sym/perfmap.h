@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Symbols of JIT-generated code from /tmp/perf-PID.map ("START SIZE name"
+ * per line, hex, with or without 0x), the convention of perf, the JVM's
+ * perf-map-agent, node --perf-basic-prof and others. The file is read under
+ * the process's root, named by its pid in its own namespace.
+ */
+#ifndef CORE_SYM_PERFMAP_H
+#define CORE_SYM_PERFMAP_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+struct perfmap;
+
+/*
+ * Load the map of process pid (pid in our namespace). Returns NULL if there
+ * is none; a file owned by neither the process's user nor root is ignored,
+ * and *warning says why (static text, or NULL).
+ */
+struct perfmap *perfmap__load(pid_t pid, const char **warning, char *path, size_t path_len);
+/* Load from a given file, trusting it (tests). */
+struct perfmap *perfmap__load_file(const char *path);
+void perfmap__free(struct perfmap *pm);
+
+const char *perfmap__lookup(const struct perfmap *pm, uint64_t addr, uint64_t *offset);
+
+#endif

@@ -1,0 +1,335 @@
+// SPDX-License-Identifier: GPL-2.0
+#include "core/sym/symbolize.h"
+
+#include <elf.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/sym/dwarfline.h"
+#include "core/sym/debugfile.h"
+#include "core/sym/elfsym.h"
+#include "core/lib/hashmap.h"
+#include "core/sym/ksym.h"
+#include "core/lib/log.h"
+#include "core/sym/perfmap.h"
+
+struct elf_cache_entry {
+	char *key;		/* "dev:ino:path" */
+	const char *module;	/* base name of path, inside key */
+	struct elf_symtab *st;	/* NULL when the file could not be read */
+	struct dwarf_lines *dl;	/* its DWARF when source lines are wanted; NULL if none */
+};
+
+struct symbolizer {
+	struct hashmap elfs;	/* key -> struct elf_cache_entry */
+	struct ksyms *ksyms;
+	bool ksyms_tried;
+	char *kallsyms_path;
+	struct elf_symtab *vdso;
+	bool vdso_tried;
+	unsigned int unreadable_files;
+	bool want_source;	/* open each binary's DWARF with its symbols */
+	struct hashmap perfmaps;	/* pid -> struct perfmap_entry */
+	bool kernel_restricted_used;
+};
+
+static uint64_t str_hash(const void *key)
+{
+	return hash_bytes(key, strlen(key), 0);
+}
+
+static bool str_equal(const void *a, const void *b)
+{
+	return !strcmp(a, b);
+}
+
+struct perfmap_entry {
+	pid_t pid;
+	struct perfmap *pm;	/* NULL: none, or not trusted */
+};
+
+static uint64_t pid_hash(const void *k)
+{
+	return hash_u64(*(const pid_t *)k);
+}
+
+static bool pid_equal(const void *a, const void *b)
+{
+	return *(const pid_t *)a == *(const pid_t *)b;
+}
+
+struct symbolizer *symbolizer__new(void)
+{
+	struct symbolizer *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	hashmap__init(&s->elfs, str_hash, str_equal);
+	hashmap__init(&s->perfmaps, pid_hash, pid_equal);
+	return s;
+}
+
+/* The JIT symbols of pid, read once. */
+static struct perfmap *perfmap_of(struct symbolizer *s, pid_t pid)
+{
+	struct perfmap_entry *e = hashmap__find(&s->perfmaps, &pid);
+	const char *warning;
+	char path[128];
+
+	if (e)
+		return e->pm;
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return NULL;
+	e->pid = pid;
+	e->pm = perfmap__load(pid, &warning, path, sizeof(path));
+	if (warning)
+		pr_warn("warning: ignoring %s: %s\n", path, warning);
+	if (hashmap__add(&s->perfmaps, &e->pid, e)) {
+		perfmap__free(e->pm);
+		free(e);
+		return NULL;
+	}
+	return e->pm;
+}
+
+void symbolizer__free(struct symbolizer *s)
+{
+	struct hashmap_entry *ent;
+	size_t bkt;
+
+	if (!s)
+		return;
+	hashmap__for_each(&s->elfs, bkt, ent) {
+		struct elf_cache_entry *e = ent->value;
+
+		elf_symtab__free(e->st);
+		dwarf_lines__free(e->dl);
+		free(e->key);
+		free(e);
+	}
+	hashmap__clear(&s->elfs);
+	hashmap__for_each(&s->perfmaps, bkt, ent) {
+		struct perfmap_entry *e = ent->value;
+
+		perfmap__free(e->pm);
+		free(e);
+	}
+	hashmap__clear(&s->perfmaps);
+	ksyms__free(s->ksyms);
+	elf_symtab__free(s->vdso);
+	free(s->kallsyms_path);
+	free(s);
+}
+
+void symbolizer__set_kallsyms(struct symbolizer *s, const char *path)
+{
+	free(s->kallsyms_path);
+	s->kallsyms_path = strdup(path);
+}
+
+/* The kernel maps the same vdso into every process: read our own. */
+static struct elf_symtab *vdso_symtab(struct symbolizer *s)
+{
+	const void *image;
+	size_t size;
+
+	if (s->vdso_tried)
+		return s->vdso;
+	s->vdso_tried = true;
+	image = elf_own_vdso(&size);
+	s->vdso = image ? elf_symtab__load_mem(image, size) : NULL;
+	return s->vdso;
+}
+
+/* The DWARF of the binary at open_path (installed at path), or NULL. */
+static struct dwarf_lines *open_dwarf(const char *open_path, const char *path)
+{
+	struct dwarf_lines *dl;
+	int fd = elf_dwarf_fd(open_path, path);
+
+	if (fd < 0) {
+		pr_info("no debug info for %s: no source lines or inlined calls for its frames\n",
+			path);
+		return NULL;
+	}
+	dl = dwarf_lines__open(fd, elf_symtab__debug_root());
+	if (!dl)
+		pr_info("cannot read the DWARF of %s: %s\n", path, strerror(errno));
+	return dl;
+}
+
+static struct elf_cache_entry *elf_for_mapping(struct symbolizer *s, const struct addr_space *as,
+					       const struct mapping *m)
+{
+	struct elf_cache_entry *e;
+	char key[4200], open_path[4200];
+	const char *slash;
+	int fd;
+
+	snprintf(key, sizeof(key), "%" PRIx64 ":%" PRIu64 ":%s", m->dev, m->ino, m->path);
+	e = hashmap__find(&s->elfs, key);
+	if (e)
+		return e;
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return NULL;
+	e->key = strdup(key);
+	if (!e->key) {
+		free(e);
+		return NULL;
+	}
+	slash = strrchr(m->path, '/');
+	e->module = e->key + (strlen(key) - strlen(slash ? slash + 1 : m->path));
+	/* The file opened when the mapping was first seen, if the tracker has it. */
+	fd = as ? file_table__fd(as->files, m) : -1;
+	if (fd >= 0)
+		snprintf(open_path, sizeof(open_path), "/proc/self/fd/%d", fd);
+	else
+		snprintf(open_path, sizeof(open_path), "%s", m->path);
+	e->st = elf_symtab__load_as(open_path, m->path);
+	if (!e->st) {
+		s->unreadable_files++;
+		pr_info("cannot read symbols of %s: %s\n", m->path, strerror(errno));
+	} else if (s->want_source) {
+		/* Now, while the file the tracker opened is still there. */
+		e->dl = open_dwarf(open_path, m->path);
+	}
+	if (hashmap__add(&s->elfs, e->key, e)) {
+		elf_symtab__free(e->st);
+		free(e->key);
+		free(e);
+		return NULL;
+	}
+	return e;
+}
+
+void symbolizer__user(struct symbolizer *s, const struct addr_space *as, uint64_t addr,
+		      struct frame_sym *out)
+{
+	const struct mapping *m = as ? addr_space__find(as, addr) : NULL;
+	uint64_t off;
+
+	out->name = NULL;
+	out->offset = 0;
+	out->module = NULL;
+	/* Executable memory without a file is JIT code: its process may name it. */
+	if (as && as->pid > 0 && (!m || !mapping__is_file(m)) && (!m || strcmp(m->path, "[vdso]"))) {
+		struct perfmap *pm = perfmap_of(s, as->pid);
+
+		if (pm) {
+			out->name = perfmap__lookup(pm, addr, &out->offset);
+			if (out->name)
+				out->module = "[jit]";
+		}
+		return;
+	}
+	if (!m)
+		return;
+	off = addr - m->start + m->pgoff;
+	if (!strcmp(m->path, "[vdso]")) {
+		struct elf_symtab *st = vdso_symtab(s);
+
+		out->module = "[vdso]";
+		if (st)
+			out->name = elf_symtab__lookup_offset(st, addr - m->start, &out->offset);
+		return;
+	}
+	if (!mapping__is_file(m))
+		return;		/* anonymous or special memory: nothing to read */
+	struct elf_cache_entry *e = elf_for_mapping(s, as, m);
+
+	if (!e)
+		return;
+	out->module = e->module;
+	if (e->st)
+		out->name = elf_symtab__lookup_offset(e->st, off, &out->offset);
+}
+
+void symbolizer__want_source(struct symbolizer *s)
+{
+	s->want_source = true;
+}
+
+unsigned int symbolizer__user_source(struct symbolizer *s, const struct addr_space *as,
+				     uint64_t addr, struct src_frame *out, unsigned int max)
+{
+	const struct mapping *m = as ? addr_space__find(as, addr) : NULL;
+	struct elf_cache_entry *e;
+	uint64_t vaddr;
+
+	if (!s->want_source || !m || !mapping__is_file(m))
+		return 0;
+	e = elf_for_mapping(s, as, m);
+	if (!e || !e->st || !e->dl || elf_symtab__vaddr(e->st, addr - m->start + m->pgoff, &vaddr))
+		return 0;
+	return dwarf_lines__lookup(e->dl, vaddr, out, max);
+}
+
+void symbolizer__user_frame(struct symbolizer *s, const struct addr_space *as, uint64_t ip,
+			    bool caller, struct frame_sym *out)
+{
+	/* The unwinder's marker for a stack cut at the maximum depth. */
+	if (ip == STACK_TRUNCATED_IP) {
+		out->name = "[truncated]";
+		out->offset = 0;
+		out->module = NULL;
+		return;
+	}
+	symbolizer__user(s, as, ip - caller, out);
+}
+
+const char *symbolizer__build_id(struct symbolizer *s, const struct addr_space *as,
+				 const struct mapping *m)
+{
+	struct elf_cache_entry *e;
+
+	if (!m || !mapping__is_file(m))
+		return NULL;
+	e = elf_for_mapping(s, as, m);
+	return e && e->st ? elf_symtab__build_id(e->st) : NULL;
+}
+
+void symbolizer__preload_kernel(struct symbolizer *s)
+{
+	const char *path = s->kallsyms_path ? s->kallsyms_path : "/proc/kallsyms";
+
+	if (s->ksyms_tried)
+		return;
+	s->ksyms_tried = true;
+	s->ksyms = ksyms__load(path);
+	if (!s->ksyms)
+		pr_warn("cannot read %s: %s; kernel frames print [unknown]\n", path,
+			strerror(errno));
+}
+
+void symbolizer__kernel(struct symbolizer *s, uint64_t addr, struct frame_sym *out)
+{
+	out->name = NULL;
+	out->offset = 0;
+	out->module = "kernel";
+	symbolizer__preload_kernel(s);
+	if (!s->ksyms)
+		return;
+	if (ksyms__restricted(s->ksyms)) {
+		s->kernel_restricted_used = true;
+		return;
+	}
+	out->name = ksyms__lookup(s->ksyms, addr, &out->offset, &out->module);
+	if (!out->module)
+		out->module = "kernel";
+}
+
+void symbolizer__report_problems(struct symbolizer *s)
+{
+	if (s->kernel_restricted_used)
+		pr_warn("warning: /proc/kallsyms shows no addresses (kernel.kptr_restrict, or not "
+			"privileged); kernel frames print [unknown]\n");
+	if (s->unreadable_files)
+		pr_warn("warning: could not read symbols of %u binaries; their frames print "
+			"[unknown] (-v names them)\n",
+			s->unreadable_files);
+}

@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Turns addresses into function names: user addresses through a process's
+ * mappings and the ELF files behind them, kernel addresses through kallsyms.
+ * ELF symbol tables are loaded once per file and shared by all processes.
+ */
+#ifndef CORE_SYM_SYMBOLIZE_H
+#define CORE_SYM_SYMBOLIZE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/proc/proctrack.h"
+#include "core/sym/dwarfline.h"
+
+struct symbolizer;
+
+struct frame_sym {
+	const char *name;	/* NULL when unknown */
+	uint64_t offset;	/* into the function */
+	const char *module;	/* file base name, or kernel module; "kernel" for the kernel */
+};
+
+struct symbolizer *symbolizer__new(void);
+void symbolizer__free(struct symbolizer *s);
+
+/* Use this kallsyms file instead of /proc/kallsyms (tests). */
+void symbolizer__set_kallsyms(struct symbolizer *s, const char *path);
+
+/* Read kallsyms now (before sampling), so that the report does not wait for it. */
+void symbolizer__preload_kernel(struct symbolizer *s);
+
+void symbolizer__user(struct symbolizer *s, const struct addr_space *as, uint64_t addr,
+		      struct frame_sym *out);
+/*
+ * One frame of a user stack: a caller's return address is looked up at
+ * ip - 1; the unwinder's STACK_TRUNCATED_IP prints as "[truncated]".
+ */
+void symbolizer__user_frame(struct symbolizer *s, const struct addr_space *as, uint64_t ip,
+			    bool caller, struct frame_sym *out);
+/*
+ * Read each binary's DWARF (its own or its debug file's) along with its
+ * symbols, for symbolizer__user_source. Call before the first lookup.
+ */
+void symbolizer__want_source(struct symbolizer *s);
+/*
+ * The source position of a user address (look up a caller's at ip - 1): the
+ * functions inlined there, innermost first, then the function holding the
+ * code, each with file and line (dwarf_lines__lookup). 0 when the binary has
+ * no DWARF or source lines were not wanted. Strings live as long as s.
+ */
+unsigned int symbolizer__user_source(struct symbolizer *s, const struct addr_space *as,
+				     uint64_t addr, struct src_frame *out, unsigned int max);
+void symbolizer__kernel(struct symbolizer *s, uint64_t addr, struct frame_sym *out);
+
+/* The build-id (hex) of the file behind a mapping, or NULL. */
+const char *symbolizer__build_id(struct symbolizer *s, const struct addr_space *as,
+				 const struct mapping *m);
+
+/* Print the one-line warnings about what could not be symbolized. */
+void symbolizer__report_problems(struct symbolizer *s);
+
+#endif
