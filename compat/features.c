@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <linux/bpf.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -115,15 +116,18 @@ struct feature_probe {
 	int err;
 };
 
+/* Designated fields: state and err start at zero (FEATURE_UNKNOWN). */
+#define PROBE(d, fn) { .desc = (d), .probe = (fn) }
 static struct feature_probe probes[__FEAT_CNT] = {
-	[FEAT_PERF_EVENT_OPEN] = { "perf_event_open (Linux 2.6.31)", probe_perf_event_open },
-	[FEAT_BPF_SYSCALL] = { "bpf() (Linux 3.18)", probe_bpf_syscall },
-	[FEAT_BPF_PERCPU_ARRAY] = { "BPF_MAP_TYPE_PERCPU_ARRAY (Linux 4.6)", probe_percpu_array },
-	[FEAT_BPF_STACK_TRACE_MAP] = { "BPF_MAP_TYPE_STACK_TRACE (Linux 4.6)",
-				       probe_stack_trace_map },
-	[FEAT_BPF_PERF_EVENT_PROG] = { "BPF_PROG_TYPE_PERF_EVENT (Linux 4.9)",
-				       probe_perf_event_prog },
+	[FEAT_PERF_EVENT_OPEN] = PROBE("perf_event_open (Linux 2.6.31)", probe_perf_event_open),
+	[FEAT_BPF_SYSCALL] = PROBE("bpf() (Linux 3.18)", probe_bpf_syscall),
+	[FEAT_BPF_PERCPU_ARRAY] = PROBE("BPF_MAP_TYPE_PERCPU_ARRAY (Linux 4.6)", probe_percpu_array),
+	[FEAT_BPF_STACK_TRACE_MAP] = PROBE("BPF_MAP_TYPE_STACK_TRACE (Linux 4.6)",
+					   probe_stack_trace_map),
+	[FEAT_BPF_PERF_EVENT_PROG] = PROBE("BPF_PROG_TYPE_PERF_EVENT (Linux 4.9)",
+					   probe_perf_event_prog),
 };
+#undef PROBE
 
 enum feature_state kernel_feature__state(enum kernel_feature feat)
 {
@@ -167,6 +171,42 @@ int perf_event_paranoid(void)
 		fclose(f);
 	}
 	return level;
+}
+
+
+/* A whole number from a /proc file, or def. */
+static long long proc_number(const char *path, long long def)
+{
+	FILE *f = fopen(path, "re");
+	long long v = def;
+
+	if (f) {
+		if (fscanf(f, "%lld", &v) != 1)
+			v = def;
+		fclose(f);
+	}
+	return v;
+}
+
+unsigned int perf_event_max_sample_rate(void)
+{
+	long long v = proc_number("/proc/sys/kernel/perf_event_max_sample_rate", 100000);
+
+	return v > 0 && v < UINT32_MAX ? (unsigned int)v : 100000;
+}
+
+uint64_t mem_available_bytes(void)
+{
+	FILE *f = fopen("/proc/meminfo", "re");
+	unsigned long long kb = 0;
+	char line[256];
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return (uint64_t)kb * 1024;
 }
 
 const char *kernel_release(void)

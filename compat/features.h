@@ -8,6 +8,7 @@
 #define COMPAT_FEATURES_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 enum kernel_feature {
 	FEAT_PERF_EVENT_OPEN,		/* 2.6.31 */
@@ -34,6 +35,12 @@ const char *feature_state__name(enum feature_state st);
 
 /* kernel.perf_event_paranoid (2, the kernel's default, if it cannot be read). */
 int perf_event_paranoid(void);
+
+/* kernel.perf_event_max_sample_rate: the highest -F, and 1e9 / it the shortest -c (ns). */
+unsigned int perf_event_max_sample_rate(void);
+
+/* MemAvailable from /proc/meminfo, in bytes; 0 if unknown. */
+uint64_t mem_available_bytes(void);
 
 /* "6.18.44-..." from uname. */
 const char *kernel_release(void);

@@ -2,9 +2,12 @@
 #include "compat/perf_event.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+
+#include "compat/features.h"
 
 int sys_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu, int group_fd,
 			unsigned long flags)
@@ -16,6 +19,8 @@ int sys_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu, int gr
 
 static const char *const feature_names[__PERF_ATTR_FEATURE_CNT] = {
 	[PERF_ATTR_SAMPLE_MAX_STACK] = "sample_max_stack (4.8)",
+	[PERF_ATTR_CONTEXT_SWITCH] = "context_switch (4.3)",
+	[PERF_ATTR_USE_CLOCKID] = "use_clockid (4.1)",
 	[PERF_ATTR_MMAP2] = "mmap2 and comm_exec (3.16)",
 	[PERF_ATTR_EXCLUDE_CALLCHAIN] = "exclude_callchain_user/kernel (3.7)",
 	[PERF_ATTR_SAMPLE_ID_ALL] = "sample_id_all (2.6.38)",
@@ -35,6 +40,15 @@ static void drop_feature(struct perf_event_attr *attr, enum perf_attr_feature fe
 		if (attr->size > PERF_ATTR_SIZE_VER5)
 			attr->size = PERF_ATTR_SIZE_VER5;
 		break;
+	case PERF_ATTR_CONTEXT_SWITCH:
+		/* Off-CPU time then takes switch-ins from sched_switch's next_pid. */
+		attr->context_switch = 0;
+		break;
+	case PERF_ATTR_USE_CLOCKID:
+		/* Times are then perf's clock: intervals still are right, the end is the last record. */
+		attr->use_clockid = 0;
+		attr->clockid = 0;
+		break;
 	case PERF_ATTR_MMAP2:
 		/* comm_exec came with mmap2; without it, pid == tid COMM means exec. */
 		attr->mmap2 = 0;
@@ -53,8 +67,8 @@ static void drop_feature(struct perf_event_attr *attr, enum perf_attr_feature fe
 	}
 }
 
-int perf_attr__open(struct perf_attr_ladder *ladder, struct perf_event_attr *attr, pid_t pid,
-		    int cpu)
+static int open_flags(struct perf_attr_ladder *ladder, struct perf_event_attr *attr, pid_t pid,
+		      int cpu, unsigned long flags)
 {
 	int feat, fd;
 
@@ -63,7 +77,7 @@ int perf_attr__open(struct perf_attr_ladder *ladder, struct perf_event_attr *att
 			drop_feature(attr, feat);
 
 	for (feat = 0;; feat++) {
-		fd = sys_perf_event_open(attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+		fd = sys_perf_event_open(attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC | flags);
 		if (fd >= 0 || (fd != -EINVAL && fd != -E2BIG))
 			return fd;
 		while (feat < __PERF_ATTR_FEATURE_CNT && ladder->dropped[feat])
@@ -73,4 +87,53 @@ int perf_attr__open(struct perf_attr_ladder *ladder, struct perf_event_attr *att
 		ladder->dropped[feat] = true;
 		drop_feature(attr, feat);
 	}
+}
+
+int perf_attr__open(struct perf_attr_ladder *ladder, struct perf_event_attr *attr, pid_t pid,
+		    int cpu)
+{
+	return open_flags(ladder, attr, pid, cpu, 0);
+}
+
+int perf_attr__open_cgroup(struct perf_attr_ladder *ladder, struct perf_event_attr *attr,
+			   int cgroup_fd, int cpu)
+{
+	return open_flags(ladder, attr, cgroup_fd, cpu, PERF_FLAG_PID_CGROUP);
+}
+
+void perf_open_error(int err, bool system_wide, char *why, size_t len)
+{
+	int paranoid = perf_event_paranoid();
+
+	if ((err == -EACCES || err == -EPERM) && geteuid() == 0)
+		snprintf(why, len,
+			 "perf_event_open: %s although running as root: a seccomp filter or a "
+			 "security module refuses it",
+			 strerror(-err));
+	else if (err == -EPERM)
+		/* The paranoid checks answer EACCES; EPERM comes from seccomp or an LSM. */
+		snprintf(why, len,
+			 "perf_event_open: %s: a seccomp filter or a security module refuses it "
+			 "(a container runtime's default profile does)",
+			 strerror(-err));
+	else if (err == -EACCES && paranoid >= 3)
+		snprintf(why, len,
+			 "perf_event_open: %s: kernel.perf_event_paranoid is %d, which (a Debian "
+			 "and Android patch) refuses perf_event_open to users without "
+			 "CAP_SYS_ADMIN (CAP_PERFMON is not enough there); set it to 2 or lower, or "
+			 "run as root",
+			 strerror(-err), paranoid);
+	else if (err == -EACCES)
+		snprintf(why, len,
+			 "perf_event_open: %s: %s needs root, CAP_PERFMON, or "
+			 "kernel.perf_event_paranoid <= %d (now %d)",
+			 strerror(-err), system_wide ? "system-wide sampling" : "kernel sampling",
+			 system_wide ? 0 : 1, paranoid);
+	else if (err == -ENOSYS)
+		snprintf(why, len, "perf_event_open: not supported by this kernel");
+	else if (err == -ENOENT || err == -EOPNOTSUPP)
+		snprintf(why, len, "perf_event_open: the cpu-clock event is not available (%s)",
+			 strerror(-err));
+	else
+		snprintf(why, len, "perf_event_open: %s", strerror(-err));
 }

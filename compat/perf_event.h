@@ -8,16 +8,35 @@
 
 #include <linux/perf_event.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <sys/types.h>
 
 #ifndef PERF_RECORD_MISC_COMM_EXEC	/* 3.16 */
 #define PERF_RECORD_MISC_COMM_EXEC (1 << 13)
+/* A one-line reason for a perf_event_open failure: the cause and what would allow it. */
+void perf_open_error(int err, bool system_wide, char *why, size_t len);
+
 #endif
 #ifndef PERF_RECORD_MMAP2		/* 3.16 */
 #define PERF_RECORD_MMAP2 10
+/* A one-line reason for a perf_event_open failure: the cause and what would allow it. */
+void perf_open_error(int err, bool system_wide, char *why, size_t len);
+
+#endif
+#ifndef PERF_RECORD_SWITCH		/* 4.3: attr.context_switch */
+#define PERF_RECORD_SWITCH 14
+#endif
+#ifndef PERF_RECORD_SWITCH_CPU_WIDE	/* 4.3: attr.context_switch on a CPU-wide event */
+#define PERF_RECORD_SWITCH_CPU_WIDE 15
+#endif
+#ifndef PERF_RECORD_MISC_SWITCH_OUT	/* 4.3 */
+#define PERF_RECORD_MISC_SWITCH_OUT (1 << 13)
 #endif
 #ifndef PERF_ATTR_SIZE_VER5		/* 4.8: sample_max_stack */
 #define PERF_ATTR_SIZE_VER5 112
+/* A one-line reason for a perf_event_open failure: the cause and what would allow it. */
+void perf_open_error(int err, bool system_wide, char *why, size_t len);
+
 #endif
 
 int sys_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu, int group_fd,
@@ -26,6 +45,8 @@ int sys_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu, int gr
 /* Attributes the ladder may drop, newest first. */
 enum perf_attr_feature {
 	PERF_ATTR_SAMPLE_MAX_STACK,	/* 4.8 */
+	PERF_ATTR_CONTEXT_SWITCH,	/* 4.3 */
+	PERF_ATTR_USE_CLOCKID,		/* 4.1 */
 	PERF_ATTR_MMAP2,		/* 3.16 */
 	PERF_ATTR_EXCLUDE_CALLCHAIN,	/* 3.7 */
 	PERF_ATTR_SAMPLE_ID_ALL,	/* 2.6.38 */
@@ -46,5 +67,16 @@ const char *perf_attr_feature__name(enum perf_attr_feature feat);
  */
 int perf_attr__open(struct perf_attr_ladder *ladder, struct perf_event_attr *attr, pid_t pid,
 		    int cpu);
+
+/*
+ * The same for an event that counts only while a task of the cgroup open at
+ * cgroup_fd (or below it) runs on cpu (PERF_FLAG_PID_CGROUP: v1 perf_event
+ * hierarchies since 2.6.39, cgroup v2 since 4.11).
+ */
+int perf_attr__open_cgroup(struct perf_attr_ladder *ladder, struct perf_event_attr *attr,
+			   int cgroup_fd, int cpu);
+
+/* A one-line reason for a perf_event_open failure: the cause and what would allow it. */
+void perf_open_error(int err, bool system_wide, char *why, size_t len);
 
 #endif
