@@ -5,9 +5,10 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include "unwind/cfi.h"
 
 /* DWARF pointer encodings used by .eh_frame_hdr (LSB "Exception Frame Header"). */
 #define DW_EH_PE_omit 0xff
@@ -16,21 +17,133 @@
 #define DW_EH_PE_sdata4 0x0b
 #define DW_EH_PE_udata8 0x04
 #define DW_EH_PE_sdata8 0x0c
+#define DW_EH_PE_pcrel 0x10
 #define DW_EH_PE_datarel 0x30
 
-/* The file offset of ELF vaddr, or -1 outside the file-backed part of a segment. */
-static int64_t file_offset(const struct unwind_image *img, uint64_t vaddr, uint64_t len)
+/* Linkers write a dozen program headers; thousands would only be someone's allocation bait. */
+#define IMAGE_MAX_PHDRS 256
+/* Section names fit in far less. */
+#define IMAGE_MAX_SHSTRTAB (1u << 20)
+/* Distinct words named by indirect pointers (personalities): a handful in real files. */
+#define IMAGE_MAX_WORDS 4096
+
+struct section_read {
+	struct section_read *next;
+	unsigned char *data;
+	size_t size;
+	char name[];
+};
+
+struct image_state {
+	bool shrunk;
+	struct section_read *sections;	/* what unwind_image__section handed out */
+};
+
+/* Read len bytes at file offset off: the file as it was opened, never past that size. */
+static int image_pread(const struct unwind_image *img, void *buf, size_t len, uint64_t off)
+{
+	if (off > img->size || len > img->size - off)
+		return -EFAULT;
+	if (img->data) {
+		memcpy(buf, img->data + off, len);
+		return 0;
+	}
+	if (img->fd < 0 || img->state->shrunk)
+		return -EFAULT;
+	while (len) {
+		ssize_t n = pread(img->fd, buf, len, off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			/* End of file before the size it had: someone truncated it. */
+			if (!n)
+				img->state->shrunk = true;
+			return -EFAULT;
+		}
+		buf = (char *)buf + n;
+		off += n;
+		len -= n;
+	}
+	return 0;
+}
+
+/* The file offset of [vaddr, vaddr + len) if one PT_LOAD holds it all in the file. */
+static int file_range(const struct unwind_image *img, uint64_t vaddr, uint64_t len, uint64_t *off)
 {
 	for (unsigned int i = 0; i < img->nr_loads; i++) {
 		const Elf64_Phdr *ph = &img->loads[i];
 
-		if (vaddr >= ph->p_vaddr && vaddr + len <= ph->p_vaddr + ph->p_filesz) {
-			uint64_t off = vaddr - ph->p_vaddr + ph->p_offset;
-
-			return off + len <= img->size ? (int64_t)off : -1;
-		}
+		if (vaddr < ph->p_vaddr || vaddr - ph->p_vaddr > ph->p_filesz ||
+		    len > ph->p_filesz - (vaddr - ph->p_vaddr))
+			continue;
+		*off = ph->p_offset + (vaddr - ph->p_vaddr);
+		return 0;
 	}
-	return -1;
+	return -EFAULT;
+}
+
+/* A buffer of size bytes with zeros up to the next multiple of 8 and 8 more. */
+static unsigned char *alloc_padded(size_t size)
+{
+	size_t n = ((size + 7) & ~(size_t)7) + 8;
+	unsigned char *p = malloc(n);
+
+	if (p)
+		memset(p + size, 0, n - size);
+	return p;
+}
+
+static int copy_in(const struct unwind_image *img, struct image_copy *c, uint64_t vaddr,
+		   uint64_t size)
+{
+	uint64_t off;
+	int err;
+
+	if (size > IMAGE_MAX_TABLE || file_range(img, vaddr, size, &off))
+		return -EBADMSG;
+	c->data = alloc_padded(size);
+	if (!c->data)
+		return -ENOMEM;
+	c->vaddr = vaddr;
+	c->size = size;
+	err = image_pread(img, c->data, size, off);
+	if (err) {
+		/* Shorter than fstat said: truncated meanwhile (the image is marked shrunk). */
+		free(c->data);
+		memset(c, 0, sizeof(*c));
+		return -EBADMSG;
+	}
+	return 0;
+}
+
+/* The section headers, if the file has a usable table of them. */
+static Elf64_Shdr *read_shdrs(const struct unwind_image *img)
+{
+	Elf64_Shdr *sh;
+
+	if (!img->shnum)
+		return NULL;
+	sh = calloc(img->shnum, sizeof(*sh));
+	if (sh && image_pread(img, sh, img->shnum * sizeof(*sh), img->shoff)) {
+		free(sh);
+		sh = NULL;
+	}
+	return sh;
+}
+
+/* The size of the allocated section at vaddr, from the section headers, or 0. */
+static uint64_t section_size_at(const struct unwind_image *img, uint64_t vaddr)
+{
+	Elf64_Shdr *sh = read_shdrs(img);
+	uint64_t size = 0;
+
+	for (unsigned int i = 0; sh && i < img->shnum && !size; i++)
+		if (sh[i].sh_addr == vaddr && (sh[i].sh_flags & SHF_ALLOC) &&
+		    sh[i].sh_type != SHT_NOBITS)
+			size = sh[i].sh_size;
+	free(sh);
+	return size;
 }
 
 static unsigned int encoded_size(uint8_t enc)
@@ -48,79 +161,277 @@ static unsigned int encoded_size(uint8_t enc)
 	}
 }
 
-/* Find .eh_frame_hdr through PT_GNU_EH_FRAME and check its table is searchable. */
-static void find_table(struct unwind_image *img, const Elf64_Phdr *hdr_ph)
+/* A fixed-size pointer of .eh_frame_hdr at h + pos (vaddr hdr + pos). */
+static int hdr_pointer(const unsigned char *h, uint64_t hdr, unsigned int pos, uint8_t enc,
+		       uint64_t *val)
 {
-	uint64_t v = hdr_ph->p_vaddr, count = 0;
-	int64_t off = file_offset(img, v, 4);
-	const unsigned char *h;
-	unsigned int ptr_size, count_size;
+	unsigned int n = encoded_size(enc);
+	uint64_t v = 0;
 
-	if (off < 0)
-		return;
-	h = img->data + off;
+	if (!n || (enc & 0x80))
+		return -EBADMSG;
+	memcpy(&v, h + pos, n);	/* little-endian */
+	if (n == 4 && (enc & 0x0f) == DW_EH_PE_sdata4)
+		v = (uint64_t)(int64_t)(int32_t)v;
+	switch (enc & 0x70) {
+	case DW_EH_PE_absptr:
+		break;
+	case DW_EH_PE_pcrel:
+		v += hdr + pos;
+		break;
+	case DW_EH_PE_datarel:
+		v += hdr;
+		break;
+	default:
+		return -EBADMSG;
+	}
+	*val = v;
+	return 0;
+}
+
+static int cmp_word(const void *a, const void *b)
+{
+	const struct image_word *x = a, *y = b;
+
+	return (x->vaddr > y->vaddr) - (x->vaddr < y->vaddr);
+}
+
+/* cfi indirect callback: keep the word at vaddr, read from the file now. */
+static int note_word(void *ctx, uint64_t vaddr)
+{
+	struct unwind_image *img = ctx;
+	struct image_word *w;
+	uint64_t off, val = 0;
+
+	if (img->nr_words && img->words[img->nr_words - 1].vaddr == vaddr)
+		return 0;	/* the same personality, FDE after FDE */
+	if (img->nr_words == IMAGE_MAX_WORDS || file_range(img, vaddr, 8, &off) ||
+	    image_pread(img, &val, 8, off))
+		return -EFAULT;
+	if (!(img->nr_words & (img->nr_words - 1))) {
+		w = realloc(img->words, (img->nr_words ? img->nr_words * 2 : 1) * sizeof(*w));
+		if (!w)
+			return -ENOMEM;
+		img->words = w;
+	}
+	img->words[img->nr_words].vaddr = vaddr;
+	img->words[img->nr_words++].val = val;
+	return 0;
+}
+
+static void sort_words(struct unwind_image *img)
+{
+	size_t n = 0;
+
+	if (!img->nr_words)
+		return;		/* words is NULL */
+	qsort(img->words, img->nr_words, sizeof(*img->words), cmp_word);
+	for (size_t i = 0; i < img->nr_words; i++)
+		if (!n || img->words[n - 1].vaddr != img->words[i].vaddr)
+			img->words[n++] = img->words[i];
+	img->nr_words = n;
+}
+
+static void drop_table(struct unwind_image *img)
+{
+	free(img->hdr_copy.data);
+	free(img->eh_copy.data);
+	free(img->words);
+	memset(&img->hdr_copy, 0, sizeof(img->hdr_copy));
+	memset(&img->eh_copy, 0, sizeof(img->eh_copy));
+	img->words = NULL;
+	img->nr_words = 0;
+	img->has_table = false;
+	img->fde_count = 0;
+}
+
+/*
+ * Keep the entries of the search table whose FDE passes the checks, in
+ * place in our copy. Returns 0 or -EBADMSG for a table that is unusable as
+ * a whole (unsorted, or a budget spent on a hostile .eh_frame).
+ */
+static int check_entries(struct unwind_image *img, unsigned char *t, uint64_t count)
+{
+	struct cfi_section s;
+	uint64_t kept = 0;
+	int32_t prev = INT32_MIN;
+
+	cfi__init(&s, img->eh_copy.data, img->eh_copy.size, img->eh_copy.vaddr, CFI_EH_FRAME);
+	s.indirect = note_word;
+	s.ctx = img;
+	for (uint64_t i = 0; i < count; i++) {
+		int32_t start, rel;
+		uint64_t fde;
+		struct cfi_fde f;
+		int err;
+
+		memcpy(&start, t + i * 8, 4);
+		memcpy(&rel, t + i * 8 + 4, 4);
+		/* libunwind's binary search compares these as signed */
+		if (start < prev)
+			return -EBADMSG;
+		prev = start;
+		fde = img->eh_frame_hdr + (int64_t)rel - img->eh_copy.vaddr;
+		err = fde < img->eh_copy.size ? cfi__check_fde(&s, fde, &f) : -EBADMSG;
+		if (err == -E2BIG)
+			return -EBADMSG;
+		if (err) {
+			img->bad_fdes++;
+			continue;
+		}
+		memmove(t + kept * 8, t + i * 8, 8);
+		kept++;
+	}
+	memset(t + kept * 8, 0, (count - kept) * 8);
+	img->fde_count = kept;
+	return 0;
+}
+
+/*
+ * Copy .eh_frame_hdr (through PT_GNU_EH_FRAME) and the .eh_frame it names,
+ * and keep the search table entries libunwind may follow. Returns 0 (with or
+ * without a table), -EBADMSG for tables unusable as a whole, or -ENOMEM.
+ */
+static int load_table(struct unwind_image *img, const Elf64_Phdr *hdr_ph)
+{
+	uint64_t v = hdr_ph->p_vaddr, size = hdr_ph->p_filesz, eh, eh_size, count, t, off;
+	unsigned int ptr_size, count_size;
+	const unsigned char *h;
+	int err;
+
+	if (size < 4)
+		return size ? -EBADMSG : 0;
+	err = copy_in(img, &img->hdr_copy, v, size);
+	if (err)
+		return err;
+	h = img->hdr_copy.data;
 	/* version 1; eh_frame_ptr_enc, fde_count_enc, table_enc */
-	if (h[0] != 1 || h[2] == DW_EH_PE_omit ||
-	    h[3] != (DW_EH_PE_datarel | DW_EH_PE_sdata4))
-		return;
+	if (h[0] != 1)
+		return -EBADMSG;
+	if (h[2] == DW_EH_PE_omit || h[3] == DW_EH_PE_omit)
+		return 0;	/* no search table: the linker could not sort it */
+	if (h[3] != (DW_EH_PE_datarel | DW_EH_PE_sdata4))
+		return 0;	/* one libunwind cannot search */
 	ptr_size = encoded_size(h[1]);
 	count_size = encoded_size(h[2]);
-	if (!ptr_size || !count_size)
-		return;
-	off = file_offset(img, v + 4 + ptr_size, count_size);
-	if (off < 0)
-		return;
-	memcpy(&count, img->data + off, count_size);	/* little-endian */
+	t = 4 + ptr_size + count_size;
+	if (!ptr_size || !count_size || t > size || (h[2] & 0x70) ||
+	    hdr_pointer(h, v, 4, h[1], &eh) || hdr_pointer(h, v, 4 + ptr_size, h[2], &count))
+		return -EBADMSG;
+	if (count > (size - t) / 8)
+		return -EBADMSG;	/* the table would run past the header */
+	if (!count)
+		return 0;
 	img->eh_frame_hdr = v;
-	img->table = v + 4 + ptr_size + count_size;
-	img->fde_count = count;
-	/* Each entry is two sdata4: initial location and FDE address. */
-	img->has_table = count > 0 && file_offset(img, img->table, count * 8) >= 0;
+	img->table = v + t;
+	/* .eh_frame's size from its section header, else up to the end of its segment */
+	eh_size = section_size_at(img, eh);
+	for (unsigned int i = 0; !eh_size && i < img->nr_loads; i++) {
+		const Elf64_Phdr *ph = &img->loads[i];
+
+		if (eh >= ph->p_vaddr && eh - ph->p_vaddr < ph->p_filesz)
+			eh_size = ph->p_filesz - (eh - ph->p_vaddr);
+	}
+	if (!eh_size || eh_size > IMAGE_MAX_TABLE || file_range(img, eh, eh_size, &off))
+		return -EBADMSG;
+	/* Two copies of the same bytes, one with the table reduced, would disagree. */
+	if (eh < v + size && v < eh + eh_size)
+		return -EBADMSG;
+	err = copy_in(img, &img->eh_copy, eh, eh_size);
+	if (err)
+		return err;
+	err = check_entries(img, img->hdr_copy.data + t, count);
+	if (err)
+		return err;
+	sort_words(img);
+	img->has_table = img->fde_count > 0;
+	return 0;
 }
 
 static int parse(struct unwind_image *img)
 {
-	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)img->data;
 	const Elf64_Phdr *hdr_ph = NULL;
+	Elf64_Phdr *phdrs;
+	Elf64_Ehdr eh;
+	int err;
 
-	if (img->size < sizeof(*eh) || memcmp(eh->e_ident, ELFMAG, SELFMAG) ||
-	    eh->e_ident[EI_CLASS] != ELFCLASS64 || eh->e_phentsize != sizeof(Elf64_Phdr) ||
-	    eh->e_phoff > img->size ||
-	    (img->size - eh->e_phoff) / sizeof(Elf64_Phdr) < eh->e_phnum)
+	if (image_pread(img, &eh, sizeof(eh), 0) || memcmp(eh.e_ident, ELFMAG, SELFMAG) ||
+	    eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_ident[EI_DATA] != ELFDATA2LSB ||
+	    eh.e_phentsize != sizeof(Elf64_Phdr) || !eh.e_phnum || eh.e_phnum > IMAGE_MAX_PHDRS)
 		return -ENOEXEC;
-	for (unsigned int i = 0; i < eh->e_phnum; i++) {
-		const Elf64_Phdr *ph = (const Elf64_Phdr *)(img->data + eh->e_phoff) + i;
-
-		if (ph->p_type == PT_LOAD && img->nr_loads < IMAGE_MAX_LOADS)
-			img->loads[img->nr_loads++] = *ph;
-		else if (ph->p_type == PT_GNU_EH_FRAME)
-			hdr_ph = ph;
+	phdrs = calloc(eh.e_phnum, sizeof(*phdrs));
+	if (!phdrs)
+		return -ENOMEM;
+	err = image_pread(img, phdrs, eh.e_phnum * sizeof(*phdrs), eh.e_phoff);
+	if (err) {
+		err = -EBADMSG;
+		goto out;
 	}
-	if (!img->nr_loads)
-		return -ENOEXEC;
-	if (hdr_ph)
-		find_table(img, hdr_ph);
-	return 0;
+	for (unsigned int i = 0; i < eh.e_phnum; i++) {
+		const Elf64_Phdr *ph = &phdrs[i];
+
+		if (ph->p_type == PT_GNU_EH_FRAME) {
+			hdr_ph = ph;
+			continue;
+		}
+		if (ph->p_type != PT_LOAD)
+			continue;
+		/* A segment past the end of the file: it was truncated (or never whole). */
+		if (ph->p_offset > img->size || ph->p_filesz > img->size - ph->p_offset ||
+		    ph->p_filesz > ph->p_memsz || ph->p_vaddr > UINT64_MAX - ph->p_memsz) {
+			err = -EBADMSG;
+			goto out;
+		}
+		if (img->nr_loads < IMAGE_MAX_LOADS)
+			img->loads[img->nr_loads++] = *ph;
+	}
+	if (!img->nr_loads) {
+		err = -ENOEXEC;
+		goto out;
+	}
+	if (eh.e_shoff && eh.e_shentsize == sizeof(Elf64_Shdr) && eh.e_shstrndx < eh.e_shnum &&
+	    eh.e_shoff <= img->size &&
+	    (img->size - eh.e_shoff) / sizeof(Elf64_Shdr) >= eh.e_shnum) {
+		img->shoff = eh.e_shoff;
+		img->shnum = eh.e_shnum;
+		img->shstrndx = eh.e_shstrndx;
+	}
+	if (hdr_ph) {
+		err = load_table(img, hdr_ph);
+		if (err == -EBADMSG) {
+			/* The rest is still good for frame pointers and .debug_frame. */
+			img->bad_table = true;
+			err = 0;
+		}
+		if (err || !img->has_table)
+			drop_table(img);
+	}
+out:
+	free(phdrs);
+	return err;
 }
 
 int unwind_image__open_fd(struct unwind_image *img, int fd)
 {
 	struct stat st;
-	void *p;
 	int err;
 
 	memset(img, 0, sizeof(*img));
+	img->fd = -1;
 	if (fstat(fd, &st))
 		return -errno;
 	if (!S_ISREG(st.st_mode) || st.st_size < (off_t)sizeof(Elf64_Ehdr))
 		return -ENOEXEC;
-	p = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	if (p == MAP_FAILED)
-		return -errno;
-	img->data = p;
+	img->state = calloc(1, sizeof(*img->state));
+	if (!img->state)
+		return -ENOMEM;
 	img->size = st.st_size;
-	img->mapped = true;
+	img->dev = st.st_dev;
+	img->ino = st.st_ino;
+	img->fd = fd;		/* borrowed while parsing */
 	err = parse(img);
+	/* Our own descriptor for later reads; without one, only the copies remain. */
+	img->fd = err ? -1 : fcntl(fd, F_DUPFD_CLOEXEC, 0);
 	if (err)
 		unwind_image__close(img);
 	return err;
@@ -128,17 +439,43 @@ int unwind_image__open_fd(struct unwind_image *img, int fd)
 
 int unwind_image__from_memory(struct unwind_image *img, const void *data, size_t size)
 {
+	int err;
+
 	memset(img, 0, sizeof(*img));
+	img->fd = -1;
+	img->state = calloc(1, sizeof(*img->state));
+	if (!img->state)
+		return -ENOMEM;
 	img->data = data;
 	img->size = size;
-	return parse(img);
+	err = parse(img);
+	if (err)
+		unwind_image__close(img);
+	return err;
 }
 
 void unwind_image__close(struct unwind_image *img)
 {
-	if (img->mapped)
-		munmap((void *)img->data, img->size);
+	struct section_read *s, *next;
+
+	drop_table(img);
+	if (img->fd >= 0)
+		close(img->fd);
+	if (img->state) {
+		for (s = img->state->sections; s; s = next) {
+			next = s->next;
+			free(s->data);
+			free(s);
+		}
+		free(img->state);
+	}
 	memset(img, 0, sizeof(*img));
+	img->fd = -1;
+}
+
+bool unwind_image__shrunk(const struct unwind_image *img)
+{
+	return img->state && img->state->shrunk;
 }
 
 int unwind_image__bias(const struct unwind_image *img, uint64_t start, uint64_t pgoff,
@@ -157,8 +494,72 @@ int unwind_image__bias(const struct unwind_image *img, uint64_t start, uint64_t 
 	return -ENOENT;
 }
 
+/* The byte at vaddr from our copies, if one holds it. */
+static bool copied_byte(const struct unwind_image *img, uint64_t vaddr, unsigned char *b)
+{
+	const struct image_copy *copies[] = { &img->hdr_copy, &img->eh_copy };
+	size_t lo = 0, hi = img->nr_words;
+
+	for (unsigned int i = 0; i < 2; i++) {
+		const struct image_copy *c = copies[i];
+
+		if (c->data && vaddr >= c->vaddr && vaddr - c->vaddr < c->size) {
+			*b = c->data[vaddr - c->vaddr];
+			return true;
+		}
+	}
+	/* The last word starting at or before vaddr is the one that can hold it. */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (img->words[mid].vaddr <= vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo && vaddr - img->words[lo - 1].vaddr < 8) {
+		uint64_t w = img->words[lo - 1].val;
+
+		*b = w >> (8 * (vaddr - img->words[lo - 1].vaddr));
+		return true;
+	}
+	return false;
+}
+
+int unwind_image__table_read(const struct unwind_image *img, uint64_t vaddr, uint64_t *val)
+{
+	const struct image_copy *copies[] = { &img->eh_copy, &img->hdr_copy };
+	unsigned char b[8];
+	bool any = false;
+
+	for (unsigned int i = 0; i < 2; i++) {
+		const struct image_copy *c = copies[i];
+
+		if (c->data && vaddr >= c->vaddr && vaddr - c->vaddr < c->size &&
+		    c->size - (vaddr - c->vaddr) >= 8) {
+			memcpy(val, c->data + (vaddr - c->vaddr), 8);
+			return 0;
+		}
+	}
+	/*
+	 * libunwind reads tables a byte at a time through the aligned word
+	 * that holds it: the other bytes of a word astride a table's edge are
+	 * not used, and read as zero.
+	 */
+	for (unsigned int i = 0; i < 8; i++) {
+		b[i] = 0;
+		any |= copied_byte(img, vaddr + i, &b[i]);
+	}
+	if (!any)
+		return -EFAULT;
+	memcpy(val, b, 8);
+	return 0;
+}
+
 int unwind_image__read(const struct unwind_image *img, uint64_t vaddr, uint64_t *val)
 {
+	if (!unwind_image__table_read(img, vaddr, val))
+		return 0;
 	/*
 	 * libunwind reads aligned words: the last one of a segment may stick out
 	 * past its file-backed end. Those bytes read as zero, as in memory.
@@ -167,193 +568,101 @@ int unwind_image__read(const struct unwind_image *img, uint64_t vaddr, uint64_t 
 		const Elf64_Phdr *ph = &img->loads[i];
 		uint64_t off, n;
 
-		if (vaddr < ph->p_vaddr || vaddr >= ph->p_vaddr + ph->p_filesz)
+		if (vaddr < ph->p_vaddr || vaddr - ph->p_vaddr >= ph->p_filesz)
 			continue;
 		off = vaddr - ph->p_vaddr + ph->p_offset;
-		if (off >= img->size)
-			return -EFAULT;
-		n = ph->p_vaddr + ph->p_filesz - vaddr;
+		n = ph->p_filesz - (vaddr - ph->p_vaddr);
 		if (n > 8)
 			n = 8;
-		if (n > img->size - off)
-			n = img->size - off;
 		*val = 0;
-		memcpy(val, img->data + off, n);
-		return 0;
+		return image_pread(img, val, n, off);
 	}
 	return -EFAULT;
+}
+
+int unwind_image__copy_section(const struct unwind_image *img, const char *name,
+			       unsigned char **out, size_t *size)
+{
+	Elf64_Shdr *sh = read_shdrs(img), *str;
+	size_t name_len = strlen(name) + 1;
+	char *names = NULL;
+	struct stat st;
+	int err = -ENOENT;
+
+	if (!sh)
+		return -ENOENT;
+	str = &sh[img->shstrndx];
+	if (str->sh_type == SHT_NOBITS || str->sh_size > IMAGE_MAX_SHSTRTAB)
+		goto out;
+	names = malloc(str->sh_size + 1);
+	if (!names) {
+		err = -ENOMEM;
+		goto out;
+	}
+	if (image_pread(img, names, str->sh_size, str->sh_offset))
+		goto out;
+	names[str->sh_size] = 0;
+	for (unsigned int i = 0; i < img->shnum; i++) {
+		if (sh[i].sh_name >= str->sh_size || sh[i].sh_type == SHT_NOBITS ||
+		    str->sh_size - sh[i].sh_name < name_len ||
+		    memcmp(names + sh[i].sh_name, name, name_len))
+			continue;
+		err = -EBADMSG;
+		if ((sh[i].sh_flags & SHF_COMPRESSED) || sh[i].sh_size > IMAGE_MAX_TABLE)
+			goto out;
+		/* Reopened for a read after a long time: is it still the file we read before? */
+		if (img->fd >= 0 && (fstat(img->fd, &st) || (uint64_t)st.st_size != img->size)) {
+			img->state->shrunk |= (uint64_t)st.st_size < img->size;
+			goto out;
+		}
+		*out = alloc_padded(sh[i].sh_size);
+		if (!*out) {
+			err = -ENOMEM;
+			goto out;
+		}
+		err = image_pread(img, *out, sh[i].sh_size, sh[i].sh_offset);
+		if (err) {
+			free(*out);
+			*out = NULL;
+			err = -EBADMSG;
+			goto out;
+		}
+		*size = sh[i].sh_size;
+		break;
+	}
+out:
+	free(names);
+	free(sh);
+	return err;
 }
 
 const unsigned char *unwind_image__section(const struct unwind_image *img, const char *name,
 					   size_t *size)
 {
-	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)img->data;
-	const Elf64_Shdr *sh, *strtab;
+	struct section_read *s;
+	unsigned char *data;
+	size_t n;
 
-	if (!eh->e_shoff || eh->e_shentsize != sizeof(Elf64_Shdr) || eh->e_shoff > img->size ||
-	    (img->size - eh->e_shoff) / sizeof(Elf64_Shdr) < eh->e_shnum ||
-	    eh->e_shstrndx >= eh->e_shnum)
+	if (!img->state)
 		return NULL;
-	sh = (const Elf64_Shdr *)(img->data + eh->e_shoff);
-	strtab = &sh[eh->e_shstrndx];
-	if (strtab->sh_offset > img->size || strtab->sh_size > img->size - strtab->sh_offset)
+	for (s = img->state->sections; s; s = s->next) {
+		if (!strcmp(s->name, name)) {
+			*size = s->size;
+			return s->data;
+		}
+	}
+	if (unwind_image__copy_section(img, name, &data, &n))
 		return NULL;
-	for (unsigned int i = 0; i < eh->e_shnum; i++) {
-		const char *n = (const char *)img->data + strtab->sh_offset + sh[i].sh_name;
-
-		if (sh[i].sh_name >= strtab->sh_size || sh[i].sh_type == SHT_NOBITS ||
-		    strnlen(n, strtab->sh_size - sh[i].sh_name) == strtab->sh_size - sh[i].sh_name ||
-		    strcmp(n, name))
-			continue;
-		if (sh[i].sh_offset > img->size || sh[i].sh_size > img->size - sh[i].sh_offset)
-			return NULL;
-		*size = sh[i].sh_size;
-		return img->data + sh[i].sh_offset;
+	s = malloc(sizeof(*s) + strlen(name) + 1);
+	if (!s) {
+		free(data);
+		return NULL;
 	}
-	return NULL;
-}
-
-static int cmp_entry(const void *a, const void *b)
-{
-	const struct frame_index_entry *x = a, *y = b;
-
-	return (x->start > y->start) - (x->start < y->start);
-}
-
-/*
- * libunwind 1.6 reads a version 4 CIE (clang's, DWARF 5) as if it were
- * version 3, without its address_size and segment_size bytes, and then
- * misreads every field after them. Such a CIE is rewritten as version 3:
- * those two bytes removed (when they say 8 and 0), two DW_CFA_nop appended
- * so that nothing moves. A CIE with augmentation data is left alone.
- */
-static void downgrade_cie(unsigned char *cie, size_t hdr, size_t end)
-{
-	size_t p = hdr;
-
-	if (end - p < 4 || cie[p] != 4 || cie[p + 1] != 0 /* augmentation "" */)
-		return;
-	p += 2;		/* version, empty augmentation string */
-	if (cie[p] != 8 || cie[p + 1] != 0)
-		return;
-	memmove(cie + p, cie + p + 2, end - p - 2);
-	cie[end - 2] = 0;
-	cie[end - 1] = 0;
-	cie[hdr] = 3;
-}
-
-/*
- * One entry per FDE. .debug_frame FDEs point to their CIE by section offset
- * and hold absolute addresses of the file's address size (8 here); 64-bit
- * DWARF (length 0xffffffff) has 8-byte lengths and CIE pointers.
- */
-static int build_index(struct debug_frame *df)
-{
-	size_t off = 0, cap = 0;
-
-	while (df->size - off >= 4) {
-		uint32_t len32, id32;
-		uint64_t len, id, start, hdr;
-		bool is_cie;
-
-		memcpy(&len32, df->data + off, 4);
-		if (!len32)
-			break;
-		if (len32 == 0xffffffff) {
-			if (df->size - off < 20)
-				break;
-			memcpy(&len, df->data + off + 4, 8);
-			memcpy(&id, df->data + off + 12, 8);
-			is_cie = id == UINT64_MAX;
-			hdr = 20;
-			len += 12;
-		} else {
-			if (df->size - off < 8)
-				break;
-			len = (uint64_t)len32 + 4;
-			memcpy(&id32, df->data + off + 4, 4);
-			is_cie = id32 == 0xffffffff;
-			hdr = 8;
-		}
-		if (len > df->size - off)
-			break;
-		if (is_cie)
-			downgrade_cie(df->copy + off, hdr, len);
-		if (!is_cie && len >= hdr + 16) {
-			memcpy(&start, df->data + off + hdr, 8);
-			/* 0: an FDE of code the linker discarded. */
-			if (start && start <= INT32_MAX && off <= INT32_MAX) {
-				if (df->nr_index == cap) {
-					size_t ncap = cap ? cap * 2 : 256;
-					void *p = realloc(df->index, ncap * sizeof(*df->index));
-
-					if (!p)
-						return -ENOMEM;
-					df->index = p;
-					cap = ncap;
-				}
-				df->index[df->nr_index].start = (int32_t)start;
-				df->index[df->nr_index++].fde = (int32_t)off;
-			}
-		}
-		off += len;
-	}
-	if (!df->nr_index)
-		return -ENOENT;
-	qsort(df->index, df->nr_index, sizeof(*df->index), cmp_entry);
-	return 0;
-}
-
-int debug_frame__load(struct debug_frame *df, const struct unwind_image *img,
-		      const char *debug_path)
-{
-	struct unwind_image dbg;
-	int fd, err;
-
-	memset(df, 0, sizeof(*df));
-	df->data = unwind_image__section(img, ".debug_frame", &df->size);
-	if (!df->data && debug_path) {
-		fd = open(debug_path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			return -ENOENT;
-		err = unwind_image__open_fd(&dbg, fd);
-		close(fd);
-		if (err)
-			return -ENOENT;
-		df->data = unwind_image__section(&dbg, ".debug_frame", &df->size);
-		/* Keep the debug file mapped: df->data points into it. */
-		df->map = (void *)dbg.data;
-		df->map_size = dbg.size;
-		if (!df->data) {
-			debug_frame__free(df);
-			return -ENOENT;
-		}
-	}
-	if (!df->data)
-		return -ENOENT;
-	/* A copy, to repair it for libunwind (downgrade_cie) and to outlive the mapping. */
-	df->copy = malloc(df->size ? df->size : 1);
-	if (!df->copy) {
-		debug_frame__free(df);
-		return -ENOMEM;
-	}
-	memcpy(df->copy, df->data, df->size);
-	df->data = df->copy;
-	if (df->map) {
-		munmap(df->map, df->map_size);
-		df->map = NULL;
-	}
-	err = build_index(df);
-	if (err)
-		debug_frame__free(df);
-	return err;
-}
-
-void debug_frame__free(struct debug_frame *df)
-{
-	free(df->index);
-	free(df->copy);
-	if (df->map)
-		munmap(df->map, df->map_size);
-	memset(df, 0, sizeof(*df));
+	strcpy(s->name, name);
+	s->data = data;
+	s->size = n;
+	s->next = img->state->sections;
+	img->state->sections = s;
+	*size = n;
+	return data;
 }

@@ -3,6 +3,12 @@
  * An ELF file (or the vdso) as the unwinder reads it: memory by ELF virtual
  * address through its PT_LOAD headers, and where .eh_frame_hdr's binary
  * search table is.
+ *
+ * The files are untrusted: any user can run a crafted binary under a root
+ * profiler, and truncate it while the profiler holds it. Nothing is mapped
+ * (a truncated mapping faults); the unwind tables are copied once, checked
+ * FDE by FDE (unwind/cfi.h) and served from the copy; anything else is read
+ * with pread, where a file that shrank reads short instead of faulting.
  */
 #ifndef UNWIND_IMAGE_H
 #define UNWIND_IMAGE_H
@@ -13,38 +19,53 @@
 #include <stdint.h>
 
 #define IMAGE_MAX_LOADS 16
+/* Larger unwind tables (.eh_frame, .debug_frame) are refused rather than copied. */
+#define IMAGE_MAX_TABLE (256u << 20)
+
+/* Our copy of a part of an image, by ELF vaddr. */
+struct image_copy {
+	uint64_t vaddr;
+	size_t size;
+	unsigned char *data;	/* padded with zeros to a multiple of 8 */
+};
+
+/* A word that an indirect pointer of a checked FDE makes libunwind read (a personality). */
+struct image_word {
+	uint64_t vaddr;
+	uint64_t val;
+};
+
+struct image_state;
 
 struct unwind_image {
-	const unsigned char *data;	/* the whole file */
-	size_t size;
-	bool mapped;			/* data is our mmap of the file */
+	const unsigned char *data;	/* an image in memory (the vdso), else NULL */
+	size_t size;			/* of data, or of the file when it was opened */
+	int fd;				/* our own descriptor of the file, or -1 */
+	uint64_t dev, ino;
+	uint64_t shoff;			/* section headers, if any */
+	unsigned int shnum, shstrndx;
 	Elf64_Phdr loads[IMAGE_MAX_LOADS];
 	unsigned int nr_loads;
 	/* .eh_frame_hdr, if it has a table libunwind can search (datarel sdata4) */
 	bool has_table;
 	uint64_t eh_frame_hdr;		/* ELF vaddr */
 	uint64_t table;			/* ELF vaddr of the first entry */
-	uint64_t fde_count;
+	uint64_t fde_count;		/* entries kept: their FDEs passed the checks */
+	struct image_copy hdr_copy;	/* .eh_frame_hdr, its table reduced to those entries */
+	struct image_copy eh_copy;	/* .eh_frame */
+	struct image_word *words;	/* sorted by vaddr */
+	size_t nr_words;
+	unsigned int bad_fdes;		/* table entries left out */
+	bool bad_table;			/* .eh_frame_hdr or .eh_frame unusable as a whole */
+	struct image_state *state;	/* what reads change */
 };
 
-/* One entry of a .debug_frame search table (libunwind's struct table_entry). */
-struct frame_index_entry {
-	int32_t start;		/* the FDE's initial location, an ELF vaddr */
-	int32_t fde;		/* the FDE's offset in .debug_frame */
-};
-
-/* A .debug_frame section, for code that has no .eh_frame. */
-struct debug_frame {
-	const unsigned char *data;	/* our copy of the section */
-	size_t size;
-	unsigned char *copy;
-	struct frame_index_entry *index;	/* sorted by start */
-	size_t nr_index;
-	void *map;		/* the debug file's mmap, while loading */
-	size_t map_size;
-};
-
-/* Map the ELF file behind fd (the fd may be closed afterwards). Returns 0 or -errno. */
+/*
+ * Read the ELF file behind fd (the fd may be closed afterwards). Returns 0,
+ * -ENOEXEC if it is no ELF64 file for this machine, -EBADMSG if its headers
+ * are inconsistent or its segments are not all in the file (it shrank), or
+ * another -errno.
+ */
 int unwind_image__open_fd(struct unwind_image *img, int fd);
 /* An ELF image already in memory (the vdso); not copied, must outlive img. */
 int unwind_image__from_memory(struct unwind_image *img, const void *data, size_t size);
@@ -56,19 +77,26 @@ void unwind_image__close(struct unwind_image *img);
  */
 int unwind_image__bias(const struct unwind_image *img, uint64_t start, uint64_t pgoff,
 		       uint64_t *bias);
-/* Read the 8 bytes at ELF vaddr (file-backed part only). Returns 0 or -EFAULT. */
+/*
+ * Read the 8 bytes at ELF vaddr (file-backed part only): from the checked
+ * tables where they cover any of them (bytes beside them read as zero),
+ * else from the file. Returns 0 or -EFAULT.
+ */
 int unwind_image__read(const struct unwind_image *img, uint64_t vaddr, uint64_t *val);
+/* The same from the checked tables only: -EFAULT unless they cover one of the bytes. */
+int unwind_image__table_read(const struct unwind_image *img, uint64_t vaddr, uint64_t *val);
+/* Whether the file was found shorter than when it was opened: its image is stale. */
+bool unwind_image__shrunk(const struct unwind_image *img);
 
-/* The contents of section name in the image, or NULL. */
+/* The contents of section name in the image, or NULL. Kept until the image is closed. */
 const unsigned char *unwind_image__section(const struct unwind_image *img, const char *name,
 					   size_t *size);
-
 /*
- * .debug_frame of img, else of the debug file at debug_path (may be NULL),
- * with a search table over its FDEs. Returns 0 or -ENOENT.
+ * Section name copied into a new buffer of the caller's, padded with zeros
+ * to a multiple of 8 and 8 more. Returns 0, -ENOENT, -EBADMSG (compressed,
+ * too large, or the file shrank) or -ENOMEM.
  */
-int debug_frame__load(struct debug_frame *df, const struct unwind_image *img,
-		      const char *debug_path);
-void debug_frame__free(struct debug_frame *df);
+int unwind_image__copy_section(const struct unwind_image *img, const char *name,
+			       unsigned char **out, size_t *size);
 
 #endif

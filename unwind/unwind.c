@@ -18,27 +18,25 @@
 
 #include <errno.h>
 #include <inttypes.h>
-#include <libunwind.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "core/elfsym.h"
-#include "core/hashmap.h"
-#include "core/log.h"
+#include "core/sym/debugfile.h"
+#include "core/sym/elfsym.h"
+#include "core/lib/hashmap.h"
+#include "core/lib/log.h"
+#include "unwind/debugframe.h"
 #include "unwind/image.h"
-
-/* Exported by libunwind but not declared in its headers. */
-extern int UNW_OBJ(dwarf_search_unwind_table)(unw_addr_space_t as, unw_word_t ip,
-					       unw_dyn_info_t *di, unw_proc_info_t *pi,
-					       int need_unwind_info, void *arg);
-#define dwarf_search_unwind_table UNW_OBJ(dwarf_search_unwind_table)
+#include "unwind/libunwind-private.h"
 
 #define MAX_STEP_READS 4		/* stack words a cached step may depend on */
 #define STEP_CACHE_BITS 15
 #define HIST_BUCKETS 1000		/* 100 ns each */
+/* Addresses below this are never mapped (vm.mmap_min_addr is at least a page). */
+#define NULL_PAGE 4096
 /* A failed read this far above the copy means the copy was too short. */
 #define STACK_SPAN_GUESS (8u << 20)
 
@@ -63,25 +61,10 @@ struct step_entry {
 	struct stack_read reads[MAX_STEP_READS];
 };
 
-/*
- * libunwind 1.6's struct unw_debug_frame_list (its include/dwarf.h), which a
- * UNW_INFO_FORMAT_TABLE table points to. Not in the public headers, but
- * dwarf_search_unwind_table reads .debug_frame only through it.
- */
-struct lu_debug_frame_list {
-	unw_word_t start;
-	unw_word_t end;
-	unw_word_t load_offset;
-	char *debug_frame;
-	size_t debug_frame_size;
-	struct frame_index_entry *index;
-	size_t index_size;		/* bytes */
-	struct lu_debug_frame_list *next;
-};
-
 struct image_entry {
 	uint64_t dev, ino;	/* the key; ino 0 is the vdso */
 	bool ok;
+	bool shrunk;		/* found shorter than when read: skipped from then on */
 	struct unwind_image img;
 	bool debug_frame_tried;
 	bool has_debug_frame;
@@ -144,6 +127,21 @@ static struct image_entry *vdso_image(struct unwinder *u)
 	return u->vdso.ok ? &u->vdso : NULL;
 }
 
+/* Count what the checks of an image's headers and tables refused. */
+static void count_refusals(struct unwinder *u, const struct mapping *m, int err,
+			   const struct unwind_image *img)
+{
+	if (err == -EBADMSG || (!err && img->bad_table)) {
+		u->st.bad_images++;
+		pr_debug("unwind: %s: %s, skipped\n", m->path,
+			 err ? "malformed or truncated ELF file" : "malformed unwind tables");
+	}
+	if (!err && img->bad_fdes) {
+		u->st.bad_fdes += img->bad_fdes;
+		pr_debug("unwind: %s: %u malformed FDEs left out\n", m->path, img->bad_fdes);
+	}
+}
+
 static struct image_entry *file_image(struct unwinder *u, const struct addr_space *as,
 				      const struct mapping *m)
 {
@@ -160,7 +158,10 @@ static struct image_entry *file_image(struct unwinder *u, const struct addr_spac
 	*e = key;
 	fd = file_table__open(as->files, m, &owned);
 	if (fd >= 0) {
-		e->ok = !unwind_image__open_fd(&e->img, fd);
+		int err = unwind_image__open_fd(&e->img, fd);
+
+		e->ok = !err;
+		count_refusals(u, m, err, &e->img);
 		if (owned)
 			close(fd);
 	}
@@ -181,7 +182,13 @@ static struct image_entry *entry_of(struct unwind_ctx *ctx, const struct mapping
 		e = vdso_image(ctx->u);
 	else if (mapping__is_file(m) && m->ino)
 		e = file_image(ctx->u, ctx->as, m);
-	if (e && !unwind_image__bias(&e->img, m->start, m->pgoff, bias))
+	/* Its owner truncated it since: what we read of it no longer describes the process. */
+	if (e && !e->shrunk && unwind_image__shrunk(&e->img)) {
+		e->shrunk = true;
+		ctx->u->st.bad_images++;
+		pr_debug("unwind: %s: the file shrank, skipped\n", m->path);
+	}
+	if (e && !e->shrunk && !unwind_image__bias(&e->img, m->start, m->pgoff, bias))
 		return e;
 	return NULL;
 }
@@ -202,7 +209,7 @@ static struct lu_debug_frame_list *debug_frame_of(struct unwind_ctx *ctx, struct
 	char open_path[64], debug_path[4096];
 	const char *dbg = NULL;
 	bool owned;
-	int fd;
+	int fd, err;
 
 	if (e->debug_frame_tried)
 		return e->has_debug_frame ? &e->fdesc : NULL;
@@ -217,7 +224,13 @@ static struct lu_debug_frame_list *debug_frame_of(struct unwind_ctx *ctx, struct
 		if (owned)
 			close(fd);
 	}
-	if (debug_frame__load(&e->df, &e->img, dbg))
+	err = debug_frame__load(&e->df, &e->img, dbg);
+	if (e->df.bad_fdes) {
+		ctx->u->st.bad_fdes += e->df.bad_fdes;
+		pr_debug("unwind: %s: %u malformed FDEs in .debug_frame left out\n", m->path,
+			 e->df.bad_fdes);
+	}
+	if (err)
 		return NULL;
 	e->has_debug_frame = true;
 	e->fdesc.debug_frame = (char *)e->df.data;
@@ -308,6 +321,22 @@ static int access_mem(unw_addr_space_t uas, unw_word_t addr, unw_word_t *valp, i
 	(void)uas;
 	if (write)
 		return -UNW_EINVAL;
+	/*
+	 * Nothing is mapped at the first page. libunwind 1.6 evaluates the
+	 * expression at address 0 as the CFA rule when an FDE never defines
+	 * one: with a load bias of minus a table's address, that would be
+	 * bytes of the tables never checked as an expression.
+	 */
+	if (addr < NULL_PAGE)
+		return -UNW_EINVAL;
+	/*
+	 * The checked unwind tables first, before the stack: a hostile process
+	 * can point sp at a copy of them it has rewritten, and libunwind must
+	 * parse only what was checked.
+	 */
+	if (ctx->last_img &&
+	    !unwind_image__table_read(ctx->last_img, addr - ctx->last_bias, (uint64_t *)valp))
+		return 0;
 	if (addr >= sp && addr - sp <= ctx->stack_size && ctx->stack_size - (addr - sp) >= 8) {
 		memcpy(valp, ctx->stack + (addr - sp), 8);
 		log_read(ctx, addr, *valp);
@@ -439,6 +468,11 @@ void unwinder__free(struct unwinder *u)
 		free(e);
 	}
 	hashmap__clear(&u->images);
+	/* The vdso's image is not in the map: it has no file to key it by. */
+	if (u->vdso.ok) {
+		debug_frame__free(&u->vdso.df);
+		unwind_image__close(&u->vdso.img);
+	}
 	if (u->uas)
 		unw_destroy_addr_space(u->uas);
 	free(u->steps);
@@ -637,4 +671,9 @@ void unwinder__report(const struct unwinder *u)
 		pr_warn("warning: %" PRIu64 " user stacks were deeper than the stack copy and end "
 			"early; raise --stack-dump-size\n",
 			st.dump_exhausted);
+	if (st.bad_images || st.bad_fdes)
+		pr_warn("warning: unwind tables refused as malformed: %" PRIu64
+			" binaries, %" PRIu64 " FDEs (-vv names them); their frames fall back to "
+			"frame pointers\n",
+			st.bad_images, st.bad_fdes);
 }

@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/proctrack.h"
+#include "core/proc/proctrack.h"
 
 struct unwinder;
 
@@ -27,6 +27,8 @@ struct unwind_stats {
 	uint64_t cached_steps;	/* of which replayed from the step cache */
 	uint64_t truncated;	/* cut at the maximum depth (marker frame added) */
 	uint64_t dump_exhausted;	/* stopped at the end of the stack copy */
+	uint64_t bad_images;	/* skipped: malformed headers or tables, or the file shrank */
+	uint64_t bad_fdes;	/* FDEs left out of an image's tables: they fail the checks */
 	uint64_t median_ns;	/* per unwind call, from a log-scale histogram */
 };
 

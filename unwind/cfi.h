@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * A bounds-checked reader of DWARF call frame information (.eh_frame and
+ * .debug_frame) that decides whether libunwind may be shown an FDE.
+ *
+ * libunwind 1.6 trusts these tables: it follows CIE pointers and lengths
+ * without bounds, reads .debug_frame straight from our memory, reads an
+ * augmentation string up to a NUL wherever that is, and runs expressions
+ * whose jumps can loop forever. An FDE passes only if everything libunwind
+ * 1.6.2 reads to find, parse and run it (src/dwarf/Gfde.c, Gparser.c,
+ * Gexpr.c) lies inside the entries it names, read the way libunwind reads
+ * it, and if running it ends in bounded time and memory.
+ */
+#ifndef UNWIND_CFI_H
+#define UNWIND_CFI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum cfi_kind {
+	/* Read by libunwind through our accessors; CIE pointers are relative to themselves. */
+	CFI_EH_FRAME,
+	/* Read by libunwind from our memory; CIE pointers are offsets in the section. */
+	CFI_DEBUG_FRAME,
+};
+
+#define CFI_CIE_CACHE 16
+
+struct cfi_cie {
+	uint64_t off;
+	int err;		/* 0: usable */
+	bool used;
+	bool sized;		/* 'z': FDEs have an augmentation length */
+	bool abi_marker;	/* 'S': libunwind reads 4 more bytes after an FDE's LSDA */
+	uint8_t fde_enc;
+	uint8_t lsda_enc;
+};
+
+struct cfi_section {
+	const unsigned char *data;
+	size_t size;
+	uint64_t vaddr;		/* where data[0] is: pc-relative and aligned pointers */
+	enum cfi_kind kind;
+	/* Bytes left to decode: FDEs may overlap or share a large CIE; real tables use ~1x. */
+	uint64_t budget;
+	/*
+	 * For .eh_frame: called with the ELF vaddr of each word an indirect
+	 * pointer (DW_EH_PE_indirect) makes libunwind read. Nonzero refuses the FDE.
+	 */
+	int (*indirect)(void *ctx, uint64_t vaddr);
+	void *ctx;
+	struct cfi_cie cies[CFI_CIE_CACHE];
+};
+
+struct cfi_fde {
+	uint64_t end;		/* offset just past the FDE */
+	uint64_t pc_begin;	/* as stored; for .debug_frame an absolute address */
+	uint64_t pc_range;
+};
+
+void cfi__init(struct cfi_section *s, const void *data, size_t size, uint64_t vaddr,
+	       enum cfi_kind kind);
+
+/*
+ * Check the FDE at offset off. Returns 0 if libunwind may use it, -EBADMSG if
+ * not, -E2BIG once the section's budget is spent (the section is hostile).
+ */
+int cfi__check_fde(struct cfi_section *s, uint64_t off, struct cfi_fde *fde);
+
+#endif
