@@ -6,7 +6,7 @@
 #ifndef BPF_COUNTING_BPF_H
 #define BPF_COUNTING_BPF_H
 
-#include "bpf/common.bpf.h"
+#include "bpf/stackid.bpf.h"
 
 /* Sizes are set by the loader before load (--hash-storage-size). */
 struct {
@@ -22,6 +22,31 @@ struct {
 	__type(key, struct profile_key);
 	__type(value, __u64);
 } counts1 SEC(".maps");
+
+/*
+ * A stack map is a table of buckets indexed by the stack's hash, without
+ * chaining: a different stack whose hash lands on a taken bucket gets
+ * -EEXIST and is lost (BPF_F_REUSE_STACKID would overwrite the bucket and
+ * give older count keys the wrong stack, which is worse). So the maps are
+ * kept nearly empty: each generation has its own (`stacks` and counts0 for
+ * 0, stacks1 and counts1 for 1), and the loader empties a generation's maps
+ * after draining it, every second or sooner. A stack that still collides is
+ * taken into its generation's small overflow map, where its bucket is almost
+ * surely free.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(max_entries, 16384);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, PROFILE_MAX_STACK_DEPTH * sizeof(__u64));
+} stacks1 SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(max_entries, 2048);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, PROFILE_MAX_STACK_DEPTH * sizeof(__u64));
+} overflow1 SEC(".maps");
 
 /* Add one to key's count; insertion races with other CPUs are retried once. */
 static __always_inline void count(void *counts, struct profile_key *key)
@@ -51,12 +76,14 @@ static __always_inline int count_sample(struct bpf_perf_event_data *ctx, int pid
 {
 	struct profile_config *cfg;
 	struct profile_key key;
-	__u32 tgid, tid;
+	__u32 tgid, tid, gen;
 
 	stat_inc(PROFILE_STAT_SAMPLES);
 	cfg = wanted(pidns_mode, &tgid, &tid);
 	if (!cfg)
 		return 0;
+	/* Read once: the stacks and the count of one sample go to one generation. */
+	gen = cfg->active_counts;
 
 	/* Padding is hashed too: zero the whole key first. */
 	__builtin_memset(&key, 0, sizeof(key));
@@ -67,15 +94,21 @@ static __always_inline int count_sample(struct bpf_perf_event_data *ctx, int pid
 	key.user_stack_id = PROFILE_STACK_NOT_TAKEN;
 	key.kernel_stack_id = PROFILE_STACK_NOT_TAKEN;
 	if (cfg->flags & PROFILE_CFG_USER_STACK)
-		key.user_stack_id = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK);
+		key.user_stack_id = gen ? take_stack(ctx, &stacks1, &overflow1, BPF_F_USER_STACK,
+						     PROFILE_STAT_USER_STACK_LOST)
+					: take_stack(ctx, &stacks, &overflow0, BPF_F_USER_STACK,
+						     PROFILE_STAT_USER_STACK_LOST);
 	if (cfg->flags & PROFILE_CFG_KERNEL_STACK) {
-		key.kernel_stack_id = bpf_get_stackid(ctx, &stacks, 0);
+		key.kernel_stack_id = gen ? take_stack(ctx, &stacks1, &overflow1, 0,
+						       PROFILE_STAT_KERNEL_STACK_LOST)
+					  : take_stack(ctx, &stacks, &overflow0, 0,
+						       PROFILE_STAT_KERNEL_STACK_LOST);
 		/* Kept so the loader can add the leaf if this kernel's stack lacks it. */
 		if (key.kernel_stack_id >= 0)
 			key.kernel_ip = ctx->regs.rip;	/* x86-64 UAPI name of ip */
 	}
 
-	if (cfg->active_counts)
+	if (gen)
 		count(&counts1, &key);
 	else
 		count(&counts0, &key);

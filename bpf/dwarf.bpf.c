@@ -23,7 +23,7 @@
 #include <linux/ptrace.h>
 #include <bpf/bpf_helpers.h>
 
-#include "bpf/common.bpf.h"
+#include "bpf/stackid.bpf.h"
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERF_EVENT_ARRAY);
@@ -96,7 +96,8 @@ static __always_inline int snapshot(struct bpf_perf_event_data *ctx, int use_tas
 	rec->regs_valid = 0;
 	rec->dump_size = 0;
 	if (cfg->flags & PROFILE_CFG_KERNEL_STACK) {
-		rec->kernel_stack_id = bpf_get_stackid(ctx, &stacks, 0);
+		rec->kernel_stack_id = take_stack(ctx, &stacks, &overflow0, 0,
+						  PROFILE_STAT_KERNEL_STACK_LOST);
 		if (rec->kernel_stack_id >= 0)
 			rec->kernel_ip = ctx->regs.rip;
 	}
@@ -125,7 +126,9 @@ static __always_inline int snapshot(struct bpf_perf_event_data *ctx, int use_tas
 			 * No user registers here: the frame-pointer walk, counted
 			 * unless there is no user stack at all (a kernel thread).
 			 */
-			rec->user_stack_id = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK);
+			rec->user_stack_id = take_stack(ctx, &stacks, &overflow0,
+							BPF_F_USER_STACK,
+							PROFILE_STAT_USER_STACK_LOST);
 			if (rec->user_stack_id != -14 /* -EFAULT */)
 				stat_inc(PROFILE_STAT_NO_USER_REGS);
 		}

@@ -5,6 +5,8 @@
  * 4.9 (map lookup/update, get_current_pid_tgid, get_current_comm,
  * get_stackid), and atomics without return values. `make check` verifies
  * this on the compiled object (scripts/check-bpf-compat.sh).
+ *
+ * bpf-compat: linux-4.9
  */
 #include <linux/types.h>
 #include <linux/bpf.h>

@@ -13,6 +13,12 @@
 
 /* Stack id stored when that stack was not asked for (-U, -K). */
 #define PROFILE_STACK_NOT_TAKEN (-1000)
+/*
+ * Set in a stack id taken from the generation's overflow stack map (after a
+ * collision in its first stack map). Ids are below --stack-storage-size's
+ * limit of 2^24, so the bit is free.
+ */
+#define PROFILE_STACK_OVERFLOW (1 << 30)
 
 /* profile_config.flags */
 #define PROFILE_CFG_USER_STACK (1U << 0)
@@ -25,7 +31,10 @@
 /* The one element of the config ARRAY map (no global variables before 5.2). */
 struct profile_config {
 	__u32 flags;
-	/* Which of the two count maps the program writes: the other one is being drained. */
+	/*
+	 * The generation the counting program writes: count map, stack map and
+	 * overflow stack map 0 or 1. The other one is being drained and cleared.
+	 */
 	__u32 active_counts;
 	__u32 dump_chunks;		/* dwarf program only */
 	__u32 pad;
@@ -75,6 +84,11 @@ enum profile_stat {
 	PROFILE_STAT_NEW_KEYS,		/* keys inserted (for the drain decision) */
 	PROFILE_STAT_HASH_FULL,		/* samples dropped: count map full */
 	PROFILE_STAT_NO_USER_REGS,	/* dwarf: kernel-mode sample, frame-pointer user stack */
+	/* Counting program: stacks lost (collision in both stack maps, full map, fault). */
+	PROFILE_STAT_USER_STACK_LOST,
+	PROFILE_STAT_KERNEL_STACK_LOST,
+	PROFILE_STAT_STACK_OVERFLOWED,	/* collisions in the first stack map saved by the second */
+	PROFILE_STAT_STACK_NOMEM,	/* of the lost: no free element in the stack map */
 	PROFILE_STAT_CNT,
 };
 

@@ -1,0 +1,271 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The off-CPU program's maps and body, shared by offcpu.bpf.c (Linux 4.9)
+ * and its variants that also filter by bcc's pinned id maps
+ * (offcpu_idmap.bpf.c, offcpu_mntns.bpf.c): see offcpu.bpf.c for what it
+ * does and the rules it keeps.
+ */
+#ifndef BPF_OFFCPU_BPF_H
+#define BPF_OFFCPU_BPF_H
+
+#include <linux/errno.h>
+
+#include "bpf/cgroup.bpf.h"
+#include "bpf/idmap.bpf.h"
+#include "bpf/offcpu_maps.h"
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct offcpu_config);
+} config SEC(".maps");
+
+/* Sizes are set by the loader before load (-p/-L, --stack-storage-size, ...). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u8);
+} filter_ids SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(max_entries, 16384);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, PROFILE_MAX_STACK_DEPTH * sizeof(__u64));
+} stacks SEC(".maps");
+
+/* Threads switched out, by tid. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, struct offcpu_start);
+} start SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 40960);
+	__type(key, struct offcpu_key);
+	__type(value, __u64);
+} counts0 SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 40960);
+	__type(key, struct offcpu_key);
+	__type(value, __u64);
+} counts1 SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, OFFCPU_STAT_CNT);
+	__type(key, __u32);
+	__type(value, __u64);
+} stats SEC(".maps");
+
+static __always_inline void stat_inc(__u32 slot)
+{
+	__u64 *v = bpf_map_lookup_elem(&stats, &slot);
+
+	if (v)
+		*v += 1;	/* per-CPU slot; sched_switch runs with interrupts off */
+}
+
+/* A stack id as stored; failures to store are counted, "no stack" (-EFAULT) is not. */
+static __always_inline __s32 stack_id(__s32 id)
+{
+	if (id == -EEXIST)
+		stat_inc(OFFCPU_STAT_STACK_COLLISION);
+	else if (id == -ENOMEM)
+		stat_inc(OFFCPU_STAT_STACK_FULL);
+	return id;
+}
+
+/* Add us to key's total; insertion races with other CPUs are retried once. */
+static __always_inline void count(void *counts, struct offcpu_key *key, __u64 us)
+{
+	__u64 *val;
+
+	val = bpf_map_lookup_elem(counts, key);
+	if (val) {
+		__sync_fetch_and_add(val, us);
+		return;
+	}
+	if (bpf_map_update_elem(counts, key, &us, BPF_NOEXIST) == 0) {
+		stat_inc(OFFCPU_STAT_NEW_KEYS);
+		return;
+	}
+	/* Another CPU inserted it first, or the map is full. */
+	val = bpf_map_lookup_elem(counts, key);
+	if (val) {
+		__sync_fetch_and_add(val, us);
+		return;
+	}
+	stat_inc(OFFCPU_STAT_COUNT_FULL);
+}
+
+/*
+ * The current task is switching out: store it if it is wanted (bcc's -p, -L,
+ * --state, --user-threads-only, --kernel-threads-only).
+ */
+static __always_inline void switch_out(void *ctx, struct offcpu_config *cfg, __u64 now)
+{
+	struct offcpu_start st;
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)id, tgid = id >> 32;
+	__u64 state = 0;
+	long err;
+
+	if (tid == 0)
+		return;		/* the idle task is never off-CPU */
+	if ((cfg->flags & OFFCPU_CFG_FILTER_TGID) && !bpf_map_lookup_elem(&filter_ids, &tgid))
+		return;
+	if ((cfg->flags & OFFCPU_CFG_FILTER_TID) && !bpf_map_lookup_elem(&filter_ids, &tid))
+		return;
+	/*
+	 * The thread is on-CPU: an entry of its own means its switch-in was
+	 * not seen. The program is skipped while another tracing program
+	 * holds this CPU's bpf_prog_active, and some kernels emit no
+	 * sched_switch at all for some switches (seen on a 6.18 VM: none when
+	 * prev was one of its init agent's threads, ftrace saw none either).
+	 * Left there, and not replaced below when --state or an exit
+	 * skips this switch-out, the entry would be counted at the next
+	 * switch-in, on-CPU time included: the interval is dropped instead.
+	 */
+	if (bpf_map_lookup_elem(&start, &tid)) {
+		stat_inc(OFFCPU_STAT_MISSED_SWITCH_IN);
+		bpf_map_delete_elem(&start, &tid);
+	}
+
+	/* The helper's size must be a constant in 4.9: one read per field size. */
+	if (cfg->prev_state_size == 8) {
+		err = bpf_probe_read(&state, 8, ctx + cfg->prev_state_off);
+	} else {
+		__u32 s32 = 0;
+
+		err = bpf_probe_read(&s32, 4, ctx + cfg->prev_state_off);
+		state = s32;
+	}
+	if (err) {
+		stat_inc(OFFCPU_STAT_BAD_CTX);
+		return;
+	}
+	if (state & cfg->exit_states)
+		return;
+	if (cfg->flags & OFFCPU_CFG_FILTER_STATE) {
+		if (cfg->state == 0 ? (state & cfg->state_mask) != 0 :
+				      (state & cfg->state_mask & cfg->state) == 0)
+			return;
+	}
+
+	__builtin_memset(&st, 0, sizeof(st));
+	st.ts = now;
+	st.state = state;
+	st.tgid = tgid;
+	st.user_stack_id = PROFILE_STACK_NOT_TAKEN;
+	st.kernel_stack_id = PROFILE_STACK_NOT_TAKEN;
+	/*
+	 * Kernel threads have no user stack (-EFAULT): without BTF this is how
+	 * the program tells them apart (bcc reads PF_KTHREAD). Neither have
+	 * user workers (io_uring, 6.4+) nor a process between exit_mm and its
+	 * end (switched out in exit_mmap, seen on 6.18): their kernel stacks,
+	 * which start at a system call, tell the loader.
+	 */
+	if (cfg->flags & (OFFCPU_CFG_USER_STACK | OFFCPU_CFG_USER_THREADS |
+			  OFFCPU_CFG_KERNEL_THREADS)) {
+		__s32 uid = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK);
+
+		if ((cfg->flags & OFFCPU_CFG_USER_THREADS) && uid == -EFAULT)
+			return;
+		if ((cfg->flags & OFFCPU_CFG_KERNEL_THREADS) && uid != -EFAULT)
+			return;
+		if (cfg->flags & OFFCPU_CFG_USER_STACK)
+			st.user_stack_id = stack_id(uid);
+	}
+	if (cfg->flags & OFFCPU_CFG_KERNEL_STACK) {
+		__u64 skip = cfg->kernel_skip & BPF_F_SKIP_FIELD_MASK;
+
+		st.kernel_stack_id = stack_id(bpf_get_stackid(ctx, &stacks, skip));
+	}
+	bpf_get_current_comm(&st.comm, sizeof(st.comm));
+	/* tid's entry, if any, was dropped above: a failure is a full map. */
+	if (bpf_map_update_elem(&start, &tid, &st, BPF_ANY))
+		stat_inc(OFFCPU_STAT_START_FULL);
+}
+
+/* Thread tid is switched in: its interval ends. */
+static __always_inline void switch_in(struct offcpu_config *cfg, __u32 tid, __u64 now)
+{
+	struct offcpu_start *st;
+	struct offcpu_key key;
+	__s64 delta;
+	__u64 us;
+
+	st = bpf_map_lookup_elem(&start, &tid);
+	if (!st)
+		return;		/* not wanted, or switched out before the program ran */
+	delta = now - st->ts;
+	if (delta <= 0) {
+		stat_inc(OFFCPU_STAT_BAD_DELTA);
+		goto out;
+	}
+	us = (__u64)delta / 1000;
+	if (us < cfg->min_us || us > cfg->max_us)
+		goto out;
+
+	/* Padding is hashed too: zero the whole key first. */
+	__builtin_memset(&key, 0, sizeof(key));
+	key.tgid = st->tgid;
+	key.tid = tid;
+	key.user_stack_id = st->user_stack_id;
+	key.kernel_stack_id = st->kernel_stack_id;
+	__builtin_memcpy(key.comm, st->comm, sizeof(key.comm));
+	if (cfg->active_counts)
+		count(&counts1, &key, us);
+	else
+		count(&counts0, &key, us);
+out:
+	bpf_map_delete_elem(&start, &tid);
+}
+
+/*
+ * A tracepoint program's return value decides whether the tracepoint's perf
+ * events record the event (perf_trace_run_bpf_submit): 0 would silence
+ * sched_switch for every other tool while we run (perf record -e
+ * sched:sched_switch, perf's off-CPU profiles). Always 1.
+ */
+#define LET_OTHERS_RECORD 1
+
+/* One sched_switch; id_filter: the IDMAP_* filters of this variant (a constant). */
+static __always_inline int offcpu_on_switch(void *ctx, int id_filter)
+{
+	struct offcpu_config *cfg;
+	__u32 zero = 0, prev_pid = 0, next_pid = 0;
+	__u64 now;
+
+	cfg = bpf_map_lookup_elem(&config, &zero);
+	if (!cfg || !cfg->next_pid_off)
+		return LET_OTHERS_RECORD;
+	stat_inc(OFFCPU_STAT_SWITCHES);
+	now = bpf_ktime_get_ns();
+	/* Wrong offsets would count garbage: prev is the current task. */
+	if (bpf_probe_read(&prev_pid, 4, ctx + cfg->prev_pid_off) ||
+	    bpf_probe_read(&next_pid, 4, ctx + cfg->next_pid_off) ||
+	    prev_pid != (__u32)bpf_get_current_pid_tgid()) {
+		stat_inc(OFFCPU_STAT_BAD_CTX);
+		return LET_OTHERS_RECORD;
+	}
+	/*
+	 * --cgroup, --cgroupmap, --mntnsmap: prev is the current task, and a
+	 * switch-in counts only what its switch-out stored.
+	 */
+	if (cgroup_wanted() && idmap_wanted(id_filter))
+		switch_out(ctx, cfg, now);
+	if (next_pid)
+		switch_in(cfg, next_pid, now);
+	return LET_OTHERS_RECORD;
+}
+
+#endif

@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Layouts shared by the off-CPU program (bpf/offcpu.bpf.c) and its loader.
+ * Fixed-size types only: both sides must agree byte for byte. The stack map
+ * holds PROFILE_MAX_STACK_DEPTH ips per stack, as the counting program's.
+ */
+#ifndef BPF_OFFCPU_MAPS_H
+#define BPF_OFFCPU_MAPS_H
+
+#include <linux/types.h>
+
+#include "bpf/profile_maps.h"
+
+/* offcpu_config.flags; the first five have profile_config's values. */
+#define OFFCPU_CFG_USER_STACK (1U << 0)
+#define OFFCPU_CFG_KERNEL_STACK (1U << 1)
+#define OFFCPU_CFG_FILTER_TGID (1U << 3)	/* -p: tgid must be in filter_ids */
+#define OFFCPU_CFG_FILTER_TID (1U << 4)	/* -L: tid must be in filter_ids */
+#define OFFCPU_CFG_FILTER_STATE (1U << 6)	/* --state: see offcpu_config.state */
+#define OFFCPU_CFG_USER_THREADS (1U << 7)	/* --user-threads-only */
+#define OFFCPU_CFG_KERNEL_THREADS (1U << 8)	/* --kernel-threads-only */
+
+/*
+ * The one element of the config ARRAY map (no global variables before 5.2).
+ * The program reads sched_switch's fields at the offsets given here, which
+ * the loader takes from the event's tracefs format: they differ across
+ * kernels. While next_pid_off is 0 (not set yet) the program does nothing.
+ */
+struct offcpu_config {
+	__u32 flags;
+	/* Which of the two count maps the program writes: the other one is being drained. */
+	__u32 active_counts;
+	__u32 prev_pid_off;		/* "prev_pid", pid_t: checked against the current task */
+	__u32 next_pid_off;		/* "next_pid", pid_t */
+	__u32 prev_state_off;		/* "prev_state" */
+	__u32 prev_state_size;		/* 4 or 8 (long on 64-bit kernels) */
+	/*
+	 * Kernel stack frames to drop from the top (bpf_get_stackid's skip,
+	 * at most 255) so that stacks start in the scheduler: the frames of the
+	 * tracing path differ across kernels and with the number of probes on
+	 * the tracepoint. The loader calibrates it.
+	 */
+	__u32 kernel_skip;
+	__u32 pad;
+	/* Intervals outside [min_us, max_us] are not counted (bcc's -m, -M). */
+	__u64 min_us;
+	__u64 max_us;
+	/*
+	 * With OFFCPU_CFG_FILTER_STATE, bcc's --state: 0 counts threads that
+	 * were switched out runnable (preempted, yielded), anything else those
+	 * whose state has one of its bits (2: TASK_UNINTERRUPTIBLE). prev_state
+	 * & state_mask is compared: state_mask has the task-state bits of the
+	 * format's __print_flags table, so not the "preempted" marker above them
+	 * (TASK_STATE_MAX before 4.14, TASK_REPORT_MAX since). 0xff serves
+	 * 4.9 to 6.x for R, S and D.
+	 */
+	__u64 state;
+	__u64 state_mask;
+	/*
+	 * A thread switched out with one of these bits in prev_state never
+	 * comes back (it exited): it is not stored, so that exited threads do
+	 * not fill the start map. "X" and "Z" since 4.14 (exit_state is
+	 * reported: 0x30), "x" (TASK_DEAD, 64) before.
+	 */
+	__u64 exit_states;
+};
+
+/* Key of the count maps: bcc offcputime's key_t. Values: __u64 microseconds off-CPU. */
+struct offcpu_key {
+	__u32 tgid;
+	__u32 tid;
+	__s32 user_stack_id;		/* >= 0, -EFAULT (none), PROFILE_STACK_NOT_TAKEN, error */
+	__s32 kernel_stack_id;
+	char comm[PROFILE_COMM_LEN];
+};
+
+/*
+ * Value of the start map, keyed by tid (__u32): a thread switched out and
+ * not yet back. What is left in it at the end are threads still off-CPU:
+ * ts is CLOCK_MONOTONIC, so the loader can count them up to its end time.
+ */
+struct offcpu_start {
+	__u64 ts;			/* bpf_ktime_get_ns() at switch-out */
+	__u64 state;			/* prev_state as read */
+	__u32 tgid;
+	__s32 user_stack_id;
+	__s32 kernel_stack_id;
+	__u32 pad;
+	char comm[PROFILE_COMM_LEN];
+};
+
+/* Slots of the per-CPU stats array. */
+enum offcpu_stat {
+	OFFCPU_STAT_SWITCHES,		/* program runs */
+	OFFCPU_STAT_NEW_KEYS,		/* count keys inserted (for the drain decision) */
+	OFFCPU_STAT_START_FULL,		/* switch-outs dropped: start map full */
+	OFFCPU_STAT_COUNT_FULL,		/* intervals dropped: count map full */
+	OFFCPU_STAT_BAD_DELTA,		/* intervals dropped: switch-in not after switch-out */
+	OFFCPU_STAT_STACK_COLLISION,	/* a stack not stored: its bucket held another (-EEXIST) */
+	OFFCPU_STAT_STACK_FULL,		/* a stack not stored: stack map full (-ENOMEM) */
+	OFFCPU_STAT_BAD_CTX,		/* runs ignored: fields unreadable, prev_pid not current */
+	OFFCPU_STAT_MISSED_SWITCH_IN,	/* intervals dropped: the program did not see their end */
+	OFFCPU_STAT_CNT,
+};
+
+#endif
