@@ -85,8 +85,18 @@ int decode__sample(const struct perf_event_header *hdr, uint64_t t, uint64_t reg
 		out->ips = (const uint64_t *)c.p;
 		c.p += out->nr_ips * 8;
 	}
-	if (t & (PERF_SAMPLE_RAW | PERF_SAMPLE_BRANCH_STACK))
-		return -EINVAL;	/* never requested: their layouts are not parsed here */
+	if (t & PERF_SAMPLE_RAW) {
+		uint32_t size;
+
+		/* A tracepoint's record: u32 size, then size bytes (padded to 8 with the size). */
+		if (!take(&c, &size, 4) || size > (uint64_t)(c.end - c.p))
+			return -EBADMSG;
+		out->raw = c.p;
+		out->raw_size = size;
+		c.p += size;
+	}
+	if (t & PERF_SAMPLE_BRANCH_STACK)
+		return -EINVAL;	/* never requested: its layout is not parsed here */
 	if (t & PERF_SAMPLE_REGS_USER) {
 		if (!take(&c, &out->regs_abi, 8))
 			return -EBADMSG;
@@ -231,6 +241,15 @@ int decode__task(const struct perf_event_header *hdr, struct decoded_task *out)
 	    !take(&c, &out->ptid, 4))
 		return -EBADMSG;
 	return 0;
+}
+
+int decode__switch(const struct perf_event_header *hdr, uint64_t sample_type, bool sample_id_all,
+		   struct decoded_switch *out)
+{
+	if (hdr->type != PERF_RECORD_SWITCH && hdr->type != PERF_RECORD_SWITCH_CPU_WIDE)
+		return -EINVAL;
+	out->out = hdr->misc & PERF_RECORD_MISC_SWITCH_OUT;
+	return decode__sample_id(hdr, sample_type, sample_id_all, &out->id);
 }
 
 int decode__lost(const struct perf_event_header *hdr, uint64_t *lost)

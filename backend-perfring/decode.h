@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "core/sample.h"
+#include "core/agg/sample.h"
 
 /* The trailer that sample_id_all appends to side-band records. */
 struct sample_id {
@@ -30,6 +30,19 @@ struct decoded_sample {
 	/* PERF_SAMPLE_STACK_USER: stack_size bytes copied from the user sp up */
 	const unsigned char *stack;
 	uint64_t stack_size;
+	/* PERF_SAMPLE_RAW: a tracepoint's record, laid out as its tracefs format says */
+	const unsigned char *raw;	/* may be unaligned */
+	uint32_t raw_size;
+};
+
+/*
+ * PERF_RECORD_SWITCH and, on a CPU-wide event, PERF_RECORD_SWITCH_CPU_WIDE
+ * (attr.context_switch, 4.3): the current task (the trailer's) switched in
+ * or out.
+ */
+struct decoded_switch {
+	struct sample_id id;	/* the task, and when */
+	bool out;		/* switched out (else in) */
 };
 
 struct decoded_mmap {
@@ -68,6 +81,8 @@ int decode__mmap(const struct perf_event_header *hdr, uint64_t sample_type, bool
 int decode__comm(const struct perf_event_header *hdr, uint64_t sample_type, bool sample_id_all,
 		 struct decoded_comm *out);
 int decode__task(const struct perf_event_header *hdr, struct decoded_task *out);
+int decode__switch(const struct perf_event_header *hdr, uint64_t sample_type, bool sample_id_all,
+		   struct decoded_switch *out);
 int decode__lost(const struct perf_event_header *hdr, uint64_t *lost);
 
 /*

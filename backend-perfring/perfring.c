@@ -11,49 +11,61 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "backend-perfring/decode.h"
+#include "backend-perfring/offcpu.h"
 #include "backend-perfring/ringset.h"
-#include "compat/cpus.h"
 #include "compat/features.h"
-#include "core/log.h"
-#include "unwind/unwind.h"
+#include "compat/perf_event.h"
+#include "core/lib/log.h"
 
 #define DEFAULT_DATA_PAGES 128
+/* Beyond this many threads of -p/-L, one system-wide event per CPU costs fewer fds. */
+#define MAX_TASK_EVENTS 1024
 /* Room for about 64 samples of the default 16 KiB stack copy per CPU. */
 #define DWARF_DATA_PAGES 256
 
-/* The user registers unwind_regs needs (asm/perf_regs.h numbering). */
+/* The user registers an unwinder needs (asm/perf_regs.h numbering). */
 #define PERF_REG_BP 6
 #define PERF_REG_SP 7
 #define PERF_REG_IP 8
 #define DWARF_REGS_MASK ((1ull << PERF_REG_BP) | (1ull << PERF_REG_SP) | (1ull << PERF_REG_IP))
 
 struct backend {
-	struct ring_set rs;
+	const struct backend_config *cfg;
+	struct pipeline *pipeline;
+	struct ring_set *rs;		/* cpu-clock samples (on-CPU) */
+	struct ring_set *off_rs;	/* switches (off-CPU) */
+	struct perf_offcpu *off;
+	bool off_on_exec;		/* the off-CPU events enable themselves at exec */
+	uint64_t stop_ns;		/* CLOCK_MONOTONIC when sampling stopped */
+	bool stopped;
+	uint64_t sample_type;		/* as asked: the ladder never drops these bits */
+	uint64_t regs_user;
 	bool launched;		/* events enable themselves at the command's exec */
 	uint64_t samples;
-	struct unwinder *unwinder;	/* dwarf mode */
 };
 
-static void fill_attr(struct perf_event_attr *attr, const struct profile_opts *o, bool launch)
+void perfring__sample_attr(struct perf_event_attr *attr, const struct backend_config *c,
+			   bool launch)
 {
-	ring_set__cpu_clock_attr(attr, o, launch);
+	ring_set__cpu_clock_attr(attr, c, launch);
 	attr->sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
 			    PERF_SAMPLE_CALLCHAIN;
 	attr->sample_max_stack = MAX_STACK_DEPTH;
-	attr->exclude_callchain_kernel = o->user_only;
-	attr->exclude_callchain_user = o->kernel_only;
-	if (options__dwarf(o)) {
-		/* The user stack is unwound here from a copy; the kernel's walk is not needed. */
+	attr->exclude_callchain_kernel = !c->kernel_stacks;
+	attr->exclude_callchain_user = !c->user_stacks;
+	if (c->dwarf && c->user_stacks) {
+		/* The user stack is unwound from a copy; the kernel's walk is not needed. */
 		attr->sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
 		attr->sample_regs_user = DWARF_REGS_MASK;
-		attr->sample_stack_user = o->stack_dump_size;
+		attr->sample_stack_user = c->stack_dump_size;
 		attr->exclude_callchain_user = 1;
 	}
 	/* Without the right to sample the kernel, only user-mode samples are allowed. */
-	attr->exclude_kernel = o->no_kernel_access;
+	attr->exclude_kernel = c->user_mode_only;
 	ring_set__track_tasks(attr);
 }
 
@@ -67,14 +79,14 @@ static bool process_is_ours(pid_t pid)
 }
 
 /* Open and close one event like the real ones; returns 0 or -errno. */
-static int try_open(const struct profile_opts *opts, bool launch, bool user_mode_only, pid_t pid,
+static int try_open(const struct backend_config *c, bool launch, bool user_mode_only, pid_t pid,
 		    int cpu)
 {
 	struct perf_attr_ladder ladder = { 0 };
 	struct perf_event_attr attr;
 	int fd;
 
-	fill_attr(&attr, opts, launch);
+	perfring__sample_attr(&attr, c, launch);
 	attr.enable_on_exec = 0;
 	attr.exclude_kernel = user_mode_only;
 	fd = perf_attr__open(&ladder, &attr, pid, cpu);
@@ -89,57 +101,110 @@ static int try_open(const struct profile_opts *opts, bool launch, bool user_mode
  * perf_event_paranoid <= 0; one's own processes can be sampled up to
  * paranoid 2, user mode only above 1.
  */
-static int perfring_probe(const struct profile_opts *opts, char *why, size_t why_len)
+/* A thread of the targets to try per-task events on: 0 for the command to be launched. */
+static pid_t first_task(const struct backend_config *c)
 {
-	bool targeted = opts->command || opts->nr_pids || opts->nr_tids;
+	pid_t *tids = NULL, task = 0;
+	int nr;
+
+	if (c->launch || (!c->nr_pids && !c->nr_tids))
+		return 0;
+	nr = ring_set__task_list(c, &tids);
+	if (nr > 0)
+		task = tids[0];
+	free(tids);
+	return task;
+}
+
+/* bcc's pinned maps are for BPF programs only; each --cgroup must take events. */
+static int probe_cgroups(const struct backend_config *c, char *why, size_t len)
+{
+	if (c->cgroupmap_fd || c->mntnsmap_fd) {
+		snprintf(why, len, "%s is a BPF map, which only the bpf backend can read",
+			 c->cgroupmap_fd ? "--cgroupmap" : "--mntnsmap");
+		return -EOPNOTSUPP;
+	}
+	return ring_set__probe_cgroups(c, why, len);
+}
+
+static void probe_offcpu(const struct backend_config *c, struct backend_plan *plan)
+{
+	enum offcpu_source source;
+
+	plan->err = perf_offcpu__probe(c, first_task(c), &source, plan->why, sizeof(plan->why));
+	/* Times without stacks: usable, and said so; another backend may do better. */
+	plan->partial = !plan->err && source == OFFCPU_SWITCHES_ONLY;
+}
+
+static void perfring_probe(const struct backend_config *c, struct backend_plan *plan)
+{
+	/* Events on a cgroup are per CPU: -p/-L are then filtered in the pipeline. */
+	bool targeted = (c->launch || c->nr_pids || c->nr_tids) && !c->nr_cgroups;
 	pid_t *tids = NULL;
 	pid_t task;
 	int *cpus = NULL, nr, err;
 
-	nr = ring_set__cpus(opts, &cpus);
-	if (nr < 0) {
-		snprintf(why, why_len, "cannot read the online CPUs: %s", strerror(-nr));
-		return nr;
+	if (c->nr_cgroups || c->cgroupmap_fd || c->mntnsmap_fd) {
+		plan->err = probe_cgroups(c, plan->why, sizeof(plan->why));
+		if (plan->err)
+			return;
 	}
-	err = opts->command ? -EACCES : try_open(opts, false, false, -1, cpus[0]);
+	if (c->off_cpu) {
+		probe_offcpu(c, plan);
+		if (plan->err || !c->on_cpu)
+			return;
+	}
+
+	nr = ring_set__cpus(c, &cpus);
+	if (nr < 0) {
+		plan->err = nr;
+		snprintf(plan->why, sizeof(plan->why), "cannot read the online CPUs: %s",
+			 strerror(-nr));
+		return;
+	}
+	err = c->launch ? -EACCES : try_open(c, false, false, -1, cpus[0]);
 	free(cpus);
 	if (!err || !targeted || (err != -EACCES && err != -EPERM)) {
 		if (err)
-			perf_open_error(err, true, why, why_len);
-		return err;
+			perf_open_error(err, true, plan->why, sizeof(plan->why));
+		plan->err = err;
+		return;
 	}
 
 	/* Per task: our own pid stands for the command not yet started. */
-	if (opts->command) {
+	if (c->launch) {
 		task = 0;
 	} else {
-		nr = ring_set__task_list(opts, &tids);
+		nr = ring_set__task_list(c, &tids);
 		task = nr > 0 ? tids[0] : -1;
 		free(tids);
 		if (nr <= 0) {
-			snprintf(why, why_len, "no thread of the given processes is left");
-			return -ESRCH;
+			plan->err = -ESRCH;
+			snprintf(plan->why, sizeof(plan->why),
+				 "no thread of the given processes is left");
+			return;
 		}
 	}
-	err = try_open(opts, !!opts->command, false, task, -1);
+	err = try_open(c, c->launch, false, task, -1);
 	if (!err)
-		return 0;
-	if ((err == -EACCES) && !opts->kernel_only && !try_open(opts, !!opts->command, true, task, -1)) {
-		snprintf(why, why_len,
+		return;
+	if (err == -EACCES && c->user_stacks && !try_open(c, c->launch, true, task, -1)) {
+		plan->user_mode_only = true;
+		snprintf(plan->why, sizeof(plan->why),
 			 "kernel.perf_event_paranoid is %d, which lets users without CAP_PERFMON "
 			 "sample user space only; kernel.perf_event_paranoid=1, CAP_PERFMON or root "
 			 "would add kernel stacks",
 			 perf_event_paranoid());
-		return PROBE_USER_ONLY;
+		return;
 	}
+	plan->err = err;
 	if (err == -EACCES && task > 0 && !process_is_ours(task))
-		snprintf(why, why_len,
+		snprintf(plan->why, sizeof(plan->why),
 			 "perf_event_open on thread %d: %s: it belongs to another user; sampling it "
 			 "needs CAP_PERFMON or root",
 			 (int)task, strerror(-err));
 	else
-		perf_open_error(err, false, why, why_len);
-	return err;
+		perf_open_error(err, false, plan->why, sizeof(plan->why));
 }
 
 int perfring__convert_sample(const struct decoded_sample *ds, struct proctrack *pt,
@@ -153,6 +218,7 @@ int perfring__convert_sample(const struct decoded_sample *ds, struct proctrack *
 	s->cpu = ds->id.cpu;
 	s->kernel_ips = kernel;
 	s->user_ips = user;
+	s->kind = WEIGHT_SAMPLES;
 	s->weight = 1;
 	/* Each CPU's idle task is named after its CPU, as the kernel names it. */
 	if (s->tid == 0)
@@ -162,138 +228,287 @@ int perfring__convert_sample(const struct decoded_sample *ds, struct proctrack *
 	return 0;
 }
 
-/* Dwarf mode: the user frames come from the register + stack copy, not the callchain. */
-static void unwind_user_stack(struct unwinder *u, struct profile_core *core,
-			      const struct decoded_sample *ds, uint64_t mask, uint64_t *user,
-			      struct sample *s)
+bool perfring__user_snapshot(const struct decoded_sample *ds, uint64_t mask,
+			  struct user_snapshot *snap)
 {
-	struct unwind_regs regs;
-	struct addr_space *as;
-
-	s->nr_user = 0;
-	if (!decode__user_reg(ds, mask, PERF_REG_IP, &regs.ip) ||
-	    !decode__user_reg(ds, mask, PERF_REG_SP, &regs.sp) ||
-	    !decode__user_reg(ds, mask, PERF_REG_BP, &regs.bp))
-		return;		/* a kernel thread: no user stack */
-	as = proctrack__addr_space(core->procs, s->pid);
-	if (as)
-		s->nr_user = unwinder__unwind(u, as, &regs, ds->stack, ds->stack_size, user,
-					      MAX_STACK_DEPTH);
+	if (!decode__user_reg(ds, mask, PERF_REG_IP, &snap->ip) ||
+	    !decode__user_reg(ds, mask, PERF_REG_SP, &snap->sp) ||
+	    !decode__user_reg(ds, mask, PERF_REG_BP, &snap->bp))
+		return false;	/* a kernel thread: no user stack */
+	snap->stack = ds->stack;
+	snap->stack_size = ds->stack_size;
+	return true;
 }
 
-static int handle_sample(struct ring_set *rs, const struct perf_event_header *hdr)
+int perfring__feed_sample(struct pipeline *p, uint64_t sample_type, uint64_t regs_user,
+			  const struct perf_event_header *hdr)
 {
-	struct backend *b = (struct backend *)rs;	/* rs is the first member */
-	struct profile_core *core = rs->core;
 	uint64_t kernel[MAX_STACK_DEPTH], user[MAX_STACK_DEPTH];
 	struct decoded_sample ds;
+	struct user_snapshot snap;
 	struct sample s;
 
-	if (decode__sample(hdr, rs->sample_type, rs->regs_user, &ds)) {
-		rs->bad_records++;
+	if (decode__sample(hdr, sample_type, regs_user, &ds))
+		return -EBADMSG;
+	if (!pipeline__wants_thread(p, ds.id.pid, ds.id.tid)) {
+		p->filtered++;
+		return 0;
+	}
+	perfring__convert_sample(&ds, p->procs, kernel, user, &s);
+	if (regs_user) {
+		s.nr_user = 0;
+		if (perfring__user_snapshot(&ds, regs_user, &snap))
+			s.user_snapshot = &snap;
+	}
+	return pipeline__count(p, &s);
+}
+
+static int handle_sample(void *ctx, const struct perf_event_header *hdr)
+{
+	struct backend *b = ctx;
+	int err = perfring__feed_sample(b->pipeline, b->sample_type, b->regs_user, hdr);
+
+	if (err == -EBADMSG) {
+		ring_set__count_bad(b->rs);
 		return 0;
 	}
 	b->samples++;
-	if (!core__sample_wanted(core, ds.id.pid, ds.id.tid)) {
-		core->filtered++;
-		return 0;
-	}
-	perfring__convert_sample(&ds, core->procs, kernel, user, &s);
-	if (b->unwinder)
-		unwind_user_stack(b->unwinder, core, &ds, rs->regs_user, user, &s);
-	return core__count_sample(core, &s);
+	return err;
 }
 
-static int perfring_open(struct backend **out, struct profile_core *core, pid_t target)
+/* The cpu-clock events of on-CPU sampling, carrying the side-band records. */
+static int open_on_cpu(struct backend *b, pid_t target, struct errmsg *errm)
 {
-	const struct profile_opts *o = core->opts;
+	const struct backend_config *c = b->cfg;
+	unsigned int pages = c->dwarf && c->user_stacks ? DWARF_DATA_PAGES : DEFAULT_DATA_PAGES;
 	struct perf_event_attr attr;
 	pid_t all = -1, *tids = NULL;
-	unsigned int pages = DEFAULT_DATA_PAGES;
-	struct backend *b;
 	int err, nr;
 
-	b = calloc(1, sizeof(*b));
-	if (!b)
-		return -ENOMEM;
-	b->launched = target > 0;
-	if (options__dwarf(o)) {
-		b->unwinder = unwinder__new();
-		if (!b->unwinder) {
-			free(b);
-			return -ENOMEM;
-		}
-		pages = DWARF_DATA_PAGES;
-	}
-	fill_attr(&attr, o, target > 0);
+	perfring__sample_attr(&attr, c, target > 0);
+	b->sample_type = attr.sample_type;
+	b->regs_user = attr.sample_regs_user;
 	if (target > 0) {
-		err = ring_set__open(&b->rs, "perf", core, &attr, &target, 1, pages);
-	} else if (!o->no_kernel_access && !try_open(o, false, false, -1, o->cpu >= 0 ? o->cpu : 0)) {
-		/* System-wide, filtered in the core. */
-		err = ring_set__open(&b->rs, "perf", core, &attr, &all, 1, pages);
-	} else {
-		/* Not allowed system-wide: the -p/-L threads themselves, inherited by new ones. */
-		nr = ring_set__task_list(o, &tids);
+		err = ring_set__open(&b->rs, "perf", b->pipeline, c, &attr, &target, 1, pages, errm);
+		goto out;
+	}
+	if (c->nr_cgroups) {
+		/* -p/-L too: both filters apply, the second in the pipeline. */
+		err = ring_set__open_cgroups(&b->rs, "perf", b->pipeline, c, &attr, pages, errm);
+		if (!err)
+			pr_info("perf: sampling %d cgroup(s)\n", c->nr_cgroups);
+		goto out;
+	}
+	/*
+	 * -p/-L: the threads themselves, inherited by new ones, so that nothing
+	 * else is sampled (or, with --unwind dwarf, copied) only to be filtered
+	 * out; system-wide only where there are too many threads for an event
+	 * each.
+	 */
+	nr = c->nr_pids || c->nr_tids ? ring_set__task_list(c, &tids) : 0;
+	if (nr > 0 && nr <= MAX_TASK_EVENTS) {
 		attr.inherit = 1;
-		err = nr > 0 ? ring_set__open(&b->rs, "perf", core, &attr, tids, nr, pages)
-			     : -ESRCH;
+		err = ring_set__open(&b->rs, "perf", b->pipeline, c, &attr, tids, nr, pages, errm);
 		if (!err)
 			pr_info("perf: sampling %d thread(s) of the given processes\n", nr);
-		free(tids);
+	} else if ((c->nr_pids || c->nr_tids) && nr <= 0) {
+		err = nr < 0 ? nr : -ESRCH;
+		errmsg__set(errm, "perf: no thread of the given processes is left");
+	} else if (!c->user_mode_only && !try_open(c, false, false, -1, c->cpu >= 0 ? c->cpu : 0)) {
+		/* System-wide, filtered in the pipeline. */
+		err = ring_set__open(&b->rs, "perf", b->pipeline, c, &attr, &all, 1, pages, errm);
+	} else {
+		err = -EACCES;
+		if (nr > MAX_TASK_EVENTS)
+			errmsg__set(errm, "perf: %d threads are too many for an event each, and "
+				    "system-wide sampling is not allowed here", nr);
+		else
+			errmsg__set(errm, "perf: system-wide sampling is not allowed here");
 	}
+	free(tids);
+out:
+	if (!err)
+		ring_set__on_sample(b->rs, handle_sample, b);
+	return err;
+}
+
+static int offcpu_sample(void *ctx, const struct perf_event_header *hdr)
+{
+	struct backend *b = ctx;
+	int err = perf_offcpu__sample(b->off, hdr);
+
+	if (err == -EBADMSG) {
+		ring_set__count_bad(b->off_rs);
+		return 0;
+	}
+	return err;
+}
+
+static int offcpu_switch(void *ctx, pid_t pid, pid_t tid, uint64_t time, bool out)
+{
+	return perf_offcpu__switch(((struct backend *)ctx)->off, pid, tid, time, out);
+}
+
+/*
+ * The switch events of off-CPU time: the sched_switch tracepoint on every
+ * CPU (a launched command's tree is kept by the pipeline: its switch-ins
+ * happen in other tasks' context), or per-task context-switch events.
+ */
+static int open_off_cpu(struct backend *b, pid_t target, struct errmsg *errm)
+{
+	const struct backend_config *c = b->cfg;
+	unsigned int pages = c->dwarf && c->user_stacks ? DWARF_DATA_PAGES : DEFAULT_DATA_PAGES;
+	enum offcpu_source source;
+	struct perf_event_attr attr;
+	pid_t all = -1, *tids = NULL;
+	char why[512];
+	int err, nr;
+
+	err = perf_offcpu__probe(c, first_task(c), &source, why, sizeof(why));
+	if (!err)
+		err = perf_offcpu__attr(c, source, &attr, why, sizeof(why));
+	if (!err)
+		err = perf_offcpu__new(&b->off, c, b->pipeline, source, &attr, why, sizeof(why));
 	if (err) {
-		unwinder__free(b->unwinder);
-		free(b);
+		errmsg__set(errm, "perf: %s", why);
 		return err;
 	}
-	b->rs.on_sample = handle_sample;
+	/* The side-band records come with the cpu-clock events when there are some. */
+	if (!c->on_cpu)
+		ring_set__track_tasks(&attr);
+	if (source == OFFCPU_TRACEPOINT && c->nr_cgroups) {
+		/* Switch-outs are sampled in the task's context, switch-ins recorded in its. */
+		err = ring_set__open_cgroups(&b->off_rs, "off-CPU", b->pipeline, c, &attr, pages,
+					     errm);
+	} else if (source == OFFCPU_TRACEPOINT) {
+		err = ring_set__open(&b->off_rs, "off-CPU", b->pipeline, c, &attr, &all, 1, pages,
+				     errm);
+	} else if (target > 0) {
+		b->off_on_exec = true;
+		err = ring_set__open(&b->off_rs, "off-CPU", b->pipeline, c, &attr, &target, 1, pages,
+				     errm);
+	} else {
+		nr = ring_set__task_list(c, &tids);
+		err = nr > 0 ? ring_set__open(&b->off_rs, "off-CPU", b->pipeline, c, &attr, tids, nr,
+					      pages, errm)
+			     : nr < 0 ? nr : -ESRCH;
+		if (nr == 0)
+			errmsg__set(errm, "perf: no thread of the given processes is left");
+		free(tids);
+	}
+	if (err)
+		return err;
+	ring_set__on_sample(b->off_rs, offcpu_sample, b);
+	ring_set__on_switch(b->off_rs, offcpu_switch, b);
+	perf_offcpu__use_switch_records(b->off, ring_set__switch_records(b->off_rs));
+	pr_info("perf: off-CPU time from %s\n",
+		source == OFFCPU_TRACEPOINT	    ? "sched:sched_switch on every CPU"
+		: source == OFFCPU_SWITCH_SAMPLES ? "context-switch samples of the tasks"
+						  : "switch records of the tasks (no stacks)");
+	return 0;
+}
+
+static void perfring_close(struct backend *b);
+
+static int perfring_open(struct backend **out, const struct backend_config *c, struct pipeline *p,
+			 pid_t target, struct errmsg *errm)
+{
+	struct backend *b;
+	int err = 0;
+
+	b = calloc(1, sizeof(*b));
+	if (!b) {
+		errmsg__set(errm, "out of memory");
+		return -ENOMEM;
+	}
+	b->cfg = c;
+	b->pipeline = p;
+	b->launched = target > 0;
+	if (c->on_cpu)
+		err = open_on_cpu(b, target, errm);
+	if (!err && c->off_cpu)
+		err = open_off_cpu(b, target, errm);
+	if (err) {
+		perfring_close(b);
+		return err;
+	}
 	*out = b;
 	return 0;
 }
 
-static int perfring_start(struct backend *b)
+static int perfring_start(struct backend *b, struct errmsg *err)
 {
+	int ret = 0;
+
 	/* A launched command's events enable themselves at its exec. */
-	if (b->launched)
-		return 0;
-	return ring_set__enable(&b->rs);
+	if (b->rs && !b->launched)
+		ret = ring_set__enable(b->rs, err);
+	if (!ret && b->off_rs && !b->off_on_exec)
+		ret = ring_set__enable(b->off_rs, err);
+	return ret;
 }
 
 static int perfring_wait(struct backend *b, int wake_fd, int timeout_ms)
 {
-	return ring_set__wait(&b->rs, wake_fd, timeout_ms);
+	return ring_set__wait(b->rs ? b->rs : b->off_rs, wake_fd, timeout_ms);
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
 static int perfring_drain(struct backend *b)
 {
-	return ring_set__drain(&b->rs);
+	/* Mappings and comms first: they come with the first set. */
+	int err = b->rs ? ring_set__drain(b->rs) : 0;
+
+	if (!err && b->off_rs)
+		err = ring_set__drain(b->off_rs);
+	/* At the end, threads still switched out are counted up to it. */
+	if (!err && b->off && b->stopped)
+		err = perf_offcpu__finish(b->off, ring_set__monotonic(b->off_rs)
+							  ? b->stop_ns
+							  : perf_offcpu__last_time(b->off));
+	return err;
 }
 
-static int perfring_stop(struct backend *b)
+static void perfring_stop(struct backend *b)
 {
-	ring_set__disable(&b->rs);
-	return 0;
+	b->stop_ns = mono_ns();
+	b->stopped = true;
+	if (b->rs)
+		ring_set__disable(b->rs);
+	if (b->off_rs)
+		ring_set__disable(b->off_rs);
 }
 
 static void perfring_stats(const struct backend *b, struct backend_stats *st)
 {
-	uint64_t bad = ring_set__bad_records(&b->rs);
-
 	memset(st, 0, sizeof(*st));
 	st->samples = b->samples;
-	st->lost = b->rs.lost;
-	if (bad)
-		pr_warn("warning: %llu malformed ring records skipped\n", (unsigned long long)bad);
-	if (b->unwinder)
-		unwinder__report(b->unwinder);
+	st->lost_reason = LOST_RING_FULL;
+	if (b->rs) {
+		st->lost = ring_set__lost(b->rs);
+		st->malformed_records = ring_set__bad_records(b->rs);
+	}
+	if (b->off_rs) {
+		st->lost += ring_set__lost(b->off_rs);
+		st->malformed_records += ring_set__bad_records(b->off_rs);
+		perf_offcpu__stats(b->off, st);
+	}
 }
 
 static void perfring_close(struct backend *b)
 {
 	if (!b)
 		return;
-	ring_set__close(&b->rs);
-	unwinder__free(b->unwinder);
+	ring_set__close(b->rs);
+	ring_set__close(b->off_rs);
+	perf_offcpu__free(b->off);
 	free(b);
 }
 

@@ -53,9 +53,17 @@ static const struct perf_event_header *record_at(struct perf_ring *ring, uint64_
 	struct perf_event_header hdr;
 	uint64_t first;
 
-	/* Records are 8-byte aligned, so the 8-byte header never wraps. */
+	/*
+	 * The kernel keeps records 8-byte aligned, so an 8-byte header never
+	 * wraps; a size that is not a multiple of 8 would put the next header
+	 * across the end of the ring, so it is corrupt.
+	 */
+	if (pos % 8 || avail < sizeof(hdr)) {
+		*err = -EBADMSG;
+		return NULL;
+	}
 	memcpy(&hdr, ring->data + off, sizeof(hdr));
-	if (hdr.size < sizeof(hdr) || hdr.size > avail || hdr.size > ring->size) {
+	if (hdr.size < sizeof(hdr) || hdr.size % 8 || hdr.size > avail || hdr.size > ring->size) {
 		*err = -EBADMSG;
 		return NULL;
 	}

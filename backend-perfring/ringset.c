@@ -3,6 +3,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,11 +12,21 @@
 #include <unistd.h>
 
 #include "backend-perfring/decode.h"
+#include "backend-perfring/ring.h"
 #include "compat/cpus.h"
 #include "compat/features.h"
-#include "core/log.h"
+#include "compat/perf_event.h"
+#include "core/lib/log.h"
 
 #define MIN_DATA_PAGES 8
+
+struct ring_event {
+	int fd;			/* owns the ring */
+	int cpu;
+	struct perf_ring ring;
+	int *more_fds;		/* more events on this CPU writing into the same ring */
+	int nr_more;
+};
 
 /* One record copied out of a ring, ordered by time then arrival. */
 struct batch_rec {
@@ -24,7 +35,41 @@ struct batch_rec {
 	size_t offset;		/* into batch.bytes */
 };
 
-void ring_set__cpu_clock_attr(struct perf_event_attr *attr, const struct profile_opts *o,
+/* The records of one drain, from every ring. */
+struct batch {
+	unsigned char *bytes;
+	size_t len, cap;
+	struct batch_rec *recs;
+	size_t nr, cap_recs;
+	uint64_t seq;
+};
+
+struct ring_set {
+	const char *what;		/* "perf" or "side-band", for messages */
+	struct pipeline *pipeline;
+	const struct backend_config *cfg;
+	struct ring_event *events;
+	int nr_events;
+	struct pollfd *pfds;		/* one per event, plus a wake fd */
+	uint64_t sample_type;
+	uint64_t regs_user;		/* sample_regs_user, for decoding */
+	bool sample_id_all;
+	bool comm_exec;
+	unsigned int data_pages;	/* per ring, after any shrinking */
+	struct perf_attr_ladder ladder;
+	struct batch batch;
+	ring_sample_fn on_sample;
+	void *on_sample_ctx;
+	ring_switch_fn on_switch;
+	void *on_switch_ctx;
+	bool use_clockid;		/* asked for CLOCK_MONOTONIC times */
+	bool context_switch;		/* asked for switch records */
+	bool cgroup_tasks;		/* the tasks are --cgroup directories (their fds) */
+	uint64_t lost;			/* from PERF_RECORD_LOST */
+	uint64_t bad_records;
+};
+
+void ring_set__cpu_clock_attr(struct perf_event_attr *attr, const struct backend_config *o,
 			      bool launch)
 {
 	memset(attr, 0, sizeof(*attr));
@@ -55,43 +100,7 @@ void ring_set__track_tasks(struct perf_event_attr *attr)
 	attr->watermark = 1;
 }
 
-void perf_open_error(int err, bool system_wide, char *why, size_t len)
-{
-	int paranoid = perf_event_paranoid();
-
-	if ((err == -EACCES || err == -EPERM) && geteuid() == 0)
-		snprintf(why, len,
-			 "perf_event_open: %s although running as root: a seccomp filter or a "
-			 "security module refuses it",
-			 strerror(-err));
-	else if (err == -EPERM)
-		/* The paranoid checks answer EACCES; EPERM comes from seccomp or an LSM. */
-		snprintf(why, len,
-			 "perf_event_open: %s: a seccomp filter or a security module refuses it "
-			 "(a container runtime's default profile does)",
-			 strerror(-err));
-	else if (err == -EACCES && paranoid >= 3)
-		snprintf(why, len,
-			 "perf_event_open: %s: kernel.perf_event_paranoid is %d, which (a Debian "
-			 "and Android patch) refuses perf_event_open to users without CAP_PERFMON; "
-			 "set it to 2 or lower, or run with CAP_PERFMON or as root",
-			 strerror(-err), paranoid);
-	else if (err == -EACCES)
-		snprintf(why, len,
-			 "perf_event_open: %s: %s needs root, CAP_PERFMON, or "
-			 "kernel.perf_event_paranoid <= %d (now %d)",
-			 strerror(-err), system_wide ? "system-wide sampling" : "kernel sampling",
-			 system_wide ? 0 : 1, paranoid);
-	else if (err == -ENOSYS)
-		snprintf(why, len, "perf_event_open: not supported by this kernel");
-	else if (err == -ENOENT || err == -EOPNOTSUPP)
-		snprintf(why, len, "perf_event_open: the cpu-clock event is not available (%s)",
-			 strerror(-err));
-	else
-		snprintf(why, len, "perf_event_open: %s", strerror(-err));
-}
-
-int ring_set__cpus(const struct profile_opts *opts, int **cpus)
+int ring_set__cpus(const struct backend_config *opts, int **cpus)
 {
 	if (opts->cpu >= 0) {
 		*cpus = malloc(sizeof(**cpus));
@@ -103,18 +112,20 @@ int ring_set__cpus(const struct profile_opts *opts, int **cpus)
 	return cpus__online(cpus);
 }
 
-static int open_fd(struct ring_set *rs, struct perf_event_attr *attr, pid_t task, int cpu)
+static int open_fd(struct ring_set *rs, struct perf_event_attr *attr, pid_t task, int cpu,
+		   struct errmsg *err)
 {
 	char why[256];
 	int fd;
 
 	attr->wakeup_watermark = rs->data_pages * (uint32_t)sysconf(_SC_PAGESIZE) / 4;
-	fd = perf_attr__open(&rs->ladder, attr, task, cpu);
+	fd = rs->cgroup_tasks ? perf_attr__open_cgroup(&rs->ladder, attr, task, cpu)
+			      : perf_attr__open(&rs->ladder, attr, task, cpu);
 	if (fd == -ESRCH)
 		return fd;	/* a thread that exited meanwhile: nothing to sample */
 	if (fd < 0) {
-		perf_open_error(fd, task < 0, why, sizeof(why));
-		pr_warn("%s (CPU %d)\n", why, cpu);
+		perf_open_error(fd, task < 0 || rs->cgroup_tasks, why, sizeof(why));
+		errmsg__set(err, "%s (CPU %d)", why, cpu);
 		return fd;
 	}
 	rs->sample_type = attr->sample_type;
@@ -124,7 +135,7 @@ static int open_fd(struct ring_set *rs, struct perf_event_attr *attr, pid_t task
 	return fd;
 }
 
-static int map_ring(struct ring_set *rs, struct ring_event *ev)
+static int map_ring(struct ring_set *rs, struct ring_event *ev, struct errmsg *errm)
 {
 	int err;
 
@@ -140,22 +151,22 @@ static int map_ring(struct ring_set *rs, struct ring_event *ev)
 			"retrying with %u pages\n",
 			rs->what, ev->cpu, rs->data_pages);
 	}
-	pr_warn("%s: mmap of the ring buffer of CPU %d: %s (locked memory: "
-		"kernel.perf_event_mlock_kb and ulimit -l)\n",
-		rs->what, ev->cpu, strerror(-err));
+	errmsg__set(errm, "%s: mmap of the ring buffer of CPU %d: %s (locked memory: "
+		    "kernel.perf_event_mlock_kb and ulimit -l)",
+		    rs->what, ev->cpu, strerror(-err));
 	return err;
 }
 
 /* Every task's event on this CPU; the first owns the ring, the others write into it. */
 static int open_cpu(struct ring_set *rs, struct ring_event *ev, struct perf_event_attr *attr,
-		    const pid_t *tasks, int nr_tasks, int cpu)
+		    const pid_t *tasks, int nr_tasks, int cpu, struct errmsg *errm)
 {
 	int err;
 
 	ev->cpu = cpu;
 	ev->fd = -1;
 	for (int t = 0; t < nr_tasks; t++) {
-		int fd = open_fd(rs, attr, tasks[t], cpu);
+		int fd = open_fd(rs, attr, tasks[t], cpu, errm);
 
 		if (fd == -ESRCH)
 			continue;
@@ -163,31 +174,35 @@ static int open_cpu(struct ring_set *rs, struct ring_event *ev, struct perf_even
 			return fd;
 		if (ev->fd < 0) {
 			ev->fd = fd;
-			err = map_ring(rs, ev);
+			err = map_ring(rs, ev, errm);
 			if (err)
 				return err;
 			continue;
 		}
-		ev->more_fds = realloc(ev->more_fds, (ev->nr_more + 1) * sizeof(int));
-		if (!ev->more_fds) {
+		int *more = realloc(ev->more_fds, (ev->nr_more + 1) * sizeof(int));
+
+		if (!more) {
 			close(fd);
+			errmsg__set(errm, "out of memory");
 			return -ENOMEM;
 		}
+		ev->more_fds = more;
 		ev->more_fds[ev->nr_more++] = fd;
 		if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, ev->fd)) {
 			err = -errno;
-			pr_warn("%s: sharing the ring of CPU %d: %s\n", rs->what, cpu, strerror(-err));
+			errmsg__set(errm, "%s: sharing the ring of CPU %d: %s", rs->what, cpu,
+				    strerror(-err));
 			return err;
 		}
 	}
 	if (ev->fd < 0) {
-		pr_warn("%s: none of the threads to profile exists any more\n", rs->what);
+		errmsg__set(errm, "%s: none of the threads to profile exists any more", rs->what);
 		return -ESRCH;
 	}
 	return 0;
 }
 
-int ring_set__task_list(const struct profile_opts *opts, pid_t **tids)
+int ring_set__task_list(const struct backend_config *opts, pid_t **tids)
 {
 	int nr = 0, cap = 16;
 
@@ -230,30 +245,42 @@ int ring_set__task_list(const struct profile_opts *opts, pid_t **tids)
 	return nr;
 }
 
-int ring_set__open(struct ring_set *rs, const char *what, struct profile_core *core,
-		   struct perf_event_attr *attr, const pid_t *tasks, int nr_tasks,
-		   unsigned int data_pages)
+static int open_set(struct ring_set **out, const char *what, struct pipeline *p,
+		    const struct backend_config *cfg, struct perf_event_attr *attr,
+		    const pid_t *tasks, int nr_tasks, bool cgroups, unsigned int data_pages,
+		    struct errmsg *errm)
 {
+	struct ring_set *rs = calloc(1, sizeof(*rs));
 	int *cpus = NULL, nr, err;
 
-	memset(rs, 0, sizeof(*rs));
+	*out = NULL;
+	if (!rs) {
+		errmsg__set(errm, "out of memory");
+		return -ENOMEM;
+	}
 	rs->what = what;
-	rs->core = core;
+	rs->pipeline = p;
+	rs->cfg = cfg;
 	rs->data_pages = data_pages;
-	nr = ring_set__cpus(core->opts, &cpus);
+	rs->use_clockid = attr->use_clockid;
+	rs->context_switch = attr->context_switch;
+	rs->cgroup_tasks = cgroups;
+	nr = ring_set__cpus(cfg, &cpus);
 	if (nr < 0) {
-		pr_warn("%s: cannot read the online CPUs: %s\n", what, strerror(-nr));
+		errmsg__set(errm, "%s: cannot read the online CPUs: %s", what, strerror(-nr));
+		free(rs);
 		return nr;
 	}
 	rs->events = calloc(nr, sizeof(*rs->events));
 	rs->pfds = calloc(nr + 1, sizeof(*rs->pfds));
 	if (!rs->events || !rs->pfds) {
+		errmsg__set(errm, "out of memory");
 		err = -ENOMEM;
 		goto err_out;
 	}
 	for (int i = 0; i < nr; i++) {
 		rs->nr_events++;
-		err = open_cpu(rs, &rs->events[i], attr, tasks, nr_tasks, cpus[i]);
+		err = open_cpu(rs, &rs->events[i], attr, tasks, nr_tasks, cpus[i], errm);
 		if (err)
 			goto err_out;
 		rs->pfds[i].fd = rs->events[i].fd;
@@ -266,6 +293,7 @@ int ring_set__open(struct ring_set *rs, const char *what, struct profile_core *c
 	pr_info("%s: %d event(s) on %d CPU(s), rings of %u data pages each\n", what,
 		nr * (nr_tasks > 0 ? nr_tasks : 1), nr, rs->data_pages);
 	free(cpus);
+	*out = rs;
 	return 0;
 
 err_out:
@@ -274,7 +302,78 @@ err_out:
 	return err;
 }
 
-static int set_enabled(struct ring_set *rs, unsigned long request)
+int ring_set__open(struct ring_set **out, const char *what, struct pipeline *p,
+		   const struct backend_config *cfg, struct perf_event_attr *attr,
+		   const pid_t *tasks, int nr_tasks, unsigned int data_pages, struct errmsg *errm)
+{
+	return open_set(out, what, p, cfg, attr, tasks, nr_tasks, false, data_pages, errm);
+}
+
+int ring_set__open_cgroups(struct ring_set **out, const char *what, struct pipeline *p,
+			   const struct backend_config *cfg, struct perf_event_attr *attr,
+			   unsigned int data_pages, struct errmsg *errm)
+{
+	pid_t fds[CGROUP_MAX];
+
+	for (int i = 0; i < cfg->nr_cgroups && i < CGROUP_MAX; i++)
+		fds[i] = cfg->cgroups[i].fd;
+	return open_set(out, what, p, cfg, attr, fds, cfg->nr_cgroups, true, data_pages, errm);
+}
+
+int ring_set__probe_cgroups(const struct backend_config *c, char *why, size_t len)
+{
+	struct perf_event_attr attr;
+	int *cpus = NULL, nr, fd = 0;
+
+	nr = ring_set__cpus(c, &cpus);
+	if (nr < 0) {
+		snprintf(why, len, "cannot read the online CPUs: %s", strerror(-nr));
+		return nr;
+	}
+	for (int i = 0; i < c->nr_cgroups && fd >= 0; i++) {
+		ring_set__cpu_clock_attr(&attr, c, false);
+		fd = sys_perf_event_open(&attr, c->cgroups[i].fd, cpus[0], -1,
+					 PERF_FLAG_FD_CLOEXEC | PERF_FLAG_PID_CGROUP);
+		if (fd >= 0) {
+			close(fd);
+		} else if (fd == -ENOENT || fd == -EBADF) {
+			/* css_tryget_online_from_dir(): no perf_event css in that hierarchy. */
+			snprintf(why, len, "%s: the perf_event controller is not in its hierarchy "
+				 "(cgroup v2 needs Linux 4.11 and perf_event not bound to a v1 "
+				 "hierarchy; v1 needs the perf_event hierarchy)", c->cgroups[i].path);
+		} else {
+			perf_open_error(fd, true, why, len);
+			snprintf(why + strlen(why), len - strlen(why), " (events on a cgroup are "
+				 "CPU-wide)");
+		}
+	}
+	free(cpus);
+	return fd < 0 ? fd : 0;
+}
+
+void ring_set__on_sample(struct ring_set *rs, ring_sample_fn fn, void *ctx)
+{
+	rs->on_sample = fn;
+	rs->on_sample_ctx = ctx;
+}
+
+void ring_set__on_switch(struct ring_set *rs, ring_switch_fn fn, void *ctx)
+{
+	rs->on_switch = fn;
+	rs->on_switch_ctx = ctx;
+}
+
+bool ring_set__switch_records(const struct ring_set *rs)
+{
+	return rs->context_switch && !rs->ladder.dropped[PERF_ATTR_CONTEXT_SWITCH];
+}
+
+bool ring_set__monotonic(const struct ring_set *rs)
+{
+	return rs->use_clockid && !rs->ladder.dropped[PERF_ATTR_USE_CLOCKID];
+}
+
+static int set_enabled(struct ring_set *rs, unsigned long request, struct errmsg *errm)
 {
 	for (int i = 0; i < rs->nr_events; i++) {
 		struct ring_event *ev = &rs->events[i];
@@ -283,21 +382,22 @@ static int set_enabled(struct ring_set *rs, unsigned long request)
 			if (ioctl(j < 0 ? ev->fd : ev->more_fds[j], request, 0) < 0) {
 				int err = -errno;
 
-				pr_warn("%s: enable CPU %d: %s\n", rs->what, ev->cpu, strerror(-err));
+				errmsg__set(errm, "%s: enable CPU %d: %s", rs->what, ev->cpu,
+					    strerror(-err));
 				return err;
 			}
 	}
 	return 0;
 }
 
-int ring_set__enable(struct ring_set *rs)
+int ring_set__enable(struct ring_set *rs, struct errmsg *err)
 {
-	return set_enabled(rs, PERF_EVENT_IOC_ENABLE);
+	return set_enabled(rs, PERF_EVENT_IOC_ENABLE, err);
 }
 
 void ring_set__disable(struct ring_set *rs)
 {
-	set_enabled(rs, PERF_EVENT_IOC_DISABLE);
+	set_enabled(rs, PERF_EVENT_IOC_DISABLE, NULL);
 }
 
 int ring_set__wait(struct ring_set *rs, int wake_fd, int timeout_ms)
@@ -374,9 +474,9 @@ static int handle_mmap(struct ring_set *rs, const struct perf_event_header *hdr)
 		 (unsigned long long)mm.addr, (unsigned long long)(mm.addr + mm.len),
 		 (unsigned long long)mm.pgoff, mm.filename);
 	/* pid -1: kernel and module maps; kallsyms covers those. */
-	if ((int32_t)mm.pid <= 0 || !core__wants_pid(rs->core, mm.pid) || !mm.len)
+	if ((int32_t)mm.pid <= 0 || !pipeline__wants_pid(rs->pipeline, mm.pid) || !mm.len)
 		return 0;
-	return proctrack__mmap(rs->core->procs, mm.pid,
+	return proctrack__mmap(rs->pipeline->procs, mm.pid,
 			       &(struct mapping){ .start = mm.addr,
 						  .end = mm.addr + mm.len,
 						  .pgoff = mm.pgoff,
@@ -388,7 +488,7 @@ static int handle_mmap(struct ring_set *rs, const struct perf_event_header *hdr)
 
 static int handle_comm(struct ring_set *rs, const struct perf_event_header *hdr)
 {
-	struct proctrack *pt = rs->core->procs;
+	struct proctrack *pt = rs->pipeline->procs;
 	struct decoded_comm cm;
 	int err;
 
@@ -396,7 +496,7 @@ static int handle_comm(struct ring_set *rs, const struct perf_event_header *hdr)
 		rs->bad_records++;
 		return 0;
 	}
-	if (!core__wants_pid(rs->core, cm.pid))
+	if (!pipeline__wants_pid(rs->pipeline, cm.pid))
 		return 0;
 	/* Without comm_exec (before 3.16), a COMM of the main thread stands for an exec. */
 	if (cm.exec || (!rs->comm_exec && cm.pid == cm.tid)) {
@@ -409,7 +509,7 @@ static int handle_comm(struct ring_set *rs, const struct perf_event_header *hdr)
 
 static int handle_fork(struct ring_set *rs, const struct perf_event_header *hdr)
 {
-	struct proctrack *pt = rs->core->procs;
+	struct proctrack *pt = rs->pipeline->procs;
 	struct decoded_task tk;
 	int err;
 
@@ -417,7 +517,9 @@ static int handle_fork(struct ring_set *rs, const struct perf_event_header *hdr)
 		rs->bad_records++;
 		return 0;
 	}
-	if (!core__wants_pid(rs->core, tk.ppid) && !core__wants_pid(rs->core, tk.pid))
+	if (hdr->type == PERF_RECORD_FORK)
+		pipeline__note_fork(rs->pipeline, tk.pid, tk.ppid);
+	if (!pipeline__wants_pid(rs->pipeline, tk.ppid) && !pipeline__wants_pid(rs->pipeline, tk.pid))
 		return 0;
 	if (tk.pid != tk.ppid) {
 		err = proctrack__fork(pt, tk.pid, tk.ppid);
@@ -427,13 +529,26 @@ static int handle_fork(struct ring_set *rs, const struct perf_event_header *hdr)
 	return proctrack__inherit_comm(pt, tk.tid, tk.ppid, tk.ptid);
 }
 
+static int handle_switch(struct ring_set *rs, const struct perf_event_header *hdr)
+{
+	struct decoded_switch sw;
+
+	if (!rs->on_switch)
+		return 0;
+	if (decode__switch(hdr, rs->sample_type, rs->sample_id_all, &sw)) {
+		rs->bad_records++;
+		return 0;
+	}
+	return rs->on_switch(rs->on_switch_ctx, sw.id.pid, sw.id.tid, sw.id.time, sw.out);
+}
+
 static int handle_record(struct ring_set *rs, const struct perf_event_header *hdr)
 {
 	uint64_t lost;
 
 	switch (hdr->type) {
 	case PERF_RECORD_SAMPLE:
-		return rs->on_sample ? rs->on_sample(rs, hdr) : 0;
+		return rs->on_sample ? rs->on_sample(rs->on_sample_ctx, hdr) : 0;
 	case PERF_RECORD_MMAP:
 	case PERF_RECORD_MMAP2:
 		return handle_mmap(rs, hdr);
@@ -441,6 +556,9 @@ static int handle_record(struct ring_set *rs, const struct perf_event_header *hd
 		return handle_comm(rs, hdr);
 	case PERF_RECORD_FORK:
 		return handle_fork(rs, hdr);
+	case PERF_RECORD_SWITCH:
+	case PERF_RECORD_SWITCH_CPU_WIDE:
+		return handle_switch(rs, hdr);
 	case PERF_RECORD_LOST:
 		if (decode__lost(hdr, &lost))
 			rs->bad_records++;
@@ -472,6 +590,16 @@ int ring_set__drain(struct ring_set *rs)
 	return err;
 }
 
+uint64_t ring_set__lost(const struct ring_set *rs)
+{
+	return rs->lost;
+}
+
+void ring_set__count_bad(struct ring_set *rs)
+{
+	rs->bad_records++;
+}
+
 uint64_t ring_set__bad_records(const struct ring_set *rs)
 {
 	uint64_t n = rs->bad_records;
@@ -483,6 +611,8 @@ uint64_t ring_set__bad_records(const struct ring_set *rs)
 
 void ring_set__close(struct ring_set *rs)
 {
+	if (!rs)
+		return;
 	for (int i = 0; i < rs->nr_events; i++) {
 		struct ring_event *ev = &rs->events[i];
 
@@ -497,5 +627,5 @@ void ring_set__close(struct ring_set *rs)
 	free(rs->pfds);
 	free(rs->batch.bytes);
 	free(rs->batch.recs);
-	memset(rs, 0, sizeof(*rs));
+	free(rs);
 }

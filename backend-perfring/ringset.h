@@ -1,96 +1,86 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * A set of perf events, one per CPU, each with an mmap ring, drained in time
- * order. Side-band records (MMAP2, COMM, FORK, LOST) update the core's
- * process tracker here; samples go to on_sample. The perf backend samples
- * through it; the bpf backend uses it with dummy events for side-band only.
+ * The perf-event layer both backends use: a set of perf events, one per
+ * CPU (and task), each CPU with an mmap ring, drained in time order.
+ * Side-band records (MMAP2, COMM, FORK, LOST) keep the pipeline's process
+ * tracker current here; samples go to the handler the owner sets. The perf
+ * backend samples through it; the bpf backend opens dummy events with it
+ * for side-band only. This is backend-perfring's one public header; ring.h
+ * and decode.h are its own.
  */
 #ifndef PERFRING_RINGSET_H
 #define PERFRING_RINGSET_H
 
 #include <linux/perf_event.h>
-#include <poll.h>
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "backend-perfring/ring.h"
-#include "compat/perf_event.h"
-#include "core/core.h"
-
-struct ring_event {
-	int fd;			/* owns the ring */
-	int cpu;
-	struct perf_ring ring;
-	int *more_fds;		/* more events on this CPU writing into the same ring */
-	int nr_more;
-};
-
-struct batch_rec;
-
-struct batch {
-	unsigned char *bytes;
-	size_t len, cap;
-	struct batch_rec *recs;
-	size_t nr, cap_recs;
-	uint64_t seq;
-};
+#include "core/agg/pipeline.h"
+#include "core/lib/log.h"
+#include "core/run/backend.h"
 
 struct ring_set;
-typedef int (*ring_sample_fn)(struct ring_set *rs, const struct perf_event_header *hdr);
 
-struct ring_set {
-	const char *what;		/* "perf" or "side-band", for messages */
-	struct profile_core *core;
-	struct ring_event *events;
-	int nr_events;
-	struct pollfd *pfds;		/* one per event, plus a wake fd */
-	uint64_t sample_type;
-	uint64_t regs_user;		/* sample_regs_user, for decoding */
-	bool sample_id_all;
-	bool comm_exec;
-	unsigned int data_pages;	/* per ring, after any shrinking */
-	struct perf_attr_ladder ladder;
-	struct batch batch;
-	ring_sample_fn on_sample;
-	uint64_t lost;			/* from PERF_RECORD_LOST */
-	uint64_t bad_records;
-};
+/* A PERF_RECORD_SAMPLE, valid during the call. Returns 0 or -errno (stops the drain). */
+typedef int (*ring_sample_fn)(void *ctx, const struct perf_event_header *hdr);
+/* A PERF_RECORD_SWITCH's task and time (attr.context_switch). Returns 0 or -errno. */
+typedef int (*ring_switch_fn)(void *ctx, pid_t pid, pid_t tid, uint64_t time, bool out);
 
 /*
  * Open one event per CPU and task from attr, tasks being -1 (all), the
  * launched command, or the threads of -p/-L when system-wide sampling is
  * not allowed; the events of one CPU share one ring of data_pages (shrunk
- * when locked-memory limits refuse it). Prints why on failure. Returns 0
- * or -errno.
+ * when locked-memory limits refuse it). `what` names the set in messages.
+ * Returns 0 or -errno with a reason in err.
  */
-int ring_set__open(struct ring_set *rs, const char *what, struct profile_core *core,
-		   struct perf_event_attr *attr, const pid_t *tasks, int nr_tasks,
-		   unsigned int data_pages);
-
-/* The threads of the -p processes, or the -L threads. Returns count or -errno. */
-int ring_set__task_list(const struct profile_opts *opts, pid_t **tids);
-int ring_set__enable(struct ring_set *rs);
+int ring_set__open(struct ring_set **out, const char *what, struct pipeline *p,
+		   const struct backend_config *cfg, struct perf_event_attr *attr,
+		   const pid_t *tasks, int nr_tasks, unsigned int data_pages, struct errmsg *err);
+/*
+ * The same with one event per CPU and --cgroup directory of cfg
+ * (PERF_FLAG_PID_CGROUP): events that count only while a task of the cgroup,
+ * or of one below it, runs; their side-band records are those tasks' too.
+ */
+int ring_set__open_cgroups(struct ring_set **out, const char *what, struct pipeline *p,
+			   const struct backend_config *cfg, struct perf_event_attr *attr,
+			   unsigned int data_pages, struct errmsg *errm);
+/*
+ * Whether events can be opened on each --cgroup directory of cfg: the
+ * hierarchy must have the perf_event controller, and the rights to
+ * CPU-wide events. Returns 0 or -errno with a one-line reason in why.
+ */
+int ring_set__probe_cgroups(const struct backend_config *cfg, char *why, size_t len);
+void ring_set__on_sample(struct ring_set *rs, ring_sample_fn fn, void *ctx);
+void ring_set__on_switch(struct ring_set *rs, ring_switch_fn fn, void *ctx);
+/* Whether switch records come (attr.context_switch asked and kept, 4.3). */
+bool ring_set__switch_records(const struct ring_set *rs);
+/* Whether record times are CLOCK_MONOTONIC (attr.use_clockid asked and kept, 4.1). */
+bool ring_set__monotonic(const struct ring_set *rs);
+int ring_set__enable(struct ring_set *rs, struct errmsg *err);
 void ring_set__disable(struct ring_set *rs);
 int ring_set__wait(struct ring_set *rs, int wake_fd, int timeout_ms);
 /* Read every ring, order the records by time, handle them. */
 int ring_set__drain(struct ring_set *rs);
+/* Samples the kernel dropped (PERF_RECORD_LOST). */
+uint64_t ring_set__lost(const struct ring_set *rs);
 /* Malformed records seen, including the rings' own count. */
 uint64_t ring_set__bad_records(const struct ring_set *rs);
+/* Counts a record the owner's handler could not decode. */
+void ring_set__count_bad(struct ring_set *rs);
 void ring_set__close(struct ring_set *rs);
 
+/* The threads of the -p processes, or the -L threads. Returns count or -errno. */
+int ring_set__task_list(const struct backend_config *cfg, pid_t **tids);
 /* The CPUs to open events on: -C's one, or all online. Returns count or -errno. */
-int ring_set__cpus(const struct profile_opts *opts, int **cpus);
+int ring_set__cpus(const struct backend_config *cfg, int **cpus);
 
 /*
  * The cpu-clock event of -F/-c, disabled; for a launched command inherited
  * and enabled at its exec, as perf record does.
  */
-void ring_set__cpu_clock_attr(struct perf_event_attr *attr, const struct profile_opts *o,
+void ring_set__cpu_clock_attr(struct perf_event_attr *attr, const struct backend_config *cfg,
 			      bool launch);
 /* Ask for the side-band records that keep the process tracker current. */
 void ring_set__track_tasks(struct perf_event_attr *attr);
-
-/* A one-line reason for a perf_event_open failure. */
-void perf_open_error(int err, bool system_wide, char *why, size_t len);
 
 #endif
