@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /* The bpf backend: stacks counted in the kernel by a perf_event BPF program. */
-#ifndef BPF_BPFBACKEND_H
-#define BPF_BPFBACKEND_H
+#ifndef BPFBACKEND_BPFBACKEND_H
+#define BPFBACKEND_BPFBACKEND_H
 
-#include "core/backend.h"
+#include "core/run/backend.h"
 
 extern const struct backend_ops bpf_backend_ops;
 

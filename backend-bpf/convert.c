@@ -30,10 +30,16 @@ void bpf_convert__sample(const struct profile_key *key, uint64_t count, const ui
 	out->pid = (pid_t)key->tgid;
 	out->tid = key->tid ? (pid_t)key->tid : (pid_t)key->tgid;
 	out->cpu = -1;
+	out->kind = WEIGHT_SAMPLES;
 	memcpy(out->comm, key->comm, sizeof(out->comm) - 1);
 	out->weight = count;
 	out->kernel_err = stack_error(key->kernel_stack_id);
 	out->user_err = stack_error(key->user_stack_id);
+	/* An id whose stack is gone is a missed stack, not an empty one. */
+	if (key->kernel_stack_id >= 0 && !kstack)
+		out->kernel_err = -ENOENT;
+	if (key->user_stack_id >= 0 && !ustack)
+		out->user_err = -ENOENT;
 
 	if (key->kernel_stack_id >= 0 && kstack) {
 		unsigned int depth = stack_depth(kstack);

@@ -3,13 +3,13 @@
  * From one entry of the in-kernel count map to the core's sample. Pure: no
  * libbpf, so the tests can feed it the same stacks the perf backend sees.
  */
-#ifndef BPF_CONVERT_H
-#define BPF_CONVERT_H
+#ifndef BPFBACKEND_CONVERT_H
+#define BPFBACKEND_CONVERT_H
 
 #include <stdint.h>
 
 #include "bpf/profile_maps.h"
-#include "core/sample.h"
+#include "core/agg/sample.h"
 
 /*
  * kstack/ustack: the stack map's values for the key's ids (zero-terminated

@@ -11,20 +11,23 @@
 #include "backend-bpf/shared_maps.h"
 #include "bpf/dwarf.skel.h"
 #include "bpf/profile.skel.h"
-#include "core/log.h"
-#include "unwind/unwind.h"
+#include "core/lib/log.h"
 
 struct bpf_dwarf {
-	struct profile_core *core;
+	struct pipeline *pipeline;
 	struct dwarf_bpf *skel;
 	bool task_regs;
 	struct perf_buffer *pb;
-	struct unwinder *unwinder;
 	stack_lookup_fn lookup;
 	void *lookup_ctx;
 	uint64_t lost;
 	uint64_t bad;
 	int err;		/* from the sample callback, which cannot return one */
+	/*
+	 * perf_buffer data follows the record's u32 size, so it is only 4-byte
+	 * aligned: each record's fixed part is copied here before it is read.
+	 */
+	struct dwarf_record *head;
 };
 
 unsigned int bpf_dwarf__chunks(unsigned int dump_size)
@@ -32,15 +35,6 @@ unsigned int bpf_dwarf__chunks(unsigned int dump_size)
 	unsigned int n = (dump_size + PROFILE_DUMP_CHUNK - 1) / PROFILE_DUMP_CHUNK;
 
 	return n > PROFILE_DUMP_MAX_CHUNKS ? PROFILE_DUMP_MAX_CHUNKS : n;
-}
-
-/*
- * Tests run the variant for kernels without bpf_task_pt_regs on this one:
- * the same program older kernels get, on the real kernel.
- */
-static bool task_regs_wanted(void)
-{
-	return !getenv("PROFILE_TEST_NO_TASK_REGS");
 }
 
 /* Load one of the two variants of the program. Returns the skeleton or NULL, errno set. */
@@ -70,13 +64,21 @@ static void on_record(void *ctx, int cpu, void *data, __u32 size)
 {
 	const size_t head = offsetof(struct dwarf_record, stack);
 	struct bpf_dwarf *d = ctx;
-	uint64_t kbuf[MAX_STACK_DEPTH + 1], ubuf[MAX_STACK_DEPTH];
-	struct dwarf_record *rec = data;
+	uint64_t kbuf[MAX_STACK_DEPTH + 1];
+	const struct dwarf_record *rec = d->head;
+	/* The stack bytes stay where they are: the unwinder reads them with memcpy. */
+	const unsigned char *stack = (const unsigned char *)data + head;
+	struct user_snapshot snap;
 	struct profile_key key;
 	struct sample s;
 	int err;
 
-	if (size < head || rec->dump_size > size - head) {
+	if (size < head) {
+		d->bad++;
+		return;
+	}
+	memcpy(d->head, data, head);
+	if (rec->dump_size > size - head) {
 		d->bad++;
 		return;
 	}
@@ -91,16 +93,12 @@ static void on_record(void *ctx, int cpu, void *data, __u32 size)
 			    d->lookup(d->lookup_ctx, rec->user_stack_id), kbuf, &s);
 	s.cpu = cpu;
 	if (rec->regs_valid) {
-		struct unwind_regs regs = { .ip = rec->ip, .sp = rec->sp, .bp = rec->bp };
-		struct addr_space *as = proctrack__addr_space(d->core->procs, rec->tgid);
-
-		s.user_ips = ubuf;
-		s.nr_user = as ? unwinder__unwind(d->unwinder, as, &regs, rec->stack,
-						  rec->dump_size, ubuf, MAX_STACK_DEPTH)
-			       : 0;
+		snap = (struct user_snapshot){ .ip = rec->ip, .sp = rec->sp, .bp = rec->bp,
+					       .stack = stack, .stack_size = rec->dump_size };
+		s.user_snapshot = &snap;
 		s.user_err = 0;
 	}
-	err = core__add_sample(d->core, &s);
+	err = pipeline__add(d->pipeline, &s);
 	if (err && !d->err)
 		d->err = err;
 }
@@ -122,19 +120,25 @@ static size_t buffer_pages(unsigned int chunks)
 	return pages;
 }
 
-struct bpf_dwarf *bpf_dwarf__open(struct profile_core *core, struct profile_bpf *counting,
-				  int nr_cpus, stack_lookup_fn lookup, void *lookup_ctx)
+struct bpf_dwarf *bpf_dwarf__open(struct pipeline *p, struct profile_bpf *counting, int nr_cpus,
+				  unsigned int dump_size, bool task_regs_wanted, stack_lookup_fn lookup,
+				  void *lookup_ctx)
 {
-	unsigned int chunks = bpf_dwarf__chunks(core->opts->stack_dump_size);
+	unsigned int chunks = bpf_dwarf__chunks(dump_size);
 	struct bpf_dwarf *d = calloc(1, sizeof(*d));
 	int err;
 
-	if (!d)
+	if (d)
+		d->head = malloc(sizeof(*d->head));
+	if (!d || !d->head) {
+		free(d);
+		errno = ENOMEM;
 		return NULL;
-	d->core = core;
+	}
+	d->pipeline = p;
 	d->lookup = lookup;
 	d->lookup_ctx = lookup_ctx;
-	d->task_regs = task_regs_wanted();
+	d->task_regs = task_regs_wanted;
 	d->skel = d->task_regs ? load_variant(counting, nr_cpus, true) : NULL;
 	if (!d->skel) {
 		pr_debug("bpf: the stack-copy program with bpf_task_pt_regs did not load (%s); "
@@ -145,16 +149,11 @@ struct bpf_dwarf *bpf_dwarf__open(struct profile_core *core, struct profile_bpf 
 	}
 	if (!d->skel)
 		goto err_out;
-	d->unwinder = unwinder__new();
-	if (!d->unwinder) {
-		errno = ENOMEM;
-		goto err_out;
-	}
 	d->pb = perf_buffer__new(bpf_map__fd(d->skel->maps.snapshots), buffer_pages(chunks),
 				 on_record, on_lost, d, NULL);
 	if (!d->pb)
 		goto err_out;
-	if (chunks * PROFILE_DUMP_CHUNK != core->opts->stack_dump_size)
+	if (chunks * PROFILE_DUMP_CHUNK != dump_size)
 		pr_info("bpf: stack copies of %u bytes (whole KiB, at most %u)\n",
 			chunks * PROFILE_DUMP_CHUNK, PROFILE_DUMP_MAX_CHUNKS * PROFILE_DUMP_CHUNK);
 	pr_info("bpf: stack copies through a perf buffer of %zu pages per CPU; user registers "
@@ -197,17 +196,9 @@ uint64_t bpf_dwarf__lost(const struct bpf_dwarf *d)
 	return d->lost;
 }
 
-void bpf_dwarf__report(const struct bpf_dwarf *d, uint64_t fp_fallbacks)
+uint64_t bpf_dwarf__bad_records(const struct bpf_dwarf *d)
 {
-	unwinder__report(d->unwinder);
-	if (d->bad)
-		pr_warn("warning: %llu malformed stack-copy records skipped\n",
-			(unsigned long long)d->bad);
-	if (fp_fallbacks)
-		pr_warn("warning: %llu samples taken in kernel mode have frame-pointer user stacks: "
-			"this kernel cannot give a BPF program their user registers "
-			"(bpf_task_pt_regs needs Linux 5.15 with BTF); --backend perf can\n",
-			(unsigned long long)fp_fallbacks);
+	return d->bad;
 }
 
 void bpf_dwarf__close(struct bpf_dwarf *d)
@@ -215,16 +206,17 @@ void bpf_dwarf__close(struct bpf_dwarf *d)
 	if (!d)
 		return;
 	perf_buffer__free(d->pb);
-	unwinder__free(d->unwinder);
 	dwarf_bpf__destroy(d->skel);
+	free(d->head);
 	free(d);
 }
 
-int bpf_dwarf__probe(struct profile_bpf *counting, int nr_cpus, bool *task_regs)
+int bpf_dwarf__probe(struct profile_bpf *counting, int nr_cpus, bool task_regs_wanted,
+		     bool *task_regs)
 {
 	struct dwarf_bpf *skel;
 
-	*task_regs = task_regs_wanted();
+	*task_regs = task_regs_wanted;
 	skel = *task_regs ? load_variant(counting, nr_cpus, true) : NULL;
 	if (!skel) {
 		*task_regs = false;

@@ -2,16 +2,16 @@
 /*
  * The bpf backend's --unwind dwarf: the stack-copy program (bpf/dwarf.bpf.c)
  * on the same events instead of the counting one, its records read from a
- * perf buffer, unwound by unwind/ and counted in the core.
+ * perf buffer and handed to the pipeline as snapshots to unwind.
  */
-#ifndef BPF_DWARF_H
-#define BPF_DWARF_H
+#ifndef BPFBACKEND_DWARF_H
+#define BPFBACKEND_DWARF_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/core.h"
+#include "core/agg/pipeline.h"
 
 struct profile_bpf;
 struct bpf_dwarf;
@@ -23,20 +23,27 @@ typedef const uint64_t *(*stack_lookup_fn)(void *ctx, int32_t id);
  * Load the stack-copy program sharing the maps of the loaded counting
  * program. Returns NULL with errno set when the kernel refuses it.
  */
-struct bpf_dwarf *bpf_dwarf__open(struct profile_core *core, struct profile_bpf *counting,
-				  int nr_cpus, stack_lookup_fn lookup, void *lookup_ctx);
+struct bpf_dwarf *bpf_dwarf__open(struct pipeline *p, struct profile_bpf *counting, int nr_cpus,
+				  unsigned int dump_size, bool task_regs_wanted, stack_lookup_fn lookup,
+				  void *lookup_ctx);
 /* Whether kernel-mode samples get user registers (bpf_task_pt_regs, 5.15). */
 bool bpf_dwarf__has_task_regs(const struct bpf_dwarf *d);
 int bpf_dwarf__prog_fd(const struct bpf_dwarf *d);
-/* Read the perf buffer: unwind and count every record waiting. */
+/* Read the perf buffer: every record waiting goes to the pipeline. */
 int bpf_dwarf__drain(struct bpf_dwarf *d);
-/* Records lost when the perf buffer was full, samples with frame-pointer user stacks. */
+/* Records lost when the perf buffer was full. */
 uint64_t bpf_dwarf__lost(const struct bpf_dwarf *d);
-void bpf_dwarf__report(const struct bpf_dwarf *d, uint64_t fp_fallbacks);
+/* Records too short for what they claim. */
+uint64_t bpf_dwarf__bad_records(const struct bpf_dwarf *d);
 void bpf_dwarf__close(struct bpf_dwarf *d);
 
-/* Whether the kernel accepts the program, and which variant. Returns 0 or -errno. */
-int bpf_dwarf__probe(struct profile_bpf *counting, int nr_cpus, bool *task_regs);
+/*
+ * Whether the kernel accepts the program, and which variant: the one with
+ * bpf_task_pt_regs (5.15) when task_regs_wanted and it loads (tests ask for
+ * the other on this kernel). Returns 0 or -errno.
+ */
+int bpf_dwarf__probe(struct profile_bpf *counting, int nr_cpus, bool task_regs_wanted,
+		     bool *task_regs);
 
 /* Stack copy chunks to request for --stack-dump-size bytes (capped by the record size). */
 unsigned int bpf_dwarf__chunks(unsigned int dump_size);

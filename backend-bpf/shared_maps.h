@@ -3,8 +3,8 @@
  * The programs that stand in for the counting one (dwarf, pid namespace)
  * declare the maps they share with it under the same names.
  */
-#ifndef BPF_SHARED_MAPS_H
-#define BPF_SHARED_MAPS_H
+#ifndef BPFBACKEND_SHARED_MAPS_H
+#define BPFBACKEND_SHARED_MAPS_H
 
 struct bpf_object;
 

@@ -1,0 +1,117 @@
+// SPDX-License-Identifier: GPL-2.0
+#include "backend-bpf/load.h"
+
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "backend-bpf/idmaps.h"
+#include "backend-bpf/shared_maps.h"
+#include "core/lib/log.h"
+
+/*
+ * libbpf's own messages: a refused program's verifier log is a warning to
+ * libbpf, but the probe's one-line reason is what -v shows; the log is for
+ * -vv, libbpf's chatter for -vvv.
+ */
+static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	int need = level == LIBBPF_WARN ? 2 : 3;
+
+	if (log_verbosity() < need)
+		return 0;
+	fputs("profile: libbpf: ", stderr);
+	return vfprintf(stderr, fmt, ap);
+}
+
+/* The overflow stack map of a generation: only collisions of the first map go there. */
+unsigned int bpf_load__overflow_size(unsigned int stack)
+{
+	return stack >= 8 ? stack / 8 : 1;
+}
+
+/*
+ * With dwarf, only the stack-copy program runs: it takes its stack ids in
+ * generation 0's maps, never cleared, and generation 1's stay minimal.
+ */
+static void set_sizes(struct profile_bpf *skel, unsigned int hash, unsigned int stack,
+		      unsigned int nr_ids, bool dwarf)
+{
+	unsigned int more = dwarf ? 1 : stack;
+
+	bpf_map__set_max_entries(skel->maps.counts0, hash);
+	bpf_map__set_max_entries(skel->maps.counts1, hash);
+	bpf_map__set_max_entries(skel->maps.stacks, stack);
+	bpf_map__set_max_entries(skel->maps.stacks1, more);
+	bpf_map__set_max_entries(skel->maps.overflow0, bpf_load__overflow_size(stack));
+	bpf_map__set_max_entries(skel->maps.overflow1, bpf_load__overflow_size(more));
+	bpf_map__set_max_entries(skel->maps.filter_ids, nr_ids ? nr_ids : 1);
+}
+
+/* Open and load the program with these map sizes. Returns the skeleton or NULL, errno set. */
+struct profile_bpf *bpf_load__program(unsigned int hash, unsigned int stack, unsigned int nr_ids,
+				       bool dwarf)
+{
+	struct profile_bpf *skel;
+	int err;
+
+	libbpf_set_print(libbpf_log);
+	skel = profile_bpf__open();
+	if (!skel)
+		return NULL;
+	set_sizes(skel, hash, stack, nr_ids, dwarf);
+	err = profile_bpf__load(skel);
+	if (err) {
+		profile_bpf__destroy(skel);
+		errno = -err;
+		return NULL;
+	}
+	return skel;
+}
+
+/* The counting program for a profiler in a pid namespace, on the loaded one's maps. */
+struct profile_pidns_bpf *bpf_load__pidns_program(struct profile_bpf *counting)
+{
+	struct profile_pidns_bpf *skel = profile_pidns_bpf__open();
+	int err;
+
+	if (!skel)
+		return NULL;
+	/* Settings, filter, stack ids, statistics and counts: all the counting program's. */
+	err = shared_maps__reuse(skel->obj, counting->obj);
+	if (!err)
+		err = profile_pidns_bpf__load(skel);
+	if (err) {
+		profile_pidns_bpf__destroy(skel);
+		errno = -err;
+		return NULL;
+	}
+	return skel;
+}
+
+/*
+ * bcc's pinned maps: the counting program's variant that reads them, on the
+ * loaded one's maps (--mntnsmap's is CO-RE). Returns 0 or -errno; the
+ * caller destroys what was opened.
+ */
+int bpf_load__idmap_program(struct profile_bpf *counting, const struct backend_config *c,
+			    struct profile_idmap_bpf **idmap, struct profile_mntns_bpf **mntns,
+			    struct bpf_program **prog)
+{
+	int err;
+
+	if (c->mntnsmap_fd) {
+		*mntns = profile_mntns_bpf__open();
+		if (!*mntns)
+			return -errno;
+		err = idmaps__prepare((*mntns)->obj, counting->obj, c, prog);
+		return err ? err : profile_mntns_bpf__load(*mntns);
+	}
+	*idmap = profile_idmap_bpf__open();
+	if (!*idmap)
+		return -errno;
+	err = idmaps__prepare((*idmap)->obj, counting->obj, c, prog);
+	return err ? err : profile_idmap_bpf__load(*idmap);
+}
+

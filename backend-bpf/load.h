@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Loading the counting program and its variants (pid namespaces, bcc's
+ * pinned id maps) with the map sizes a run asks for. libbpf's messages go
+ * through the profiler's verbosity.
+ */
+#ifndef BACKEND_BPF_LOAD_H
+#define BACKEND_BPF_LOAD_H
+
+#include <stdbool.h>
+
+#include "bpf/profile.skel.h"
+#include "bpf/profile_idmap.skel.h"
+#include "bpf/profile_mntns.skel.h"
+#include "bpf/profile_pidns.skel.h"
+#include "core/run/backend.h"
+
+/* In a pid namespace, the stack-copy program has the namespace's ids only in its 5.15 variant. */
+#define PIDNS_DWARF_WHY "the profiler runs in a pid namespace, where --unwind dwarf on the bpf " \
+			"backend needs bpf_task_pt_regs (Linux 5.15 with BTF)"
+#define PIDNS_WHY "the profiler runs in a pid namespace, where the bpf backend needs " \
+		  "bpf_get_ns_current_pid_tgid (Linux 5.7)"
+
+
+/* The overflow stack map of a generation: only collisions of the first map go there. */
+unsigned int bpf_load__overflow_size(unsigned int stack);
+/* Open and load the program with these map sizes. Returns the skeleton or NULL, errno set. */
+struct profile_bpf *bpf_load__program(unsigned int hash, unsigned int stack, unsigned int nr_ids,
+				       bool dwarf);
+/* The counting program for a profiler in a pid namespace, on the loaded one's maps. */
+struct profile_pidns_bpf *bpf_load__pidns_program(struct profile_bpf *counting);
+/*
+ * bcc's pinned maps: the counting program's variant that reads them, on the
+ * loaded one's maps (--mntnsmap's is CO-RE). Returns 0 or -errno; the
+ * caller destroys what was opened.
+ */
+int bpf_load__idmap_program(struct profile_bpf *counting, const struct backend_config *c,
+			    struct profile_idmap_bpf **idmap, struct profile_mntns_bpf **mntns,
+			    struct bpf_program **prog);
+
+#endif

@@ -1,0 +1,412 @@
+// SPDX-License-Identifier: GPL-2.0
+#include "backend-bpf/offcpu.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "backend-bpf/convert.h"
+#include "backend-bpf/countmap.h"
+#include "backend-bpf/idmaps.h"
+#include "backend-bpf/stacks.h"
+#include "bpf/offcpu.skel.h"
+#include "bpf/offcpu_idmap.skel.h"
+#include "bpf/offcpu_mntns.skel.h"
+#include "bpf/offcpu_maps.h"
+#include "compat/tracepoint.h"
+#include "core/lib/log.h"
+
+/* Threads switched out at once: a start map entry each. */
+#define START_ENTRIES 65536
+/* Drain at least this often, or when the active count map is half full. */
+#define DRAIN_PERIOD_MS 1000
+
+struct bpf_offcpu {
+	const struct backend_config *cfg;
+	struct pipeline *pipeline;
+	struct offcpu_bpf *skel;
+	/* bcc's --cgroupmap/--mntnsmap: the variant that reads them runs, on skel's maps. */
+	struct offcpu_idmap_bpf *idmap;
+	struct offcpu_mntns_bpf *mntns;
+	struct bpf_program *prog;	/* the program attached */
+	struct bpf_link *link;
+	struct offcpu_config config;
+	uint32_t next_pid_off;		/* written at start: the program's on switch */
+	int config_fd, stats_fd, start_fd, counts_fd[2];
+	struct stack_cache stacks;
+	int nr_cpus;
+	bool no_batch;
+	bool stopped;
+	uint64_t stop_ns;		/* CLOCK_MONOTONIC, as bpf_ktime_get_ns() */
+	uint64_t new_keys_at_switch;
+	int64_t last_switch_ms;
+	uint64_t drains;
+	uint64_t still_off;		/* threads counted up to the end */
+};
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (log_verbosity() < (level == LIBBPF_WARN ? 2 : 3))
+		return 0;
+	fputs("profile: libbpf: ", stderr);
+	return vfprintf(stderr, fmt, ap);
+}
+
+static struct offcpu_bpf *load(const struct backend_config *c, unsigned int nr_ids)
+{
+	struct offcpu_bpf *skel;
+	int err;
+
+	libbpf_set_print(libbpf_quiet);
+	skel = offcpu_bpf__open();
+	if (!skel)
+		return NULL;
+	bpf_map__set_max_entries(skel->maps.stacks, c->stack_storage_size);
+	bpf_map__set_max_entries(skel->maps.counts0, c->hash_storage_size);
+	bpf_map__set_max_entries(skel->maps.counts1, c->hash_storage_size);
+	bpf_map__set_max_entries(skel->maps.start, START_ENTRIES);
+	bpf_map__set_max_entries(skel->maps.filter_ids, nr_ids ? nr_ids : 1);
+	bpf_map__set_max_entries(skel->maps.cgroups, c->nr_cgroups ? c->nr_cgroups : 1);
+	/* With bcc's maps, only the maps: a variant of the program runs on them. */
+	bpf_program__set_autoload(skel->progs.offcpu_switch, !idmaps__filters(c));
+	err = offcpu_bpf__load(skel);
+	if (err) {
+		offcpu_bpf__destroy(skel);
+		errno = -err;
+		return NULL;
+	}
+	return skel;
+}
+
+/* The variant that reads bcc's maps, on skel's maps. Returns 0 or -errno. */
+static int load_idmap(const struct backend_config *c, struct offcpu_bpf *skel,
+		      struct offcpu_idmap_bpf **idmap, struct offcpu_mntns_bpf **mntns,
+		      struct bpf_program **prog)
+{
+	int err;
+
+	if (c->mntnsmap_fd) {
+		*mntns = offcpu_mntns_bpf__open();
+		if (!*mntns)
+			return -errno;
+		err = idmaps__prepare((*mntns)->obj, skel->obj, c, prog);
+		return err ? err : offcpu_mntns_bpf__load(*mntns);
+	}
+	*idmap = offcpu_idmap_bpf__open();
+	if (!*idmap)
+		return -errno;
+	err = idmaps__prepare((*idmap)->obj, skel->obj, c, prog);
+	return err ? err : offcpu_idmap_bpf__load(*idmap);
+}
+
+int bpf_offcpu__probe(const struct backend_config *cfg, char *why, size_t len)
+{
+	struct sched_switch_layout layout;
+	struct backend_config small = *cfg;
+	struct offcpu_idmap_bpf *idmap = NULL;
+	struct offcpu_mntns_bpf *mntns = NULL;
+	struct bpf_program *prog;
+	struct offcpu_bpf *skel;
+	int err = sched_switch__read(&layout, NULL, true, why, len);
+
+	if (err)
+		return err;
+	small.stack_storage_size = small.hash_storage_size = 1;
+	skel = load(&small, 1);
+	if (!skel) {
+		err = -errno;
+		snprintf(why, len, "the kernel refused the off-CPU program: %s (-vv shows the "
+			 "verifier's log)", strerror(errno));
+		return err;
+	}
+	if (idmaps__filters(cfg)) {
+		err = load_idmap(&small, skel, &idmap, &mntns, &prog);
+		if (err)
+			idmaps__refused(cfg, "off-CPU program", err, why, len);
+		offcpu_idmap_bpf__destroy(idmap);
+		offcpu_mntns_bpf__destroy(mntns);
+	}
+	offcpu_bpf__destroy(skel);
+	return err;
+}
+
+static int write_config(struct bpf_offcpu *o)
+{
+	__u32 zero = 0;
+
+	return bpf_map_update_elem(o->config_fd, &zero, &o->config, BPF_ANY) ? -errno : 0;
+}
+
+static void set_config(struct bpf_offcpu *o, const struct sched_switch_layout *l)
+{
+	const struct backend_config *c = o->cfg;
+	struct offcpu_config *k = &o->config;
+
+	memset(k, 0, sizeof(*k));
+	k->flags = (c->user_stacks ? OFFCPU_CFG_USER_STACK : 0) |
+		   (c->kernel_stacks ? OFFCPU_CFG_KERNEL_STACK : 0) |
+		   (c->nr_pids ? OFFCPU_CFG_FILTER_TGID : 0) |
+		   (c->nr_tids ? OFFCPU_CFG_FILTER_TID : 0) |
+		   (c->state >= 0 ? OFFCPU_CFG_FILTER_STATE : 0) |
+		   (c->threads_user_only ? OFFCPU_CFG_USER_THREADS : 0) |
+		   (c->threads_kernel_only ? OFFCPU_CFG_KERNEL_THREADS : 0);
+	k->prev_pid_off = l->prev_pid_off;
+	o->next_pid_off = l->next_pid_off;	/* 0 until start: the program waits */
+	k->prev_state_off = l->prev_state_off;
+	k->prev_state_size = l->prev_state_size;
+	k->state_mask = l->state_mask;
+	k->exit_states = l->exit_states;
+	/* The pipeline starts stacks at __schedule: robust to tracers attaching mid-run. */
+	k->kernel_skip = 0;
+	k->min_us = c->min_block_us;
+	k->max_us = c->max_block_us;
+	k->state = c->state >= 0 ? (uint64_t)c->state : 0;
+}
+
+static int fill_filter(struct bpf_offcpu *o)
+{
+	const struct backend_config *c = o->cfg;
+	const pid_t *ids = c->nr_pids ? c->pids : c->tids;
+	int n = c->nr_pids ? c->nr_pids : c->nr_tids, fd = bpf_map__fd(o->skel->maps.filter_ids);
+	int cg_fd = bpf_map__fd(o->skel->maps.cgroups);
+	__u8 one = 1;
+
+	for (int i = 0; i < n; i++) {
+		__u32 id = (__u32)ids[i];
+
+		if (bpf_map_update_elem(fd, &id, &one, BPF_ANY))
+			return -errno;
+	}
+	/* --cgroup: slots 0..n-1 (v2 directories only: the kernel refuses v1 ones). */
+	for (int i = 0; i < c->nr_cgroups; i++) {
+		__u32 key = (__u32)i, value = (__u32)c->cgroups[i].fd;
+
+		if (bpf_map_update_elem(cg_fd, &key, &value, BPF_ANY))
+			return -errno;
+	}
+	return 0;
+}
+
+int bpf_offcpu__open(struct bpf_offcpu **out, const struct backend_config *cfg,
+		     struct pipeline *p, struct errmsg *errm)
+{
+	struct sched_switch_layout layout;
+	struct bpf_offcpu *o = calloc(1, sizeof(*o));
+	char why[256];
+	int err;
+
+	*out = NULL;
+	if (!o) {
+		errmsg__set(errm, "out of memory");
+		return -ENOMEM;
+	}
+	o->cfg = cfg;
+	o->pipeline = p;
+	o->nr_cpus = libbpf_num_possible_cpus();
+	err = sched_switch__read(&layout, NULL, true, why, sizeof(why));
+	if (err) {
+		errmsg__set(errm, "bpf: %s", why);
+		goto err_out;
+	}
+	o->skel = load(cfg, (unsigned int)(cfg->nr_pids + cfg->nr_tids));
+	if (!o->skel) {
+		err = -errno;
+		errmsg__set(errm, "bpf: loading the off-CPU program: %s", strerror(errno));
+		goto err_out;
+	}
+	o->prog = o->skel->progs.offcpu_switch;
+	if (idmaps__filters(cfg)) {
+		char why[512];
+
+		err = load_idmap(cfg, o->skel, &o->idmap, &o->mntns, &o->prog);
+		if (err) {
+			idmaps__refused(cfg, "off-CPU program", err, why, sizeof(why));
+			errmsg__set(errm, "bpf: %s", why);
+			goto err_out;
+		}
+		pr_info("bpf: off-CPU program %s: keeps tasks whose ids are in bcc's pinned "
+			"map(s)\n", bpf_program__name(o->prog));
+	}
+	o->config_fd = bpf_map__fd(o->skel->maps.config);
+	o->stats_fd = bpf_map__fd(o->skel->maps.stats);
+	o->start_fd = bpf_map__fd(o->skel->maps.start);
+	o->counts_fd[0] = bpf_map__fd(o->skel->maps.counts0);
+	o->counts_fd[1] = bpf_map__fd(o->skel->maps.counts1);
+	stack_cache__init(&o->stacks, bpf_map__fd(o->skel->maps.stacks));
+	set_config(o, &layout);
+	err = fill_filter(o);
+	if (!err)
+		err = write_config(o);
+	if (err) {
+		errmsg__set(errm, "bpf: writing the off-CPU settings: %s", strerror(-err));
+		goto err_out;
+	}
+	o->link = bpf_program__attach_tracepoint(o->prog, "sched", "sched_switch");
+	if (!o->link) {
+		err = -errno;
+		errmsg__set(errm, "bpf: attaching to sched:sched_switch: %s", strerror(errno));
+		goto err_out;
+	}
+	pr_info("bpf: off-CPU program on sched:sched_switch; maps: %u stacks, 2 x %u sums, %d "
+		"threads off-CPU at once\n",
+		cfg->stack_storage_size, cfg->hash_storage_size, START_ENTRIES);
+	*out = o;
+	return 0;
+
+err_out:
+	bpf_offcpu__close(o);
+	return err;
+}
+
+int bpf_offcpu__start(struct bpf_offcpu *o, struct errmsg *errm)
+{
+	int err;
+
+	o->config.next_pid_off = o->next_pid_off;
+	o->last_switch_ms = (int64_t)(mono_ns() / 1000000);
+	err = write_config(o);
+	if (err)
+		errmsg__set(errm, "bpf: starting the off-CPU program: %s", strerror(-err));
+	return err;
+}
+
+void bpf_offcpu__stop(struct bpf_offcpu *o)
+{
+	o->stop_ns = mono_ns();
+	o->config.next_pid_off = 0;
+	write_config(o);
+	o->stopped = true;
+}
+
+static int add_interval(struct bpf_offcpu *o, const struct offcpu_key *k, uint64_t us)
+{
+	struct profile_key key = { .tgid = k->tgid, .tid = k->tid,
+				   .user_stack_id = k->user_stack_id,
+				   .kernel_stack_id = k->kernel_stack_id };
+	uint64_t kbuf[MAX_STACK_DEPTH + 1];
+	struct sample s;
+
+	memcpy(key.comm, k->comm, sizeof(key.comm));
+	bpf_convert__sample(&key, us, stack_cache__get(&o->stacks, k->kernel_stack_id),
+			    stack_cache__get(&o->stacks, k->user_stack_id), kbuf, &s);
+	s.kind = WEIGHT_OFFCPU_US;
+	return pipeline__add(o->pipeline, &s);
+}
+
+static int add_entry_cb(void *ctx, const void *key, uint64_t us)
+{
+	return add_interval(ctx, key, us);
+}
+
+static int drain_map(struct bpf_offcpu *o, int idx)
+{
+	struct countmap cm = { .fd = o->counts_fd[idx], .key_size = sizeof(struct offcpu_key),
+			       .no_batch = &o->no_batch };
+
+	return countmap__drain(&cm, add_entry_cb, o);
+}
+
+/*
+ * Threads still switched out at the end: counted up to it, as if they
+ * switched in then (bcc forgets them: a thread blocked for the run after
+ * it started would not show).
+ */
+static int count_still_off(struct bpf_offcpu *o)
+{
+	__u32 key = UINT32_MAX, next;	/* no thread has this id: the walk starts at the first */
+	int err = 0;
+
+	while (!err && !bpf_map_get_next_key(o->start_fd, &key, &next)) {
+		struct offcpu_start st;
+
+		key = next;
+		if (bpf_map_lookup_elem(o->start_fd, &key, &st) || st.ts > o->stop_ns)
+			continue;
+		{
+			uint64_t us = (o->stop_ns - st.ts) / 1000;
+			struct offcpu_key k = { .tgid = st.tgid, .tid = key,
+						.user_stack_id = st.user_stack_id,
+						.kernel_stack_id = st.kernel_stack_id };
+
+			if (us < o->cfg->min_block_us || us > o->cfg->max_block_us)
+				continue;
+			memcpy(k.comm, st.comm, sizeof(k.comm));
+			o->still_off++;
+			err = add_interval(o, &k, us);
+		}
+	}
+	return err;
+}
+
+static uint64_t stat(const struct bpf_offcpu *o, enum offcpu_stat slot)
+{
+	return percpu_stat(o->stats_fd, slot, o->nr_cpus);
+}
+
+int bpf_offcpu__drain(struct bpf_offcpu *o)
+{
+	uint64_t new_keys;
+	int64_t now;
+	int err;
+
+	if (o->stopped) {
+		err = drain_map(o, 0);
+		if (!err)
+			err = drain_map(o, 1);
+		if (!err && !o->still_off)
+			err = count_still_off(o);
+		return err;
+	}
+	new_keys = stat(o, OFFCPU_STAT_NEW_KEYS);
+	now = (int64_t)(mono_ns() / 1000000);
+	if (new_keys - o->new_keys_at_switch < o->cfg->hash_storage_size / 2 &&
+	    now - o->last_switch_ms < DRAIN_PERIOD_MS)
+		return 0;
+	o->new_keys_at_switch = new_keys;
+	o->last_switch_ms = now;
+	/* The program writes the other map from now on; runs in flight finish within 2 ms. */
+	o->config.active_counts = !o->config.active_counts;
+	err = write_config(o);
+	if (err)
+		return err;
+	nanosleep(&(struct timespec){ 0, 2000000 }, NULL);
+	o->drains++;
+	return drain_map(o, !o->config.active_counts);
+}
+
+void bpf_offcpu__stats(const struct bpf_offcpu *o, struct backend_stats *st)
+{
+	uint64_t full = stat(o, OFFCPU_STAT_COUNT_FULL), start_full = stat(o, OFFCPU_STAT_START_FULL);
+
+	st->switches = stat(o, OFFCPU_STAT_SWITCHES);
+	st->offcpu_lost = full + start_full;
+	st->offcpu_bad_intervals = stat(o, OFFCPU_STAT_BAD_DELTA);
+	st->offcpu_missed_switch_in = stat(o, OFFCPU_STAT_MISSED_SWITCH_IN);
+	st->offcpu_still_off = o->still_off;
+	st->hash_full |= full > 0;
+	st->drains += o->drains;
+}
+
+void bpf_offcpu__close(struct bpf_offcpu *o)
+{
+	if (!o)
+		return;
+	bpf_link__destroy(o->link);
+	stack_cache__fini(&o->stacks);
+	offcpu_idmap_bpf__destroy(o->idmap);
+	offcpu_mntns_bpf__destroy(o->mntns);
+	offcpu_bpf__destroy(o->skel);
+	free(o);
+}

@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The bpf backend's off-CPU time: bpf/offcpu.bpf.c on sched:sched_switch
+ * (its record read at the offsets tracefs gives: no BTF needed, Linux 4.9)
+ * sums microseconds per {thread, stacks at switch-out} in the kernel; the
+ * loader drains the sums into the pipeline, and at the end counts the
+ * threads still switched out up to then (bcc forgets them).
+ */
+#ifndef BPFBACKEND_OFFCPU_H
+#define BPFBACKEND_OFFCPU_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "core/agg/pipeline.h"
+#include "core/run/backend.h"
+
+struct bpf_offcpu;
+
+/* Whether it can run here: tracefs, the tracepoint, the program. 0 or -errno with why. */
+int bpf_offcpu__probe(const struct backend_config *cfg, char *why, size_t len);
+
+/* Load and attach (idle until start). Returns 0 or -errno with a reason. */
+int bpf_offcpu__open(struct bpf_offcpu **out, const struct backend_config *cfg,
+		     struct pipeline *p, struct errmsg *err);
+int bpf_offcpu__start(struct bpf_offcpu *o, struct errmsg *err);
+/* Stop summing; the end of the run for threads still switched out. */
+void bpf_offcpu__stop(struct bpf_offcpu *o);
+/* Move sums into the pipeline: now and then while running, everything once stopped. */
+int bpf_offcpu__drain(struct bpf_offcpu *o);
+/* Adds its losses and counts to st. */
+void bpf_offcpu__stats(const struct bpf_offcpu *o, struct backend_stats *st);
+void bpf_offcpu__close(struct bpf_offcpu *o);
+
+#endif

@@ -1,0 +1,186 @@
+// SPDX-License-Identifier: GPL-2.0
+#include "backend-bpf/probe.h"
+
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "backend-bpf/dwarf.h"
+#include "backend-bpf/idmaps.h"
+#include "backend-bpf/load.h"
+#include "backend-bpf/offcpu.h"
+#include "backend-perfring/ringset.h"
+#include "compat/features.h"
+#include "compat/perf_event.h"
+#include "compat/pidns.h"
+
+/* Off-CPU time: what the off-CPU program cannot do, then the real load. */
+static int probe_offcpu(const struct backend_config *c, bool in_pidns, char *why, size_t len)
+{
+	if (in_pidns) {
+		snprintf(why, len, "the profiler runs in a pid namespace, where the off-CPU program "
+			 "would name tasks by their ids outside it");
+		return -EOPNOTSUPP;
+	}
+	if (c->dwarf && c->user_stacks) {
+		snprintf(why, len, "off-CPU time with --unwind dwarf takes stack copies at "
+			 "switch-out, which only the perf backend does");
+		return -EOPNOTSUPP;
+	}
+	return bpf_offcpu__probe(c, why, len);
+}
+
+/* Returns 0, PROBE_PARTIAL or -errno, with why. */
+#define PROBE_PARTIAL 1
+
+static int probe(const struct backend_config *opts, char *why, size_t len)
+{
+	struct perf_event_attr attr;
+	struct profile_bpf *skel;
+	bool system_wide = !opts->launch;
+	const char *partial = NULL;
+	int fd, *cpus = NULL, nr;
+	uint64_t ns_dev, ns_ino;
+	bool in_pidns = pidns__in_child(&ns_dev, &ns_ino);
+
+	switch (kernel_feature__state(FEAT_BPF_SYSCALL)) {
+	case FEATURE_SUPPORTED:
+		break;
+	case FEATURE_NOT_PERMITTED:
+		snprintf(why, len,
+			 "bpf() refused (%s): needs root, or CAP_BPF and CAP_PERFMON; a seccomp "
+			 "filter or kernel.unprivileged_bpf_disabled can also refuse it",
+			 strerror(kernel_feature__errno(FEAT_BPF_SYSCALL)));
+		return -EPERM;
+	default:
+		snprintf(why, len,
+			 "bpf() is not available: kernel %s is older than 3.18 or built without "
+			 "CONFIG_BPF_SYSCALL",
+			 kernel_release());
+		return -ENOSYS;
+	}
+	/* The map and program types the program uses, oldest kernel first. */
+	for (enum kernel_feature f = FEAT_BPF_PERCPU_ARRAY; f <= FEAT_BPF_PERF_EVENT_PROG; f++)
+		if (kernel_feature__state(f) == FEATURE_MISSING) {
+			snprintf(why, len, "kernel %s is too old: %s is needed", kernel_release(),
+				 kernel_feature__desc(f));
+			return -EOPNOTSUPP;
+		}
+	for (int i = 0; i < opts->nr_cgroups && opts->off_cpu; i++)
+		if (opts->cgroups[i].version == CGROUP_V1) {
+			snprintf(why, len, "%s is a cgroup v1 directory: the off-CPU program filters by "
+				 "cgroup v2 membership only (bpf_current_task_under_cgroup)",
+				 opts->cgroups[i].path);
+			return -EOPNOTSUPP;
+		}
+	if (idmaps__filters(opts)) {
+		int err = idmaps__probe(opts, in_pidns, why, len);
+
+		if (err)
+			return err;
+	}
+	if (opts->off_cpu) {
+		int err = probe_offcpu(opts, in_pidns, why, len);
+
+		if (err || !opts->on_cpu)
+			return err;
+	}
+
+	/* The honest probe: load the real program (with small maps). */
+	skel = bpf_load__program(1, 1, 1, false);
+	if (!skel) {
+		int err = errno;
+
+		if (err == EPERM || err == EACCES)
+			snprintf(why, len, "loading the BPF program: %s (needs root, or CAP_BPF "
+				 "and CAP_PERFMON)", strerror(err));
+		else
+			snprintf(why, len, "the kernel refused the BPF program: %s (-vv shows "
+				 "the verifier's log)", strerror(err));
+		return -err;
+	}
+	if (opts->dwarf && opts->user_stacks) {
+		bool task_regs;
+		int err = bpf_dwarf__probe(skel, libbpf_num_possible_cpus(), !opts->test_no_task_regs,
+					   &task_regs);
+
+		profile_bpf__destroy(skel);
+		if (err) {
+			snprintf(why, len, "the kernel refused the stack-copy program of --unwind "
+				 "dwarf: %s (-vv shows the verifier's log)", strerror(-err));
+			return err;
+		}
+		if (!task_regs && in_pidns) {
+			snprintf(why, len, "%s", PIDNS_DWARF_WHY);
+			return -EOPNOTSUPP;
+		}
+		if (!task_regs)
+			partial = "samples taken in kernel mode would get frame-pointer user "
+				  "stacks (bpf_task_pt_regs needs Linux 5.15 with BTF)";
+	} else if (idmaps__filters(opts)) {
+		struct profile_idmap_bpf *idmap = NULL;
+		struct profile_mntns_bpf *mntns = NULL;
+		struct bpf_program *prog;
+		int err = bpf_load__idmap_program(skel, opts, &idmap, &mntns, &prog);
+
+		profile_idmap_bpf__destroy(idmap);
+		profile_mntns_bpf__destroy(mntns);
+		profile_bpf__destroy(skel);
+		if (err) {
+			idmaps__refused(opts, "program", err, why, len);
+			return err;
+		}
+	} else if (in_pidns) {
+		struct profile_pidns_bpf *pidns = bpf_load__pidns_program(skel);
+		int err = errno;
+
+		profile_pidns_bpf__destroy(pidns);
+		profile_bpf__destroy(skel);
+		if (!pidns) {
+			snprintf(why, len, "%s: %s", PIDNS_WHY, strerror(err));
+			return -err;
+		}
+	} else {
+		profile_bpf__destroy(skel);
+	}
+
+	/* The cpu-clock events of --cgroup are opened on the cgroups. */
+	if (opts->nr_cgroups) {
+		int err = ring_set__probe_cgroups(opts, why, len);
+
+		if (err)
+			return err;
+	}
+	nr = ring_set__cpus(opts, &cpus);
+	if (nr < 0) {
+		snprintf(why, len, "cannot read the online CPUs: %s", strerror(-nr));
+		return nr;
+	}
+	ring_set__cpu_clock_attr(&attr, opts, !system_wide);
+	attr.enable_on_exec = 0;
+	fd = sys_perf_event_open(&attr, system_wide ? -1 : 0, system_wide ? cpus[0] : -1, -1,
+				 PERF_FLAG_FD_CLOEXEC);
+	free(cpus);
+	if (fd < 0) {
+		perf_open_error(fd, system_wide, why, len);
+		return fd;
+	}
+	close(fd);
+	if (partial) {
+		snprintf(why, len, "%s", partial);
+		return PROBE_PARTIAL;
+	}
+	return 0;
+}
+
+void bpf_probe(const struct backend_config *cfg, struct backend_plan *plan)
+{
+	int err = probe(cfg, plan->why, sizeof(plan->why));
+
+	plan->partial = err == PROBE_PARTIAL;
+	plan->err = err == PROBE_PARTIAL ? 0 : err;
+}
+
