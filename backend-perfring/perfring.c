@@ -22,8 +22,6 @@
 #include "core/lib/log.h"
 
 #define DEFAULT_DATA_PAGES 128
-/* Beyond this many threads of -p/-L, one system-wide event per CPU costs fewer fds. */
-#define MAX_TASK_EVENTS 1024
 /* Room for about 64 samples of the default 16 KiB stack copy per CPU. */
 #define DWARF_DATA_PAGES 256
 
@@ -306,7 +304,7 @@ static int open_on_cpu(struct backend *b, pid_t target, struct errmsg *errm)
 	 * each.
 	 */
 	nr = c->nr_pids || c->nr_tids ? ring_set__task_list(c, &tids) : 0;
-	if (nr > 0 && nr <= MAX_TASK_EVENTS) {
+	if (nr > 0 && nr <= RING_SET_MAX_TASK_EVENTS) {
 		attr.inherit = 1;
 		err = ring_set__open(&b->rs, "perf", b->pipeline, c, &attr, tids, nr, pages, errm);
 		if (!err)
@@ -319,7 +317,7 @@ static int open_on_cpu(struct backend *b, pid_t target, struct errmsg *errm)
 		err = ring_set__open(&b->rs, "perf", b->pipeline, c, &attr, &all, 1, pages, errm);
 	} else {
 		err = -EACCES;
-		if (nr > MAX_TASK_EVENTS)
+		if (nr > RING_SET_MAX_TASK_EVENTS)
 			errmsg__set(errm, "perf: %d threads are too many for an event each, and "
 				    "system-wide sampling is not allowed here", nr);
 		else

@@ -69,6 +69,8 @@ uint64_t ring_set__bad_records(const struct ring_set *rs);
 void ring_set__count_bad(struct ring_set *rs);
 void ring_set__close(struct ring_set *rs);
 
+/* Beyond this many threads of -p/-L, one system-wide event per CPU costs fewer fds. */
+#define RING_SET_MAX_TASK_EVENTS 1024
 /* The threads of the -p processes, or the -L threads. Returns count or -errno. */
 int ring_set__task_list(const struct backend_config *cfg, pid_t **tids);
 /* The CPUs to open events on: -C's one, or all online. Returns count or -errno. */
