@@ -17,9 +17,12 @@ const merged = new Map();
 let total = 0n, cpu = 0n;
 for (const s of profile.sample) {
   const comm = s.label.find((l) => str(l.key) === 'comm');
+  // A location's last line is the function holding the code (the ones before
+  // are inlined into it); a location no symbol named has no line.
   const names = s.locationId.map((id) => {
     const loc = locations.get(Number(id));
-    return functions.get(Number(loc.line[0].functionId));
+    const last = loc.line[loc.line.length - 1];
+    return last ? functions.get(Number(last.functionId)) : '[unknown]';
   });
   const line = [comm ? str(comm.str) : '?', ...names.reverse()].join(';');
   merged.set(line, (merged.get(line) ?? 0n) + BigInt(s.value[0]));

@@ -1,0 +1,188 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/proc/proctrack.h"
+#include "tests/support/tests.h"
+
+static struct mapping map_of(uint64_t start, uint64_t end, uint64_t pgoff, const char *path)
+{
+	return (struct mapping){ .start = start, .end = end, .pgoff = pgoff, .exec = true,
+				 .path = (char *)path };
+}
+
+START_TEST(insert_trims_what_it_overlaps)
+{
+	struct addr_space as = { 0 };
+	struct mapping a = map_of(0x1000, 0x5000, 0, "/a"), b = map_of(0x2000, 0x3000, 0, "/b");
+	const struct mapping *m;
+
+	ck_assert_int_eq(addr_space__insert(&as, &a), 0);
+	ck_assert_int_eq(addr_space__insert(&as, &b), 0);
+	ck_assert_uint_eq(as.nr_maps, 3);
+	m = addr_space__find(&as, 0x1fff);
+	ck_assert_str_eq(m->path, "/a");
+	ck_assert_uint_eq(m->end, 0x2000);
+	m = addr_space__find(&as, 0x2000);
+	ck_assert_str_eq(m->path, "/b");
+	m = addr_space__find(&as, 0x4000);
+	ck_assert_str_eq(m->path, "/a");
+	ck_assert_uint_eq(m->start, 0x3000);
+	ck_assert_uint_eq(m->pgoff, 0x2000);	/* the tail keeps its file offset */
+	ck_assert_ptr_null(addr_space__find(&as, 0x5000));
+	ck_assert_ptr_null(addr_space__find(&as, 0xfff));
+
+	/* A mapping that covers everything replaces everything. */
+	struct mapping c = map_of(0x0, 0x10000, 0, "/c");
+
+	ck_assert_int_eq(addr_space__insert(&as, &c), 0);
+	ck_assert_uint_eq(as.nr_maps, 1);
+	ck_assert_str_eq(addr_space__find(&as, 0x2500)->path, "/c");
+	for (size_t i = 0; i < as.nr_maps; i++)
+		free(as.maps[i].path);
+	free(as.maps);
+}
+END_TEST
+
+START_TEST(maps_file_keeps_executable_mappings)
+{
+	char path[] = "/tmp/profile-maps-XXXXXX";
+	int fd = mkstemp(path);
+	FILE *f = fdopen(fd, "w");
+	struct addr_space as = { 0 };
+	const struct mapping *m;
+
+	fputs("55d0c0000000-55d0c0001000 r--p 00000000 08:01 1234   /usr/bin/app\n"
+	      "55d0c0001000-55d0c0005000 r-xp 00001000 08:01 1234   /usr/bin/app\n"
+	      "7f0000000000-7f0000100000 r-xp 00028000 08:01 99 /usr/lib/x86_64-linux-gnu/libc.so.6\n"
+	      "7ffc00000000-7ffc00002000 r-xp 00000000 00:00 0                          [vdso]\n"
+	      "7ffd00000000-7ffd00021000 rw-p 00000000 00:00 0                          [stack]\n",
+	      f);
+	fclose(f);
+	ck_assert_int_eq(addr_space__load_maps_file(&as, path), 0);
+	unlink(path);
+	ck_assert_uint_eq(as.nr_maps, 3);
+	m = addr_space__find(&as, 0x55d0c0001234);
+	ck_assert_str_eq(m->path, "/usr/bin/app");
+	ck_assert_uint_eq(m->pgoff, 0x1000);
+	ck_assert_uint_eq(m->ino, 1234);
+	ck_assert_str_eq(addr_space__find(&as, 0x7f0000000010)->path,
+			 "/usr/lib/x86_64-linux-gnu/libc.so.6");
+	ck_assert_str_eq(addr_space__find(&as, 0x7ffc00000100)->path, "[vdso]");
+	ck_assert_ptr_null(addr_space__find(&as, 0x55d0c0000010));	/* r--p */
+	for (size_t i = 0; i < as.nr_maps; i++)
+		free(as.maps[i].path);
+	free(as.maps);
+}
+END_TEST
+
+START_TEST(fork_copies_exec_resets_old_space_survives)
+{
+	struct proctrack *pt = proctrack__new();
+	struct mapping a = map_of(0x1000, 0x2000, 0, "/parent");
+	struct addr_space *parent, *child, *after_exec;
+
+	/* pid 0 is never read from /proc: a clean start for the test. */
+	ck_assert_int_eq(proctrack__exec(pt, 1000000, "parent"), 0);
+	ck_assert_int_eq(proctrack__mmap(pt, 1000000, &a), 0);
+	parent = proctrack__addr_space(pt, 1000000);
+	ck_assert_int_eq(proctrack__fork(pt, 1000001, 1000000), 0);
+	child = proctrack__addr_space(pt, 1000001);
+	ck_assert_ptr_ne(child, parent);
+	ck_assert_str_eq(addr_space__find(child, 0x1800)->path, "/parent");
+
+	ck_assert_int_eq(proctrack__exec(pt, 1000001, "child"), 0);
+	after_exec = proctrack__addr_space(pt, 1000001);
+	ck_assert_ptr_ne(after_exec, child);
+	ck_assert_ptr_null(addr_space__find(after_exec, 0x1800));
+	/* Stacks counted before the exec still resolve through the old space. */
+	ck_assert_str_eq(addr_space__find(child, 0x1800)->path, "/parent");
+	/* Kernel-counted stacks have no time: the comm picks the image. */
+	ck_assert_ptr_eq(proctrack__addr_space_for_comm(pt, 1000001, "parent"), child);
+	ck_assert_ptr_eq(proctrack__addr_space_for_comm(pt, 1000001, "child"), after_exec);
+	ck_assert_ptr_eq(proctrack__addr_space_for_comm(pt, 1000001, "other"), after_exec);
+	proctrack__free(pt);
+}
+END_TEST
+
+START_TEST(comm_cached_inherited_or_placeholder)
+{
+	struct proctrack *pt = proctrack__new();
+	char own[32];
+	FILE *f = fopen("/proc/self/comm", "r");
+
+	ck_assert_ptr_nonnull(fgets(own, sizeof(own), f));
+	fclose(f);
+	own[strcspn(own, "\n")] = '\0';
+	ck_assert_str_eq(proctrack__comm(pt, getpid(), getpid()), own);
+	ck_assert_int_eq(proctrack__set_comm(pt, 77777777, "renamed"), 0);
+	ck_assert_str_eq(proctrack__comm(pt, 1, 77777777), "renamed");
+	ck_assert_int_eq(proctrack__inherit_comm(pt, 77777778, 1, 77777777), 0);
+	ck_assert_str_eq(proctrack__comm(pt, 1, 77777778), "renamed");
+	/* Gone and never seen: perf script's placeholder. */
+	ck_assert_str_eq(proctrack__comm(pt, 2147483000, 2147483001), ":2147483001");
+	proctrack__free(pt);
+}
+END_TEST
+
+START_TEST(first_sight_reads_proc_maps)
+{
+	struct proctrack *pt = proctrack__new();
+	struct addr_space *as = proctrack__addr_space(pt, getpid());
+	const struct mapping *m = addr_space__find(as, (uint64_t)(uintptr_t)&proctrack__new);
+	char self[4096];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+	ck_assert_int_gt(n, 0);
+	self[n] = '\0';
+	ck_assert_ptr_nonnull(m);
+	ck_assert_str_eq(m->path, self);
+	ck_assert(proctrack__knows(pt, getpid()));
+	proctrack__free(pt);
+}
+END_TEST
+
+/*
+ * A mapping's path is anyone's to replace: a FIFO planted there must not
+ * block the profiler (a plain open() waits for a writer forever).
+ */
+START_TEST(a_fifo_at_a_mapping_path_does_not_block)
+{
+	char dir[] = "/tmp/profile-fifo-XXXXXX", path[128];
+	struct mapping m = { .start = 0x1000, .end = 0x2000, .exec = true, .path = path };
+	struct stat st;
+	bool owned;
+	int fd;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/lib.so", dir);
+	ck_assert_int_eq(mkfifo(path, 0600), 0);
+	ck_assert_int_eq(stat(path, &st), 0);
+	m.dev = st.st_dev;
+	m.ino = st.st_ino;
+	alarm(5);
+	fd = file_table__open(NULL, &m, &owned);
+	alarm(0);
+	ck_assert_int_lt(fd, 0);
+	unlink(path);
+	rmdir(dir);
+}
+END_TEST
+
+Suite *proctrack_suite(void)
+{
+	Suite *s = suite_create("proctrack");
+	TCase *tc = tcase_create("maps");
+
+	tcase_add_test(tc, insert_trims_what_it_overlaps);
+	tcase_add_test(tc, maps_file_keeps_executable_mappings);
+	tcase_add_test(tc, fork_copies_exec_resets_old_space_survives);
+	tcase_add_test(tc, comm_cached_inherited_or_placeholder);
+	tcase_add_test(tc, first_sight_reads_proc_maps);
+	tcase_add_test(tc, a_fifo_at_a_mapping_path_does_not_block);
+	suite_add_tcase(s, tc);
+	return s;
+}

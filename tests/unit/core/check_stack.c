@@ -1,0 +1,155 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The stack rules every sample goes through, whichever backend took it
+ * (core/agg/stack.c): where a stack ends, return addresses in no executable
+ * mapping, frame-pointer loops at the depth limit.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/agg/pipeline.h"
+#include "core/agg/stack.h"
+#include "tests/support/tests.h"
+
+#define TEXT_START 0x400000ULL
+#define TEXT_END 0x401000ULL
+
+static struct addr_space as;
+
+static void setup(void)
+{
+	memset(&as, 0, sizeof(as));
+	ck_assert_int_eq(addr_space__insert(&as, &(struct mapping){ .start = TEXT_START,
+								       .end = TEXT_END,
+								       .exec = true,
+								       .path = "/bin/x" }),
+			 0);
+}
+
+static void teardown(void)
+{
+	for (size_t i = 0; i < as.nr_maps; i++)
+		free(as.maps[i].path);
+	free(as.maps);
+}
+
+START_TEST(a_stack_ends_at_zero_or_a_context_marker)
+{
+	uint64_t zero[] = { 0x401, 0x402, 0, 0x403 };
+	uint64_t marker[] = { 0x401, (uint64_t)-512 /* PERF_CONTEXT_USER */, 0x402 };
+	uint64_t cut[] = { 0x401, STACK_TRUNCATED_IP, 0x402 };
+
+	ck_assert_uint_eq(stack__depth(zero, 4), 2);
+	ck_assert_uint_eq(stack__depth(marker, 3), 1);
+	/* The unwinder's marker is the stack's last frame, kept. */
+	ck_assert_uint_eq(stack__depth(cut, 3), 2);
+	ck_assert_uint_eq(stack__depth(NULL, 0), 0);
+}
+END_TEST
+
+/* Issue 15, case 5: "0x1 [unknown]" above _fini. */
+START_TEST(a_return_address_in_no_executable_mapping_ends_the_stack)
+{
+	uint64_t ips[] = { 0x7f0000000000ULL /* the leaf: JIT, no mapping known */, TEXT_START + 0x10,
+			   0x1, TEXT_START + 0x20 };
+	struct addr_space unknown = { 0 };
+
+	ck_assert_uint_eq(stack__user_depth(&as, ips, 4), 2);
+	/* A process whose mappings could not be read keeps what it has. */
+	ck_assert_uint_eq(stack__user_depth(&unknown, ips, 4), 4);
+	ck_assert_uint_eq(stack__user_depth(NULL, ips, 4), 4);
+	/* A return address just past the mapping's end belongs to its last call. */
+	ips[2] = TEXT_END;
+	ck_assert_uint_eq(stack__user_depth(&as, ips, 4), 4);
+}
+END_TEST
+
+/* Issue 15, case 4: a self-referential frame pointer, 126 identical frames. */
+START_TEST(a_frame_pointer_loop_is_one_frame_and_a_cut)
+{
+	uint64_t ips[MAX_STACK_DEPTH], deep[MAX_STACK_DEPTH];
+	unsigned int n;
+
+	for (unsigned int i = 0; i < MAX_STACK_DEPTH; i++) {
+		ips[i] = i < 7 ? TEXT_START + 0x100 + i : TEXT_START + 0x800;
+		/* A real recursion alternates between two return addresses or more. */
+		deep[i] = TEXT_START + 0x200 + (i % 2);
+	}
+	n = stack__collapse_loop(ips, MAX_STACK_DEPTH);
+	ck_assert_uint_eq(n, 9);
+	ck_assert_uint_eq(ips[7], TEXT_START + 0x800);
+	ck_assert_uint_eq(ips[8], STACK_TRUNCATED_IP);
+	ck_assert_uint_eq(stack__collapse_loop(deep, MAX_STACK_DEPTH), MAX_STACK_DEPTH);
+	/* Shorter than the limit: the walk ended by itself, nothing to collapse. */
+	ck_assert_uint_eq(stack__collapse_loop(ips + 20, 50), 50);
+}
+END_TEST
+
+/* Both rules applied by the pipeline, to every backend's samples. */
+START_TEST(the_pipeline_applies_them)
+{
+	struct pipeline_config pc = { .user_stacks = true, .kernel_stacks = true };
+	uint64_t ips[MAX_STACK_DEPTH];
+	struct pipeline p;
+	struct sample s = { .pid = 3000000, .tid = 3000000, .comm = "x", .user_ips = ips,
+			    .nr_user = MAX_STACK_DEPTH, .kind = WEIGHT_SAMPLES, .weight = 1 };
+	struct hashmap_entry *ent;
+	struct agg_entry *e;
+	size_t bkt;
+
+	for (unsigned int i = 0; i < MAX_STACK_DEPTH; i++)
+		ips[i] = TEXT_START + (i < 3 ? 0x100 * i + 4 : 0x804);
+	ck_assert_int_eq(pipeline__init(&p, &pc), 0);
+	ck_assert_int_eq(proctrack__exec(p.procs, s.pid, "x"), 0);
+	ck_assert_int_eq(proctrack__mmap(p.procs, s.pid, &as.maps[0]), 0);
+	ck_assert_int_eq(pipeline__add(&p, &s), 0);
+	ck_assert_uint_eq(agg__size(&p.agg), 1);
+	agg__for_each(&p.agg, bkt, ent, e) {
+		ck_assert_uint_eq(e->nr_user, 5);
+		ck_assert_uint_eq(e->ips[e->nr_kernel + 4], STACK_TRUNCATED_IP);
+	}
+	pipeline__fini(&p);
+}
+END_TEST
+
+/* Issue 15, cases 3 and 6: a sample of the old image after the tracker saw the exec. */
+START_TEST(a_stack_of_the_image_before_an_exec_resolves_there)
+{
+	struct pipeline_config pc = { .user_stacks = true, .kernel_stacks = true };
+	uint64_t ips[] = { TEXT_START + 0x10, TEXT_START + 0x20 };
+	struct pipeline p;
+	struct sample s = { .pid = 3000001, .tid = 3000001, .comm = "new", .user_ips = ips,
+			    .nr_user = 2, .kind = WEIGHT_SAMPLES, .weight = 1 };
+	struct hashmap_entry *ent;
+	struct agg_entry *e;
+	size_t bkt;
+
+	ck_assert_int_eq(pipeline__init(&p, &pc), 0);
+	ck_assert_int_eq(proctrack__exec(p.procs, s.pid, "old"), 0);
+	ck_assert_int_eq(proctrack__mmap(p.procs, s.pid, &as.maps[0]), 0);
+	/* The exec: the process is "new" and has nothing mapped yet. */
+	ck_assert_int_eq(proctrack__exec(p.procs, s.pid, "new"), 0);
+	ck_assert_int_eq(pipeline__add(&p, &s), 0);
+	agg__for_each(&p.agg, bkt, ent, e) {
+		ck_assert_uint_eq(e->nr_user, 2);
+		ck_assert_ptr_nonnull(e->as);
+		ck_assert_uint_eq(e->as->nr_maps, 1);
+	}
+	pipeline__fini(&p);
+}
+END_TEST
+
+Suite *stack_suite(void)
+{
+	Suite *s = suite_create("stack");
+	TCase *tc = tcase_create("rules");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, a_stack_ends_at_zero_or_a_context_marker);
+	tcase_add_test(tc, a_return_address_in_no_executable_mapping_ends_the_stack);
+	tcase_add_test(tc, a_frame_pointer_loop_is_one_frame_and_a_cut);
+	tcase_add_test(tc, the_pipeline_applies_them);
+	tcase_add_test(tc, a_stack_of_the_image_before_an_exec_resolves_there);
+	suite_add_tcase(s, tc);
+	return s;
+}

@@ -1,0 +1,311 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Aggregation, resolution and both text formats, exact strings: user frames
+ * resolve through a real process's maps (the symfixture), kernel frames
+ * through a kallsyms file written by the test.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/agg/agg.h"
+#include "core/model/resolve.h"
+#include "core/output/writer.h"
+#include "core/sym/symbolize.h"
+#include "tests/support/fixture.h"
+#include "tests/support/render.h"
+#include "tests/support/tests.h"
+
+#define K_LEAF 0xffffffff81000110ULL
+#define K_MID 0xffffffff81000200ULL
+
+static struct sym_fixture fx;
+static struct agg agg;
+static struct symbolizer *sym;
+static char kallsyms[] = "/tmp/profile-report-ks-XXXXXX";
+
+static void setup(void)
+{
+	FILE *f;
+
+	sym_fixture_load(&fx, workload("symfixture"));
+	agg__init(&agg);
+	f = fdopen(mkstemp(kallsyms), "w");
+	fputs("ffffffff81000000 T _stext\nffffffff81000110 T k_leaf\nffffffff81000200 T k_mid\n",
+	      f);
+	fclose(f);
+	sym = symbolizer__new();
+	symbolizer__set_kallsyms(sym, kallsyms);
+}
+
+static void teardown(void)
+{
+	unlink(kallsyms);
+	strcpy(kallsyms, "/tmp/profile-report-ks-XXXXXX");
+	symbolizer__free(sym);
+	agg__fini(&agg);
+	sym_fixture_free(&fx);
+}
+
+static void add(pid_t pid, const char *comm, const uint64_t *k, unsigned int nk,
+		const uint64_t *u, unsigned int nu, int kerr, uint64_t weight)
+{
+	fixture_count(&agg, &fx.as, pid, comm, k, nk, u, nu, kerr, weight);
+}
+
+/* Two raw stacks that print the same, one user-only, one with a missed kernel stack. */
+static void add_standard_set(void)
+{
+	uint64_t k1[] = { K_LEAF + 4, K_MID + 0x10 }, k2[] = { K_LEAF + 8, K_MID + 0x10 };
+	uint64_t u1[] = { fx.alpha + 4, fx.beta + 6, fx.main + 10 };
+	uint64_t u2[] = { fx.gamma + 2 };
+
+	add(1234, "app", k1, 2, u1, 3, 0, 3);
+	add(1234, "app", k2, 2, u1, 3, 0, 2);
+	add(1234, "app", NULL, 0, u2, 1, 0, 1);
+	add(1234, "app", NULL, 0, u1, 1, -EEXIST, 1);
+}
+
+struct report_stats {
+	uint64_t missing_stacks;
+	bool stack_map_collision;
+};
+
+/* The report (kept until the next call) and what the profile says of missed stacks. */
+static char *render_report(struct render_opts *o, struct report_stats *st)
+{
+	static char *last;
+	struct profile p;
+	bool full;
+
+	free(last);
+	last = render(&agg, sym, o, NULL);
+	render_profile(&agg, sym, o, &p);
+	st->missing_stacks = profile__missed_stacks(&p, &st->stack_map_collision, &full);
+	profile__fini(&p);
+	return last;
+}
+
+/* Resolving frames while sampling goes on changes nothing in the report. */
+START_TEST(frames_resolved_during_the_run_report_the_same)
+{
+	struct render_opts o = { .format = FORMAT_FOLDED };
+	uint64_t k1[] = { K_LEAF + 4, K_MID + 0x10 }, u1[] = { fx.alpha + 4, fx.beta + 6 };
+	uint64_t nowhere[] = { 0x10 };	/* no mapping (yet): resolved at the end */
+	struct resolve_spec spec = { .kind = PROFILE_ON_CPU, .user_frames = true,
+				     .kernel_frames = true };
+	struct resolve_meta meta = { 0 };
+	struct resolver *r = resolver__new(sym, &spec);
+	struct report_stats st;
+	struct profile prof;
+	char expected[8192];
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	add_standard_set();
+	add(1234, "app", NULL, 0, nowhere, 1, 0, 1);
+	add(1234, "app", k1, 2, u1, 2, 0, 1);
+	strcpy(expected, render_report(&o, &st));
+
+	agg__fini(&agg);
+	agg__init(&agg);
+	add(1234, "app", k1, 2, u1, 2, 0, 1);
+	add(1234, "app", NULL, 0, nowhere, 1, 0, 1);
+	resolver__prepare(r, &agg, 1000);
+	ck_assert_uint_eq(agg.nr_fresh, 0);
+	add_standard_set();
+	resolver__prepare(r, &agg, 1000);
+	ck_assert_int_eq(resolver__build(r, &agg, &meta, &prof), 0);
+	f = open_memstream(&buf, &len);
+	ck_assert_int_eq(writer__folded(f, &prof, &(struct writer_opts){ 0 }), 0);
+	fclose(f);
+	ck_assert_str_eq(buf, expected);
+	free(buf);
+	profile__fini(&prof);
+	resolver__free(r);
+}
+END_TEST
+
+START_TEST(identical_samples_count_once)
+{
+	uint64_t u[] = { fx.alpha + 1 };
+
+	add(1, "a", NULL, 0, u, 1, 0, 1);
+	add(1, "a", NULL, 0, u, 1, 0, 4);
+	add(1, "b", NULL, 0, u, 1, 0, 1);	/* another comm: another stack */
+	add(2, "a", NULL, 0, u, 1, 0, 1);	/* another process: another stack */
+	ck_assert_uint_eq(agg__size(&agg), 3);
+	ck_assert_uint_eq(agg__total(&agg), 7);
+}
+END_TEST
+
+START_TEST(folded_sorted_ascending_merged_by_text)
+{
+	struct render_opts o = { .format = FORMAT_FOLDED };
+	struct report_stats st;
+
+	add_standard_set();
+	ck_assert_str_eq(render_report(&o, &st),
+			 "app;fixture_alpha;[Missed Kernel Stack] 1\n"
+			 "app;fixture_gamma_static 1\n"
+			 "app;main;fixture_beta;fixture_alpha;k_mid;k_leaf 5\n");
+	ck_assert_uint_eq(st.missing_stacks, 1);
+	ck_assert(st.stack_map_collision);
+}
+END_TEST
+
+START_TEST(folded_delimited_annotated)
+{
+	struct render_opts o = { .format = FORMAT_FOLDED, .delimited = true, .annotations = true };
+	struct report_stats st;
+
+	add_standard_set();
+	ck_assert_str_eq(render_report(&o, &st),
+			 "app;fixture_alpha;[Missed Kernel Stack] 1\n"
+			 "app;fixture_gamma_static 1\n"
+			 "app;main;fixture_beta;fixture_alpha;-;k_mid_[k];k_leaf_[k] 5\n");
+}
+END_TEST
+
+START_TEST(multiline_as_bcc_prints_it)
+{
+	struct render_opts o = { .format = FORMAT_BCC, .delimited = true };
+	struct report_stats st;
+
+	add_standard_set();
+	ck_assert_str_eq(render_report(&o, &st),
+			 "    [Missed Kernel Stack]\n"
+			 "    fixture_alpha\n"
+			 "    -                app (1234)\n"
+			 "        1\n"
+			 "\n"
+			 "    fixture_gamma_static\n"
+			 "    -                app (1234)\n"
+			 "        1\n"
+			 "\n"
+			 "    k_leaf\n"
+			 "    k_mid\n"
+			 "    --\n"
+			 "    fixture_alpha\n"
+			 "    fixture_beta\n"
+			 "    main\n"
+			 "    -                app (1234)\n"
+			 "        5\n"
+			 "\n");
+}
+END_TEST
+
+START_TEST(user_only_and_kernel_only_views)
+{
+	struct render_opts u = { .format = FORMAT_FOLDED, .user_only = true };
+	struct render_opts k = { .format = FORMAT_FOLDED, .kernel_only = true };
+	struct report_stats st;
+
+	add_standard_set();
+	ck_assert_str_eq(render_report(&u, &st), "app;fixture_alpha 1\n"
+					  "app;fixture_gamma_static 1\n"
+					  "app;main;fixture_beta;fixture_alpha 5\n");
+	ck_assert_uint_eq(st.missing_stacks, 0);
+	ck_assert_str_eq(render_report(&k, &st), "app 1\n"
+					  "app;[Missed Kernel Stack] 1\n"
+					  "app;k_mid;k_leaf 5\n");
+	ck_assert_uint_eq(st.missing_stacks, 1);
+}
+END_TEST
+
+START_TEST(addresses_keep_stacks_apart)
+{
+	struct render_opts o = { .format = FORMAT_FOLDED, .addresses = true, .kernel_only = true };
+	struct report_stats st;
+	char want[256];
+
+	add_standard_set();
+	render_report(&o, &st);
+	/* k1 and k2 differ in the leaf address: two lines now. */
+	snprintf(want, sizeof(want), "app;%#llx k_mid+0x10 [kernel];%#llx k_leaf+0x4 [kernel] 3\n",
+		 K_MID + 0x10, K_LEAF + 4);
+	ck_assert_ptr_nonnull(strstr(render_report(&o, &st), want));
+	snprintf(want, sizeof(want), "app;%#llx k_mid+0x10 [kernel];%#llx k_leaf+0x8 [kernel] 2\n",
+		 K_MID + 0x10, K_LEAF + 8);
+	ck_assert_ptr_nonnull(strstr(render_report(&o, &st), want));
+}
+END_TEST
+
+START_TEST(return_addresses_resolve_at_ip_minus_one)
+{
+	/* A caller frame pointing just past the end of fixture_beta's entry byte... */
+	uint64_t u[] = { fx.alpha + 1, fx.gamma + 1 };
+	struct render_opts o = { .format = FORMAT_FOLDED };
+	struct report_stats st;
+	char want[128];
+
+	add(7, "x", NULL, 0, u, 2, 0, 1);
+	snprintf(want, sizeof(want), "x;fixture_gamma_static;fixture_alpha 1\n");
+	ck_assert_str_eq(render_report(&o, &st), want);
+
+	/* ...and at a function's first byte, a return address belongs to the one before. */
+	agg__fini(&agg);
+	agg__init(&agg);
+	uint64_t v[] = { fx.alpha + 1, fx.alpha };
+
+	add(7, "x", NULL, 0, v, 2, 0, 1);
+	ck_assert_ptr_null(strstr(render_report(&o, &st), "x;fixture_alpha;fixture_alpha"));
+}
+END_TEST
+
+START_TEST(unknown_frames_and_warnings)
+{
+	uint64_t u[] = { 0x10 };
+	struct render_opts o = { .format = FORMAT_FOLDED };
+	struct report_stats st;
+	char *warn;
+
+	add(9, "y", NULL, 0, u, 1, 0, 2);
+	ck_assert_str_eq(render_report(&o, &st), "y;[unknown] 2\n");
+	add(9, "y", NULL, 0, u, 1, -EEXIST, 1);
+	add(9, "y", NULL, 0, NULL, 0, -ENOMEM, 1);
+	warn = render_warnings(&agg, sym, &o);
+	ck_assert_str_eq(warn, "WARNING: 2 stack traces could not be displayed. Consider increasing "
+			       "--stack-storage-size.\n");
+	free(warn);
+}
+END_TEST
+
+/* Names anyone controls cannot add frames or lines (issue 14, case 5). */
+START_TEST(names_cannot_add_frames_or_lines)
+{
+	uint64_t u[] = { fx.alpha + 4 };
+	struct render_opts f = { .format = FORMAT_FOLDED }, b = { .format = FORMAT_BCC };
+	struct report_stats st;
+
+	add(7, "x;y\nz", NULL, 0, u, 1, 0, 1);
+	ck_assert_str_eq(render_report(&f, &st), "x\\x3by\\x0az;fixture_alpha 1\n");
+	/* In the multi-line report ';' is no separator; a newline still is. */
+	ck_assert_str_eq(render_report(&b, &st), "    fixture_alpha\n"
+						 "    -                x;y\\x0az (7)\n"
+						 "        1\n\n");
+}
+END_TEST
+
+Suite *report_suite(void)
+{
+	Suite *s = suite_create("report");
+	TCase *tc = tcase_create("formats");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, identical_samples_count_once);
+	tcase_add_test(tc, frames_resolved_during_the_run_report_the_same);
+	tcase_add_test(tc, folded_sorted_ascending_merged_by_text);
+	tcase_add_test(tc, folded_delimited_annotated);
+	tcase_add_test(tc, multiline_as_bcc_prints_it);
+	tcase_add_test(tc, user_only_and_kernel_only_views);
+	tcase_add_test(tc, addresses_keep_stacks_apart);
+	tcase_add_test(tc, return_addresses_resolve_at_ip_minus_one);
+	tcase_add_test(tc, unknown_frames_and_warnings);
+	tcase_add_test(tc, names_cannot_add_frames_or_lines);
+	suite_add_tcase(s, tc);
+	return s;
+}

@@ -1,0 +1,267 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The unwinder's accessors on a real snapshot, without root: this process
+ * copies its own registers and stack (as the kernel does for a sample) in a
+ * chain of functions built without frame pointers, then unwinds the copy
+ * against its own mappings, as the profiler would for another process.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <fcntl.h>
+
+#include "core/proc/proctrack.h"
+#include "core/sym/symbolize.h"
+#include "tests/support/tests.h"
+#include "unwind/debugframe.h"
+#include "unwind/image.h"
+#include "unwind/unwind.h"
+
+#define COPY_MAX 16384
+
+struct snapshot {
+	struct unwind_regs regs;
+	unsigned char stack[COPY_MAX];
+	size_t size;
+};
+
+/* The end of the mapping holding sp: the copy must not read past it. */
+static uint64_t stack_end(uint64_t sp)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	unsigned long lo, hi, end = 0;
+	char line[512];
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%lx-%lx", &lo, &hi) == 2 && sp >= lo && sp < hi)
+			end = hi;
+	if (f)
+		fclose(f);
+	return end;
+}
+
+/* ip, sp and bp at one point of this function, then the stack above sp: a sample. */
+__attribute__((noinline, optimize("omit-frame-pointer"))) static void capture(struct snapshot *s)
+{
+	uint64_t ip, sp, bp, end;
+
+	__asm__ volatile("lea 0(%%rip), %0\n\tmov %%rsp, %1\n\tmov %%rbp, %2"
+			 : "=r"(ip), "=r"(sp), "=r"(bp));
+	end = stack_end(sp);
+	s->size = end - sp < COPY_MAX ? end - sp : COPY_MAX;
+	memcpy(s->stack, (void *)sp, s->size);
+	s->regs.ip = ip;
+	s->regs.sp = sp;
+	s->regs.bp = bp;
+}
+
+__attribute__((noinline, optimize("omit-frame-pointer"))) void unwind_level1(struct snapshot *s)
+{
+	capture(s);
+	__asm__ volatile("" ::: "memory");	/* not a tail call */
+}
+
+__attribute__((noinline, optimize("omit-frame-pointer"))) void unwind_level2(struct snapshot *s)
+{
+	unwind_level1(s);
+	__asm__ volatile("" ::: "memory");
+}
+
+__attribute__((noinline, optimize("omit-frame-pointer"))) void unwind_level3(struct snapshot *s)
+{
+	unwind_level2(s);
+	__asm__ volatile("" ::: "memory");
+}
+
+static struct snapshot snap;
+static struct proctrack *pt;
+static struct addr_space *as;
+static struct symbolizer *sym;
+static struct unwinder *uw;
+
+static void setup(void)
+{
+	unwind_level3(&snap);
+	pt = proctrack__new();
+	ck_assert_ptr_nonnull(pt);
+	as = proctrack__addr_space(pt, getpid());
+	ck_assert_ptr_nonnull(as);
+	sym = symbolizer__new();
+	uw = unwinder__new();
+	ck_assert_ptr_nonnull(uw);
+}
+
+static void teardown(void)
+{
+	unwinder__free(uw);
+	symbolizer__free(sym);
+	proctrack__free(pt);
+}
+
+static const char *name_of(uint64_t ip, bool leaf)
+{
+	struct frame_sym fs;
+
+	symbolizer__user(sym, as, leaf ? ip : ip - 1, &fs);
+	return fs.name ? fs.name : "[unknown]";
+}
+
+START_TEST(unwinds_a_copy_through_functions_without_frame_pointers)
+{
+	uint64_t ips[MAX_STACK_DEPTH];
+	unsigned int n = unwinder__unwind(uw, as, &snap.regs, snap.stack, snap.size, ips,
+					  MAX_STACK_DEPTH);
+	bool main_seen = false;
+
+	ck_assert_uint_ge(n, 5);
+	ck_assert_str_eq(name_of(ips[0], true), "capture");
+	ck_assert_str_eq(name_of(ips[1], false), "unwind_level1");
+	ck_assert_str_eq(name_of(ips[2], false), "unwind_level2");
+	ck_assert_str_eq(name_of(ips[3], false), "unwind_level3");
+	for (unsigned int i = 4; i < n; i++)
+		main_seen |= !strcmp(name_of(ips[i], false), "main");
+	ck_assert_msg(main_seen, "main not reached in %u frames", n);
+}
+END_TEST
+
+START_TEST(a_repeated_snapshot_is_replayed_from_the_cache_identically)
+{
+	uint64_t first[MAX_STACK_DEPTH], second[MAX_STACK_DEPTH];
+	unsigned int n1, n2;
+	struct unwind_stats st;
+
+	n1 = unwinder__unwind(uw, as, &snap.regs, snap.stack, snap.size, first, MAX_STACK_DEPTH);
+	unwinder__stats(uw, &st);
+	ck_assert_uint_eq(st.cached_steps, 0);
+	n2 = unwinder__unwind(uw, as, &snap.regs, snap.stack, snap.size, second, MAX_STACK_DEPTH);
+	unwinder__stats(uw, &st);
+	ck_assert_uint_eq(n1, n2);
+	ck_assert_mem_eq(first, second, n1 * sizeof(first[0]));
+	ck_assert_uint_eq(st.cached_steps, n1 - 1);
+}
+END_TEST
+
+START_TEST(a_changed_return_address_is_not_replayed)
+{
+	uint64_t first[MAX_STACK_DEPTH], second[MAX_STACK_DEPTH];
+	unsigned int n1, n2, slot = 0;
+	uint64_t ret;
+
+	n1 = unwinder__unwind(uw, as, &snap.regs, snap.stack, snap.size, first, MAX_STACK_DEPTH);
+	ck_assert_uint_ge(n1, 4);
+	/* Where unwind_level2's return address into unwind_level3 is kept. */
+	for (unsigned int off = 0; off + 8 <= snap.size && !slot; off += 8) {
+		memcpy(&ret, snap.stack + off, 8);
+		if (ret == first[3])
+			slot = off;
+	}
+	ck_assert_uint_ne(slot, 0);
+	/* Pretend unwind_level2 was called from unwind_level1's return site instead. */
+	memcpy(snap.stack + slot, &first[2], 8);
+	n2 = unwinder__unwind(uw, as, &snap.regs, snap.stack, snap.size, second, MAX_STACK_DEPTH);
+	ck_assert_uint_ge(n2, 4);
+	ck_assert_uint_eq(second[2], first[2]);
+	ck_assert_uint_eq(second[3], first[2]);
+}
+END_TEST
+
+START_TEST(a_stack_deeper_than_the_limit_ends_with_the_marker)
+{
+	uint64_t ips[MAX_STACK_DEPTH];
+	unsigned int n;
+	struct unwind_stats st;
+
+	n = unwinder__unwind(uw, as, &snap.regs, snap.stack, snap.size, ips, 3);
+	ck_assert_uint_eq(n, 3);
+	ck_assert_str_eq(name_of(ips[1], false), "unwind_level1");
+	ck_assert_uint_eq(ips[2], STACK_TRUNCATED_IP);
+	{
+		struct frame_sym fs;
+
+		symbolizer__user_frame(sym, as, ips[2], true, &fs);
+		ck_assert_str_eq(fs.name, "[truncated]");
+		/* A garbage return address of 0 is unknown, not the marker. */
+		symbolizer__user_frame(sym, as, 0, true, &fs);
+		ck_assert_ptr_null(fs.name);
+	}
+	unwinder__stats(uw, &st);
+	ck_assert_uint_eq(st.truncated, 1);
+}
+END_TEST
+
+START_TEST(a_short_copy_stops_early_and_is_counted)
+{
+	uint64_t ips[MAX_STACK_DEPTH];
+	struct unwind_stats st;
+	unsigned int n;
+
+	/* 16 bytes: capture's own frame at most, not its callers' return addresses. */
+	n = unwinder__unwind(uw, as, &snap.regs, snap.stack, 16, ips, MAX_STACK_DEPTH);
+	ck_assert_uint_lt(n, 4);
+	unwinder__stats(uw, &st);
+	ck_assert_uint_eq(st.dump_exhausted, 1);
+}
+END_TEST
+
+START_TEST(memory_without_a_mapping_gives_the_leaf_only)
+{
+	struct unwind_regs regs = { .ip = 0x1000, .sp = snap.regs.sp, .bp = 0 };
+	uint64_t ips[MAX_STACK_DEPTH];
+	unsigned int n;
+
+	n = unwinder__unwind(uw, as, &regs, snap.stack, snap.size, ips, MAX_STACK_DEPTH);
+	ck_assert_uint_ge(n, 1);
+	ck_assert_uint_eq(ips[0], 0x1000);
+	/* No unwind info and bp 0: the frame-pointer fallback has nothing to follow. */
+	ck_assert_uint_eq(n, 1);
+}
+END_TEST
+
+/* clang's .debug_frame: version 4 CIEs, rewritten as version 3 for libunwind 1.6. */
+START_TEST(debug_frame_is_indexed_and_its_cies_repaired)
+{
+	int fd = open(workload("nofp_debugframe"), O_RDONLY | O_CLOEXEC);
+	struct unwind_image img;
+	struct debug_frame df;
+	size_t size;
+	const unsigned char *raw;
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(unwind_image__open_fd(&img, fd), 0);
+	close(fd);
+	raw = unwind_image__section(&img, ".debug_frame", &size);
+	ck_assert_ptr_nonnull(raw);
+	ck_assert_uint_eq(raw[8], 4);	/* the first CIE as clang wrote it */
+	ck_assert_int_eq(debug_frame__load(&df, &img, NULL), 0);
+	ck_assert_uint_eq(df.size, size);
+	ck_assert_uint_eq(df.data[8], 3);
+	/* Code alignment 1 and data alignment -8 right after the empty augmentation. */
+	ck_assert_uint_eq(df.data[10], 1);
+	ck_assert_uint_eq(df.data[11], 0x78);
+	/* nofp_a, nofp_b, nofp_c, worker, nofp_recurse, nofp_call_lib, main: sorted. */
+	ck_assert_uint_ge(df.nr_index, 7);
+	for (size_t i = 1; i < df.nr_index; i++)
+		ck_assert_int_le(df.index[i - 1].start, df.index[i].start);
+	debug_frame__free(&df);
+	unwind_image__close(&img);
+}
+END_TEST
+
+Suite *unwind_suite(void)
+{
+	Suite *s = suite_create("unwind");
+	TCase *tc = tcase_create("snapshot");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, unwinds_a_copy_through_functions_without_frame_pointers);
+	tcase_add_test(tc, a_repeated_snapshot_is_replayed_from_the_cache_identically);
+	tcase_add_test(tc, a_changed_return_address_is_not_replayed);
+	tcase_add_test(tc, a_stack_deeper_than_the_limit_ends_with_the_marker);
+	tcase_add_test(tc, a_short_copy_stops_early_and_is_counted);
+	tcase_add_test(tc, memory_without_a_mapping_gives_the_leaf_only);
+	tcase_add_test(tc, debug_frame_is_indexed_and_its_cies_repaired);
+	suite_add_tcase(s, tc);
+	return s;
+}
