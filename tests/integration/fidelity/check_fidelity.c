@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Stack fidelity cases of issue 15 that the core and the perf backend own:
+ * a process that execs itself symbolizes on both sides of the exec, on
+ * both backends, in both unwinding modes; -p as root samples only the
+ * process (per-task events), not every process to filter afterwards.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tests/support/tests.h"
+
+static struct run_result r;
+
+static void teardown(void)
+{
+	run_result_free(&r);
+}
+
+START_TEST(both_sides_of_an_exec_symbolize)
+{
+	static const char *const modes[] = { "fp", "dwarf" };
+
+	for (int m = 0; m < 2; m++) {
+		uint64_t before, after, total;
+
+		run_ok(&r, ((char *[]){ (char *)profile_bin(), "--backend", (char *)test_backends[_i],
+					"--unwind", (char *)modes[m], "-F", "499", "-f", "--",
+					(char *)workload("reexec"), "700", NULL }),
+		       30);
+		before = folded_count(r.out, "main;spin_before_exec");
+		after = folded_count(r.out, "main;spin_after_exec");
+		total = folded_total(r.out, NULL);
+		/* 700 ms each side (about 350 samples each, fewer on a busy host), nearly all. */
+		ck_assert_msg(before > 100 && after > 100 && (before + after) * 100 >= total * 95,
+			      "%s: before %llu, after %llu, of %llu:\n%.600s", modes[m],
+			      (unsigned long long)before, (unsigned long long)after,
+			      (unsigned long long)total, r.out);
+		run_result_free(&r);
+	}
+}
+END_TEST
+
+/* Issue 15, case 2: with -p the perf backend opens events on the process's threads. */
+START_TEST(pid_as_root_samples_only_the_process)
+{
+	struct bg_proc load, target;
+	char pid[16];
+	unsigned long taken = 0, kept = 0;
+	const char *p;
+
+	bg_start(&load, (char *[]){ (char *)workload("busy"), "2", "6", NULL });
+	bg_start(&target, (char *[]){ (char *)workload("ratio31"), "5", NULL });
+	snprintf(pid, sizeof(pid), "%d", (int)target.pid);
+	run_ok(&r, ((char *[]){ (char *)profile_bin(), "--backend", "perf", "-v", "-F", "499", "-f",
+				"-p", pid, "1", NULL }),
+	       20);
+	bg_stop(&target);
+	bg_stop(&load);
+	/* "profile: perf: N samples, M mid-run drains" */
+	p = strstr(r.err, " mid-run drains");
+	while (p && p > r.err && p[-1] != '\n')
+		p--;
+	ck_assert_msg(p && sscanf(p, "profile: perf: %lu samples", &taken) == 1, "%.500s", r.err);
+	p = strstr(r.err, " kept, ");
+	while (p && p > r.err && p[-1] != ' ')
+		p--;
+	ck_assert_msg(p && sscanf(p, "%lu kept", &kept) == 1, "%.500s", r.err);
+	/* Nothing of the busy load was sampled only to be dropped. */
+	ck_assert_msg(taken > 100 && kept == taken, "taken %lu, kept %lu", taken, kept);
+	ck_assert_ptr_nonnull(strstr(r.err, "sampling 3 thread(s)"));
+}
+END_TEST
+
+Suite *fidelity_suite(void)
+{
+	Suite *s = suite_create("fidelity");
+	TCase *tc = tcase_create("fidelity");
+
+	tcase_set_tags(tc, TAG_ROOT);
+	tcase_set_timeout(tc, 90);
+	tcase_add_checked_fixture(tc, NULL, teardown);
+	tcase_add_loop_test(tc, both_sides_of_an_exec_symbolize, 0, 2);
+	tcase_add_test(tc, pid_as_root_samples_only_the_process);
+	suite_add_tcase(s, tc);
+	return s;
+}

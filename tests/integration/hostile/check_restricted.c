@@ -1,0 +1,220 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Restricted hosts, really: the profiler runs as uid 65534 through setpriv
+ * (nothing simulated in the code), under perf_event_paranoid as this
+ * machine has it (2), or under a seccomp filter. The tests themselves need
+ * root to change user.
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "compat/features.h"
+#include "tests/support/tests.h"
+
+#define AS_NOBODY "/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"
+
+static struct run_result r;
+
+static void teardown(void)
+{
+	run_result_free(&r);
+}
+
+
+/* _i: 0 frame pointers, 1 --unwind dwarf (its larger rings must fit the memlock limits). */
+static const char *const unwind_modes[] = { "fp", "dwarf" };
+
+START_TEST(launch_as_nobody_gives_user_stacks_3_to_1)
+{
+	double share;
+
+	if (perf_event_paranoid() > 2)
+		return;	/* Debian's 3: perf_event_open is refused outright; see the next test */
+	run_cmd((char *[]){ AS_NOBODY, (char *)profile_bin(), "-F", "499", "-f", "--unwind",
+			    (char *)unwind_modes[_i], "--", (char *)workload("ratio31"), "2", NULL },
+		30, 0, &r);
+	ck_assert_msg(r.exit_code == 0, "exit %d: %.300s", r.exit_code, r.err);
+	share = hot_share(r.out);
+	ck_assert_msg(share > 70 && share < 80, "hot share %.1f%%", share);
+	ck_assert_uint_ge(folded_count(r.out, "start_thread;hot_thread;hot_loop") * 100,
+			  folded_count(r.out, "hot_loop") * 99);
+	/* One line says why kernel stacks are missing and what would enable them. */
+	ck_assert_ptr_nonnull(strstr(r.err, "profile: note: kernel stacks are not collected: "
+					    "kernel.perf_event_paranoid is 2"));
+	ck_assert_ptr_nonnull(strstr(r.err, "kernel.perf_event_paranoid=1, CAP_PERFMON or root"));
+	ck_assert_uint_eq(count_lines_with(r.err, "note:"), 1);
+	ck_assert_ptr_null(strstr(r.out, "entry_SYSCALL"));
+}
+END_TEST
+
+START_TEST(launch_as_nobody_header_and_exit_status)
+{
+	run_cmd((char *[]){ AS_NOBODY, (char *)profile_bin(), "-F", "99", "--unwind",
+			    (char *)unwind_modes[_i], "--", "/bin/sh", "-c", "exit 3", NULL },
+		30, 0, &r);
+	ck_assert_int_eq(r.exit_code, 3);
+	ck_assert_msg(!strncmp(r.out, "Sampling at 99 Hertz of command /bin/sh by user stack until "
+				      "it exits.\n", 70), "%.200s", r.out);
+}
+END_TEST
+
+START_TEST(own_process_by_pid_as_nobody)
+{
+	struct bg_proc bg;
+	char pid[32];
+	double share;
+
+	bg_start(&bg, (char *[]){ AS_NOBODY, (char *)workload("ratio31"), "8", NULL });
+	ck_assert_int_eq(sscanf(bg.first_line, "pid=%31[0-9]", pid), 1);
+	run_cmd((char *[]){ AS_NOBODY, (char *)profile_bin(), "-v", "-F", "499", "-f", "-p", pid,
+			    "2", NULL },
+		30, 0, &r);
+	bg_stop(&bg);
+	ck_assert_msg(r.exit_code == 0, "exit %d: %.300s", r.exit_code, r.err);
+	share = hot_share(r.out);
+	ck_assert_msg(share > 70 && share < 80, "hot share %.1f%%", share);
+	ck_assert_ptr_nonnull(strstr(r.err, "perf: sampling 3 thread(s) of the given processes"));
+}
+END_TEST
+
+START_TEST(another_users_process_is_refused_with_the_reason)
+{
+	run_cmd((char *[]){ AS_NOBODY, (char *)profile_bin(), "-f", "-p", "1", "1", NULL }, 30, 0,
+		&r);
+	ck_assert_int_eq(r.exit_code, 1);
+	ck_assert_str_eq(r.out, "");
+	ck_assert_ptr_nonnull(strstr(r.err, "belongs to another user; sampling it needs CAP_PERFMON "
+					    "or root"));
+}
+END_TEST
+
+START_TEST(system_wide_as_nobody_names_the_cause_and_fix)
+{
+	run_cmd((char *[]){ AS_NOBODY, (char *)profile_bin(), "-f", "1", NULL }, 30, 0, &r);
+	ck_assert_int_eq(r.exit_code, 1);
+	ck_assert_str_eq(r.out, "");
+	ck_assert_ptr_nonnull(strstr(r.err, "system-wide sampling needs root, CAP_PERFMON, or "
+					    "kernel.perf_event_paranoid <= 0 (now"));
+	ck_assert_ptr_nonnull(strstr(r.err, "bpf: loading the BPF program: Operation not permitted"));
+	ck_assert_uint_eq(count_lines_with(r.err, "profile:"), 1);
+}
+END_TEST
+
+START_TEST(seccomp_refusing_perf_event_open_is_a_clear_error)
+{
+	run_cmd((char *[]){ AS_NOBODY, (char *)workload("deny_syscall"), "perf_event_open",
+			    (char *)profile_bin(), "-f", "--", (char *)workload("ratio31"), "1",
+			    NULL },
+		30, 0, &r);
+	ck_assert_int_eq(r.exit_code, 1);
+	/* No partial output pretending to be a profile, and the command never ran. */
+	ck_assert_str_eq(r.out, "");
+	ck_assert_ptr_nonnull(strstr(r.err, "perf_event_open: Operation not permitted: a seccomp "
+					    "filter or a security module refuses it"));
+}
+END_TEST
+
+START_TEST(rings_shrink_to_fit_locked_memory)
+{
+	char old[32] = "516";
+	FILE *f = fopen("/proc/sys/kernel/perf_event_mlock_kb", "r+");
+
+	ck_assert_ptr_nonnull(f);
+	ck_assert_ptr_nonnull(fgets(old, sizeof(old), f));
+	fclose(f);
+	/*
+	 * 64 KiB per CPU for users without privileges, and 64 KiB of
+	 * RLIMIT_MEMLOCK for the excess: 128-page rings cannot fit.
+	 */
+	ck_assert_int_eq(system("echo 64 > /proc/sys/kernel/perf_event_mlock_kb"), 0);
+	run_cmd((char *[]){ "/usr/bin/prlimit", "--memlock=65536", "--", AS_NOBODY,
+			    (char *)profile_bin(), "-v", "-F", "499", "-f", "--",
+			    (char *)workload("ratio31"), "1", NULL },
+		30, 0, &r);
+	f = fopen("/proc/sys/kernel/perf_event_mlock_kb", "w");
+	fputs(old, f);
+	fclose(f);
+	ck_assert_msg(r.exit_code == 0, "exit %d: %.300s", r.exit_code, r.err);
+	ck_assert_ptr_nonnull(strstr(r.err, "refused (perf_event_mlock_kb, RLIMIT_MEMLOCK), "
+					    "retrying with"));
+	ck_assert_uint_gt(folded_count(r.out, "hot_loop"), 100);
+}
+END_TEST
+
+START_TEST(verbose_prints_the_decision_trail)
+{
+	run_cmd((char *[]){ AS_NOBODY, (char *)profile_bin(), "-v", "-F", "99", "-f", "--",
+			    "/bin/true", NULL },
+		30, 0, &r);
+	ck_assert_int_eq(r.exit_code, 0);
+	ck_assert_ptr_nonnull(strstr(r.err, "profile: kernel "));
+	ck_assert_ptr_nonnull(strstr(r.err, "profile: backend bpf: not used: "));
+	ck_assert_ptr_nonnull(strstr(r.err, "profile: backend perf: usable; chosen"));
+	ck_assert_ptr_nonnull(strstr(r.err, "profile: unwind: frame pointers"));
+	ck_assert_ptr_nonnull(strstr(r.err, "rings of "));
+}
+END_TEST
+
+START_TEST(output_file_is_created_safely)
+{
+	char fifo[] = "/tmp/profile-fifo-XXXXXX", theirs[] = "/tmp/profile-theirs-XXXXXX";
+	char mine[] = "/tmp/profile-mine-XXXXXX";
+	struct stat st;
+
+	close(mkstemp(fifo));
+	unlink(fifo);
+	ck_assert_int_eq(mkfifo(fifo, 0666), 0);
+	run_cmd((char *[]){ (char *)profile_bin(), "-f", "--output", fifo, "1", NULL }, 10, 0, &r);
+	unlink(fifo);
+	ck_assert_int_eq(r.exit_code, 1);
+	ck_assert_ptr_nonnull(strstr(r.err, "not a regular file"));
+	run_result_free(&r);
+
+	/* Someone else's file, writable by us, is still not ours to replace. */
+	close(mkstemp(theirs));
+	ck_assert_int_eq(chmod(theirs, 0666), 0);
+	run_cmd((char *[]){ AS_NOBODY, (char *)profile_bin(), "-f", "--output", theirs, "--",
+			    "/bin/true", NULL },
+		10, 0, &r);
+	ck_assert_int_eq(stat(theirs, &st), 0);
+	unlink(theirs);
+	ck_assert_int_eq(r.exit_code, 1);
+	ck_assert_ptr_nonnull(strstr(r.err, "another user's file; not replacing it"));
+	run_result_free(&r);
+
+	/* Our own file is replaced: naming it is the intent. */
+	close(mkstemp(mine));
+	run_cmd((char *[]){ (char *)profile_bin(), "-F", "99", "-f", "--output", mine, "--",
+			    (char *)workload("ratio31"), "1", NULL },
+		20, 0, &r);
+	ck_assert_int_eq(r.exit_code, 0);
+	ck_assert_int_eq(stat(mine, &st), 0);
+	unlink(mine);
+	ck_assert_int_gt(st.st_size, 20);
+}
+END_TEST
+
+Suite *restricted_suite(void)
+{
+	Suite *s = suite_create("restricted");
+	TCase *tc = tcase_create("unprivileged");
+
+	tcase_set_tags(tc, TAG_ROOT);
+	tcase_set_timeout(tc, 60);
+	tcase_add_checked_fixture(tc, NULL, teardown);
+	tcase_add_loop_test(tc, launch_as_nobody_gives_user_stacks_3_to_1, 0, 2);
+	tcase_add_loop_test(tc, launch_as_nobody_header_and_exit_status, 0, 2);
+	tcase_add_test(tc, own_process_by_pid_as_nobody);
+	tcase_add_test(tc, another_users_process_is_refused_with_the_reason);
+	tcase_add_test(tc, system_wide_as_nobody_names_the_cause_and_fix);
+	tcase_add_test(tc, seccomp_refusing_perf_event_open_is_a_clear_error);
+	tcase_add_test(tc, rings_shrink_to_fit_locked_memory);
+	tcase_add_test(tc, verbose_prints_the_decision_trail);
+	tcase_add_test(tc, output_file_is_created_safely);
+	suite_add_tcase(s, tc);
+	return s;
+}

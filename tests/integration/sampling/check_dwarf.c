@@ -1,0 +1,318 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * --unwind dwarf on real workloads built without frame pointers, as root,
+ * once per backend.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tests/support/tests.h"
+
+static const char *backend;
+
+#define PROFILE(...)                                                                       \
+	((char *[]){ (char *)profile_bin(), "--backend", (char *)backend, __VA_ARGS__, NULL })
+
+static struct run_result r;
+
+static void teardown(void)
+{
+	run_result_free(&r);
+}
+
+/* The complete stacks of nofp's chain: main thread from _start, worker from clone3. */
+#define MAIN_CHAIN "nofp;_start;__libc_start_main;__libc_start_call_main;main;nofp_a;nofp_b;nofp_c"
+#define THREAD_CHAIN "nofp;clone3;start_thread;worker;nofp_a;nofp_b;nofp_c"
+
+/* At least 95% of nofp's samples have every caller, from main or the thread's entry on. */
+static void assert_chains_complete(const char *out)
+{
+	uint64_t total = folded_total(out, NULL);
+	uint64_t full = folded_count(out, "__libc_start_call_main;main;nofp_a;nofp_b;nofp_c") +
+			folded_count(out, "start_thread;worker;nofp_a;nofp_b;nofp_c");
+
+	ck_assert_msg(total > 100 && full * 100 >= total * 95, "%llu of %llu complete:\n%.1000s",
+		      (unsigned long long)full, (unsigned long long)total, out);
+}
+
+/* Samples of nofp's chain with every caller, from _start or clone3 on. */
+static uint64_t full_chains(const char *out)
+{
+	return folded_count_prefix(out, MAIN_CHAIN) + folded_count_prefix(out, THREAD_CHAIN);
+}
+
+START_TEST(stacks_without_frame_pointers_reach_main_and_the_thread_entry)
+{
+	uint64_t total, full;
+
+	backend = test_backends[_i];
+	run_ok(&r, PROFILE("-F", "999", "-U", "-f", "--unwind", "dwarf", "--",
+			   (char *)workload("nofp"), "chain", "2"),
+		   30);
+	total = folded_total(r.out, NULL);
+	full = full_chains(r.out);
+	ck_assert_uint_gt(total, 2000);
+	ck_assert_msg(full * 100 >= total * 95, "%llu of %llu samples have every caller:\n%.2000s",
+		      (unsigned long long)full, (unsigned long long)total, r.out);
+}
+END_TEST
+
+/*
+ * perf record --call-graph dwarf on the same binary, its samples folded the
+ * same way (user frames, root first, symbol versions stripped): the
+ * complete chains are the same strings, in the same share.
+ */
+START_TEST(complete_stacks_match_perf_record_call_graph_dwarf)
+{
+	char cmd[2048], data[] = "/tmp/profile-perf-dwarf-XXXXXX";
+	uint64_t total, full, perf_total, perf_full;
+	struct run_result p;
+
+	backend = test_backends[_i];
+	close(mkstemp(data));
+	snprintf(cmd, sizeof(cmd),
+		 "perf record -q -F 999 --call-graph dwarf -o %s -- %s chain 1 >/dev/null 2>&1 && "
+		 "perf script --no-inline -i %s -F comm,ip,sym 2>/dev/null | "
+		 "awk 'BEGIN { RS = \"\"; FS = \"\\n\" } { s = \"\"; "
+		 "for (i = NF; i >= 2; i--) { split($i, a, \" \"); sub(/@.*/, \"\", a[2]); "
+		 "if (length(a[1]) < 16) s = s \";\" a[2] } print $1 s \" 1\" }' | "
+		 "sed 's/^ *//; s/ *;/;/'",
+		 data, workload("nofp"), data);
+	run_cmd((char *[]){ "/bin/sh", "-c", cmd, NULL }, 60, 0, &p);
+	unlink(data);
+	ck_assert_msg(p.exit_code == 0, "perf: %.300s", p.err);
+	perf_total = folded_total(p.out, NULL);
+	perf_full = full_chains(p.out);
+	ck_assert_msg(perf_total > 1000, "perf gave %llu samples:\n%.500s",
+		      (unsigned long long)perf_total, p.out);
+
+	run_ok(&r, PROFILE("-F", "999", "-U", "-f", "--unwind", "dwarf", "--",
+			   (char *)workload("nofp"), "chain", "1"),
+		   30);
+	total = folded_total(r.out, NULL);
+	full = full_chains(r.out);
+	ck_assert_msg(full * 100 >= total * 95 && perf_full * 100 >= perf_total * 95,
+		      "complete: ours %llu of %llu, perf's %llu of %llu\n%.1000s",
+		      (unsigned long long)full, (unsigned long long)total,
+		      (unsigned long long)perf_full, (unsigned long long)perf_total, p.out);
+	run_result_free(&p);
+}
+END_TEST
+
+START_TEST(frame_pointer_mode_loses_the_same_callers)
+{
+	uint64_t total, full;
+
+	backend = test_backends[_i];
+	run_ok(&r, PROFILE("-F", "999", "-U", "-f", "--", (char *)workload("nofp"), "chain", "1"),
+		   30);
+	total = folded_total(r.out, NULL);
+	full = full_chains(r.out);
+	ck_assert_uint_gt(total, 1000);
+	ck_assert_msg(full * 2 < total, "fp mode: %llu of %llu complete; is nofp built with "
+		      "frame pointers?", (unsigned long long)full, (unsigned long long)total);
+}
+END_TEST
+
+START_TEST(dlopened_library_without_frame_pointers_unwinds)
+{
+	char lib[600];
+	uint64_t total, full;
+
+	backend = test_backends[_i];
+	snprintf(lib, sizeof(lib), "%s", workload("libnofp.so"));
+	run_ok(&r, PROFILE("-F", "999", "-U", "-f", "--unwind", "dwarf", "--",
+			   (char *)workload("nofp"), "lib", "1", lib),
+		   30);
+	total = folded_total(r.out, NULL);
+	full = folded_count(r.out, "__libc_start_call_main;main;nofp_call_lib;libnofp_outer;"
+				   "libnofp_inner");
+	ck_assert_msg(full * 100 >= total * 95, "%llu of %llu:\n%.2000s",
+		      (unsigned long long)full, (unsigned long long)total, r.out);
+}
+END_TEST
+
+/* Frames of the first folded line starting with prefix: its semicolons (the comm comes first). */
+static unsigned int frames_of_line(const char *out, const char *prefix)
+{
+	const char *line = strstr(out, prefix);
+	unsigned int n = 0;
+
+	while (line && line != out && line[-1] != '\n')
+		line = strstr(line + 1, prefix);
+	for (const char *p = line; p && *p && *p != '\n'; p++)
+		n += *p == ';';
+	return n;
+}
+
+START_TEST(deep_recursion_is_cut_at_the_limit_with_a_marker)
+{
+	uint64_t total, cut;
+
+	backend = test_backends[_i];
+	run_ok(&r, PROFILE("-F", "999", "-U", "-f", "--unwind", "dwarf", "--",
+			   (char *)workload("nofp"), "deep", "1"),
+		   30);
+	total = folded_total(r.out, NULL);
+	cut = folded_count_prefix(r.out, "nofp;[truncated];nofp_recurse;nofp_recurse;");
+	ck_assert_msg(cut * 100 >= total * 90, "%llu of %llu cut:\n%.1000s",
+		      (unsigned long long)cut, (unsigned long long)total, r.out);
+	/* 127 frames: 126 real ones and the marker. */
+	ck_assert_uint_eq(frames_of_line(r.out, "nofp;[truncated];"), 127);
+}
+END_TEST
+
+/* Built with -fno-asynchronous-unwind-tables: .debug_frame (clang's version 4 CIEs) only. */
+START_TEST(code_with_only_debug_frame_unwinds)
+{
+	backend = test_backends[_i];
+	run_ok(&r, PROFILE("-F", "999", "-U", "-f", "--unwind", "dwarf", "--",
+			   (char *)workload("nofp_debugframe"), "chain", "1"),
+		   30);
+	assert_chains_complete(r.out);
+}
+END_TEST
+
+/* The same binary stripped, its .debug_frame in a debug file under /usr/lib/debug/.build-id. */
+START_TEST(debug_frame_of_a_separate_debug_file_unwinds)
+{
+	char dir[] = "/tmp/profile-debugframe-XXXXXX", copy[600], cmd[2400], id[128] = "",
+	     debug[300];
+	FILE *p;
+
+	backend = test_backends[_i];
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(copy, sizeof(copy), "%s/nofp_debugframe", dir);
+	snprintf(cmd, sizeof(cmd), "cp %s %s && readelf -n %s | awk '/Build ID/{print $3}'",
+		 workload("nofp_debugframe"), copy, copy);
+	p = popen(cmd, "r");
+	ck_assert_ptr_nonnull(fgets(id, sizeof(id), p));
+	pclose(p);
+	id[strcspn(id, "\n")] = '\0';
+	snprintf(debug, sizeof(debug), "/usr/lib/debug/.build-id/%.2s/%s.debug", id, id + 2);
+	snprintf(cmd, sizeof(cmd),
+		 "mkdir -p /usr/lib/debug/.build-id/%.2s && objcopy --only-keep-debug %s %s && "
+		 "strip -g %s && ! readelf -S %s | grep -q debug_frame",
+		 id, copy, debug, copy, copy);
+	ck_assert_int_eq(system(cmd), 0);
+	run_ok(&r, PROFILE("-F", "999", "-U", "-f", "--unwind", "dwarf", "--", copy, "chain", "1"),
+		   30);
+	unlink(debug);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	ck_assert_int_eq(system(cmd), 0);
+	assert_chains_complete(r.out);
+}
+END_TEST
+
+START_TEST(a_short_stack_copy_is_reported_with_a_count)
+{
+	backend = test_backends[_i];
+	run_ok(&r, PROFILE("-F", "499", "-U", "-f", "--unwind", "dwarf", "--stack-dump-size",
+			   "1024", "--", (char *)workload("nofp"), "deep", "1"),
+		   30);
+	ck_assert_msg(strstr(r.err, "user stacks were deeper than the stack copy") != NULL,
+		      "stderr: %.500s", r.err);
+	ck_assert_uint_eq(folded_count_prefix(r.out, "nofp;[truncated]"), 0);
+}
+END_TEST
+
+START_TEST(samples_in_system_calls_keep_their_user_callers)
+{
+	uint64_t total, full;
+
+	backend = test_backends[_i];
+	run_ok(&r, PROFILE("-F", "999", "-f", "--unwind", "dwarf", "--",
+			   (char *)workload("syscalls"), "1"),
+		   30);
+	total = folded_total(r.out, NULL);
+	/* libc's read has no frame pointer: fp mode loses read_loop here. */
+	full = folded_count(r.out, "__libc_start_call_main;main;read_loop;read;entry_SYSCALL_64");
+	ck_assert_msg(full * 100 >= total * 80, "%llu of %llu:\n%.2000s",
+		      (unsigned long long)full, (unsigned long long)total, r.out);
+	ck_assert_ptr_null(strstr(r.err, "frame-pointer user stacks"));
+}
+END_TEST
+
+START_TEST(vdso_frames_unwind_to_their_callers)
+{
+	backend = test_backends[_i];
+	run_ok(&r, PROFILE("-F", "499", "-f", "--unwind", "dwarf", "--",
+			   (char *)workload("vdsoclock"), "1"),
+		   30);
+	ck_assert_uint_gt(folded_count(r.out, "main;clock_gettime;__vdso_clock_gettime"), 10);
+}
+END_TEST
+
+/* JIT code has no unwind tables: the frame-pointer fallback walks it, named by its perf map. */
+START_TEST(jit_code_is_walked_by_its_frame_pointer)
+{
+	uint64_t jitted, full;
+
+	backend = test_backends[_i];
+	run_ok(&r, PROFILE("-F", "999", "-U", "-f", "--unwind", "dwarf", "--",
+			   (char *)workload("jit"), "1"),
+		   30);
+	jitted = folded_count(r.out, ";jitted_hot_loop");
+	full = folded_count(r.out, "__libc_start_call_main;main;jitted_hot_loop");
+	ck_assert_uint_gt(jitted, 500);
+	/* A sample on push rbp or ret (2 of ~100 000 instructions run) may lose main. */
+	ck_assert_msg(full * 100 >= jitted * 95, "%llu of %llu:\n%.1000s",
+		      (unsigned long long)full, (unsigned long long)jitted, r.out);
+	ck_assert_int_eq(system("rm -f /tmp/perf-[0-9]*.map"), 0);
+}
+END_TEST
+
+/*
+ * Kernels without bpf_task_pt_regs (before 5.15): the bpf backend's other
+ * stack-copy program, run here on the real kernel. Samples in system calls
+ * fall back to frame-pointer user stacks and are counted; auto prefers perf.
+ */
+START_TEST(without_task_regs_kernel_mode_samples_fall_back_and_auto_picks_perf)
+{
+	run_cmd((char *[]){ "/usr/bin/env", "PROFILE_TEST_NO_TASK_REGS=1", (char *)seams_bin(),
+			    "--backend", "bpf", "-F", "999", "-f", "--unwind", "dwarf", "--",
+			    (char *)workload("syscalls"), "1", NULL },
+		30, 0, &r);
+	ck_assert_msg(r.exit_code == 0, "exit %d: %.300s", r.exit_code, r.err);
+	ck_assert_msg(strstr(r.err, "samples taken in kernel mode have frame-pointer user stacks") !=
+			      NULL,
+		      "stderr: %.500s", r.err);
+	/* Frame pointers lose read_loop, the caller of libc's read, which keeps none. */
+	ck_assert_uint_gt(folded_count(r.out, ";main;read;entry_SYSCALL_64"), 100);
+	run_result_free(&r);
+
+	run_cmd((char *[]){ "/usr/bin/env", "PROFILE_TEST_NO_TASK_REGS=1", (char *)seams_bin(),
+			    "-v", "-F", "99", "-f", "--unwind", "dwarf", "--", "/bin/true", NULL },
+		30, 0, &r);
+	ck_assert_msg(r.exit_code == 0, "exit %d: %.300s", r.exit_code, r.err);
+	ck_assert_ptr_nonnull(strstr(r.err, "backend bpf: usable, but samples taken in kernel mode"));
+	ck_assert_ptr_nonnull(strstr(r.err, "backend perf: usable; chosen"));
+}
+END_TEST
+
+Suite *dwarf_suite(void)
+{
+	Suite *s = suite_create("dwarf");
+	TCase *tc = tcase_create("unwind");
+
+	tcase_set_tags(tc, TAG_ROOT);
+	tcase_set_timeout(tc, 60);
+	tcase_add_checked_fixture(tc, NULL, teardown);
+	tcase_add_loop_test(tc, stacks_without_frame_pointers_reach_main_and_the_thread_entry, 0,
+			    2);
+	tcase_add_loop_test(tc, complete_stacks_match_perf_record_call_graph_dwarf, 0, 2);
+	tcase_add_loop_test(tc, frame_pointer_mode_loses_the_same_callers, 0, 2);
+	tcase_add_loop_test(tc, dlopened_library_without_frame_pointers_unwinds, 0, 2);
+	tcase_add_loop_test(tc, deep_recursion_is_cut_at_the_limit_with_a_marker, 0, 2);
+	tcase_add_loop_test(tc, code_with_only_debug_frame_unwinds, 0, 2);
+	tcase_add_loop_test(tc, debug_frame_of_a_separate_debug_file_unwinds, 0, 2);
+	tcase_add_loop_test(tc, a_short_stack_copy_is_reported_with_a_count, 0, 2);
+	tcase_add_loop_test(tc, samples_in_system_calls_keep_their_user_callers, 0, 2);
+	tcase_add_loop_test(tc, vdso_frames_unwind_to_their_callers, 0, 2);
+	tcase_add_loop_test(tc, jit_code_is_walked_by_its_frame_pointer, 0, 2);
+	tcase_add_test(tc, without_task_regs_kernel_mode_samples_fall_back_and_auto_picks_perf);
+	suite_add_tcase(s, tc);
+	return s;
+}
