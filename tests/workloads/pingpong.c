@@ -1,0 +1,177 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Two threads bouncing one byte over two pipes, the context-switch-heavy
+ * load of make bench's off-CPU section: every round trip blocks each thread
+ * once in read(), so it costs two switch-outs and two switch-ins at least.
+ *
+ * Usage: pingpong [SECONDS] [CPU] (default 5 s, no pinning). With CPU both
+ * threads run on that CPU only, so every switch goes from one thread
+ * straight to the other instead of through the idle task.
+ *
+ * At the end it prints one line, then one per thread:
+ *
+ *   pingpong round_trips=N seconds=S per_sec=R
+ *   offcpu tid=TID comm=pp-ping us=OFF calls=N read_us=R wall_us=W cpu_us=C
+ *
+ * W is the thread's loop in CLOCK_MONOTONIC, C its CPU time in it
+ * (CLOCK_THREAD_CPUTIME_ID), and OFF = W - C the off-CPU time that tracers
+ * should find: blocked, and also preempted, since a write that wakes the
+ * other thread on the same CPU is often switched out runnable. R is the
+ * time spent in read() (on-CPU parts included), a second opinion.
+ *
+ * The threads are named pp-ping and pp-pong; they block in ping_loop and
+ * pong_loop.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+struct side {
+	pthread_t thread;
+	const char *comm;
+	int in, out;		/* read from in, answer on out */
+	pid_t tid;
+	uint64_t us, calls;
+	uint64_t wall_us, cpu_us;	/* the thread's loop: off-CPU is their difference */
+};
+
+static int to_pong[2], to_ping[2];
+static volatile int stop;
+static uint64_t round_trips;
+
+static uint64_t now_ns(clockid_t clk)
+{
+	struct timespec ts;
+
+	clock_gettime(clk, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+static uint64_t mono_ns(void)
+{
+	return now_ns(CLOCK_MONOTONIC);
+}
+
+static void die(const char *what)
+{
+	fprintf(stderr, "pingpong: %s: %s\n", what, strerror(errno));
+	exit(1);
+}
+
+/* One blocking read of one byte; 0 at end of file. */
+static ssize_t timed_read(struct side *s, char *c)
+{
+	uint64_t t0 = mono_ns();
+	ssize_t n;
+
+	do
+		n = read(s->in, c, 1);
+	while (n < 0 && errno == EINTR);
+	s->us += (mono_ns() - t0) / 1000;
+	s->calls++;
+	if (n < 0)
+		die("read");
+	return n;
+}
+
+/* Sends, then waits for the answer, until told to stop; closing its pipe ends pong. */
+__attribute__((noinline)) static void ping_loop(struct side *s)
+{
+	char c = 'x';
+
+	while (!stop) {
+		if (write(s->out, &c, 1) != 1)
+			die("write");
+		if (timed_read(s, &c) != 1)
+			break;
+		round_trips++;
+	}
+	close(s->out);
+}
+
+__attribute__((noinline)) static void pong_loop(struct side *s)
+{
+	char c;
+
+	while (timed_read(s, &c) == 1)
+		if (write(s->out, &c, 1) != 1)
+			die("write");
+}
+
+static void *side_main(void *arg)
+{
+	struct side *s = arg;
+	uint64_t wall0, cpu0;
+
+	prctl(PR_SET_NAME, s->comm);
+	s->tid = (pid_t)syscall(SYS_gettid);
+	wall0 = mono_ns();
+	cpu0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
+	if (s->in == to_pong[0])
+		pong_loop(s);
+	else
+		ping_loop(s);
+	s->cpu_us = (now_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0) / 1000;
+	s->wall_us = (mono_ns() - wall0) / 1000;
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	double seconds = argc > 1 ? atof(argv[1]) : 5;
+	struct side sides[2];
+	struct timespec ts;
+	pthread_attr_t attr;
+	uint64_t t0, t1;
+
+	if (argc > 3 || seconds <= 0) {
+		fprintf(stderr, "usage: pingpong [SECONDS] [CPU]\n");
+		return 2;
+	}
+	if (pipe(to_pong) || pipe(to_ping))
+		die("pipe");
+	sides[0] = (struct side){ .comm = "pp-ping", .in = to_ping[0], .out = to_pong[1] };
+	sides[1] = (struct side){ .comm = "pp-pong", .in = to_pong[0], .out = to_ping[1] };
+	pthread_attr_init(&attr);
+	if (argc > 2) {
+		cpu_set_t set;
+
+		CPU_ZERO(&set);
+		CPU_SET(atoi(argv[2]), &set);
+		errno = pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
+		if (errno)
+			die("pthread_attr_setaffinity_np");
+	}
+	t0 = mono_ns();
+	for (int i = 0; i < 2; i++) {
+		errno = pthread_create(&sides[i].thread, &attr, side_main, &sides[i]);
+		if (errno)
+			die("pthread_create");
+	}
+	ts.tv_sec = (time_t)seconds;
+	ts.tv_nsec = (long)((seconds - (double)ts.tv_sec) * 1e9);
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+	stop = 1;
+	for (int i = 0; i < 2; i++)
+		pthread_join(sides[i].thread, NULL);
+	t1 = mono_ns();
+	printf("pingpong round_trips=%llu seconds=%.3f per_sec=%.0f\n",
+	       (unsigned long long)round_trips, (t1 - t0) / 1e9, round_trips / ((t1 - t0) / 1e9));
+	for (int i = 0; i < 2; i++)
+		printf("offcpu tid=%d comm=%s us=%llu calls=%llu read_us=%llu wall_us=%llu "
+		       "cpu_us=%llu\n", sides[i].tid, sides[i].comm,
+		       (unsigned long long)(sides[i].wall_us - sides[i].cpu_us),
+		       (unsigned long long)sides[i].calls, (unsigned long long)sides[i].us,
+		       (unsigned long long)sides[i].wall_us, (unsigned long long)sides[i].cpu_us);
+	return 0;
+}
