@@ -4,10 +4,12 @@
 # Checks a compiled BPF object against what Linux 4.9 accepts, so that a
 # change that would stop the program loading there fails `make check`:
 #  - no .data/.rodata/.bss sections (global variables need 5.2)
-#  - no program section but "perf_event", no bpf-to-bpf calls (4.16)
+#  - no program section but "perf_event" (4.9) and "tracepoint/CATEGORY/NAME"
+#    or "tp/CATEGORY/NAME" (4.7), no bpf-to-bpf calls (4.16)
 #  - helpers only from the 4.9 set this program may use
 #  - no backward jumps (bounded loops need 5.3)
-#  - no atomics that return a value (5.12), no 32-bit jumps (-mcpu=v3, 5.1)
+#  - no atomics that return a value (5.12), no 32-bit jumps (-mcpu=v3, 5.1),
+#    no "jump if less" (-mcpu=v2, 4.14)
 #  - at most 4096 instructions (the 4.9 limit)
 set -eu
 obj=$1
@@ -19,10 +21,13 @@ bad() {
 	fail=1
 }
 
-# Helper ids: map_lookup_elem 1, map_update_elem 2, map_delete_elem 3,
-# ktime_get_ns 5, get_smp_processor_id 8, get_current_pid_tgid 14,
-# get_current_comm 16, perf_event_output 25, get_stackid 27 (all <= 4.9).
-allowed_helpers=" 1 2 3 5 8 14 16 25 27 "
+# Helper ids: map_lookup_elem 1, map_update_elem 2, map_delete_elem 3 (3.19),
+# probe_read 4 (4.1), ktime_get_ns 5 (4.1), get_smp_processor_id 8 (4.1),
+# get_current_pid_tgid 14 (4.2), get_current_comm 16 (4.2),
+# perf_event_output 25 (4.4), get_stackid 27 (4.6),
+# current_task_under_cgroup 37 (4.9, on a BPF_MAP_TYPE_CGROUP_ARRAY of 4.8);
+# perf_event and tracepoint programs have each of them in 4.9.
+allowed_helpers=" 1 2 3 4 5 8 14 16 25 27 37 "
 
 sections=$($objdump -h "$obj" | awk 'NR > 4 { print $2 }')
 for s in $sections; do
@@ -32,7 +37,11 @@ for s in $sections; do
 done
 code_sections=$($objdump -h "$obj" | awk '$NF == "TEXT" && $3 != "00000000" { print $2 }')
 for s in $code_sections; do
-	[ "$s" = perf_event ] || bad "code in section $s: only 'perf_event' programs, no subprograms (4.16)"
+	case $s in
+	perf_event | tracepoint/*/* | tp/*/*) ;;
+	*) bad "code in section $s: only 'perf_event' and 'tracepoint/CATEGORY/NAME'" \
+		"programs, no subprograms (4.16)" ;;
+	esac
 done
 
 dis=$($objdump -d --no-show-raw-insn "$obj")
@@ -81,6 +90,7 @@ loop=$(printf '%s\n' "$dis" | awk '
 [ -z "$loop" ] || bad "loop ($loop): loops need Linux 5.3"
 printf '%s\n' "$dis" | grep -qE 'atomic_fetch|cmpxchg|xchg' && bad "atomic with a return value: needs Linux 5.12"
 printf '%s\n' "$dis" | grep -qE 'if w[0-9]' && bad "32-bit jump (-mcpu=v3): needs Linux 5.1"
+printf '%s\n' "$dis" | grep -qE 'if [rw][0-9]+ s?<' && bad "jump if less (-mcpu=v2): needs Linux 4.14"
 
 [ $fail -eq 0 ] && echo "bpf-compat: $obj: loads on Linux 4.9 ($ninsn instructions)"
 exit $fail

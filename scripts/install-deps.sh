@@ -2,14 +2,46 @@
 # SPDX-License-Identifier: GPL-2.0
 # Installs the Debian 12 packages that building and testing `profile` need.
 # Idempotent: does nothing when every package is already installed.
+#
+# Usage: install-deps.sh [--demo] [--list]
+#   --demo  only what building the binary and the demo workload needs
+#           (`make demo`): no test tools, no browser
+#   --list  print the packages of the chosen set, install nothing
 set -eu
 
-PACKAGES="build-essential pkg-config clang llvm libbpf-dev libelf-dev zlib1g-dev linux-perf
-libunwind-dev check bpftool libc6-dbg binutils procps util-linux python3
-protobuf-c-compiler libprotobuf-c-dev chromium"
+# Building build/profile and the workloads (clang), symbolizing libc.
+BUILD_PACKAGES="build-essential pkg-config clang libbpf-dev libelf-dev libdw-dev zlib1g-dev
+libunwind-dev bpftool libc6-dbg protobuf-c-compiler libprotobuf-c-dev"
+# `make check`: the test runner, perf to compare with, llvm-objdump for the
+# 4.9 check, chromium for the SVG checks, man and bash for the docs checks,
+# real programs for the fidelity suite.
+TEST_PACKAGES="llvm linux-perf check binutils procps util-linux python3 chromium man-db
+bash-completion gzip xz-utils sqlite3 findutils"
 
-# The tests run pprof-format and playwright-core with node; Debian's if none is here.
-command -v node >/dev/null 2>&1 || PACKAGES="$PACKAGES nodejs npm"
+demo=0
+list=0
+for arg in "$@"; do
+	case $arg in
+	--demo) demo=1 ;;
+	--list) list=1 ;;
+	*)
+		echo "usage: $0 [--demo] [--list]" >&2
+		exit 2
+		;;
+	esac
+done
+
+PACKAGES=$BUILD_PACKAGES
+if [ $demo -eq 0 ]; then
+	PACKAGES="$PACKAGES $TEST_PACKAGES"
+	# The tests run pprof-format and playwright-core with node; Debian's if none is here.
+	command -v node >/dev/null 2>&1 || PACKAGES="$PACKAGES nodejs npm"
+fi
+if [ $list -eq 1 ]; then
+	# shellcheck disable=SC2086
+	printf '%s\n' $PACKAGES
+	exit 0
+fi
 
 missing=""
 for p in $PACKAGES; do
