@@ -4,9 +4,13 @@
  * load of make bench's off-CPU section: every round trip blocks each thread
  * once in read(), so it costs two switch-outs and two switch-ins at least.
  *
- * Usage: pingpong [SECONDS] [CPU] (default 5 s, no pinning). With CPU both
- * threads run on that CPU only, so every switch goes from one thread
- * straight to the other instead of through the idle task.
+ * Usage: pingpong [SECONDS] [CPU] [WORK_US] (default 5 s, no pinning, no
+ * work). With CPU (-1: none) both threads run on that CPU only, so every
+ * switch goes from one thread straight to the other instead of through the
+ * idle task. With WORK_US each thread computes that long before it answers,
+ * so each blocks about that long per round trip instead of a few
+ * microseconds: long enough that what a tracer costs per switch is small
+ * next to it (see check_offcpu.c's short_intervals test).
  *
  * At the end it prints one line, then one per thread:
  *
@@ -47,6 +51,7 @@ struct side {
 static int to_pong[2], to_ping[2];
 static volatile int stop;
 static uint64_t round_trips;
+static uint64_t work_ns;	/* computed before each answer */
 
 static uint64_t now_ns(clockid_t clk)
 {
@@ -59,6 +64,18 @@ static uint64_t now_ns(clockid_t clk)
 static uint64_t mono_ns(void)
 {
 	return now_ns(CLOCK_MONOTONIC);
+}
+
+/* On-CPU for work_ns (preemption aside): the other thread waits meanwhile. */
+static void work(void)
+{
+	uint64_t end;
+
+	if (!work_ns)
+		return;
+	end = mono_ns() + work_ns;
+	while (mono_ns() < end)
+		;
 }
 
 static void die(const char *what)
@@ -89,6 +106,7 @@ __attribute__((noinline)) static void ping_loop(struct side *s)
 	char c = 'x';
 
 	while (!stop) {
+		work();
 		if (write(s->out, &c, 1) != 1)
 			die("write");
 		if (timed_read(s, &c) != 1)
@@ -102,9 +120,11 @@ __attribute__((noinline)) static void pong_loop(struct side *s)
 {
 	char c;
 
-	while (timed_read(s, &c) == 1)
+	while (timed_read(s, &c) == 1) {
+		work();
 		if (write(s->out, &c, 1) != 1)
 			die("write");
+	}
 }
 
 static void *side_main(void *arg)
@@ -133,16 +153,18 @@ int main(int argc, char **argv)
 	pthread_attr_t attr;
 	uint64_t t0, t1;
 
-	if (argc > 3 || seconds <= 0) {
-		fprintf(stderr, "usage: pingpong [SECONDS] [CPU]\n");
+	if (argc > 4 || seconds <= 0) {
+		fprintf(stderr, "usage: pingpong [SECONDS] [CPU] [WORK_US]\n");
 		return 2;
 	}
+	if (argc > 3)
+		work_ns = strtoull(argv[3], NULL, 10) * 1000;
 	if (pipe(to_pong) || pipe(to_ping))
 		die("pipe");
 	sides[0] = (struct side){ .comm = "pp-ping", .in = to_ping[0], .out = to_pong[1] };
 	sides[1] = (struct side){ .comm = "pp-pong", .in = to_pong[0], .out = to_ping[1] };
 	pthread_attr_init(&attr);
-	if (argc > 2) {
+	if (argc > 2 && atoi(argv[2]) >= 0) {
 		cpu_set_t set;
 
 		CPU_ZERO(&set);

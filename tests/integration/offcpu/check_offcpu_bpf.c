@@ -605,7 +605,11 @@ START_TEST(vfork_time_is_counted_with_state_2)
 	tgid = run_and_compare("vfork", OFFCPU_CFG_FILTER_STATE | OFFCPU_CFG_KERNEL_STACK, &t);
 	ck_assert_int_eq(t.nr, 1);
 	assert_kernel_stacks(t.t[0].tid, "sys_vfork");
-	ck_assert_uint_eq(counted_us(tgid, tgid, NULL), 0);
+	/*
+	 * The main thread waits for it in S; its own rare D waits (its
+	 * mmap_lock while a thread starts, 164 us in one CI run) stay short.
+	 */
+	ck_assert_uint_lt(counted_us(tgid, tgid, NULL), 50000);
 	assert_no_losses();
 }
 END_TEST
