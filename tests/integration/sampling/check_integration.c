@@ -97,6 +97,38 @@ START_TEST(pid_filter_keeps_only_that_process)
 }
 END_TEST
 
+/*
+ * -p follows the threads the process starts after the profiler: python3
+ * starts "late-spin" 2 s in and it spins 2 s (the bpf backend's per-thread
+ * events are inherited, like the perf backend's).
+ */
+START_TEST(pid_filter_follows_threads_started_later)
+{
+	backend = test_backends[_i];
+	static const char script[] =
+		"import ctypes, os, sys, threading, time\n"
+		"def spin():\n"
+		"    ctypes.CDLL(None).prctl(15, b'late-spin', 0, 0, 0)\n"
+		"    end = time.monotonic() + 2\n"
+		"    while time.monotonic() < end: pass\n"
+		"print('pid=%d' % os.getpid(), flush=True)\n"
+		"time.sleep(2)\n"
+		"t = threading.Thread(target=spin); t.start(); t.join()\n"
+		"time.sleep(10)\n";
+	struct bg_proc bg;
+	char pid[32];
+
+	bg_start(&bg, (char *[]){ "/usr/bin/python3", "-c", (char *)script, NULL });
+	ck_assert_int_eq(sscanf(bg.first_line, "pid=%31[0-9]", pid), 1);
+	run_ok(&r, PROFILE("-F", "499", "-f", "-p", pid, "5"), 30);
+	bg_stop(&bg);
+	/* About 1000 at 499 Hz; the profiler's start takes a part of the first 2 s. */
+	ck_assert_msg(count_lines_starting_with(r.out, "late-spin;") > 0 &&
+			      folded_count_prefix(r.out, "late-spin;") > 500,
+		      "%.600s\n%.300s", r.out, r.err);
+}
+END_TEST
+
 START_TEST(tid_filter_keeps_only_that_thread)
 {
 	backend = test_backends[_i];
@@ -439,6 +471,7 @@ Suite *integration_suite(void)
 	tcase_add_loop_test(tc, default_format_has_header_and_blocks, 0, 2);
 	tcase_add_loop_test(tc, launched_command_exit_status_comes_back, 0, 2);
 	tcase_add_loop_test(tc, pid_filter_keeps_only_that_process, 0, 2);
+	tcase_add_loop_test(tc, pid_filter_follows_threads_started_later, 0, 2);
 	tcase_add_loop_test(tc, tid_filter_keeps_only_that_thread, 0, 2);
 	tcase_add_loop_test(tc, user_only_has_no_kernel_frames, 0, 2);
 	tcase_add_loop_test(tc, kernel_only_has_only_kernel_frames, 0, 2);
