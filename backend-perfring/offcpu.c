@@ -291,8 +291,7 @@ static int switch_out(struct perf_offcpu *o, struct sample *s, uint64_t time)
 	t->nr_user = s->nr_user > MAX_STACK_DEPTH ? MAX_STACK_DEPTH : s->nr_user;
 	t->kernel_err = s->kernel_err;
 	t->user_err = s->user_err;
-	memcpy(t->ips, s->kernel_ips, t->nr_kernel * sizeof(t->ips[0]));
-	memcpy(t->ips + t->nr_kernel, s->user_ips, t->nr_user * sizeof(t->ips[0]));
+	sample__copy_ips(s, t->ips, t->nr_kernel, t->nr_user);
 	return 0;
 }
 

@@ -583,7 +583,8 @@ int ring_set__drain(struct ring_set *rs)
 		if (n < 0)
 			return n;
 	}
-	qsort(bt->recs, bt->nr, sizeof(*bt->recs), cmp_batch_rec);
+	if (bt->nr)	/* recs is NULL until the first record */
+		qsort(bt->recs, bt->nr, sizeof(*bt->recs), cmp_batch_rec);
 	for (size_t i = 0; i < bt->nr && !err; i++)
 		err = handle_record(rs, (const struct perf_event_header *)(bt->bytes +
 									   bt->recs[i].offset));

@@ -82,6 +82,8 @@ void agg__forget_fresh(struct agg *agg, size_t n)
 {
 	if (n > agg->nr_fresh)
 		n = agg->nr_fresh;
+	if (!n)
+		return;		/* fresh may still be NULL */
 	memmove(agg->fresh, agg->fresh + n, (agg->nr_fresh - n) * sizeof(*agg->fresh));
 	agg->nr_fresh -= n;
 }
@@ -108,8 +110,7 @@ int agg__add(struct agg *agg, const struct sample *s, const struct addr_space *a
 	key->user_err = s->user_err;
 	key->nr_kernel = nr_k;
 	key->nr_user = nr_u;
-	memcpy(key->ips, s->kernel_ips, nr_k * sizeof(uint64_t));
-	memcpy(key->ips + nr_k, s->user_ips, nr_u * sizeof(uint64_t));
+	sample__copy_ips(s, key->ips, nr_k, nr_u);
 
 	found = hashmap__find(&agg->map, key);
 	if (!found) {

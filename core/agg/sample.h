@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/types.h>
 
 #define TASK_COMM_LEN 16
@@ -49,5 +50,18 @@ struct sample {
 	enum weight_kind kind;
 	uint64_t weight;
 };
+
+/*
+ * The first nr_k kernel then the first nr_u user ips of s into dst (the
+ * flat layout of a stored stack); a side with none may have no array.
+ */
+static inline void sample__copy_ips(const struct sample *s, uint64_t *dst, unsigned int nr_k,
+				    unsigned int nr_u)
+{
+	if (nr_k)
+		memcpy(dst, s->kernel_ips, nr_k * sizeof(*dst));
+	if (nr_u)
+		memcpy(dst + nr_k, s->user_ips, nr_u * sizeof(*dst));
+}
 
 #endif
