@@ -17,6 +17,7 @@
 #include <zlib.h>
 
 #include "core/lib/hashmap.h"
+#include "core/lib/utf8.h"
 #include "core/output/writer.h"
 #include "profile.pb-c.h"
 
@@ -95,20 +96,6 @@ static bool push(struct pprof_builder *b, void ***arr, size_t *nr, size_t *cap, 
 #define PUSH(b, field, p)                                                                  \
 	push(b, (void ***)&(b)->field, &(b)->nr_##field, &(b)->cap_##field, p)
 
-/* Length of the valid UTF-8 sequence at s (at most n bytes), or 0. */
-static size_t utf8_seq(const unsigned char *s, size_t n)
-{
-	size_t len = s[0] < 0x80 ? 1 : (s[0] & 0xe0) == 0xc0 ? 2 : (s[0] & 0xf0) == 0xe0 ? 3
-		     : (s[0] & 0xf8) == 0xf0 ? 4 : 0;
-
-	if (!len || len > n || (len == 2 && s[0] < 0xc2))
-		return 0;
-	for (size_t i = 1; i < len; i++)
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-	return len;
-}
-
 /*
  * profile.proto's strings must be UTF-8 (proto3 readers such as Go's reject
  * the whole file otherwise); names from hostile binaries need not be: other
@@ -122,7 +109,7 @@ static char *utf8_copy(const char *s)
 	if (!out)
 		return NULL;
 	for (size_t i = 0; i < n;) {
-		size_t len = utf8_seq((const unsigned char *)s + i, n - i);
+		size_t len = utf8__seq_len((const unsigned char *)s + i, n - i);
 
 		if (len) {
 			memcpy(out + o, s + i, len);

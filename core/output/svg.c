@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "core/lib/hashmap.h"
+#include "core/lib/utf8.h"
 #include "core/output/text.h"
 #include "core/output/writer.h"
 
@@ -187,8 +188,20 @@ static void xml_escape(FILE *out, const char *s, size_t len)
 			fputs("&quot;", out);
 			break;
 		default:
-			/* XML 1.0 has no way to write most control characters. */
-			if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
+			/*
+			 * XML 1.0 has no way to write most control characters,
+			 * and a byte that is not UTF-8 makes the whole file unreadable.
+			 */
+			if ((unsigned char)s[i] >= 0x80) {
+				size_t n = utf8__seq_len((const unsigned char *)s + i, len - i);
+
+				if (n) {
+					fwrite(s + i, 1, n, out);
+					i += n - 1;
+					break;
+				}
+			}
+			if ((unsigned char)s[i] < 0x20 || (unsigned char)s[i] >= 0x7f)
 				fprintf(out, "\\x%02x", (unsigned char)s[i]);
 			else
 				fputc(s[i], out);
@@ -431,7 +444,7 @@ int writer__svg(FILE *out, const struct profile *p, const struct writer_opts *op
 		IMAGE_WIDTH / 2);
 	/* A long command line would run off the picture: elide it to the width. */
 	if (strlen(title) > TITLE_MAX_CHARS) {
-		xml_escape(out, title, TITLE_MAX_CHARS - 3);
+		xml_escape(out, title, utf8__boundary(title, TITLE_MAX_CHARS - 3));
 		fputs("...", out);
 	} else {
 		xml_escape(out, title, strlen(title));

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "core/agg/agg.h"
+#include "core/lib/utf8.h"
 #include "tests/support/fixture.h"
 #include "tests/support/render.h"
 #include "tests/support/tests.h"
@@ -223,6 +224,59 @@ static double value_of(const char *out, const char *key)
 	return atof(p);
 }
 
+/* What the SVG and pprof writers keep as is; everything else prints as \\xNN. */
+START_TEST(utf8_sequences_as_xml_and_proto3_want_them)
+{
+	static const struct {
+		const char *s;
+		size_t len;
+	} cases[] = {
+		{ "a", 1 },		{ "\xc3\xa9", 2 },	     { "\xe2\x82\xac", 3 },
+		{ "\xf0\x9f\x94\xa5", 4 }, { "\xc0\xaf", 0 },   /* overlong '/' */
+		{ "\xe0\x80\xaf", 0 },	/* overlong */  { "\xed\xa0\x80", 0 }, /* surrogate */
+		{ "\xf4\x90\x80\x80", 0 }, /* past U+10FFFF */ { "\x80", 0 },
+		{ "\xff", 0 },		{ "\xe2\x82", 0 },	     /* cut short */
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		ck_assert_msg(utf8__seq_len((const unsigned char *)cases[i].s,
+					    strlen(cases[i].s)) == cases[i].len,
+			      "case %zu", i);
+	/* Cuts back to the start of a sequence, never inside one. */
+	ck_assert_uint_eq(utf8__boundary("a\xc3\xa9" "b", 2), 1);
+	ck_assert_uint_eq(utf8__boundary("a\xc3\xa9" "b", 3), 3);
+	ck_assert_uint_eq(utf8__boundary("a\xff" "b", 2), 2);
+}
+END_TEST
+
+/*
+ * A title elided to the width is cut between characters, and bytes that are
+ * not UTF-8 (a hostile command line) are escaped: the file stays readable XML.
+ */
+START_TEST(svg_title_is_elided_between_characters_and_stays_utf8)
+{
+	char path[700], cmd[1024], title[512] = "";
+	struct run_result r;
+
+	for (int i = 0; i < 150; i++)
+		strcat(title, "\xc3\xa9");	/* e acute, two bytes */
+	strcat(title, "\xff\xc3");
+	snprintf(path, sizeof(path), "%s/t.svg", dir);
+	write_svg(path, title + 1);	/* starts inside a sequence */
+	snprintf(cmd, sizeof(cmd),
+		 "import xml.etree.ElementTree as E; t = E.parse('%s'); "
+		 "n = '{http://www.w3.org/2000/svg}'; "
+		 "x = [e for e in t.getroot().iter(n + 'text') if e.get('id') == 'title'][0].text; "
+		 "print(len(x), x.endswith('...'), x.startswith('\\\\xa9'), x.count('\\u00e9'))",
+		 path);
+	run_cmd((char *[]){ "/usr/bin/env", "python3", "-c", cmd, NULL }, 30, 0, &r);
+	ck_assert_msg(r.exit_code == 0, "not well-formed XML: %.300s", r.err);
+	/* "\xa9" (4), 51 whole characters (103 bytes of the 107 allowed, less the stray one), "..." */
+	ck_assert_msg(strstr(r.out, "True True"), "%s", r.out);
+	run_result_free(&r);
+}
+END_TEST
+
 START_TEST(svg_renders_searches_and_zooms_in_chromium)
 {
 	char script[600], svg[700], png[700];
@@ -301,6 +355,8 @@ Suite *outputs_suite(void)
 	tcase_add_test(tc, folded_output_parses_as_flamegraph_pl_does);
 	tcase_add_test(tc, svg_is_well_formed_and_marks_kernel_frames);
 	tcase_add_test(tc, svg_renders_searches_and_zooms_in_chromium);
+	tcase_add_test(tc, utf8_sequences_as_xml_and_proto3_want_them);
+	tcase_add_test(tc, svg_title_is_elided_between_characters_and_stays_utf8);
 	suite_add_tcase(s, tc);
 
 	TCase *tr = tcase_create("real-run");
