@@ -290,7 +290,8 @@ void bpf_offcpu__stop(struct bpf_offcpu *o)
 	o->stopped = true;
 }
 
-static int add_interval(struct bpf_offcpu *o, const struct offcpu_key *k, uint64_t us)
+/* ns switched out under key k: one interval, or the kernel's sum of several. */
+static int add_interval(struct bpf_offcpu *o, const struct offcpu_key *k, uint64_t ns)
 {
 	struct profile_key key = { .tgid = k->tgid, .tid = k->tid,
 				   .user_stack_id = k->user_stack_id,
@@ -299,15 +300,15 @@ static int add_interval(struct bpf_offcpu *o, const struct offcpu_key *k, uint64
 	struct sample s;
 
 	memcpy(key.comm, k->comm, sizeof(key.comm));
-	bpf_convert__sample(&key, us, stack_cache__get(&o->stacks, k->kernel_stack_id),
+	bpf_convert__sample(&key, ns, stack_cache__get(&o->stacks, k->kernel_stack_id),
 			    stack_cache__get(&o->stacks, k->user_stack_id), kbuf, &s);
-	s.kind = WEIGHT_OFFCPU_US;
+	s.kind = WEIGHT_OFFCPU_NS;
 	return pipeline__add(o->pipeline, &s);
 }
 
-static int add_entry_cb(void *ctx, const void *key, uint64_t us)
+static int add_entry_cb(void *ctx, const void *key, uint64_t ns)
 {
-	return add_interval(ctx, key, us);
+	return add_interval(ctx, key, ns);
 }
 
 static int drain_map(struct bpf_offcpu *o, int idx)
@@ -335,7 +336,7 @@ static int count_still_off(struct bpf_offcpu *o)
 		if (bpf_map_lookup_elem(o->start_fd, &key, &st) || st.ts > o->stop_ns)
 			continue;
 		{
-			uint64_t us = (o->stop_ns - st.ts) / 1000;
+			uint64_t ns = o->stop_ns - st.ts, us = ns / 1000;
 			struct offcpu_key k = { .tgid = st.tgid, .tid = key,
 						.user_stack_id = st.user_stack_id,
 						.kernel_stack_id = st.kernel_stack_id };
@@ -344,7 +345,7 @@ static int count_still_off(struct bpf_offcpu *o)
 				continue;
 			memcpy(k.comm, st.comm, sizeof(k.comm));
 			o->still_off++;
-			err = add_interval(o, &k, us);
+			err = add_interval(o, &k, ns);
 		}
 	}
 	return err;

@@ -248,14 +248,15 @@ static int switch_in(struct perf_offcpu *o, pid_t tid, uint64_t time)
 	if (time < t->time) {
 		o->bad++;
 	} else {
+		/* -m/-M in whole µs as bcc compares them; the time counted in ns. */
 		us = (time - t->time) / 1000;
 		if (us >= o->cfg->min_block_us && us <= o->cfg->max_block_us) {
 			s = (struct sample){ .pid = t->pid, .tid = t->tid, .cpu = -1,
 					     .kernel_ips = t->ips, .nr_kernel = t->nr_kernel,
 					     .user_ips = t->ips + t->nr_kernel,
 					     .nr_user = t->nr_user, .kernel_err = t->kernel_err,
-					     .user_err = t->user_err, .kind = WEIGHT_OFFCPU_US,
-					     .weight = us };
+					     .user_err = t->user_err, .kind = WEIGHT_OFFCPU_NS,
+					     .weight = time - t->time };
 			memcpy(s.comm, t->comm, sizeof(s.comm));
 			err = pipeline__count(o->pipeline, &s);
 		}

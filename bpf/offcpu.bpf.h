@@ -44,6 +44,7 @@ struct {
 	__type(value, struct offcpu_start);
 } start SEC(".maps");
 
+/* Nanoseconds switched out by key; two, so that one is drained while the other counts. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 40960);
@@ -83,24 +84,24 @@ static __always_inline __s32 stack_id(__s32 id)
 	return id;
 }
 
-/* Add us to key's total; insertion races with other CPUs are retried once. */
-static __always_inline void count(void *counts, struct offcpu_key *key, __u64 us)
+/* Add ns to key's total; insertion races with other CPUs are retried once. */
+static __always_inline void count(void *counts, struct offcpu_key *key, __u64 ns)
 {
 	__u64 *val;
 
 	val = bpf_map_lookup_elem(counts, key);
 	if (val) {
-		__sync_fetch_and_add(val, us);
+		__sync_fetch_and_add(val, ns);
 		return;
 	}
-	if (bpf_map_update_elem(counts, key, &us, BPF_NOEXIST) == 0) {
+	if (bpf_map_update_elem(counts, key, &ns, BPF_NOEXIST) == 0) {
 		stat_inc(OFFCPU_STAT_NEW_KEYS);
 		return;
 	}
 	/* Another CPU inserted it first, or the map is full. */
 	val = bpf_map_lookup_elem(counts, key);
 	if (val) {
-		__sync_fetch_and_add(val, us);
+		__sync_fetch_and_add(val, ns);
 		return;
 	}
 	stat_inc(OFFCPU_STAT_COUNT_FULL);
@@ -211,6 +212,7 @@ static __always_inline void switch_in(struct offcpu_config *cfg, __u32 tid, __u6
 		stat_inc(OFFCPU_STAT_BAD_DELTA);
 		goto out;
 	}
+	/* -m/-M compare whole µs, as bcc does; the sum is in ns (see count maps). */
 	us = (__u64)delta / 1000;
 	if (us < cfg->min_us || us > cfg->max_us)
 		goto out;
@@ -223,9 +225,9 @@ static __always_inline void switch_in(struct offcpu_config *cfg, __u32 tid, __u6
 	key.kernel_stack_id = st->kernel_stack_id;
 	__builtin_memcpy(key.comm, st->comm, sizeof(key.comm));
 	if (cfg->active_counts)
-		count(&counts1, &key, us);
+		count(&counts1, &key, (__u64)delta);
 	else
-		count(&counts0, &key, us);
+		count(&counts0, &key, (__u64)delta);
 out:
 	bpf_map_delete_elem(&start, &tid);
 }

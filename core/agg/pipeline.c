@@ -174,7 +174,7 @@ int pipeline__count(struct pipeline *p, struct sample *s)
 	if ((unsigned int)s->kind >= NR_WEIGHT_KINDS)
 		return -EINVAL;
 	s->nr_kernel = stack__depth(s->kernel_ips, s->nr_kernel);
-	if (s->kind == WEIGHT_OFFCPU_US) {
+	if (s->kind == WEIGHT_OFFCPU_NS) {
 		unsigned int above = stack__frames_above(s->kernel_ips, s->nr_kernel,
 							 p->cfg.sched_start, p->cfg.sched_end);
 

@@ -22,7 +22,12 @@
 /* What a sample's weight measures: the columns of a profile. */
 enum weight_kind {
 	WEIGHT_SAMPLES,		/* on-CPU samples (1 from a ring, N counted in the kernel) */
-	WEIGHT_OFFCPU_US,	/* microseconds switched out */
+	/*
+	 * Nanoseconds switched out: summed as such and rounded to µs once,
+	 * in the model. bcc truncates each interval to µs, which loses half
+	 * a µs an interval: a fifth of a ping-pong's 2.5 µs intervals.
+	 */
+	WEIGHT_OFFCPU_NS,
 	NR_WEIGHT_KINDS,
 };
 

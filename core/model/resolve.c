@@ -335,7 +335,8 @@ static void set_columns(struct profile *p, const struct resolve_spec *spec)
 static void set_values(struct profile_stack *s, const struct agg_entry *e,
 		       const struct resolve_spec *spec)
 {
-	uint64_t samples = e->weights[WEIGHT_SAMPLES], off = e->weights[WEIGHT_OFFCPU_US];
+	uint64_t samples = e->weights[WEIGHT_SAMPLES];
+	uint64_t off = (e->weights[WEIGHT_OFFCPU_NS] + 500) / 1000;	/* µs */
 
 	switch (spec->kind) {
 	case PROFILE_OFF_CPU:

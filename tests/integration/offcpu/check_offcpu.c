@@ -170,6 +170,18 @@ START_TEST(short_intervals_within_5_percent)
 }
 END_TEST
 
+/*
+ * Intervals of 2-3 us, hundreds of thousands of them: pingpong's two threads
+ * on one CPU, each off while the other runs. Summed in ns and rounded once:
+ * truncating each to whole us, as bcc does, read 20% low here.
+ */
+START_TEST(microsecond_intervals_are_not_truncated)
+{
+	run_within(OFFCPU("-f", "--", (char *)workload("pingpong"), "2", "1"),
+		   (const char *[]){ "pp-ping", "pp-pong", NULL }, 5);
+}
+END_TEST
+
 /* --state 0: time runnable but not running (preempted), against schedstat's run delay. */
 START_TEST(state_0_counts_preemption)
 {
@@ -448,6 +460,7 @@ Suite *offcpu_suite(void)
 	tcase_add_loop_test(tc, sleeping_thread_within_5_percent, 0, 2);
 	tcase_add_loop_test(tc, pipe_reader_and_feeder_within_5_percent, 0, 2);
 	tcase_add_loop_test(tc, short_intervals_within_5_percent, 0, 2);
+	tcase_add_loop_test(tc, microsecond_intervals_are_not_truncated, 0, 2);
 	tcase_add_loop_test(tc, state_0_counts_preemption, 0, 2);
 	tcase_add_loop_test(tc, state_2_counts_a_vfork_parent, 0, 2);
 	tcase_add_loop_test(tc, deadlocked_threads_count_up_to_the_end, 0, 2);

@@ -384,19 +384,20 @@ static unsigned long long counted_us(int tgid, int tid, const char *comm)
 
 	memset(&key, 0xff, sizeof(key));
 	while (!bpf_map_get_next_key(T.counts_fd, &key, &next)) {
-		__u64 us;
+		__u64 ns;
 
 		key = next;
 		ck_assert_int_eq((int)key.tgid, tgid);
-		if ((int)key.tid != tid || bpf_map_lookup_elem(T.counts_fd, &key, &us))
+		if ((int)key.tid != tid || bpf_map_lookup_elem(T.counts_fd, &key, &ns))
 			continue;
-		sum += us;
+		sum += ns;
 		if (!comm || !strcmp(key.comm, comm))
-			named += us;
+			named += ns;
 	}
-	ck_assert_msg(named * 100 >= sum * 95, "tid %d: %llu of %llu us as %s", tid, named, sum,
+	/* The maps hold nanoseconds. */
+	ck_assert_msg(named * 100 >= sum * 95, "tid %d: %llu of %llu ns as %s", tid, named, sum,
 		      comm);
-	return sum;
+	return sum / 1000;
 }
 
 /* Names of the tracing path that must not be in a stack that starts in the scheduler. */
