@@ -42,6 +42,12 @@ static void format_folded(struct strbuf *sb, const struct profile *p, const stru
 	}
 }
 
+/* A total's unit as a reader says it: folded inputs count samples. */
+static const char *unit_name(const char *unit)
+{
+	return strcmp(unit, "count") ? unit : "samples";
+}
+
 int writer__diff(FILE *out, const struct profile *p, const struct writer_opts *o)
 {
 	/* Kernel frames annotated: a kernel and a user function of one name stay apart. */
@@ -82,7 +88,7 @@ int writer__diff(FILE *out, const struct profile *p, const struct writer_opts *o
 		qsort(sc, p->nr_stacks, sizeof(*sc), cmp_stack_change);
 		fprintf(out, "Base: %" PRIu64 " %s; new: %" PRIu64 " %s. Shares in percent of each "
 			     "total, changes in points.\n\n",
-			tb, p->columns[0].unit, tn, p->columns[1].unit);
+			tb, unit_name(p->columns[0].unit), tn, unit_name(p->columns[1].unit));
 		fprintf(out, "Functions by change of self share:\n%8s %8s %8s  %s\n", "CHANGE",
 			"BASE", "NEW", "FUNCTION");
 		for (size_t i = 0; i < nf; i++) {
