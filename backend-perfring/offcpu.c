@@ -15,9 +15,6 @@
 #include "compat/tracepoint.h"
 #include "core/lib/hashmap.h"
 
-/* The user registers an unwinder needs (asm/perf_regs.h numbering). */
-#define DWARF_REGS_MASK ((1ull << 6) | (1ull << 7) | (1ull << 8))
-
 /* A thread switched out: when, and its stacks then. */
 struct thread_off {
 	pid_t pid, tid;
@@ -59,18 +56,7 @@ static void base_attr(struct perf_event_attr *attr, const struct backend_config 
 	memset(attr, 0, sizeof(*attr));
 	attr->size = sizeof(*attr);
 	attr->sample_period = 1;
-	attr->sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
-			    PERF_SAMPLE_CALLCHAIN;
-	attr->sample_max_stack = MAX_STACK_DEPTH;
-	attr->exclude_callchain_kernel = !c->kernel_stacks;
-	attr->exclude_callchain_user = !c->user_stacks;
-	if (c->dwarf && c->user_stacks) {
-		/* The user stack at switch-out, unwound from a copy then. */
-		attr->sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
-		attr->sample_regs_user = DWARF_REGS_MASK;
-		attr->sample_stack_user = c->stack_dump_size;
-		attr->exclude_callchain_user = 1;
-	}
+	perfring__stack_attr(attr, c);	/* with dwarf, the user stack copied at switch-out */
 	/* Times comparable with our own clock: the end of the run for threads still away. */
 	attr->use_clockid = 1;
 	attr->clockid = CLOCK_MONOTONIC;

@@ -46,10 +46,8 @@ struct backend {
 	uint64_t samples;
 };
 
-void perfring__sample_attr(struct perf_event_attr *attr, const struct backend_config *c,
-			   bool launch)
+void perfring__stack_attr(struct perf_event_attr *attr, const struct backend_config *c)
 {
-	ring_set__cpu_clock_attr(attr, c, launch);
 	attr->sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
 			    PERF_SAMPLE_CALLCHAIN;
 	attr->sample_max_stack = MAX_STACK_DEPTH;
@@ -62,6 +60,13 @@ void perfring__sample_attr(struct perf_event_attr *attr, const struct backend_co
 		attr->sample_stack_user = c->stack_dump_size;
 		attr->exclude_callchain_user = 1;
 	}
+}
+
+void perfring__sample_attr(struct perf_event_attr *attr, const struct backend_config *c,
+			   bool launch)
+{
+	ring_set__cpu_clock_attr(attr, c, launch);
+	perfring__stack_attr(attr, c);
 	/* Without the right to sample the kernel, only user-mode samples are allowed. */
 	attr->exclude_kernel = c->user_mode_only;
 	ring_set__track_tasks(attr);

@@ -20,6 +20,11 @@ int perfring__convert_sample(const struct decoded_sample *ds, struct proctrack *
 bool perfring__user_snapshot(const struct decoded_sample *ds, uint64_t mask,
 			     struct user_snapshot *snap);
 
+/*
+ * The sample fields and stack bits of -U/-K/--unwind: callchains, or with
+ * dwarf the user registers and a copy of the user stack (also off-CPU's).
+ */
+void perfring__stack_attr(struct perf_event_attr *attr, const struct backend_config *cfg);
 /* The attribute the perf backend samples with (also to record a stream to replay). */
 void perfring__sample_attr(struct perf_event_attr *attr, const struct backend_config *cfg,
 			   bool launch);
