@@ -39,6 +39,7 @@ size_t utf8__boundary(const char *s, size_t n)
 	size_t i = 0;
 
 	while (i < n && s[i]) {
+		/* Unbounded but safe: the terminating NUL ends any sequence. */
 		size_t len = utf8__seq_len((const unsigned char *)s + i, (size_t)-1 - i);
 
 		if (!len)
