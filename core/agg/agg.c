@@ -69,13 +69,9 @@ size_t agg__size(const struct agg *agg)
 	return agg->map.size;
 }
 
-uint64_t agg__total(const struct agg *agg)
+uint64_t agg__total(const struct agg *agg, enum weight_kind kind)
 {
-	uint64_t sum = 0;
-
-	for (int k = 0; k < NR_WEIGHT_KINDS; k++)
-		sum += agg->totals[k];
-	return sum;
+	return (unsigned int)kind < NR_WEIGHT_KINDS ? agg->totals[kind] : 0;
 }
 
 void agg__forget_fresh(struct agg *agg, size_t n)

@@ -45,8 +45,8 @@ void agg__fini(struct agg *agg);
  */
 int agg__add(struct agg *agg, const struct sample *s, const struct addr_space *as, pid_t tid);
 size_t agg__size(const struct agg *agg);
-/* The sum of every weight of every kind. */
-uint64_t agg__total(const struct agg *agg);
+/* The sum of the weights of one kind: samples kept, or ns off-CPU. */
+uint64_t agg__total(const struct agg *agg, enum weight_kind kind);
 
 /* The first n of agg->fresh have been looked at. */
 void agg__forget_fresh(struct agg *agg, size_t n);

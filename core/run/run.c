@@ -522,6 +522,7 @@ static int finish(struct run *r)
 	struct backend_stats st;
 	struct profile prof;
 	struct errmsg em = { "" };
+	char off[48] = "";	/* the off-CPU total, where there is one */
 	int64_t t_drained;
 	int err;
 
@@ -541,10 +542,13 @@ static int finish(struct run *r)
 	if (err)
 		pr_warn("writing the report: %s\n", strerror(-err));
 	print_warnings(r, &prof, &st);
-	pr_info("%" PRIu64 " samples, %" PRIu64 " kept, %zu unique raw stacks, %zu in the "
+	if (agg__total(&r->pipeline.agg, WEIGHT_OFFCPU_NS))
+		snprintf(off, sizeof(off), ", %.6f s off-CPU",
+			 agg__total(&r->pipeline.agg, WEIGHT_OFFCPU_NS) / 1e9);
+	pr_info("%" PRIu64 " samples, %" PRIu64 " kept%s, %zu unique raw stacks, %zu in the "
 		"profile\n",
-		st.samples, agg__total(&r->pipeline.agg), agg__size(&r->pipeline.agg),
-		prof.nr_stacks);
+		st.samples, agg__total(&r->pipeline.agg, WEIGHT_SAMPLES), off,
+		agg__size(&r->pipeline.agg), prof.nr_stacks);
 	profile__fini(&prof);
 	if (!err) {
 		err = outfile__commit(&r->out, &em);

@@ -138,7 +138,7 @@ START_TEST(identical_samples_count_once)
 	add(1, "b", NULL, 0, u, 1, 0, 1);	/* another comm: another stack */
 	add(2, "a", NULL, 0, u, 1, 0, 1);	/* another process: another stack */
 	ck_assert_uint_eq(agg__size(&agg), 3);
-	ck_assert_uint_eq(agg__total(&agg), 7);
+	ck_assert_uint_eq(agg__total(&agg, WEIGHT_SAMPLES), 7);
 }
 END_TEST
 
