@@ -14,9 +14,10 @@ BUILD_PACKAGES="build-essential pkg-config clang libbpf-dev libelf-dev libdw-dev
 libunwind-dev bpftool libc6-dbg protobuf-c-compiler libprotobuf-c-dev"
 # `make check`: the test runner, perf to compare with, llvm-objdump for the
 # 4.9 check, chromium for the SVG checks, man and bash for the docs checks,
-# real programs for the fidelity suite.
+# real programs for the fidelity suite (golang-go: a stripped Go program, gofmt,
+# and go to build one).
 TEST_PACKAGES="llvm linux-perf check binutils procps util-linux python3 chromium man-db
-bash-completion gzip xz-utils sqlite3 findutils"
+bash-completion gzip xz-utils sqlite3 findutils golang-go"
 
 demo=0
 list=0

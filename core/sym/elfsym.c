@@ -14,6 +14,7 @@
 #include "core/sym/debugfile.h"
 #include "core/sym/demangle.h"
 #include "core/sym/elfplt.h"
+#include "core/sym/gopclntab.h"
 
 enum {
 	SYM_GLOBAL = 1,		/* global or weak */
@@ -414,6 +415,37 @@ static void bound_symbols(struct elf_symtab *st)
 	}
 }
 
+static int add_go_func(uint64_t addr, uint64_t size, const char *name, size_t len, void *arg)
+{
+	struct elf_sym s = { .addr = addr, .size = size, .flags = SYM_GLOBAL };
+
+	return add_symbol(arg, name, len, "", &s);
+}
+
+/*
+ * A Go binary without symbols (Debian strips its Go programs): the names
+ * its runtime symbolizes with, from .gopclntab. Not found is not an error.
+ */
+static int add_go_symbols(Elf *elf, struct elf_symtab *st)
+{
+	Elf_Scn *scn = elf_file__section(elf, SHT_PROGBITS, ".gopclntab");
+	Elf_Scn *text = elf_file__section(elf, SHT_PROGBITS, ".text");
+	GElf_Shdr text_sh;
+	Elf_Data *data;
+	int n;
+
+	if (!scn || !(data = elf_getdata(scn, NULL)) || !data->d_buf)
+		return 0;
+	if (!text || !gelf_getshdr(text, &text_sh))
+		text_sh.sh_addr = 0;
+	n = go_pclntab__for_each(data->d_buf, data->d_size, text_sh.sh_addr, add_go_func, st);
+	if (n == -ENOMEM)
+		return n;
+	if (n > 0)
+		st->source = ELF_SYM_GOPCLNTAB;
+	return 0;
+}
+
 static int load_from_debug_file(Elf *elf, int self_fd, const char *path, struct elf_symtab *st)
 {
 	char debug_path[PATH_MAX];
@@ -467,6 +499,8 @@ static struct elf_symtab *load_elf(Elf *elf, int self_fd, const char *path, cons
 			scn = elf_file__section(elf, SHT_DYNSYM, NULL);
 			err = scn ? read_symbols(elf, scn, st) : read_sections(elf, st);
 			st->source = scn ? ELF_SYM_DYNSYM : ELF_SYM_NONE;
+			if (!err)	/* .dynsym has at most cgo's few */
+				err = add_go_symbols(elf, st);
 		}
 	}
 	if (!err)

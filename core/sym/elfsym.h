@@ -2,7 +2,8 @@
 /*
  * Function symbols of one ELF file, found by file offset. Symbols come from
  * .symtab; for a stripped file from its debug file (by build-id, then
- * .gnu_debuglink: core/sym/debugfile.h); else from .dynsym. Untyped labels
+ * .gnu_debuglink: core/sym/debugfile.h); else from .dynsym, or for Go
+ * binaries from .gopclntab. Untyped labels
  * in code count too, and PLT stubs are named "name@plt" (x86-64).
  */
 #ifndef CORE_SYM_ELFSYM_H
@@ -20,6 +21,7 @@ enum elf_sym_source {
 	ELF_SYM_DEBUG_BUILD_ID,
 	ELF_SYM_DEBUG_LINK,
 	ELF_SYM_DYNSYM,
+	ELF_SYM_GOPCLNTAB,	/* a Go binary's own function table (core/sym/gopclntab.h) */
 };
 
 /* Returns NULL with errno set when the file cannot be read as ELF. */

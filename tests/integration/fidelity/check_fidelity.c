@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tests/support/tests.h"
 
@@ -39,6 +40,38 @@ START_TEST(both_sides_of_an_exec_symbolize)
 			      (unsigned long long)total, r.out);
 		run_result_free(&r);
 	}
+}
+END_TEST
+
+#define GOFMT "/usr/lib/go-1.19/bin/gofmt"
+
+/*
+ * Issue 15, case 11: Debian's Go programs are stripped (no .symtab, no
+ * DWARF); their frames are named from .gopclntab, the runtime's own table,
+ * where perf prints [unknown]. gofmt reads the compiler's SSA package and the runtime.
+ */
+START_TEST(a_stripped_go_program_is_named)
+{
+	uint64_t total, unknown;
+
+	if (access(GOFMT, X_OK)) {
+		fprintf(stderr, "fidelity: skipping the Go case: %s is not installed "
+				"(scripts/install-deps.sh installs golang-go)\n", GOFMT);
+		return;
+	}
+	run_ok(&r, ((char *[]){ (char *)profile_bin(), "--backend", (char *)test_backends[_i],
+				"-F", "999", "-f", "--", GOFMT, "-l",
+				"/usr/share/go-1.19/src/cmd/compile/internal/ssa",
+				"/usr/share/go-1.19/src/runtime", NULL }),
+	       60);
+	total = folded_count_prefix(r.out, "gofmt;");
+	unknown = folded_count(r.out, "[unknown]");
+	/* Without .gopclntab: every user frame of gofmt is [unknown]. */
+	ck_assert_msg(total > 300 && unknown * 100 <= total * 2,
+		      "%llu samples, %llu with [unknown]:\n%.800s", (unsigned long long)total,
+		      (unsigned long long)unknown, r.out);
+	ck_assert_ptr_nonnull(strstr(r.out, "runtime.mallocgc"));
+	ck_assert_ptr_nonnull(strstr(r.out, "go/parser."));
 }
 END_TEST
 
@@ -83,6 +116,7 @@ Suite *fidelity_suite(void)
 	tcase_add_checked_fixture(tc, NULL, teardown);
 	tcase_add_loop_test(tc, both_sides_of_an_exec_symbolize, 0, 2);
 	tcase_add_test(tc, pid_as_root_samples_only_the_process);
+	tcase_add_loop_test(tc, a_stripped_go_program_is_named, 0, 2);
 	suite_add_tcase(s, tc);
 	return s;
 }
