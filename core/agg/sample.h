@@ -18,6 +18,13 @@
 
 /* Stands last in user_ips for a stack deeper than MAX_STACK_DEPTH (dwarf mode). */
 #define STACK_TRUNCATED_IP UINT64_MAX
+/*
+ * Put at the root by the model (core/model/resolve.c) after a Go stack
+ * that ends in runtime.systemstack, morestack or mcall: the goroutine's
+ * stack the code came from is elsewhere, and a stack copy (dwarf mode)
+ * holds only the system stack it switched to.
+ */
+#define STACK_GO_SWITCH_IP (UINT64_MAX - 1)
 
 /* What a sample's weight measures: the columns of a profile. */
 enum weight_kind {

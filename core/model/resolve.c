@@ -9,7 +9,7 @@
 #include "core/agg/stack.h"
 
 /* Frames of one stack at most: kernel (and a marker), user with their inlined calls. */
-#define MAX_RESOLVED_FRAMES (2 * MAX_STACK_DEPTH + 2 + MAX_STACK_DEPTH * (DWARF_MAX_FRAMES - 1))
+#define MAX_RESOLVED_FRAMES (2 * MAX_STACK_DEPTH + 3 + MAX_STACK_DEPTH * (DWARF_MAX_FRAMES - 1))
 
 /* The kernel's half of the address space, as pprof tools expect it. */
 #define KERNEL_MAPPING_START 0xffff800000000000ULL
@@ -202,7 +202,7 @@ static int add_source(struct resolver *r, const struct frame_key *key, struct pr
 	struct src_frame src[DWARF_MAX_FRAMES];
 	unsigned int n;
 
-	if (key->ip == STACK_TRUNCATED_IP)
+	if (key->ip == STACK_TRUNCATED_IP || key->ip == STACK_GO_SWITCH_IP)
 		return 0;
 	n = symbolizer__user_source(r->sym, key->space, stack__lookup_addr(key->ip, key->caller),
 				    src, DWARF_MAX_FRAMES);
@@ -293,7 +293,7 @@ static bool user_frame_final(const struct addr_space *as, uint64_t ip, unsigned 
 {
 	const struct mapping *m;
 
-	if (ip == STACK_TRUNCATED_IP)
+	if (ip == STACK_TRUNCATED_IP || ip == STACK_GO_SWITCH_IP)
 		return true;
 	m = as ? addr_space__find(as, stack__lookup_addr(ip, index)) : NULL;
 	return m && (mapping__is_file(m) || !strcmp(m->path, "[vdso]"));
@@ -353,6 +353,26 @@ static void set_values(struct profile_stack *s, const struct agg_entry *e,
 	}
 }
 
+/*
+ * Whether a user stack whose root frame is name stopped at a Go stack
+ * switch: these functions move to the system stack (g0) and call on it,
+ * so what called them is on the goroutine's stack. A rule on names, hence
+ * here and not with the other ends of stacks in core/agg/stack.c.
+ */
+static bool go_stack_switch(const char *name)
+{
+	static const char *const fns[] = { "runtime.systemstack", "runtime.morestack",
+					   "runtime.mcall" };
+
+	for (size_t i = 0; name && i < sizeof(fns) / sizeof(fns[0]); i++) {
+		size_t n = strlen(fns[i]);
+
+		if (!strncmp(name, fns[i], n) && (!name[n] || !strcmp(name + n, ".abi0")))
+			return true;
+	}
+	return false;
+}
+
 /* Frames of e (kernel leaf..root, then user leaf..root) into idx; returns how many or -ENOMEM. */
 static int stack_of(struct resolver *r, const struct agg_entry *e, const struct resolve_spec *spec,
 		    struct profile_stack *s, uint32_t *idx)
@@ -398,6 +418,12 @@ static int stack_of(struct resolver *r, const struct agg_entry *e, const struct 
 			if (spec->inline_frames)
 				for (int k = r->prof.frames[i].nr_inline; k > 0; k--)
 					idx[n++] = (uint32_t)(i - k);
+			idx[n++] = (uint32_t)i;
+		}
+		if (n > s->nr_kernel && go_stack_switch(r->prof.frames[idx[n - 1]].name)) {
+			frame_key(&key, e->as, STACK_GO_SWITCH_IP, FRAME_USER, true);
+			if ((i = frame_index(r, &key)) < 0)
+				return i;
 			idx[n++] = (uint32_t)i;
 		}
 	}

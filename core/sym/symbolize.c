@@ -272,9 +272,9 @@ unsigned int symbolizer__user_source(struct symbolizer *s, const struct addr_spa
 void symbolizer__user_frame(struct symbolizer *s, const struct addr_space *as, uint64_t ip,
 			    bool caller, struct frame_sym *out)
 {
-	/* The unwinder's marker for a stack cut at the maximum depth. */
-	if (ip == STACK_TRUNCATED_IP) {
-		out->name = "[truncated]";
+	/* The unwinder's marker for a stack cut at the maximum depth, the model's for Go's. */
+	if (ip == STACK_TRUNCATED_IP || ip == STACK_GO_SWITCH_IP) {
+		out->name = ip == STACK_TRUNCATED_IP ? "[truncated]" : "[goroutine stack not followed]";
 		out->offset = 0;
 		out->module = NULL;
 		return;

@@ -34,7 +34,8 @@ void symbolizer__user(struct symbolizer *s, const struct addr_space *as, uint64_
 		      struct frame_sym *out);
 /*
  * One frame of a user stack: a caller's return address is looked up at
- * ip - 1; the unwinder's STACK_TRUNCATED_IP prints as "[truncated]".
+ * ip - 1; the unwinder's STACK_TRUNCATED_IP prints as "[truncated]",
+ * STACK_GO_SWITCH_IP as "[goroutine stack not followed]".
  */
 void symbolizer__user_frame(struct symbolizer *s, const struct addr_space *as, uint64_t ip,
 			    bool caller, struct frame_sym *out);

@@ -48,11 +48,12 @@ END_TEST
 /*
  * Issue 15, case 11: Debian's Go programs are stripped (no .symtab, no
  * DWARF); their frames are named from .gopclntab, the runtime's own table,
- * where perf prints [unknown]. gofmt reads the compiler's SSA package and the runtime.
+ * where perf prints [unknown]; in dwarf mode stacks cut at a switch to the
+ * system stack are marked. gofmt reads the compiler's SSA package and the runtime.
  */
 START_TEST(a_stripped_go_program_is_named)
 {
-	uint64_t total, unknown;
+	uint64_t total, unknown, rooted, marked;
 
 	if (access(GOFMT, X_OK)) {
 		fprintf(stderr, "fidelity: skipping the Go case: %s is not installed "
@@ -72,6 +73,27 @@ START_TEST(a_stripped_go_program_is_named)
 		      (unsigned long long)unknown, r.out);
 	ck_assert_ptr_nonnull(strstr(r.out, "runtime.mallocgc"));
 	ck_assert_ptr_nonnull(strstr(r.out, "go/parser."));
+	run_result_free(&r);
+
+	/*
+	 * --unwind dwarf: the copy holds the stack the sample was taken on;
+	 * code that runtime.systemstack, morestack or mcall runs on the system
+	 * stack ends there, and says so at the root.
+	 */
+	run_ok(&r, ((char *[]){ (char *)profile_bin(), "--backend", (char *)test_backends[_i],
+				"--unwind", "dwarf", "-F", "999", "-f", "--", GOFMT, "-l",
+				"/usr/share/go-1.19/src/cmd/compile/internal/ssa",
+				"/usr/share/go-1.19/src/runtime", NULL }),
+	       60);
+	total = folded_count_prefix(r.out, "gofmt;");
+	rooted = folded_count_prefix(r.out, "gofmt;runtime.goexit;") +
+		 folded_count_prefix(r.out, "gofmt;runtime.mstart;");
+	marked = folded_count_prefix(r.out, "gofmt;[goroutine stack not followed];runtime.");
+	/* The rest: deeper than the 16 KiB copy (a few per thousand). */
+	ck_assert_msg(total > 300 && marked > 0 && (rooted + marked) * 100 >= total * 97,
+		      "%llu samples: %llu from the thread's start, %llu marked:\n%.800s",
+		      (unsigned long long)total, (unsigned long long)rooted,
+		      (unsigned long long)marked, r.out);
 }
 END_TEST
 
