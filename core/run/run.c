@@ -418,7 +418,7 @@ static void print_warnings(const struct run *r, const struct profile *prof,
 		fputs("WARNING: hash table full. Consider increasing --hash-storage-size.\n", stderr);
 	if (st->lost)
 		fprintf(stderr, "WARNING: %" PRIu64 " samples lost (of %" PRIu64 " seen): %s%s.\n",
-			st->lost, st->lost + st->samples, lost_reason(st->lost_reason),
+			st->lost, st->lost + st->samples + st->switches, lost_reason(st->lost_reason),
 			run_opts__dwarf(&r->eff) ? ", or lower --stack-dump-size" : "");
 	if (st->sideband_lost)
 		pr_warn("warning: %" PRIu64 " side-band records lost: some exited processes may "

@@ -103,7 +103,9 @@ static void assert_within(unsigned long long got, unsigned long long want, doubl
  * Run argv until every comm's time is within pct of the workload's own
  * measure: this VM's kernel emits no sched_switch event for some switches
  * (its init agent's threads; the off-CPU tools count them as "no switch-in"),
- * and when that is why a run misses, it runs again, three times at most.
+ * and a ring can fill on a loaded host (hundreds of thousands of switches a
+ * second, the perf backend reading each); when a run says one of these
+ * happened and misses, it runs again, three times at most.
  */
 static void run_within(char *const argv[], const char *const *comms, double pct)
 {
@@ -113,7 +115,8 @@ static void run_within(char *const argv[], const char *const *comms, double pct)
 		run_ok(&r, argv, 30);
 		for (const char *const *c = comms; *c; c++)
 			all &= within(reported(r.out, *c), truth(r.out, *c), pct);
-		if (all || attempt == 2 || !strstr(r.err, "reported no switch-in"))
+		if (all || attempt == 2 ||
+		    (!strstr(r.err, "reported no switch-in") && !strstr(r.err, " lost")))
 			break;
 		run_result_free(&r);
 	}
