@@ -163,12 +163,16 @@ static int setup_maps(struct backend *b)
 }
 
 /*
- * -p/-L: one cpu-clock event per thread, inherited by the threads it
- * starts, as the perf backend opens them, so that both backends sample by
- * the same clock: the task's own, where per-CPU events fire on the CPU's
- * ticks and catch a kernel-heavy program elsewhere (find's getdents path
- * 9.6% of samples per-CPU, 7.5% per-task, in one run). The program still
- * filters. 0 when the events should be per CPU instead: no -p/-L, a
+ * -p/-L: cpu-clock events per thread and CPU, inherited by the threads it
+ * starts, exactly as the perf backend opens them, so that both backends
+ * sample by the same clock: the task's own, where per-CPU events fire on
+ * the CPU's ticks and catch a kernel-heavy program elsewhere (find's
+ * getdents path 9.6% of samples per-CPU, 7.5% per-task, in one run). Per
+ * CPU too, not one event following the thread: each event keeps its own
+ * period, and after a migration one per CPU takes up the phase the perf
+ * backend's does (with one event per thread, stacks of a program pinned
+ * by its loop drifted 2-3 points apart between backends). The program
+ * still filters. 0 when the events should be per CPU only: no -p/-L, a
  * cgroup or a launch, or too many threads for an event each.
  */
 static int task_events(const struct backend *b, pid_t **tids, struct errmsg *errm)
@@ -205,16 +209,15 @@ static int open_event(const struct backend *b, struct perf_event_attr *attr, int
 					   PERF_FLAG_FD_CLOEXEC | PERF_FLAG_PID_CGROUP);
 	if (tid > 0) {
 		attr->inherit = 1;
-		return sys_perf_event_open(attr, tid, b->cfg->cpu >= 0 ? b->cfg->cpu : -1, -1,
-					   PERF_FLAG_FD_CLOEXEC);
+		return sys_perf_event_open(attr, tid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 	}
 	return sys_perf_event_open(attr, b->target > 0 ? b->target : -1, cpu, -1,
 				   PERF_FLAG_FD_CLOEXEC);
 }
 
 /*
- * The cpu-clock events the program runs on: per thread of -p/-L (see
- * task_events), else one per CPU, or per CPU and --cgroup directory: on a
+ * The cpu-clock events the program runs on: per CPU and thread of -p/-L
+ * (see task_events), else one per CPU, or per CPU and --cgroup directory: on a
  * cgroup (PERF_FLAG_PID_CGROUP) the event, and so the program, fires only
  * while a task of that cgroup or of one below it runs. The program cannot
  * ask itself in the interrupt it runs in (see bpf/cgroup.bpf.h).
@@ -234,17 +237,13 @@ static int attach_events(struct backend *b, struct errmsg *errm)
 	nr_tids = task_events(b, &tids, errm);
 	if (nr_tids < 0)
 		return nr_tids;
-	if (nr_tids) {
-		nr = 1;		/* the threads' events follow them over the CPUs */
-		per_cpu = nr_tids;
-	} else {
-		nr = ring_set__cpus(c, &cpus);
-		if (nr < 0) {
-			errmsg__set(errm, "cannot read the online CPUs: %s", strerror(-nr));
-			return nr;
-		}
-		per_cpu = c->nr_cgroups ? c->nr_cgroups : 1;
+	nr = ring_set__cpus(c, &cpus);
+	if (nr < 0) {
+		free(tids);
+		errmsg__set(errm, "cannot read the online CPUs: %s", strerror(-nr));
+		return nr;
 	}
+	per_cpu = nr_tids ? nr_tids : c->nr_cgroups ? c->nr_cgroups : 1;
 	b->event_fds = calloc((size_t)nr * per_cpu, sizeof(*b->event_fds));
 	if (!b->event_fds) {
 		free(cpus);
@@ -253,7 +252,7 @@ static int attach_events(struct backend *b, struct errmsg *errm)
 		return -ENOMEM;
 	}
 	for (int i = 0; i < nr * per_cpu && !err; i++) {
-		int cpu = cpus ? cpus[i / per_cpu] : -1, fd;
+		int cpu = cpus[i / per_cpu], fd;
 
 		ring_set__cpu_clock_attr(&attr, c, b->target > 0);
 		fd = open_event(b, &attr, cpu, c->nr_cgroups ? c->cgroups[i % per_cpu].fd : -1,
@@ -278,12 +277,13 @@ static int attach_events(struct backend *b, struct errmsg *errm)
 				    strerror(-err));
 		}
 	}
-	if (!err && tids && gone == nr_tids) {
+	if (!err && tids && gone == nr * nr_tids) {
 		errmsg__set(errm, "bpf: no thread of the given processes is left");
 		err = -ESRCH;
 	}
 	if (!err && tids)
-		pr_info("bpf: sampling %d thread(s) of the given processes\n", nr_tids - gone);
+		pr_info("bpf: sampling %d thread(s) of the given processes\n",
+			nr_tids - gone / (nr ? nr : 1));
 	free(cpus);
 	free(tids);
 	return err;
