@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/sym/dwarfline.h"
 #include "core/sym/debugfile.h"
@@ -31,6 +32,7 @@ struct symbolizer {
 	struct elf_symtab *vdso;
 	bool vdso_tried;
 	unsigned int unreadable_files;
+	unsigned int replaced_files;	/* mapped files that could not be opened as such */
 	bool want_source;	/* open each binary's DWARF with its symbols */
 	struct hashmap perfmaps;	/* pid -> struct perfmap_entry */
 	bool kernel_restricted_used;
@@ -168,6 +170,7 @@ static struct elf_cache_entry *elf_for_mapping(struct symbolizer *s, const struc
 	struct elf_cache_entry *e;
 	char key[4200], open_path[4200];
 	const char *slash;
+	bool owned = false;
 	int fd;
 
 	snprintf(key, sizeof(key), "%" PRIx64 ":%" PRIu64 ":%s", m->dev, m->ino, m->path);
@@ -184,19 +187,30 @@ static struct elf_cache_entry *elf_for_mapping(struct symbolizer *s, const struc
 	}
 	slash = strrchr(m->path, '/');
 	e->module = e->key + (strlen(key) - strlen(slash ? slash + 1 : m->path));
-	/* The file opened when the mapping was first seen, if the tracker has it. */
-	fd = as ? file_table__fd(as->files, m) : -1;
-	if (fd >= 0)
+	/*
+	 * The file opened when the mapping was first seen, else the path opened
+	 * now and checked to be the very file mapped (device and inode): a
+	 * binary replaced at its path since, or one the tracker had no fd left
+	 * for, gives no names rather than another file's.
+	 */
+	fd = as ? file_table__open(as->files, m, &owned) : -1;
+	if (fd < 0) {
+		s->replaced_files++;
+		pr_info("%s: not the file that was mapped any more (replaced or gone); its frames "
+			"print [unknown]\n",
+			m->path);
+	} else {
 		snprintf(open_path, sizeof(open_path), "/proc/self/fd/%d", fd);
-	else
-		snprintf(open_path, sizeof(open_path), "%s", m->path);
-	e->st = elf_symtab__load_as(open_path, m->path);
-	if (!e->st) {
-		s->unreadable_files++;
-		pr_info("cannot read symbols of %s: %s\n", m->path, strerror(errno));
-	} else if (s->want_source) {
-		/* Now, while the file the tracker opened is still there. */
-		e->dl = open_dwarf(open_path, m->path);
+		e->st = elf_symtab__load_as(open_path, m->path);
+		if (!e->st) {
+			s->unreadable_files++;
+			pr_info("cannot read symbols of %s: %s\n", m->path, strerror(errno));
+		} else if (s->want_source) {
+			/* Now, while the file is open. */
+			e->dl = open_dwarf(open_path, m->path);
+		}
+		if (owned)
+			close(fd);
 	}
 	if (hashmap__add(&s->elfs, e->key, e)) {
 		elf_symtab__free(e->st);
@@ -328,6 +342,10 @@ void symbolizer__report_problems(struct symbolizer *s)
 	if (s->kernel_restricted_used)
 		pr_warn("warning: /proc/kallsyms shows no addresses (kernel.kptr_restrict, or not "
 			"privileged); kernel frames print [unknown]\n");
+	if (s->replaced_files)
+		pr_warn("warning: %u mapped binaries were replaced or removed before they could be "
+			"read; their frames print [unknown] (-v names them)\n",
+			s->replaced_files);
 	if (s->unreadable_files)
 		pr_warn("warning: could not read symbols of %u binaries; their frames print "
 			"[unknown] (-v names them)\n",

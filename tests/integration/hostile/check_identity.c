@@ -1,0 +1,131 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Frames are named from the very file that was mapped (issue 20, "identity,
+ * not paths"): a binary replaced at its path (renamed over, as an upgrade
+ * does) after its process ran must not lend its symbols to that process's
+ * samples. The profiler's fd budget is exhausted on purpose (a small
+ * RLIMIT_NOFILE: the binaries of the processes already running take it),
+ * so that the file is looked for again by path at the end.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tests/support/tests.h"
+
+static struct run_result r;
+static char dir[] = "/tmp/profile-identity-XXXXXX";
+static const char *backend;
+
+static void setup(void)
+{
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+}
+
+static void teardown(void)
+{
+	char cmd[128];
+
+	run_result_free(&r);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	ck_assert_int_eq(system(cmd), 0);
+	strcpy(dir, "/tmp/profile-identity-XXXXXX");
+}
+
+/* Whether name is a defined function symbol of the ELF file at path (nm). */
+static bool has_symbol(const char *path, const char *name)
+{
+	char cmd[512], line[512];
+	bool found = false;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "nm --defined-only '%s' 2>/dev/null", path);
+	f = popen(cmd, "r");
+	ck_assert_ptr_nonnull(f);
+	while (fgets(line, sizeof(line), f)) {
+		char *sym = strrchr(line, ' ');
+
+		line[strcspn(line, "\n")] = '\0';
+		if (sym && !strcmp(sym + 1, name))
+			found = true;
+	}
+	pclose(f);
+	return found;
+}
+
+/*
+ * Every frame of the lines of comm "prog" that names a function of the
+ * replacement (and not of the original) is a forged frame.
+ */
+static unsigned int forged_frames(const char *out, const char *orig, const char *repl,
+				  unsigned long *prog_samples)
+{
+	unsigned int forged = 0;
+	char *copy = strdup(out), *save = NULL;
+
+	*prog_samples = 0;
+	for (char *line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *sp = strrchr(line, ' '), *fsave = NULL;
+
+		if (strncmp(line, "prog;", 5) || !sp)
+			continue;
+		*sp = '\0';
+		*prog_samples += strtoul(sp + 1, NULL, 10);
+		for (char *f = strtok_r(line + 5, ";", &fsave); f; f = strtok_r(NULL, ";", &fsave))
+			if (has_symbol(repl, f) && !has_symbol(orig, f)) {
+				fprintf(stderr, "identity: forged frame %s\n", f);
+				forged++;
+			}
+	}
+	free(copy);
+	return forged;
+}
+
+START_TEST(a_binary_renamed_over_lends_no_names)
+{
+	char prog[128], orig[128], repl[128], script[1024];
+	unsigned long samples;
+	struct bg_proc bg;
+
+	backend = test_backends[_i];
+	snprintf(prog, sizeof(prog), "%s/prog", dir);
+	snprintf(orig, sizeof(orig), "%s/orig", dir);
+	snprintf(repl, sizeof(repl), "%s/prog.new", dir);
+	/* A copy of the original kept to read its names. */
+	snprintf(script, sizeof(script), "cp '%s' '%s'", workload("busy"), orig);
+	ck_assert_int_eq(system(script), 0);
+	/*
+	 * Ten times: prog runs for 50 ms while sampled, exits, and is replaced
+	 * at once at its path (before the profiler has named its frames).
+	 */
+	snprintf(script, sizeof(script),
+		 "echo ready; sleep 0.5; for i in 1 2 3 4 5 6 7 8 9 10; do "
+		 "cp '%s' '%s' && cp '%s' '%s' && '%s' 2 0.05 && mv '%s' '%s' || exit 1; done",
+		 workload("busy"), prog, workload("ratio31"), repl, prog, repl, prog);
+	bg_start(&bg, (char *[]){ "/bin/sh", "-c", script, NULL });
+	run_cmd((char *[]){ "/usr/bin/prlimit", "--nofile=40:40", (char *)profile_bin(), "--backend",
+			    (char *)backend, "-U", "-F", "999", "-f", "3", NULL },
+		60, 0, &r);
+	bg_stop(&bg);
+	ck_assert_msg(r.exit_code == 0, "exit %d: %s", r.exit_code, r.err);
+	ck_assert_uint_eq(forged_frames(r.out, orig, prog, &samples), 0);
+	ck_assert_msg(samples >= 50, "prog was sampled %lu times", samples);
+	/* Named while it ran, or [unknown] with a warning once replaced: never the new names. */
+	ck_assert_msg(strstr(r.out, "burn_") || strstr(r.err, "replaced or removed"),
+		      "neither names nor a warning: %s", r.err);
+}
+END_TEST
+
+Suite *identity_suite(void)
+{
+	Suite *s = suite_create("identity");
+	TCase *tc = tcase_create("identity");
+
+	tcase_set_tags(tc, TAG_ROOT);
+	tcase_set_timeout(tc, 120);
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_loop_test(tc, a_binary_renamed_over_lends_no_names, 0, 2);
+	suite_add_tcase(s, tc);
+	return s;
+}
