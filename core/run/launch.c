@@ -4,12 +4,45 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "core/run/signals.h"
+
+/*
+ * The resource limits the profiler was started with. It raises some of its
+ * own (RLIMIT_NOFILE to keep mapped files open; libbpf may raise
+ * RLIMIT_MEMLOCK on old kernels); a launched command gets these back, as it
+ * would have run without the profiler. Read in a constructor: before any
+ * part of the program may have changed them.
+ */
+static struct rlimit original_limits[RLIM_NLIMITS];
+static bool limits_saved[RLIM_NLIMITS];
+
+__attribute__((constructor)) static void save_limits(void)
+{
+	for (int i = 0; i < RLIM_NLIMITS; i++)
+		limits_saved[i] = !getrlimit(i, &original_limits[i]);
+}
+
+static void restore_limits(void)
+{
+	struct rlimit now;
+
+	for (int i = 0; i < RLIM_NLIMITS; i++) {
+		if (!limits_saved[i] || getrlimit(i, &now))
+			continue;
+		if (now.rlim_cur == original_limits[i].rlim_cur &&
+		    now.rlim_max == original_limits[i].rlim_max)
+			continue;
+		/* Lowering is always allowed; a hard limit raised back needs root, as it had. */
+		setrlimit(i, &original_limits[i]);
+	}
+}
 
 int launch__spawn(struct launch *l, char *const argv[])
 {
@@ -44,6 +77,7 @@ int launch__spawn(struct launch *l, char *const argv[])
 		close(go[1]);
 		close(err_pipe[0]);
 		signals__restore_original();
+		restore_limits();
 		/* EOF without a byte: the profiler gave up; do not run the command. */
 		if (read(go[0], &byte, 1) != 1)
 			_exit(127);

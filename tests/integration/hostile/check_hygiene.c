@@ -141,6 +141,21 @@ START_TEST(hostile_comms_keep_every_format_valid)
 }
 END_TEST
 
+/*
+ * The profiler raises its own RLIMIT_NOFILE to keep files open; the command
+ * it runs gets the limits it would get without the profiler.
+ */
+START_TEST(a_launched_command_gets_the_callers_limits)
+{
+	run_cmd((char *[]){ "/usr/bin/prlimit", "--nofile=1024:4096", (char *)profile_bin(), "-F",
+			    "49", "-f", "--", "/bin/sh", "-c", "echo limits=$(ulimit -Sn):$(ulimit -Hn)",
+			    NULL },
+		30, 0, &r);
+	ck_assert_msg(r.exit_code == 0, "%.300s", r.err);
+	ck_assert_msg(strstr(r.out, "limits=1024:4096\n"), "%.300s", r.out);
+}
+END_TEST
+
 Suite *hygiene_suite(void)
 {
 	Suite *s = suite_create("hygiene");
@@ -150,6 +165,7 @@ Suite *hygiene_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_loop_test(tc, hostile_comms_keep_every_format_valid, 0, 2);
+	tcase_add_test(tc, a_launched_command_gets_the_callers_limits);
 	suite_add_tcase(s, tc);
 	return s;
 }
