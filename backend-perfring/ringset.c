@@ -332,8 +332,8 @@ int ring_set__probe_cgroups(const struct backend_config *c, char *why, size_t le
 	}
 	for (int i = 0; i < c->nr_cgroups && fd >= 0; i++) {
 		ring_set__cpu_clock_attr(&attr, c, false);
-		fd = sys_perf_event_open(&attr, c->cgroups[i].fd, cpus[0], -1,
-					 PERF_FLAG_FD_CLOEXEC | PERF_FLAG_PID_CGROUP);
+		fd = perf_event_open_cloexec(&attr, c->cgroups[i].fd, cpus[0], -1,
+					     PERF_FLAG_PID_CGROUP);
 		if (fd >= 0) {
 			close(fd);
 		} else if (fd == -ENOENT || fd == -EBADF) {

@@ -33,7 +33,7 @@ static enum feature_state probe_perf_event_open(int *err)
 		.disabled = 1,
 		.exclude_kernel = 1,
 	};
-	int fd = sys_perf_event_open(&attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	int fd = perf_event_open_cloexec(&attr, 0, -1, -1, 0);
 
 	if (fd >= 0) {
 		close(fd);

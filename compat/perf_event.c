@@ -2,6 +2,8 @@
 #include "compat/perf_event.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -17,11 +19,55 @@ int sys_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu, int gr
 	return fd < 0 ? -errno : (int)fd;
 }
 
+/* PERF_FLAG_FD_CLOEXEC is 3.14+; before, any unknown flag is EINVAL. A fact of the kernel. */
+static atomic_bool cloexec_flag_missing;
+
+bool perf_event_cloexec_flag_missing(void)
+{
+	return atomic_load(&cloexec_flag_missing);
+}
+
+/*
+ * Without the flag, fcntl sets FD_CLOEXEC: a fork+exec of another thread in
+ * between would inherit the fd, which this single-threaded opener never does.
+ */
+static int open_set_cloexec(struct perf_event_attr *attr, pid_t pid, int cpu, int group_fd,
+			    unsigned long flags)
+{
+	int fd = sys_perf_event_open(attr, pid, cpu, group_fd, flags & ~PERF_FLAG_FD_CLOEXEC);
+
+	if (fd >= 0 && fcntl(fd, F_SETFD, FD_CLOEXEC) < 0) {
+		int err = -errno;
+
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+int perf_event_open_cloexec(struct perf_event_attr *attr, pid_t pid, int cpu, int group_fd,
+			    unsigned long flags)
+{
+	int fd;
+
+	if (perf_event_cloexec_flag_missing())
+		return open_set_cloexec(attr, pid, cpu, group_fd, flags);
+	fd = sys_perf_event_open(attr, pid, cpu, group_fd, flags | PERF_FLAG_FD_CLOEXEC);
+	if (fd != -EINVAL)
+		return fd;
+	/* EINVAL may be the attr's as well: the flag is missing only if the retry works. */
+	fd = open_set_cloexec(attr, pid, cpu, group_fd, flags);
+	if (fd >= 0)
+		atomic_store(&cloexec_flag_missing, true);
+	return fd;
+}
+
 static const char *const feature_names[__PERF_ATTR_FEATURE_CNT] = {
 	[PERF_ATTR_SAMPLE_MAX_STACK] = "sample_max_stack (4.8)",
 	[PERF_ATTR_CONTEXT_SWITCH] = "context_switch (4.3)",
 	[PERF_ATTR_USE_CLOCKID] = "use_clockid (4.1)",
 	[PERF_ATTR_MMAP2] = "mmap2 and comm_exec (3.16)",
+	[PERF_ATTR_FD_CLOEXEC] = "PERF_FLAG_FD_CLOEXEC (3.14; FD_CLOEXEC set with fcntl)",
 	[PERF_ATTR_EXCLUDE_CALLCHAIN] = "exclude_callchain_user/kernel (3.7)",
 	[PERF_ATTR_SAMPLE_ID_ALL] = "sample_id_all (2.6.38)",
 };
@@ -62,6 +108,7 @@ static void drop_feature(struct perf_event_attr *attr, enum perf_attr_feature fe
 	case PERF_ATTR_SAMPLE_ID_ALL:
 		attr->sample_id_all = 0;
 		break;
+	case PERF_ATTR_FD_CLOEXEC:	/* a flag: open_flags leaves it out */
 	default:
 		break;
 	}
@@ -72,12 +119,20 @@ static int open_flags(struct perf_attr_ladder *ladder, struct perf_event_attr *a
 {
 	int feat, fd;
 
+	/* Learnt by another opener (the feature probe): no need to find it again. */
+	if (perf_event_cloexec_flag_missing())
+		ladder->dropped[PERF_ATTR_FD_CLOEXEC] = true;
 	for (feat = 0; feat < __PERF_ATTR_FEATURE_CNT; feat++)
 		if (ladder->dropped[feat])
 			drop_feature(attr, feat);
 
 	for (feat = 0;; feat++) {
-		fd = sys_perf_event_open(attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC | flags);
+		if (ladder->dropped[PERF_ATTR_FD_CLOEXEC])
+			fd = open_set_cloexec(attr, pid, cpu, -1, flags);
+		else
+			fd = sys_perf_event_open(attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC | flags);
+		if (fd >= 0 && ladder->dropped[PERF_ATTR_FD_CLOEXEC])
+			atomic_store(&cloexec_flag_missing, true);
 		if (fd >= 0 || (fd != -EINVAL && fd != -E2BIG))
 			return fd;
 		while (feat < __PERF_ATTR_FEATURE_CNT && ladder->dropped[feat])

@@ -13,15 +13,9 @@
 
 #ifndef PERF_RECORD_MISC_COMM_EXEC	/* 3.16 */
 #define PERF_RECORD_MISC_COMM_EXEC (1 << 13)
-/* A one-line reason for a perf_event_open failure: the cause and what would allow it. */
-void perf_open_error(int err, bool system_wide, char *why, size_t len);
-
 #endif
 #ifndef PERF_RECORD_MMAP2		/* 3.16 */
 #define PERF_RECORD_MMAP2 10
-/* A one-line reason for a perf_event_open failure: the cause and what would allow it. */
-void perf_open_error(int err, bool system_wide, char *why, size_t len);
-
 #endif
 #ifndef PERF_RECORD_SWITCH		/* 4.3: attr.context_switch */
 #define PERF_RECORD_SWITCH 14
@@ -34,13 +28,19 @@ void perf_open_error(int err, bool system_wide, char *why, size_t len);
 #endif
 #ifndef PERF_ATTR_SIZE_VER5		/* 4.8: sample_max_stack */
 #define PERF_ATTR_SIZE_VER5 112
-/* A one-line reason for a perf_event_open failure: the cause and what would allow it. */
-void perf_open_error(int err, bool system_wide, char *why, size_t len);
-
 #endif
 
 int sys_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu, int group_fd,
 			unsigned long flags);
+/*
+ * The same, close-on-exec: with PERF_FLAG_FD_CLOEXEC where the kernel has it
+ * (3.14), else (EINVAL) without it and FD_CLOEXEC set by fcntl. What was
+ * learnt is kept for later calls. Returns an fd or -errno.
+ */
+int perf_event_open_cloexec(struct perf_event_attr *attr, pid_t pid, int cpu, int group_fd,
+			    unsigned long flags);
+/* Whether PERF_FLAG_FD_CLOEXEC was refused (a kernel before 3.14). */
+bool perf_event_cloexec_flag_missing(void);
 
 /* Attributes the ladder may drop, newest first. */
 enum perf_attr_feature {
@@ -48,6 +48,7 @@ enum perf_attr_feature {
 	PERF_ATTR_CONTEXT_SWITCH,	/* 4.3 */
 	PERF_ATTR_USE_CLOCKID,		/* 4.1 */
 	PERF_ATTR_MMAP2,		/* 3.16 */
+	PERF_ATTR_FD_CLOEXEC,		/* 3.14: the flag PERF_FLAG_FD_CLOEXEC, not an attr */
 	PERF_ATTR_EXCLUDE_CALLCHAIN,	/* 3.7 */
 	PERF_ATTR_SAMPLE_ID_ALL,	/* 2.6.38 */
 	__PERF_ATTR_FEATURE_CNT,
