@@ -10,11 +10,26 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/stat.h>
 
 #include "core/sym/debugfile.h"
 #include "core/sym/demangle.h"
 #include "core/sym/elfplt.h"
 #include "core/sym/gopclntab.h"
+#include "core/lib/log.h"
+
+/*
+ * Longest symbol name kept, in bytes (the kernel's KSYM_NAME_LEN is 512; the
+ * longest C++ and Rust names seen in Debian are a few KB): a longer one is
+ * cut, as a name running on through a hostile string table would be.
+ */
+#define ELF_NAME_MAX 4096
+/*
+ * Names that are not in a string table (demangled, "@plt", Go's) are copied:
+ * at most this plus twice the file's size in all, so that thousands of
+ * symbols naming one long string cannot each cost a copy of it.
+ */
+#define ELF_COPY_MIN (4UL << 20)
 
 enum {
 	SYM_GLOBAL = 1,		/* global or weak */
@@ -45,8 +60,10 @@ struct load_segment {
 struct elf_symtab {
 	struct elf_sym *syms;	/* sorted by addr, one per address */
 	size_t nr_syms, syms_cap;
-	char *names;		/* all names, NUL separated */
+	char *names;		/* string tables, kept once, then names that are copies */
 	size_t names_len, names_cap;
+	size_t copied, copy_budget;	/* bytes of names copied, and the most allowed */
+	size_t names_cut;	/* names cut at ELF_NAME_MAX or not copied past the budget */
 	struct load_segment *segs;
 	size_t nr_segs;
 	struct section_range *sections;	/* by section index */
@@ -142,17 +159,61 @@ static long pool_add(struct elf_symtab *st, const char *name, size_t len)
 	return off;
 }
 
-/* A symbol named name (len bytes), demangled; suffix (or "") appended. */
+static int push_symbol(struct elf_symtab *st, const struct elf_sym *sym, size_t name_off)
+{
+	if (st->nr_syms == st->syms_cap) {
+		size_t ncap = st->syms_cap ? st->syms_cap * 2 : 1024;
+		struct elf_sym *tmp = realloc(st->syms, ncap * sizeof(*tmp));
+
+		if (!tmp)
+			return -ENOMEM;
+		st->syms = tmp;
+		st->syms_cap = ncap;
+	}
+	st->syms[st->nr_syms] = *sym;
+	st->syms[st->nr_syms].name_off = name_off;
+	st->nr_syms++;
+	return 0;
+}
+
+/* Whether len more bytes of copied names fit the budget; counts the name cut if not. */
+static bool may_copy(struct elf_symtab *st, size_t len)
+{
+	if (st->copied + len + 1 > st->copy_budget) {
+		st->names_cut++;
+		return false;
+	}
+	st->copied += len + 1;
+	return true;
+}
+
+/* The demangled name of the mangled one (len bytes), at most ELF_NAME_MAX bytes; NULL if none. */
+static char *demangle_bounded(const char *name, size_t len)
+{
+	char *demangled = elf_demangle(name, len);
+
+	if (demangled && strlen(demangled) > ELF_NAME_MAX)
+		demangled[ELF_NAME_MAX] = '\0';
+	return demangled;
+}
+
+/* A symbol named name (len bytes, copied), demangled; suffix (or "") appended. */
 static int add_symbol(struct elf_symtab *st, const char *name, size_t len, const char *suffix,
 		      const struct elf_sym *sym)
 {
-	char *demangled = elf_demangle(name, len);
+	char *demangled = demangle_bounded(name, len);
 	size_t suffix_len = strlen(suffix);
 	long off;
 
 	if (demangled) {
 		name = demangled;
 		len = strlen(demangled);
+	}
+	if (len > ELF_NAME_MAX)
+		len = ELF_NAME_MAX;
+	if (!may_copy(st, len + suffix_len)) {
+		free(demangled);
+		return 0;
 	}
 	off = pool_add(st, name, len);
 	free(demangled);
@@ -164,19 +225,51 @@ static int add_symbol(struct elf_symtab *st, const char *name, size_t len, const
 		if (pool_add(st, suffix, suffix_len) < 0)
 			return -ENOMEM;
 	}
-	if (st->nr_syms == st->syms_cap) {
-		size_t ncap = st->syms_cap ? st->syms_cap * 2 : 1024;
-		struct elf_sym *tmp = realloc(st->syms, ncap * sizeof(*tmp));
+	return push_symbol(st, sym, off);
+}
 
-		if (!tmp)
-			return -ENOMEM;
-		st->syms = tmp;
-		st->syms_cap = ncap;
+/*
+ * A symbol named by the string at off in the pool (a string table kept
+ * there): referenced, not copied, unless demangling gives another name.
+ */
+static int add_symbol_ref(struct elf_symtab *st, size_t off, size_t len, const struct elf_sym *sym)
+{
+	char *demangled = demangle_bounded(st->names + off, len);
+	long doff;
+
+	if (!demangled)
+		return push_symbol(st, sym, off);
+	if (!may_copy(st, strlen(demangled))) {
+		free(demangled);
+		return push_symbol(st, sym, off);
 	}
-	st->syms[st->nr_syms] = *sym;
-	st->syms[st->nr_syms].name_off = off;
-	st->nr_syms++;
-	return 0;
+	doff = pool_add(st, demangled, strlen(demangled));
+	free(demangled);
+	if (doff < 0)
+		return -ENOMEM;
+	return push_symbol(st, sym, doff);
+}
+
+/*
+ * The name at off in the pool ends at its first '@' ("memcpy@GLIBC_2.14"
+ * prints as "memcpy") and after ELF_NAME_MAX bytes: a NUL is written there,
+ * in place. Names of other symbols that overlap it end there too, which is
+ * what their own first '@' or cut would do to them, but for a cut name, which
+ * only a hostile table has. Returns the length.
+ */
+static size_t end_name(struct elf_symtab *st, size_t off)
+{
+	char *name = st->names + off;
+	size_t len = 0;
+
+	while (len < ELF_NAME_MAX && name[len] && name[len] != '@')
+		len++;
+	if (name[len]) {
+		if (name[len] != '@')
+			st->names_cut++;
+		name[len] = '\0';
+	}
+	return len;
 }
 
 /* Names are pointers into the pool only while it does not move. */
@@ -208,8 +301,10 @@ static bool is_code_label(const struct elf_symtab *st, const GElf_Sym *sym, cons
 static int read_symbols(Elf *elf, Elf_Scn *scn, struct elf_symtab *st)
 {
 	size_t nr, sym_size = gelf_fsize(elf, ELF_T_SYM, 1, EV_CURRENT);
-	Elf_Data *data;
+	Elf_Data *data, *strs;
+	Elf_Scn *str_scn;
 	GElf_Shdr sh;
+	long base;
 	int err;
 
 	if (!gelf_getshdr(scn, &sh) || !sym_size)
@@ -220,11 +315,19 @@ static int read_symbols(Elf *elf, Elf_Scn *scn, struct elf_symtab *st)
 	data = elf_getdata(scn, NULL);
 	if (!data)
 		return -EINVAL;
+	str_scn = elf_getscn(elf, sh.sh_link);
+	strs = str_scn ? elf_getdata(str_scn, NULL) : NULL;
+	if (!strs || !strs->d_buf || !strs->d_size)
+		return 0;
+	/* The string table once (a NUL after it): names are offsets into it. */
+	base = pool_add(st, strs->d_buf, strs->d_size);
+	if (base < 0)
+		return -ENOMEM;
 	/* The count from the data read, not from a header that can say anything. */
 	nr = data->d_buf ? data->d_size / sym_size : 0;
 	for (size_t i = 0; i < nr; i++) {
 		struct elf_sym s = { 0 };
-		const char *name;
+		size_t name_off, len;
 		GElf_Sym sym;
 		int type;
 
@@ -233,13 +336,14 @@ static int read_symbols(Elf *elf, Elf_Scn *scn, struct elf_symtab *st)
 		type = GELF_ST_TYPE(sym.st_info);
 		if (type != STT_FUNC && type != STT_GNU_IFUNC && type != STT_NOTYPE)
 			continue;
-		if (sym.st_shndx == SHN_UNDEF || !sym.st_value)
+		if (sym.st_shndx == SHN_UNDEF || !sym.st_value || sym.st_name >= strs->d_size)
 			continue;
-		name = elf_strptr(elf, sh.sh_link, sym.st_name);
-		if (!name || !*name)
+		name_off = base + sym.st_name;
+		len = end_name(st, name_off);
+		if (!len)
 			continue;
 		if (type == STT_NOTYPE) {
-			if (!is_code_label(st, &sym, name))
+			if (!is_code_label(st, &sym, st->names + name_off))
 				continue;
 			s.flags |= SYM_UNTYPED;
 		}
@@ -250,8 +354,7 @@ static int read_symbols(Elf *elf, Elf_Scn *scn, struct elf_symtab *st)
 			s.flags |= SYM_GLOBAL;
 		if (type == STT_GNU_IFUNC)
 			s.flags |= SYM_IFUNC;
-		/* "memcpy@GLIBC_2.14" and "memcpy@@GLIBC_2.14" print as "memcpy". */
-		err = add_symbol(st, name, strcspn(name, "@"), "", &s);
+		err = add_symbol_ref(st, name_off, len, &s);
 		if (err)
 			return err;
 	}
@@ -451,12 +554,17 @@ static int load_from_debug_file(Elf *elf, int self_fd, const char *path, struct 
 	char debug_path[PATH_MAX];
 	enum elf_sym_source src;
 	struct elf_file h;
+	size_t budget;
+	struct stat sb;
 	Elf_Scn *scn;
 	int err = -ENOENT;
 
 	if (elf_file__open_debug(elf, self_fd, st->build_id, path, debug_path, sizeof(debug_path),
 				 &src, &h))
 		return -ENOENT;
+	budget = st->copy_budget;
+	if (!fstat(h.fd, &sb))
+		st->copy_budget += 2 * (size_t)sb.st_size;
 	scn = elf_file__section(h.elf, SHT_SYMTAB, NULL);
 	if (scn) {
 		err = read_symbols(h.elf, scn, st);
@@ -468,12 +576,16 @@ static int load_from_debug_file(Elf *elf, int self_fd, const char *path, struct 
 	if (err && err != -ENOMEM) {
 		st->nr_syms = 0;
 		st->names_len = 0;
+		st->copied = 0;
+		st->names_cut = 0;
+		st->copy_budget = budget;
 		err = -ENOENT;
 	}
 	return err;
 }
 
-static struct elf_symtab *load_elf(Elf *elf, int self_fd, const char *path, const char *prefer)
+static struct elf_symtab *load_elf(Elf *elf, int self_fd, size_t file_size, const char *path,
+				   const char *prefer)
 {
 	struct elf_symtab *st = calloc(1, sizeof(*st));
 	Elf_Scn *scn;
@@ -483,6 +595,7 @@ static struct elf_symtab *load_elf(Elf *elf, int self_fd, const char *path, cons
 		errno = ENOMEM;
 		return NULL;
 	}
+	st->copy_budget = ELF_COPY_MIN + 2 * file_size;
 	err = read_segments(elf, st);
 	if (err)
 		goto err_out;
@@ -509,6 +622,9 @@ static struct elf_symtab *load_elf(Elf *elf, int self_fd, const char *path, cons
 		goto err_out;
 	sort_symbols(st, prefer);
 	bound_symbols(st);
+	if (st->names_cut)
+		pr_warn("warning: %s: %zu symbol names cut (over %d bytes, or past %zu bytes of copies)\n",
+			path ? path : "[vdso]", st->names_cut, ELF_NAME_MAX, st->copy_budget);
 	return st;
 
 err_out:
@@ -526,6 +642,7 @@ struct elf_symtab *elf_symtab__load_as(const char *open_path, const char *path)
 {
 	struct elf_file h;
 	struct elf_symtab *st;
+	struct stat sb;
 	int err;
 
 	if (!elf_file__ready()) {
@@ -537,7 +654,9 @@ struct elf_symtab *elf_symtab__load_as(const char *open_path, const char *path)
 		errno = -err;
 		return NULL;
 	}
-	st = load_elf(h.elf, h.fd, path, NULL);
+	if (fstat(h.fd, &sb))
+		sb.st_size = 0;
+	st = load_elf(h.elf, h.fd, (size_t)sb.st_size, path, NULL);
 	err = errno;
 	elf_file__close(&h);
 	errno = err;
@@ -580,7 +699,7 @@ struct elf_symtab *elf_symtab__load_mem(const void *image, size_t size)
 		return NULL;
 	}
 	/* The vdso's own names, as perf prints them: __vdso_clock_gettime. */
-	st = load_elf(elf, -1, NULL, "__vdso_");
+	st = load_elf(elf, -1, size, NULL, "__vdso_");
 	elf_end(elf);
 	free(copy);
 	return st;
