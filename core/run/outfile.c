@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 /* An existing file at path may be replaced: ours and regular, or written in place: a device. */
@@ -61,25 +62,65 @@ static int open_in_place(struct outfile *o, struct errmsg *err)
 	return 0;
 }
 
-/* A new file in the same directory, so that the rename at the end is atomic. */
-static int open_temporary(struct outfile *o, struct errmsg *err)
+/* The directory and the name of path, each allocated. */
+static int split_path(const char *path, char **dir, char **base)
 {
-	char *copy = strdup(o->path), *dir, *base;
+	char *copy = strdup(path);
+
+	*dir = *base = NULL;
+	if (copy)
+		*base = strdup(basename(copy));
+	if (copy && *base) {
+		strcpy(copy, path);
+		*dir = strdup(dirname(copy));
+	}
+	free(copy);
+	if (*dir)
+		return 0;
+	free(*base);
+	*base = NULL;
+	return -ENOMEM;
+}
+
+/*
+ * A file with no name in the directory of path (O_TMPFILE, Linux 3.11, on
+ * ext4, xfs, btrfs, tmpfs and most local file systems): killed by SIGKILL,
+ * the profiler leaves nothing behind. It gets its name by linkat at the end,
+ * which needs /proc/self/fd or CAP_DAC_READ_SEARCH.
+ */
+static int open_anonymous(struct outfile *o, const char *dir)
+{
 	int fd;
 
-	if (!copy)
-		return -ENOMEM;
-	base = strdup(basename(copy));
-	strcpy(copy, o->path);
-	dir = dirname(copy);
-	if (!base || asprintf(&o->tmp_path, "%s/.%s.XXXXXX", dir, base) < 0) {
+	if (geteuid() != 0 && access("/proc/self/fd", X_OK))
+		return -ENOENT;
+	/* The mode with the umask, as any file the user creates. */
+	fd = open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0666);
+	if (fd < 0)
+		return -errno;
+	o->f = fdopen(fd, "w");
+	if (!o->f) {
+		int e = errno;
+
+		close(fd);
+		return -e;
+	}
+	o->anonymous = true;
+	return 0;
+}
+
+/*
+ * Otherwise a named file beside path, renamed over it at the end: a
+ * SIGKILL leaves it (docs/profile.8, BUGS).
+ */
+static int open_named(struct outfile *o, const char *dir, const char *base, struct errmsg *err)
+{
+	int fd;
+
+	if (asprintf(&o->tmp_path, "%s/.%s.XXXXXX", dir, base) < 0) {
 		o->tmp_path = NULL;
-		free(base);
-		free(copy);
 		return -ENOMEM;
 	}
-	free(base);
-	free(copy);
 	fd = mkostemp(o->tmp_path, O_CLOEXEC);
 	if (fd < 0) {
 		int e = errno;
@@ -108,6 +149,21 @@ static int open_temporary(struct outfile *o, struct errmsg *err)
 	return 0;
 }
 
+/* A new file in the same directory, so that putting it in place at the end is atomic. */
+static int open_temporary(struct outfile *o, struct errmsg *err)
+{
+	char *dir, *base;
+	int ret = split_path(o->path, &dir, &base);
+
+	if (ret)
+		return ret;
+	if (open_anonymous(o, dir))
+		ret = open_named(o, dir, base, err);
+	free(dir);
+	free(base);
+	return ret;
+}
+
 int outfile__open(struct outfile *o, const char *path, struct errmsg *err)
 {
 	bool in_place;
@@ -131,22 +187,91 @@ int outfile__open(struct outfile *o, const char *path, struct errmsg *err)
 	return ret;
 }
 
+/* Give the file open at fd the name to (which must not exist). Returns 0 or -errno. */
+static int link_fd(int fd, const char *to)
+{
+	char proc[40];
+
+	if (!linkat(fd, "", AT_FDCWD, to, AT_EMPTY_PATH))
+		return 0;
+	if (errno == EEXIST)
+		return -EEXIST;
+	/* Without CAP_DAC_READ_SEARCH: the same through /proc. */
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	if (!linkat(AT_FDCWD, proc, AT_FDCWD, to, AT_SYMLINK_FOLLOW))
+		return 0;
+	return -errno;
+}
+
+/*
+ * The anonymous file at o->path: linked there if nothing is, else linked
+ * beside it under a fresh name and renamed over it (a SIGKILL in between,
+ * a few microseconds, would leave that name).
+ */
+static int link_into_place(struct outfile *o, struct errmsg *err)
+{
+	int fd = fileno(o->f), ret = link_fd(fd, o->path);
+	char *dir, *base, *tmp = NULL;
+	struct timespec ts;
+	bool in_place;
+
+	if (ret != -EEXIST)
+		return ret;
+	/* Something appeared or was there: replaced only on the terms of --output's check. */
+	ret = check_existing(o->path, &in_place, err);
+	if (!ret && in_place) {
+		errmsg__set(err, "argument --output: %s became a device; not replacing it",
+			    o->path);
+		ret = -EEXIST;
+	}
+	if (ret)
+		return ret;
+	ret = split_path(o->path, &dir, &base);
+	if (ret)
+		return ret;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ret = -EEXIST;
+	for (unsigned int i = 0; i < 100 && ret == -EEXIST; i++) {
+		free(tmp);
+		if (asprintf(&tmp, "%s/.%s.%06lx", dir, base,
+			     ((unsigned long)ts.tv_nsec ^ (unsigned long)getpid() << 8) + i * 7919) < 0) {
+			tmp = NULL;
+			ret = -ENOMEM;
+			break;
+		}
+		ret = link_fd(fd, tmp);
+	}
+	if (!ret && rename(tmp, o->path)) {
+		ret = -errno;
+		unlink(tmp);
+	}
+	free(tmp);
+	free(dir);
+	free(base);
+	return ret;
+}
+
 int outfile__commit(struct outfile *o, struct errmsg *err)
 {
 	int ret = 0;
 
 	if (!o->f)
 		return 0;
+	if (err)
+		err->text[0] = '\0';
 	if (fflush(o->f) == EOF || ferror(o->f))
 		ret = -(errno ? errno : EIO);
+	if (!ret && o->anonymous)
+		ret = link_into_place(o, err);
 	if (o->f != stdout && fclose(o->f) && !ret)
 		ret = -(errno ? errno : EIO);
 	o->f = NULL;
 	if (!ret && o->tmp_path && rename(o->tmp_path, o->path))
 		ret = -errno;
 	if (ret) {
-		errmsg__set(err, "writing %s: %s", o->path ? o->path : "the report",
-			    strerror(-ret));
+		if (err && !err->text[0])
+			errmsg__set(err, "writing %s: %s", o->path ? o->path : "the report",
+				    strerror(-ret));
 		if (o->tmp_path)
 			unlink(o->tmp_path);
 	}

@@ -2,15 +2,16 @@
 /*
  * Where the report goes: standard output, or --output FILE, checked before
  * sampling so that a bad path fails at once, and written safely in shared
- * directories such as /tmp. The report is written to a temporary file
- * beside FILE and renamed over it at the end, so a failed run leaves no
- * partial report; a symlink at FILE is refused, and an existing FIFO,
+ * directories such as /tmp. The report is written to a file with no name
+ * in FILE's directory (O_TMPFILE; else a temporary file beside FILE) and
+ * put at FILE at the end, so a failed or killed run leaves no partial report; a symlink at FILE is refused, and an existing FIFO,
  * directory or another user's file is never replaced. A character device
  * (/dev/null, a terminal) is written in place.
  */
 #ifndef CORE_RUN_OUTFILE_H
 #define CORE_RUN_OUTFILE_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "core/lib/log.h"
@@ -19,6 +20,7 @@ struct outfile {
 	FILE *f;		/* where writers write */
 	char *path;		/* --output, or NULL for standard output */
 	char *tmp_path;		/* renamed to path at the end; NULL when writing in place */
+	bool anonymous;		/* an O_TMPFILE, linked at path at the end */
 };
 
 /* path NULL: standard output. Returns 0 or -errno with a reason in err. */

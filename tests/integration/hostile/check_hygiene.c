@@ -9,10 +9,12 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/types.h>
 #include <unistd.h>
 
 #include "tests/support/tests.h"
@@ -30,7 +32,7 @@ static void teardown(void)
 	char cmd[128];
 
 	run_result_free(&r);
-	snprintf(cmd, sizeof(cmd), "umount -q %s 2>/dev/null; rm -rf %s", dir, dir);
+	snprintf(cmd, sizeof(cmd), "mountpoint -q %s/fs && umount %s/fs; rm -rf %s", dir, dir, dir);
 	ck_assert_int_eq(system(cmd), 0);
 	strcpy(dir, "/tmp/profile-hygiene-XXXXXX");
 }
@@ -156,6 +158,75 @@ START_TEST(a_launched_command_gets_the_callers_limits)
 }
 END_TEST
 
+/* Names in d (dot files too), sorted, space-separated. */
+static void list_dir(const char *d, char *buf, size_t len)
+{
+	struct dirent **names;
+	int n = scandir(d, &names, NULL, alphasort);
+
+	ck_assert_int_ge(n, 0);
+	buf[0] = '\0';
+	for (int i = 0; i < n; i++) {
+		if (strcmp(names[i]->d_name, ".") && strcmp(names[i]->d_name, "..")) {
+			strncat(buf, names[i]->d_name, len - strlen(buf) - 2);
+			strcat(buf, " ");
+		}
+		free(names[i]);
+	}
+	free(names);
+}
+
+/* profile --output D/out killed by SIGKILL after 1 s (or run to its end). */
+static void run_to(const char *d, bool kill9)
+{
+	char cmd[1000];
+
+	snprintf(cmd, sizeof(cmd),
+		 "'%s' -F 49 -f --output '%s/out' -- /bin/sleep %s & p=$!; %s wait $p; echo exit=$?",
+		 profile_bin(), d, kill9 ? "3" : "0.2", kill9 ? "sleep 1; kill -9 $p;" : "");
+	run_cmd((char *[]){ "/bin/sh", "-c", cmd, NULL }, 30, 0, &r);
+	ck_assert_msg(strstr(r.out, kill9 ? "exit=137" : "exit=0"), "%s %s", r.out, r.err);
+	run_result_free(&r);
+}
+
+/* SIGKILL leaves no temporary file beside --output, on ext4 (/tmp here) and tmpfs. */
+START_TEST(sigkill_leaves_no_temporary_file)
+{
+	char d[300], names[1000], cmd[400];
+	struct stat st, st2;
+
+	umask(022);
+	snprintf(d, sizeof(d), "%s/fs", dir);
+	ck_assert_int_eq(mkdir(d, 0755), 0);
+	if (_i == 1) {
+		snprintf(cmd, sizeof(cmd), "mount -t tmpfs none '%s'", d);
+		ck_assert_int_eq(system(cmd), 0);
+	}
+	run_to(d, true);
+	list_dir(d, names, sizeof(names));
+	ck_assert_msg(!strcmp(names, ""), "left behind: %s", names);
+
+	/* A report that exists is replaced by a finished run, never by a killed one. */
+	run_to(d, false);
+	list_dir(d, names, sizeof(names));
+	ck_assert_str_eq(names, "out ");
+	snprintf(cmd, sizeof(cmd), "%s/out", d);
+	ck_assert_int_eq(stat(cmd, &st), 0);
+	run_to(d, true);
+	list_dir(d, names, sizeof(names));
+	ck_assert_msg(!strcmp(names, "out "), "left behind: %s", names);
+	ck_assert_int_eq(stat(cmd, &st2), 0);
+	ck_assert_uint_eq(st.st_ino, st2.st_ino);
+	run_to(d, false);
+	list_dir(d, names, sizeof(names));
+	ck_assert_str_eq(names, "out ");
+	ck_assert_int_eq(stat(cmd, &st2), 0);
+	ck_assert_uint_ne(st.st_ino, st2.st_ino);
+	/* As any file created with the umask (022 here). */
+	ck_assert_uint_eq(st2.st_mode & 0777, 0644);
+}
+END_TEST
+
 Suite *hygiene_suite(void)
 {
 	Suite *s = suite_create("hygiene");
@@ -166,6 +237,7 @@ Suite *hygiene_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_loop_test(tc, hostile_comms_keep_every_format_valid, 0, 2);
 	tcase_add_test(tc, a_launched_command_gets_the_callers_limits);
+	tcase_add_loop_test(tc, sigkill_leaves_no_temporary_file, 0, 2);
 	suite_add_tcase(s, tc);
 	return s;
 }
