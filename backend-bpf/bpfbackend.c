@@ -73,6 +73,14 @@ struct backend {
 	unsigned int stack_size;
 	uint64_t new_keys_at_switch;
 	int64_t last_switch_ms;
+	/*
+	 * When each generation became the active one, and when the stack copies
+	 * were last drained (CLOCK_MONOTONIC ns, the side-band's clock): counts
+	 * carry no time, so a drained count was taken between then and now.
+	 */
+	uint64_t gen_since[2];
+	uint64_t dwarf_since;
+	uint64_t started_ns;
 	int nr_cpus;			/* possible CPUs: the per-CPU value count */
 	uint64_t drains;
 	/* Each generation's stack maps by id; the dwarf program uses generation 0's. */
@@ -99,6 +107,27 @@ static int64_t now_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * Counts drained now were taken since `since`: the process images that ran
+ * then are the candidates for their addresses. Without CLOCK_MONOTONIC
+ * side-band times (before 4.1) every image is (the addresses decide).
+ */
+static void set_window(struct backend *b, uint64_t since)
+{
+	if (ring_set__monotonic(b->sideband))
+		pipeline__set_window(b->pipeline, since, now_ns());
+	else
+		pipeline__set_window(b->pipeline, 0, UINT64_MAX);
 }
 
 /*
@@ -297,6 +326,9 @@ static void sideband_attr(struct perf_event_attr *attr, const struct backend_con
 	attr->freq = 0;
 	attr->sample_freq = 0;
 	attr->sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU;
+	/* Exec and fork times comparable with when counts were drained (4.1; else dropped). */
+	attr->use_clockid = 1;
+	attr->clockid = CLOCK_MONOTONIC;
 	ring_set__track_tasks(attr);
 }
 
@@ -434,6 +466,7 @@ static int bpf_start(struct backend *b, struct errmsg *errm)
 	int err;
 
 	b->last_switch_ms = now_ms();
+	b->started_ns = b->dwarf_since = b->gen_since[0] = b->gen_since[1] = now_ns();
 	if (b->offcpu) {
 		err = bpf_offcpu__start(b->offcpu, errm);
 		if (err)
@@ -502,6 +535,7 @@ static int add_entry_cb(void *ctx, const void *key, uint64_t count)
 /* Move every entry of generation gen's count map into the pipeline, and empty the map. */
 static int drain_counts(struct backend *b, unsigned int gen)
 {
+	set_window(b, b->gen_since[gen]);
 	struct countmap cm = { .fd = b->counts_fd[gen], .key_size = sizeof(struct profile_key),
 			       .no_batch = &b->no_batch };
 	struct drain_ctx dc = { .b = b, .stacks = &b->stacks[gen] };
@@ -531,11 +565,16 @@ static int switch_and_drain(struct backend *b)
 	int err;
 
 	b->config.active_counts = !old;
+	b->gen_since[!old] = now_ns();
 	err = write_config(b);
 	if (err)
 		return err;
 	/* A program run is microseconds; 2 ms covers every CPU's run in flight. */
 	nanosleep(&grace, NULL);
+	/* Every exec and fork before the switch is known before its counts are read. */
+	err = ring_set__drain(b->sideband);
+	if (err)
+		return err;
 	b->drains++;
 	pr_debug("bpf: draining generation %u\n", old);
 	return drain_generation(b, old);
@@ -546,15 +585,19 @@ static int drain_all(struct backend *b)
 {
 	int err = ring_set__drain(b->sideband);
 
-	if (!err && b->dwarf)
+	if (!err && b->dwarf) {
+		set_window(b, b->dwarf_since);
 		err = bpf_dwarf__drain(b->dwarf);
+	}
 	/* The maps are not cleared: the dwarf program's stacks are read after this. */
 	if (!err && b->skel)
 		err = drain_counts(b, 0);
 	if (!err && b->skel)
 		err = drain_counts(b, 1);
-	if (!err && b->offcpu)
+	if (!err && b->offcpu) {
+		set_window(b, b->started_ns);
 		err = bpf_offcpu__drain(b->offcpu);
+	}
 	return err;
 }
 
@@ -566,12 +609,19 @@ static int bpf_drain(struct backend *b)
 	if (b->stopped)
 		return drain_all(b);
 	err = ring_set__drain(b->sideband);
-	if (!err && b->offcpu)
+	if (!err && b->offcpu) {
+		set_window(b, b->started_ns);
 		err = bpf_offcpu__drain(b->offcpu);
+	}
 	if (err || !b->skel)
 		return err;
-	if (b->dwarf)
+	if (b->dwarf) {
+		uint64_t since = b->dwarf_since;
+
+		b->dwarf_since = now_ns();
+		set_window(b, since);
 		return bpf_dwarf__drain(b->dwarf);
+	}
 	new_keys = read_stat(b, PROFILE_STAT_NEW_KEYS) - b->new_keys_at_switch;
 	if (new_keys >= b->hash_size / 2 ||
 	    (new_keys && new_keys * 2 >= b->stack_size / STACK_FILL_DIV) ||

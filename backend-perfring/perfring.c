@@ -223,6 +223,7 @@ int perfring__convert_sample(const struct decoded_sample *ds, struct proctrack *
 	s->user_ips = user;
 	s->kind = WEIGHT_SAMPLES;
 	s->weight = 1;
+	s->time = s->time_end = ds->id.time;	/* picks the process image */
 	/* Each CPU's idle task is named after its CPU, as the kernel names it. */
 	if (s->tid == 0)
 		snprintf(s->comm, sizeof(s->comm), "swapper/%d", s->cpu);

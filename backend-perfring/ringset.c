@@ -486,6 +486,16 @@ static int handle_mmap(struct ring_set *rs, const struct perf_event_header *hdr)
 						  .path = (char *)mm.filename });
 }
 
+/* When a side-band record was written (its sample_id), 0 if it does not say. */
+static uint64_t record_time(const struct ring_set *rs, const struct perf_event_header *hdr)
+{
+	struct sample_id id;
+
+	if (decode__sample_id(hdr, rs->sample_type, rs->sample_id_all, &id))
+		return 0;
+	return id.time;
+}
+
 static int handle_comm(struct ring_set *rs, const struct perf_event_header *hdr)
 {
 	struct proctrack *pt = rs->pipeline->procs;
@@ -500,7 +510,7 @@ static int handle_comm(struct ring_set *rs, const struct perf_event_header *hdr)
 		return 0;
 	/* Without comm_exec (before 3.16), a COMM of the main thread stands for an exec. */
 	if (cm.exec || (!rs->comm_exec && cm.pid == cm.tid)) {
-		err = proctrack__exec(pt, cm.pid, cm.comm);
+		err = proctrack__exec(pt, cm.pid, cm.comm, record_time(rs, hdr));
 		if (err)
 			return err;
 	}
@@ -522,7 +532,7 @@ static int handle_fork(struct ring_set *rs, const struct perf_event_header *hdr)
 	if (!pipeline__wants_pid(rs->pipeline, tk.ppid) && !pipeline__wants_pid(rs->pipeline, tk.pid))
 		return 0;
 	if (tk.pid != tk.ppid) {
-		err = proctrack__fork(pt, tk.pid, tk.ppid);
+		err = proctrack__fork(pt, tk.pid, tk.ppid, record_time(rs, hdr));
 		if (err)
 			return err;
 	}

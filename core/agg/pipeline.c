@@ -25,7 +25,14 @@ int pipeline__init(struct pipeline *p, const struct pipeline_config *cfg)
 	if (!p->procs)
 		return -ENOMEM;
 	agg__init(&p->agg);
+	p->window_start = p->window_end = UINT64_MAX;
 	return 0;
+}
+
+void pipeline__set_window(struct pipeline *p, uint64_t t0, uint64_t t1)
+{
+	p->window_start = t0;
+	p->window_end = t1 < t0 ? t0 : t1;
 }
 
 void pipeline__fini(struct pipeline *p)
@@ -124,31 +131,114 @@ int pipeline__add(struct pipeline *p, struct sample *s)
 	return pipeline__count(p, s);
 }
 
-/*
- * The image a user stack belongs to: the process's image that ran under
- * the sample's comm, or, when its leaf lies in none of that image's
- * mappings but in the image before, that one. A sample taken inside execve
- * (the old image's code made the call; the new image, already current for
- * the tracker, has nothing mapped yet) is the old image's.
- */
-static const struct addr_space *image_of(struct pipeline *p, const struct sample *s)
-{
-	const struct addr_space *as = proctrack__addr_space_for_comm(p->procs, s->pid, s->comm);
-	uint64_t leaf = s->user_snapshot ? s->user_snapshot->ip : s->nr_user ? s->user_ips[0] : 0;
+/* Images of one pid a sample's interval may hold: more are left out (the newest kept). */
+#define MAX_IMAGES 8
 
-	if (as && leaf && as->older && !addr_space__find(as, leaf) &&
-	    addr_space__find(as->older, leaf))
-		return as->older;
-	return as;
+/* The user addresses of s that pick an image: all of them, or a snapshot's ip. */
+static unsigned int user_addrs(const struct sample *s, const uint64_t **ips, uint64_t *one)
+{
+	if (s->user_snapshot) {
+		*one = s->user_snapshot->ip;
+		*ips = one;
+		return *one != 0;
+	}
+	*ips = s->user_ips;
+	return s->nr_user;
+}
+
+/* Whether every address lies in a file (or the vdso) that as maps. */
+static bool maps_all(const struct addr_space *as, const uint64_t *ips, unsigned int nr)
+{
+	for (unsigned int i = 0; i < nr; i++) {
+		const struct mapping *m = addr_space__find(as, stack__lookup_addr(ips[i], i));
+
+		if (ips[i] == STACK_TRUNCATED_IP)
+			continue;
+		if (!m || (!mapping__is_file(m) && strcmp(m->path, "[vdso]")))
+			return false;
+	}
+	return true;
+}
+
+/* Whether a and b map every address to the same offset of the same file. */
+static bool same_files(const struct addr_space *a, const struct addr_space *b,
+		       const uint64_t *ips, unsigned int nr)
+{
+	for (unsigned int i = 0; i < nr; i++) {
+		uint64_t addr = stack__lookup_addr(ips[i], i);
+		const struct mapping *x = addr_space__find(a, addr), *y = addr_space__find(b, addr);
+
+		if (ips[i] == STACK_TRUNCATED_IP)
+			continue;
+		if (!x || !y || x->dev != y->dev || x->ino != y->ino ||
+		    x->pgoff - x->start != y->pgoff - y->start || strcmp(x->path, y->path))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Of several images that may have run in the sample's interval, the one
+ * its addresses name the same way in every image that maps them all, or
+ * NULL when two would give different names (then *ambiguous).
+ */
+static const struct addr_space *choose_image(struct addr_space **cand, unsigned int n,
+					     const uint64_t *ips, unsigned int nr, bool *ambiguous)
+{
+	const struct addr_space *chosen = NULL;
+
+	for (unsigned int i = 0; i < n; i++) {
+		if (!maps_all(cand[i], ips, nr))
+			continue;
+		if (!chosen)
+			chosen = cand[i];	/* the newest that maps them */
+		else if (!same_files(chosen, cand[i], ips, nr))
+			chosen = NULL, n = 0;	/* two names for one address: neither */
+	}
+	*ambiguous = !chosen;
+	return chosen;
+}
+
+/*
+ * The image a user stack belongs to: the one of the sample's process that
+ * ran at the sample's time (or, for counts summed in the kernel, in the
+ * window they were summed over, told apart by the addresses). Never its
+ * comm: any process may take any name. A sample taken inside execve (the
+ * old image's code made the call; the new image has nothing mapped yet) is
+ * the old image's. *ambiguous when no single image can be chosen.
+ */
+static const struct addr_space *image_of(struct pipeline *p, const struct sample *s,
+					 bool *ambiguous)
+{
+	struct addr_space *cand[MAX_IMAGES];
+	uint64_t t0 = s->time, t1 = s->time_end ? s->time_end : s->time, one;
+	const uint64_t *ips;
+	unsigned int nr = user_addrs(s, &ips, &one), n;
+
+	*ambiguous = false;
+	if (!t0 && !t1) {
+		t0 = p->window_start;
+		t1 = p->window_end;
+	}
+	n = proctrack__images(p->procs, s->pid, t0, t1, cand, MAX_IMAGES);
+	if (!n)
+		return NULL;
+	if (n > 1)
+		return choose_image(cand, n, ips, nr, ambiguous);
+	if (nr && !cand[0]->nr_maps && cand[0]->older && maps_all(cand[0]->older, ips, 1))
+		return cand[0]->older;
+	return cand[0];
 }
 
 void pipeline__unwind_now(struct pipeline *p, struct sample *s, uint64_t *buf)
 {
 	const struct addr_space *as;
+	bool ambiguous;
 
 	if (!s->user_snapshot)
 		return;
-	as = image_of(p, s);
+	as = image_of(p, s, &ambiguous);
+	p->ambiguous_images += ambiguous;
 	s->nr_user = as && p->unwind ? p->unwind(p->unwind_ctx, as, s->user_snapshot, buf,
 						 MAX_STACK_DEPTH)
 				     : 0;
@@ -182,9 +272,21 @@ int pipeline__count(struct pipeline *p, struct sample *s)
 		s->nr_kernel -= above;
 	}
 	if (s->user_snapshot || s->nr_user) {
-		as = image_of(p, s);
-		if (!as)
+		bool ambiguous;
+
+		as = image_of(p, s, &ambiguous);
+		if (ambiguous) {
+			/* Its user frames print [unknown]; a snapshot is not unwound, its ip stays. */
+			p->ambiguous_images++;
+			if (s->user_snapshot) {
+				unwound[0] = s->user_snapshot->ip;
+				s->user_ips = unwound;
+				s->nr_user = 1;
+				s->user_snapshot = NULL;
+			}
+		} else if (!as) {
 			return -ENOMEM;
+		}
 	}
 	if (s->user_snapshot) {
 		s->user_ips = unwound;

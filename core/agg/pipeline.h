@@ -47,13 +47,27 @@ struct pipeline {
 	 */
 	pid_t tree_root;
 	struct hashmap tree;	/* pid -> pid, as keys stored in the pointer */
+	/* Where samples without a time were taken (pipeline__set_window). */
+	uint64_t window_start, window_end;
 	uint64_t filtered;	/* samples dropped by the filters */
+	/*
+	 * Samples whose process had two images in their interval (an exec, a
+	 * pid reused) that would name their user frames differently: [unknown].
+	 */
+	uint64_t ambiguous_images;
 	uint64_t not_unwound;	/* snapshots that came without an unwinder */
 };
 
 int pipeline__init(struct pipeline *p, const struct pipeline_config *cfg);
 void pipeline__fini(struct pipeline *p);
 void pipeline__set_unwind(struct pipeline *p, pipeline_unwind_fn fn, void *ctx);
+
+/*
+ * Samples that carry no time were taken between t0 and t1 (side-band clock):
+ * counts drained from the kernel. The default, and t0 = t1 = UINT64_MAX:
+ * the process's current image.
+ */
+void pipeline__set_window(struct pipeline *p, uint64_t t0, uint64_t t1);
 
 /* Keep only the process tree of root (a launched command), as it forks. */
 int pipeline__set_tree(struct pipeline *p, pid_t root);

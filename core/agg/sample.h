@@ -61,6 +61,13 @@ struct sample {
 	int user_err;
 	enum weight_kind kind;
 	uint64_t weight;
+	/*
+	 * When it was taken, in the side-band records' clock: at some time in
+	 * [time, time_end] (equal for a sample from a ring; an interval for
+	 * counts summed in the kernel). Both 0: not known. The time picks the
+	 * process image its user addresses belong to.
+	 */
+	uint64_t time, time_end;
 };
 
 /*

@@ -12,6 +12,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/lib/userfile.h"
@@ -26,10 +27,20 @@ struct thread_comm {
 	char comm[TASK_COMM_LEN];
 };
 
-/* Binaries by (dev, ino), opened once for the whole run. */
+/*
+ * Binaries by (dev, ino), opened once for the whole run. A file the tracker
+ * holds open keeps its inode: no other file can take its number. One it
+ * could not keep (no fds left, or gone when first seen) is looked for again
+ * by path, and an inode number is reused once its file is deleted: the
+ * file found must also have the inode change time (ctime: set by the
+ * kernel on every change, never by users) seen when the mapping was.
+ */
 struct open_file {
 	uint64_t dev, ino;	/* the key */
-	int fd;			/* -1: could not be opened */
+	int fd;			/* -1: not kept open */
+	int64_t ctime_ns;	/* the file's ctime when first seen; 0 if it could not be read */
+	int64_t seen_ns;	/* wall clock when first seen: an unread file changed no later */
+	bool conflict;		/* two files had this (dev, ino) in the run: no names from it */
 };
 
 struct file_table {
@@ -164,6 +175,7 @@ static struct addr_space *new_space(struct proctrack *pt, pid_t pid)
 		return NULL;
 	as->files = &pt->files;
 	as->pid = pid;
+	as->uid = (uid_t)-1;
 	as->id = pt->next_id++;
 	as->next_all = pt->all;
 	pt->all = as;
@@ -294,6 +306,30 @@ int addr_space__load_maps_file(struct addr_space *as, const char *path)
 
 static bool read_comm(pid_t pid, pid_t tid, char *buf, size_t len);
 
+/* The real uid of a running process (/proc/PID/status), or (uid_t)-1. */
+static uid_t read_uid(pid_t pid)
+{
+	char path[64], line[256];
+	unsigned long uid;
+	uid_t ret = (uid_t)-1;
+	FILE *f;
+
+	if (pid <= 0)
+		return ret;
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return ret;
+	/* A comm is one line of at most 64 escaped bytes: "Uid:" cannot be forged by it. */
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Uid: %lu", &uid) == 1) {
+			ret = (uid_t)uid;
+			break;
+		}
+	fclose(f);
+	return ret;
+}
+
 int file_table__fd(const struct file_table *ft, const struct mapping *m)
 {
 	struct open_file key = { .dev = m->dev, .ino = m->ino }, *f;
@@ -301,11 +337,27 @@ int file_table__fd(const struct file_table *ft, const struct mapping *m)
 	if (!ft || !m->ino)
 		return -1;
 	f = hashmap__find(&ft->files, &key);
-	return f ? f->fd : -1;
+	return f && !f->conflict ? f->fd : -1;
 }
 
-/* An fd for path that is the file (dev, ino) the mapping names, or -1. */
-static int open_same_file(const char *path, const struct mapping *m)
+static int64_t ctime_of(const struct stat *st)
+{
+	return (int64_t)st->st_ctim.tv_sec * 1000000000LL + st->st_ctim.tv_nsec;
+}
+
+static int64_t wall_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/*
+ * An fd for path that is the file (dev, ino) the mapping names, or -1;
+ * with f, also the file first seen (see struct open_file).
+ */
+static int open_same_file(const char *path, const struct mapping *m, const struct open_file *f)
 {
 	/* Paths anyone may swap: a FIFO or a device there must not block us. */
 	uint64_t size;
@@ -314,7 +366,9 @@ static int open_same_file(const char *path, const struct mapping *m)
 
 	if (fd < 0)
 		return -1;
-	if (fstat(fd, &st) || (m->dev && st.st_dev != m->dev) || st.st_ino != m->ino) {
+	if (fstat(fd, &st) || (m->dev && st.st_dev != m->dev) || st.st_ino != m->ino ||
+	    (f && f->ctime_ns && ctime_of(&st) != f->ctime_ns) ||
+	    (f && !f->ctime_ns && ctime_of(&st) > f->seen_ns)) {
 		close(fd);
 		return -1;	/* replaced since: better unknown than wrong */
 	}
@@ -323,54 +377,81 @@ static int open_same_file(const char *path, const struct mapping *m)
 
 int file_table__open(const struct file_table *ft, const struct mapping *m, bool *owned)
 {
-	int fd = file_table__fd(ft, m);
+	struct open_file key = { .dev = m->dev, .ino = m->ino }, *f;
+	int fd = -1;
 
-	*owned = fd < 0;
-	if (fd < 0 && mapping__is_file(m))
-		fd = open_same_file(m->path, m);
+	*owned = false;
+	f = ft && m->ino ? hashmap__find(&ft->files, &key) : NULL;
+	if (f && f->conflict)
+		return -1;
+	if (f && f->fd >= 0)
+		return f->fd;
+	*owned = true;
+	if (mapping__is_file(m))
+		fd = open_same_file(m->path, m, f);
 	return fd;
 }
 
 /*
  * Open the binary of m now, while pid may still be alive: through
  * /proc/PID/map_files (the very file, deleted or not), else under the
- * process's root (containers), else by its path.
+ * process's root (containers), else by its path. Kept open while the fd
+ * budget lasts; past it, only its ctime is kept.
  */
 static void open_binary(struct proctrack *pt, pid_t pid, const struct mapping *m)
 {
 	struct open_file key = { .dev = m->dev, .ino = m->ino }, *f;
 	char path[4200];
+	struct stat st;
 	int fd = -1;
 
-	if (!m->ino || !m->path || m->path[0] != '/' || m->path[1] == '/' ||
-	    hashmap__find(&pt->files.files, &key) || pt->files.nr_open >= pt->files.max_open)
+	if (!m->ino || !m->path || m->path[0] != '/' || m->path[1] == '/')
 		return;
+	f = hashmap__find(&pt->files.files, &key);
+	if (f && f->fd >= 0)
+		return;		/* held open: it is the one file with this number */
 	if (pid > 0) {
 		snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)pid,
 			 m->start, m->end);
-		fd = open_same_file(path, m);
+		fd = open_same_file(path, m, NULL);
 		if (fd < 0) {
 			snprintf(path, sizeof(path), "/proc/%d/root%s", (int)pid, m->path);
-			fd = open_same_file(path, m);
+			fd = open_same_file(path, m, NULL);
 		}
 	}
-	if (fd < 0)
-		fd = open_same_file(m->path, m);
-	f = malloc(sizeof(*f));
+	if (fd < 0 && !f)
+		fd = open_same_file(m->path, m, NULL);
+	if (f) {
+		/* Seen before and not kept: the same file again, or another with its number? */
+		if (fd >= 0 && !fstat(fd, &st) && f->ctime_ns && ctime_of(&st) != f->ctime_ns)
+			f->conflict = true;
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	f = calloc(1, sizeof(*f));
 	if (!f) {
 		if (fd >= 0)
 			close(fd);
 		return;
 	}
 	*f = key;
-	f->fd = fd;
+	f->fd = -1;
+	f->seen_ns = wall_now_ns();
+	if (fd >= 0 && !fstat(fd, &st))
+		f->ctime_ns = ctime_of(&st);
 	if (hashmap__add(&pt->files.files, f, f)) {
 		if (fd >= 0)
 			close(fd);
 		free(f);
 		return;
 	}
-	pt->files.nr_open += fd >= 0;
+	if (fd >= 0 && pt->files.nr_open < pt->files.max_open) {
+		f->fd = fd;
+		pt->files.nr_open++;
+	} else if (fd >= 0) {
+		close(fd);	/* out of fds: fewer names later, never wrong ones */
+	}
 }
 
 static struct proc *find_proc(struct proctrack *pt, pid_t pid)
@@ -414,6 +495,7 @@ struct addr_space *proctrack__addr_space(struct proctrack *pt, pid_t pid)
 		snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
 		addr_space__load_maps_file(as, path);
 		read_comm(pid, pid, as->comm, sizeof(as->comm));
+		as->uid = read_uid(pid);
 		for (size_t i = 0; i < as->nr_maps; i++)
 			open_binary(pt, pid, &as->maps[i]);
 	}
@@ -434,7 +516,7 @@ int proctrack__mmap(struct proctrack *pt, pid_t pid, const struct mapping *m)
 	return addr_space__insert(as, m);
 }
 
-int proctrack__exec(struct proctrack *pt, pid_t pid, const char *comm)
+int proctrack__exec(struct proctrack *pt, pid_t pid, const char *comm, uint64_t time)
 {
 	struct proc *p = find_proc(pt, pid);
 	struct addr_space *as = new_space(pt, pid);
@@ -442,6 +524,9 @@ int proctrack__exec(struct proctrack *pt, pid_t pid, const char *comm)
 	if (!as)
 		return -ENOMEM;
 	snprintf(as->comm, sizeof(as->comm), "%s", comm ? comm : "");
+	as->start_time = time;
+	/* A set-user-ID program changes it: read it now, while the process runs. */
+	as->uid = read_uid(pid);
 	if (p) {
 		as->older = p->as;
 		p->as = as;
@@ -450,15 +535,28 @@ int proctrack__exec(struct proctrack *pt, pid_t pid, const char *comm)
 	return add_proc(pt, pid, as) ? 0 : -ENOMEM;
 }
 
-struct addr_space *proctrack__addr_space_for_comm(struct proctrack *pt, pid_t pid,
-						  const char *comm)
+unsigned int proctrack__images(struct proctrack *pt, pid_t pid, uint64_t t0, uint64_t t1,
+			       struct addr_space **out, unsigned int max)
 {
-	struct addr_space *cur = proctrack__addr_space(pt, pid);
+	struct addr_space *as = proctrack__addr_space(pt, pid);
+	uint64_t end = UINT64_MAX;	/* of the image before, newest first */
+	unsigned int n = 0;
 
-	for (struct addr_space *as = cur; as; as = as->older)
-		if (!strncmp(as->comm, comm, sizeof(as->comm) - 1))
-			return as;
-	return cur;
+	if (!as || !max)
+		return 0;
+	/* Bounded by the images the records made: one per exec or fork of pid. */
+	for (; as && n < max; end = as->start_time, as = as->older) {
+		if (as->start_time > t1)
+			continue;	/* began after the interval */
+		if (end < t0)
+			break;		/* ended before it, as did all older ones */
+		out[n++] = as;
+		if (as->start_time <= t0)
+			break;		/* it covers the interval's start: older ones ran before */
+	}
+	if (!n)
+		out[n++] = proctrack__addr_space(pt, pid);	/* a time before anything known */
+	return n;
 }
 
 int proctrack__snapshot(struct proctrack *pt, bool (*wanted)(pid_t pid, void *ctx), void *ctx)
@@ -485,7 +583,7 @@ int proctrack__snapshot(struct proctrack *pt, bool (*wanted)(pid_t pid, void *ct
 	return 0;
 }
 
-int proctrack__fork(struct proctrack *pt, pid_t pid, pid_t ppid)
+int proctrack__fork(struct proctrack *pt, pid_t pid, pid_t ppid, uint64_t time)
 {
 	struct addr_space *parent = proctrack__addr_space(pt, ppid);
 	struct addr_space *as;
@@ -497,6 +595,8 @@ int proctrack__fork(struct proctrack *pt, pid_t pid, pid_t ppid)
 	if (!as)
 		return -ENOMEM;
 	memcpy(as->comm, parent->comm, sizeof(as->comm));
+	as->start_time = time;
+	as->uid = parent->uid;
 	if (parent->nr_maps) {
 		as->maps = calloc(parent->nr_maps, sizeof(*as->maps));
 		if (!as->maps)

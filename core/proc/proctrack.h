@@ -32,7 +32,14 @@ struct addr_space {
 	pid_t pid;
 	unsigned int id;	/* unique per tracker, for stable ordering */
 	char comm[TASK_COMM_LEN];	/* the process's comm when this image began */
-	struct addr_space *older;	/* the same pid's image before its last exec */
+	struct addr_space *older;	/* the same pid's image before this one (exec, pid reuse) */
+	/*
+	 * When this image began, in the side-band records' clock: the exec or
+	 * fork record's time; 0 for an image found already running. It ends
+	 * where the next image of the pid begins.
+	 */
+	uint64_t start_time;
+	uid_t uid;			/* its real uid when first seen, (uid_t)-1 if not known */
 	struct mapping *maps;	/* sorted by start, non-overlapping */
 	size_t nr_maps;
 	size_t cap_maps;
@@ -53,12 +60,14 @@ void proctrack__free(struct proctrack *pt);
 struct addr_space *proctrack__addr_space(struct proctrack *pt, pid_t pid);
 
 /*
- * The address space of pid that ran under comm: samples counted in the
- * kernel carry no time, but an exec usually changes comm. Falls back to the
- * current one.
+ * The images of pid that may have run at some time in [t0, t1] (times of
+ * the side-band records' clock), newest first, at most max: one for a
+ * sample with its exact time, maybe more for samples counted in the kernel
+ * over an interval. A process's comm never selects one: any process can
+ * take any name. Returns how many (0 only when out of memory).
  */
-struct addr_space *proctrack__addr_space_for_comm(struct proctrack *pt, pid_t pid,
-						  const char *comm);
+unsigned int proctrack__images(struct proctrack *pt, pid_t pid, uint64_t t0, uint64_t t1,
+			       struct addr_space **out, unsigned int max);
 
 /* Read the mappings of every process now, so that those that exit later still symbolize. */
 int proctrack__snapshot(struct proctrack *pt, bool (*wanted)(pid_t pid, void *ctx), void *ctx);
@@ -68,10 +77,13 @@ bool proctrack__knows(struct proctrack *pt, pid_t pid);
 
 /* An mmap of pid (PERF_RECORD_MMAP/MMAP2); only executable mappings matter. */
 int proctrack__mmap(struct proctrack *pt, pid_t pid, const struct mapping *m);
-/* pid called exec (now named comm): later samples belong to a new, empty address space. */
-int proctrack__exec(struct proctrack *pt, pid_t pid, const char *comm);
-/* A new process pid forked from ppid: it starts with a copy of ppid's mappings. */
-int proctrack__fork(struct proctrack *pt, pid_t pid, pid_t ppid);
+/*
+ * pid called exec (now named comm) at time: later samples belong to a new,
+ * empty address space. time 0: not known (the new image covers all time).
+ */
+int proctrack__exec(struct proctrack *pt, pid_t pid, const char *comm, uint64_t time);
+/* A new process pid forked from ppid at time: it starts with a copy of ppid's mappings. */
+int proctrack__fork(struct proctrack *pt, pid_t pid, pid_t ppid, uint64_t time);
 
 /* Whether pid is a kernel thread (PF_KTHREAD in /proc/PID/stat), read once. */
 bool proctrack__is_kernel_thread(struct proctrack *pt, pid_t pid);

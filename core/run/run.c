@@ -424,6 +424,11 @@ static void print_warnings(const struct run *r, const struct profile *prof,
 		pr_warn("warning: %" PRIu64 " side-band records lost: some exited processes may "
 			"print [unknown]\n",
 			st->sideband_lost);
+	if (r->pipeline.ambiguous_images)
+		pr_warn("warning: %" PRIu64 " samples print [unknown] user frames: their process "
+			"exec'd or its pid was reused while they were counted in the kernel, and "
+			"the two images would name them differently\n",
+			r->pipeline.ambiguous_images);
 	if (st->malformed_records)
 		pr_warn("warning: %" PRIu64 " malformed records skipped\n", st->malformed_records);
 	if (st->fp_fallbacks)

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/sym/dwarfline.h"
@@ -164,6 +165,15 @@ static struct dwarf_lines *open_dwarf(const char *open_path, const char *path)
 	return dl;
 }
 
+/*
+ * The symbols of the file behind m: the file the tracker opened when the
+ * mapping was first seen, else the path opened now and checked to be the
+ * very file mapped (device, inode and change time): a binary replaced at
+ * its path since, or one the tracker had no fd left for, gives no names
+ * rather than another file's. Cached by that identity, change time
+ * included, so that a file that took a deleted one's inode number never
+ * shares its entry.
+ */
 static struct elf_cache_entry *elf_for_mapping(struct symbolizer *s, const struct addr_space *as,
 					       const struct mapping *m)
 {
@@ -171,29 +181,34 @@ static struct elf_cache_entry *elf_for_mapping(struct symbolizer *s, const struc
 	char key[4200], open_path[4200];
 	const char *slash;
 	bool owned = false;
+	struct stat st;
 	int fd;
 
-	snprintf(key, sizeof(key), "%" PRIx64 ":%" PRIu64 ":%s", m->dev, m->ino, m->path);
+	fd = as ? file_table__open(as->files, m, &owned) : -1;
+	if (fd >= 0 && fstat(fd, &st)) {
+		if (owned)
+			close(fd);
+		fd = -1;
+	}
+	if (fd >= 0)
+		snprintf(key, sizeof(key), "%" PRIx64 ":%" PRIu64 ":%lld.%09ld:%s", m->dev, m->ino,
+			 (long long)st.st_ctim.tv_sec, st.st_ctim.tv_nsec, m->path);
+	else
+		snprintf(key, sizeof(key), "%" PRIx64 ":%" PRIu64 ":-:%s", m->dev, m->ino, m->path);
 	e = hashmap__find(&s->elfs, key);
 	if (e)
-		return e;
+		goto out;
 	e = calloc(1, sizeof(*e));
 	if (!e)
-		return NULL;
+		goto out;
 	e->key = strdup(key);
 	if (!e->key) {
 		free(e);
-		return NULL;
+		e = NULL;
+		goto out;
 	}
 	slash = strrchr(m->path, '/');
 	e->module = e->key + (strlen(key) - strlen(slash ? slash + 1 : m->path));
-	/*
-	 * The file opened when the mapping was first seen, else the path opened
-	 * now and checked to be the very file mapped (device and inode): a
-	 * binary replaced at its path since, or one the tracker had no fd left
-	 * for, gives no names rather than another file's.
-	 */
-	fd = as ? file_table__open(as->files, m, &owned) : -1;
 	if (fd < 0) {
 		s->replaced_files++;
 		pr_info("%s: not the file that was mapped any more (replaced or gone); its frames "
@@ -209,15 +224,17 @@ static struct elf_cache_entry *elf_for_mapping(struct symbolizer *s, const struc
 			/* Now, while the file is open. */
 			e->dl = open_dwarf(open_path, m->path);
 		}
-		if (owned)
-			close(fd);
 	}
 	if (hashmap__add(&s->elfs, e->key, e)) {
 		elf_symtab__free(e->st);
+		dwarf_lines__free(e->dl);
 		free(e->key);
 		free(e);
-		return NULL;
+		e = NULL;
 	}
+out:
+	if (fd >= 0 && owned)
+		close(fd);
 	return e;
 }
 

@@ -68,7 +68,7 @@ static void teardown(void)
 static void init_core(struct pipeline *core)
 {
 	ck_assert_int_eq(pipeline__init(core, &pcfg), 0);
-	ck_assert_int_eq(proctrack__exec(core->procs, PID, "app"), 0);
+	ck_assert_int_eq(proctrack__exec(core->procs, PID, "app", 0), 0);
 	for (size_t i = 0; i < fx.as.nr_maps; i++)
 		ck_assert_int_eq(proctrack__mmap(core->procs, PID, &fx.as.maps[i]), 0);
 	ck_assert_int_eq(proctrack__set_comm(core->procs, PID, "app"), 0);

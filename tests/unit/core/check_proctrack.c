@@ -86,24 +86,61 @@ START_TEST(fork_copies_exec_resets_old_space_survives)
 	struct addr_space *parent, *child, *after_exec;
 
 	/* pid 0 is never read from /proc: a clean start for the test. */
-	ck_assert_int_eq(proctrack__exec(pt, 1000000, "parent"), 0);
+	ck_assert_int_eq(proctrack__exec(pt, 1000000, "parent", 0), 0);
 	ck_assert_int_eq(proctrack__mmap(pt, 1000000, &a), 0);
 	parent = proctrack__addr_space(pt, 1000000);
-	ck_assert_int_eq(proctrack__fork(pt, 1000001, 1000000), 0);
+	ck_assert_int_eq(proctrack__fork(pt, 1000001, 1000000, 0), 0);
 	child = proctrack__addr_space(pt, 1000001);
 	ck_assert_ptr_ne(child, parent);
 	ck_assert_str_eq(addr_space__find(child, 0x1800)->path, "/parent");
 
-	ck_assert_int_eq(proctrack__exec(pt, 1000001, "child"), 0);
+	ck_assert_int_eq(proctrack__exec(pt, 1000001, "child", 0), 0);
 	after_exec = proctrack__addr_space(pt, 1000001);
 	ck_assert_ptr_ne(after_exec, child);
 	ck_assert_ptr_null(addr_space__find(after_exec, 0x1800));
 	/* Stacks counted before the exec still resolve through the old space. */
 	ck_assert_str_eq(addr_space__find(child, 0x1800)->path, "/parent");
-	/* Kernel-counted stacks have no time: the comm picks the image. */
-	ck_assert_ptr_eq(proctrack__addr_space_for_comm(pt, 1000001, "parent"), child);
-	ck_assert_ptr_eq(proctrack__addr_space_for_comm(pt, 1000001, "child"), after_exec);
-	ck_assert_ptr_eq(proctrack__addr_space_for_comm(pt, 1000001, "other"), after_exec);
+	proctrack__free(pt);
+}
+END_TEST
+
+/* Images are chosen by time, never by comm: pid reuse and exec in one interval. */
+START_TEST(images_by_time)
+{
+	struct proctrack *pt = proctrack__new();
+	struct addr_space *got[8], *first, *forked, *execd;
+
+	/* 1000002 runs (time 100), its pid is reused by a fork (200), which execs (300). */
+	ck_assert_int_eq(proctrack__exec(pt, 1000002, "victim", 100), 0);
+	first = proctrack__addr_space(pt, 1000002);
+	ck_assert_int_eq(proctrack__exec(pt, 1000003, "attacker", 50), 0);
+	ck_assert_int_eq(proctrack__fork(pt, 1000002, 1000003, 200), 0);
+	forked = proctrack__addr_space(pt, 1000002);
+	ck_assert_int_eq(proctrack__exec(pt, 1000002, "victim", 300), 0);
+	execd = proctrack__addr_space(pt, 1000002);
+
+	/* Exact times: the one image that ran then, whatever the comm. */
+	ck_assert_uint_eq(proctrack__images(pt, 1000002, 150, 150, got, 8), 1);
+	ck_assert_ptr_eq(got[0], first);
+	ck_assert_uint_eq(proctrack__images(pt, 1000002, 200, 200, got, 8), 1);
+	ck_assert_ptr_eq(got[0], forked);
+	ck_assert_uint_eq(proctrack__images(pt, 1000002, 250, 250, got, 8), 1);
+	ck_assert_ptr_eq(got[0], forked);
+	ck_assert_uint_eq(proctrack__images(pt, 1000002, 400, 400, got, 8), 1);
+	ck_assert_ptr_eq(got[0], execd);
+	/* No time: the current one. */
+	ck_assert_uint_eq(proctrack__images(pt, 1000002, UINT64_MAX, UINT64_MAX, got, 8), 1);
+	ck_assert_ptr_eq(got[0], execd);
+	/* An interval: every image that ran in it, newest first. */
+	ck_assert_uint_eq(proctrack__images(pt, 1000002, 150, 350, got, 8), 3);
+	ck_assert_ptr_eq(got[0], execd);
+	ck_assert_ptr_eq(got[1], forked);
+	ck_assert_ptr_eq(got[2], first);
+	ck_assert_uint_eq(proctrack__images(pt, 1000002, 210, 290, got, 8), 1);
+	ck_assert_ptr_eq(got[0], forked);
+	ck_assert_uint_eq(proctrack__images(pt, 1000002, 150, 350, got, 2), 2);
+	/* The uid of a process never seen running is not known. */
+	ck_assert_uint_eq(execd->uid, (uid_t)-1);
 	proctrack__free(pt);
 }
 END_TEST
@@ -180,6 +217,7 @@ Suite *proctrack_suite(void)
 	tcase_add_test(tc, insert_trims_what_it_overlaps);
 	tcase_add_test(tc, maps_file_keeps_executable_mappings);
 	tcase_add_test(tc, fork_copies_exec_resets_old_space_survives);
+	tcase_add_test(tc, images_by_time);
 	tcase_add_test(tc, comm_cached_inherited_or_placeholder);
 	tcase_add_test(tc, first_sight_reads_proc_maps);
 	tcase_add_test(tc, a_fifo_at_a_mapping_path_does_not_block);

@@ -100,7 +100,7 @@ START_TEST(the_pipeline_applies_them)
 	for (unsigned int i = 0; i < MAX_STACK_DEPTH; i++)
 		ips[i] = TEXT_START + (i < 3 ? 0x100 * i + 4 : 0x804);
 	ck_assert_int_eq(pipeline__init(&p, &pc), 0);
-	ck_assert_int_eq(proctrack__exec(p.procs, s.pid, "x"), 0);
+	ck_assert_int_eq(proctrack__exec(p.procs, s.pid, "x", 0), 0);
 	ck_assert_int_eq(proctrack__mmap(p.procs, s.pid, &as.maps[0]), 0);
 	ck_assert_int_eq(pipeline__add(&p, &s), 0);
 	ck_assert_uint_eq(agg__size(&p.agg), 1);
@@ -125,10 +125,10 @@ START_TEST(a_stack_of_the_image_before_an_exec_resolves_there)
 	size_t bkt;
 
 	ck_assert_int_eq(pipeline__init(&p, &pc), 0);
-	ck_assert_int_eq(proctrack__exec(p.procs, s.pid, "old"), 0);
+	ck_assert_int_eq(proctrack__exec(p.procs, s.pid, "old", 0), 0);
 	ck_assert_int_eq(proctrack__mmap(p.procs, s.pid, &as.maps[0]), 0);
 	/* The exec: the process is "new" and has nothing mapped yet. */
-	ck_assert_int_eq(proctrack__exec(p.procs, s.pid, "new"), 0);
+	ck_assert_int_eq(proctrack__exec(p.procs, s.pid, "new", 0), 0);
 	ck_assert_int_eq(pipeline__add(&p, &s), 0);
 	agg__for_each(&p.agg, bkt, ent, e) {
 		ck_assert_uint_eq(e->nr_user, 2);
