@@ -2,11 +2,101 @@
 #include "core/lib/hashmap.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+/*
+ * The run's key for hash_bytes: random, so that names a user wrote into a
+ * file or a binary cannot be chosen to share one bucket (a flood turns every
+ * lookup into a walk of all the names). Set before main; with no getrandom
+ * (before 3.17) from /dev/urandom, else from what differs between runs.
+ */
+static uint64_t run_key[2];
+
+static void __attribute__((constructor)) init_run_key(void)
+{
+	size_t got = 0;
+	int fd;
+
+	while (got < sizeof(run_key)) {
+		ssize_t n = getrandom((char *)run_key + got, sizeof(run_key) - got, GRND_NONBLOCK);
+
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	if (got == sizeof(run_key))
+		return;
+	fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		if (read(fd, run_key, sizeof(run_key)) == (ssize_t)sizeof(run_key)) {
+			close(fd);
+			return;
+		}
+		close(fd);
+	}
+	{
+		struct timespec ts;
+
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		run_key[0] = hash_u64((uint64_t)ts.tv_nsec ^ (uint64_t)ts.tv_sec << 32);
+		run_key[1] = hash_u64((uint64_t)getpid() ^ (uint64_t)(uintptr_t)&ts);
+	}
+}
+
+#define ROTL(x, b) (uint64_t)(((x) << (b)) | ((x) >> (64 - (b))))
+#define SIPROUND                                                                        \
+	do {                                                                            \
+		v0 += v1; v1 = ROTL(v1, 13); v1 ^= v0; v0 = ROTL(v0, 32);              \
+		v2 += v3; v3 = ROTL(v3, 16); v3 ^= v2;                                  \
+		v0 += v3; v3 = ROTL(v3, 21); v3 ^= v0;                                  \
+		v2 += v1; v1 = ROTL(v1, 17); v1 ^= v2; v2 = ROTL(v2, 32);              \
+	} while (0)
+
+/* SipHash-2-4 (Aumasson and Bernstein, 2012) of len bytes under the key k0, k1. */
+uint64_t siphash24(const void *data, size_t len, uint64_t k0, uint64_t k1)
+{
+	const unsigned char *p = data, *end = p + (len & ~(size_t)7);
+	uint64_t v0 = k0 ^ 0x736f6d6570736575ULL, v1 = k1 ^ 0x646f72616e646f6dULL;
+	uint64_t v2 = k0 ^ 0x6c7967656e657261ULL, v3 = k1 ^ 0x7465646279746573ULL;
+	uint64_t b = (uint64_t)len << 56;
+
+	for (; p != end; p += 8) {
+		uint64_t m = 0;
+
+		/* Little-endian words, whatever the host's order, as the reference reads them. */
+		for (int i = 0; i < 8; i++)
+			m |= (uint64_t)p[i] << (8 * i);
+		v3 ^= m;
+		SIPROUND;
+		SIPROUND;
+		v0 ^= m;
+	}
+	for (size_t i = 0; i < (len & 7); i++)
+		b |= (uint64_t)p[i] << (8 * i);
+	v3 ^= b;
+	SIPROUND;
+	SIPROUND;
+	v0 ^= b;
+	v2 ^= 0xff;
+	SIPROUND;
+	SIPROUND;
+	SIPROUND;
+	SIPROUND;
+	return v0 ^ v1 ^ v2 ^ v3;
+}
+
+uint64_t hash_bytes(const void *data, size_t len, uint64_t seed)
+{
+	return siphash24(data, len, run_key[0] ^ seed, run_key[1]);
+}
 
 /* Eight bytes at a time through a multiply-xorshift mixer; the tail byte-wise. */
-uint64_t hash_bytes(const void *data, size_t len, uint64_t seed)
+uint64_t hash_bytes_fixed(const void *data, size_t len, uint64_t seed)
 {
 	const unsigned char *p = data;
 	uint64_t h = 0x9e3779b97f4a7c15ULL ^ seed ^ len;

@@ -44,8 +44,18 @@ void *hashmap__remove(struct hashmap *map, const void *key);
 	for ((bkt) = 0; (bkt) < (map)->nr_buckets; (bkt)++)                     \
 		for ((ent) = (map)->buckets[bkt]; (ent); (ent) = (ent)->next)
 
-/* A hash of bytes, and a mixer for integer keys. */
+/*
+ * A hash of bytes for hash tables: SipHash-2-4 under a key chosen at random
+ * for each run (and seed), so that crafted names cannot all collide. Its
+ * values differ between runs: nothing printed may depend on them, nor on
+ * the order in which a map's entries are visited.
+ */
 uint64_t hash_bytes(const void *data, size_t len, uint64_t seed);
+/* SipHash-2-4 itself, for a given key. */
+uint64_t siphash24(const void *data, size_t len, uint64_t k0, uint64_t k1);
+/* A hash that is the same in every run (colours of a frame's name), not for tables of user data. */
+uint64_t hash_bytes_fixed(const void *data, size_t len, uint64_t seed);
+/* A mixer for integer keys (pids, addresses: not chosen freely by a user). */
 static inline uint64_t hash_u64(uint64_t x)
 {
 	x ^= x >> 33;

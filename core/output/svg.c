@@ -235,7 +235,7 @@ static void xml_escape(FILE *out, const char *s, size_t len)
  */
 static void frame_colour(const char *name, bool kernel, bool off_cpu, char *buf, size_t len)
 {
-	uint64_t h = hash_bytes(name, strlen(name), 7);
+	uint64_t h = hash_bytes_fixed(name, strlen(name), 7);
 	unsigned int v1 = h % 1000, v2 = (h >> 10) % 1000;
 
 	if (!strcmp(name, "-"))
