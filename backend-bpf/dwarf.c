@@ -10,46 +10,86 @@
 #include "backend-bpf/convert.h"
 #include "backend-bpf/shared_maps.h"
 #include "bpf/dwarf.skel.h"
+#include "bpf/dwarf_task_regs.skel.h"
 #include "bpf/profile.skel.h"
 #include "core/lib/log.h"
+
+/*
+ * A CPU's sample being joined: the pieces the program sent before its head
+ * (bpf/profile_maps.h). Allocated when the CPU first sends a piece.
+ */
+struct dwarf_join {
+	unsigned char *stack;	/* PROFILE_DUMP_MAX bytes */
+	size_t size;
+	bool broken;		/* records lost or bad since the last head: drop the sample */
+};
 
 struct bpf_dwarf {
 	struct pipeline *pipeline;
 	struct dwarf_bpf *skel;
-	bool task_regs;
+	struct dwarf_task_regs_bpf *skel_task_regs;
 	struct perf_buffer *pb;
 	stack_lookup_fn lookup;
 	void *lookup_ctx;
+	size_t dump_size;	/* --stack-dump-size: the copy is cut there */
+	struct dwarf_join *cpus;
+	int nr_cpus;
 	uint64_t lost;
 	uint64_t bad;
 	int err;		/* from the sample callback, which cannot return one */
-	/*
-	 * perf_buffer data follows the record's u32 size, so it is only 4-byte
-	 * aligned: each record's fixed part is copied here before it is read.
-	 */
-	struct dwarf_record *head;
 };
 
 unsigned int bpf_dwarf__chunks(unsigned int dump_size)
 {
-	unsigned int n = (dump_size + PROFILE_DUMP_CHUNK - 1) / PROFILE_DUMP_CHUNK;
+	unsigned int n = (dump_size + PROFILE_DUMP_PIECE - 1) / PROFILE_DUMP_PIECE;
 
-	return n > PROFILE_DUMP_MAX_CHUNKS ? PROFILE_DUMP_MAX_CHUNKS : n;
+	return n > PROFILE_DUMP_MAX_PIECES ? PROFILE_DUMP_MAX_PIECES : n;
 }
 
-/* Load one of the two variants of the program. Returns the skeleton or NULL, errno set. */
-static struct dwarf_bpf *load_variant(struct profile_bpf *counting, int nr_cpus, bool task_regs)
+/* The maps settings both variants share with the counting program. */
+static int prepare(struct bpf_object *obj, struct profile_bpf *counting)
+{
+	/* The same settings, filter, stack ids and statistics as the counting program. */
+	return shared_maps__reuse(obj, counting->obj);
+}
+
+/* The variant with bpf_task_pt_regs (5.15). Returns the skeleton or NULL, errno set. */
+static struct dwarf_task_regs_bpf *load_task_regs(struct profile_bpf *counting)
+{
+	struct dwarf_task_regs_bpf *skel;
+	int err;
+
+	/*
+	 * bpf_task_pt_regs is 5.15: a kernel without it is asked with a
+	 * two-instruction program, not made to verify this one.
+	 */
+	if (libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_task_pt_regs, NULL) != 1) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	skel = dwarf_task_regs_bpf__open();
+	if (!skel)
+		return NULL;
+	err = prepare(skel->obj, counting);
+	if (!err)
+		err = dwarf_task_regs_bpf__load(skel);
+	if (err) {
+		dwarf_task_regs_bpf__destroy(skel);
+		errno = -err;
+		return NULL;
+	}
+	return skel;
+}
+
+/* The variant for every kernel from 4.9. Returns the skeleton or NULL, errno set. */
+static struct dwarf_bpf *load_plain(struct profile_bpf *counting)
 {
 	struct dwarf_bpf *skel = dwarf_bpf__open();
 	int err;
 
 	if (!skel)
 		return NULL;
-	bpf_program__set_autoload(skel->progs.dwarf_sample_task_regs, task_regs);
-	bpf_program__set_autoload(skel->progs.dwarf_sample, !task_regs);
-	bpf_map__set_max_entries(skel->maps.scratch, nr_cpus);
-	/* The same settings, filter, stack ids and statistics as the counting program. */
-	err = shared_maps__reuse(skel->obj, counting->obj);
+	err = prepare(skel->obj, counting);
 	if (!err)
 		err = dwarf_bpf__load(skel);
 	if (err) {
@@ -60,47 +100,123 @@ static struct dwarf_bpf *load_variant(struct profile_bpf *counting, int nr_cpus,
 	return skel;
 }
 
-static void on_record(void *ctx, int cpu, void *data, __u32 size)
+/* Load the task-regs variant if wanted and accepted, else the plain one. Returns 0 or -errno. */
+static int load_variant(struct bpf_dwarf *d, struct profile_bpf *counting, bool task_regs_wanted)
 {
-	const size_t head = offsetof(struct dwarf_record, stack);
-	struct bpf_dwarf *d = ctx;
+	if (task_regs_wanted) {
+		d->skel_task_regs = load_task_regs(counting);
+		if (d->skel_task_regs)
+			return 0;
+		pr_debug("bpf: the stack-copy program with bpf_task_pt_regs did not load (%s); "
+			 "trying the one without\n",
+			 strerror(errno));
+	}
+	d->skel = load_plain(counting);
+	return d->skel ? 0 : -errno;
+}
+
+static struct bpf_map *snapshots_map(const struct bpf_dwarf *d)
+{
+	return d->skel_task_regs ? d->skel_task_regs->maps.snapshots : d->skel->maps.snapshots;
+}
+
+static void on_piece(struct bpf_dwarf *d, struct dwarf_join *j, const void *data, __u32 size)
+{
+	const size_t head = offsetof(struct dwarf_piece, data);
+	__u32 len;
+
+	if (j->broken)
+		return;
+	memcpy(&len, (const unsigned char *)data + offsetof(struct dwarf_piece, len), sizeof(len));
+	if (size < head || len > size - head || len > PROFILE_DUMP_PIECE) {
+		d->bad++;
+		j->broken = true;
+		return;
+	}
+	if (!j->stack) {
+		j->stack = malloc(PROFILE_DUMP_MAX);
+		if (!j->stack) {
+			if (!d->err)
+				d->err = -ENOMEM;
+			j->broken = true;
+			return;
+		}
+	}
+	if (len > PROFILE_DUMP_MAX - j->size) {
+		d->bad++;
+		j->broken = true;
+		return;
+	}
+	memcpy(j->stack + j->size, (const unsigned char *)data + head, len);
+	j->size += len;
+}
+
+static void on_head(struct bpf_dwarf *d, struct dwarf_join *j, const void *data, __u32 size)
+{
 	uint64_t kbuf[MAX_STACK_DEPTH + 1];
-	const struct dwarf_record *rec = d->head;
-	/* The stack bytes stay where they are: the unwinder reads them with memcpy. */
-	const unsigned char *stack = (const unsigned char *)data + head;
 	struct user_snapshot snap;
+	struct dwarf_head rec;
 	struct profile_key key;
 	struct sample s;
 	int err;
 
-	if (size < head) {
-		d->bad++;
-		return;
+	if (j->broken || size < sizeof(rec)) {
+		/* Its pieces (or the head itself) were lost: counted with the lost records. */
+		if (size < sizeof(rec))
+			d->bad++;
+		goto out;
 	}
-	memcpy(d->head, data, head);
-	if (rec->dump_size > size - head) {
-		d->bad++;
-		return;
-	}
+	/* perf_buffer data follows the record's u32 size, so it is only 4-byte aligned. */
+	memcpy(&rec, data, sizeof(rec));
 	memset(&key, 0, sizeof(key));
-	key.tgid = rec->tgid;
-	key.tid = rec->tid;
-	key.kernel_stack_id = rec->kernel_stack_id;
-	key.user_stack_id = rec->user_stack_id;
-	key.kernel_ip = rec->kernel_ip;
-	memcpy(key.comm, rec->comm, sizeof(key.comm));
-	bpf_convert__sample(&key, 1, d->lookup(d->lookup_ctx, rec->kernel_stack_id),
-			    d->lookup(d->lookup_ctx, rec->user_stack_id), kbuf, &s);
-	s.cpu = cpu;
-	if (rec->regs_valid) {
-		snap = (struct user_snapshot){ .ip = rec->ip, .sp = rec->sp, .bp = rec->bp,
-					       .stack = stack, .stack_size = rec->dump_size };
+	key.tgid = rec.tgid;
+	key.tid = rec.tid;
+	key.kernel_stack_id = rec.kernel_stack_id;
+	key.user_stack_id = rec.user_stack_id;
+	key.kernel_ip = rec.kernel_ip;
+	memcpy(key.comm, rec.comm, sizeof(key.comm));
+	bpf_convert__sample(&key, 1, d->lookup(d->lookup_ctx, rec.kernel_stack_id),
+			    d->lookup(d->lookup_ctx, rec.user_stack_id), kbuf, &s);
+	s.cpu = (int)(j - d->cpus);
+	if (rec.regs_valid) {
+		/* The program sends whole pieces: the copy ends at --stack-dump-size. */
+		snap = (struct user_snapshot){ .ip = rec.ip, .sp = rec.sp, .bp = rec.bp,
+					       .stack = j->stack,
+					       .stack_size = j->size < d->dump_size ? j->size
+										    : d->dump_size };
+		if (!snap.stack)
+			snap.stack_size = 0;
 		s.user_snapshot = &snap;
 		s.user_err = 0;
 	}
 	err = pipeline__add(d->pipeline, &s);
 	if (err && !d->err)
 		d->err = err;
+out:
+	j->size = 0;
+	j->broken = false;
+}
+
+static void on_record(void *ctx, int cpu, void *data, __u32 size)
+{
+	struct bpf_dwarf *d = ctx;
+	struct dwarf_join *j;
+	__u32 kind;
+
+	if (cpu < 0 || cpu >= d->nr_cpus || size < sizeof(kind)) {
+		d->bad++;
+		return;
+	}
+	j = &d->cpus[cpu];
+	memcpy(&kind, data, sizeof(kind));
+	if (kind == DWARF_REC_PIECE) {
+		on_piece(d, j, data, size);
+	} else if (kind == DWARF_REC_HEAD) {
+		on_head(d, j, data, size);
+	} else {
+		d->bad++;
+		j->broken = true;
+	}
 }
 
 static void on_lost(void *ctx, int cpu, __u64 cnt)
@@ -108,12 +224,15 @@ static void on_lost(void *ctx, int cpu, __u64 cnt)
 	struct bpf_dwarf *d = ctx;
 
 	d->lost += cnt;
+	/* The CPU's sample being joined may have lost a piece: drop it at its head. */
+	if (cpu >= 0 && cpu < d->nr_cpus)
+		d->cpus[cpu].broken = true;
 }
 
 /* Room for about 100 ms of records per CPU at 1000 Hz. */
-static size_t buffer_pages(unsigned int chunks)
+static size_t buffer_pages(unsigned int pieces)
 {
-	size_t want = (size_t)chunks * PROFILE_DUMP_CHUNK * 100 / 4096, pages = 64;
+	size_t want = (size_t)pieces * (PROFILE_DUMP_PIECE + 16) * 100 / 4096, pages = 64;
 
 	while (pages < want && pages < 4096)
 		pages *= 2;
@@ -124,42 +243,35 @@ struct bpf_dwarf *bpf_dwarf__open(struct pipeline *p, struct profile_bpf *counti
 				  unsigned int dump_size, bool task_regs_wanted, stack_lookup_fn lookup,
 				  void *lookup_ctx)
 {
-	unsigned int chunks = bpf_dwarf__chunks(dump_size);
+	unsigned int pieces = bpf_dwarf__chunks(dump_size);
 	struct bpf_dwarf *d = calloc(1, sizeof(*d));
 	int err;
 
 	if (d)
-		d->head = malloc(sizeof(*d->head));
-	if (!d || !d->head) {
+		d->cpus = calloc(nr_cpus > 0 ? nr_cpus : 1, sizeof(*d->cpus));
+	if (!d || !d->cpus) {
 		free(d);
 		errno = ENOMEM;
 		return NULL;
 	}
+	d->nr_cpus = nr_cpus;
 	d->pipeline = p;
 	d->lookup = lookup;
 	d->lookup_ctx = lookup_ctx;
-	d->task_regs = task_regs_wanted;
-	d->skel = d->task_regs ? load_variant(counting, nr_cpus, true) : NULL;
-	if (!d->skel) {
-		pr_debug("bpf: the stack-copy program with bpf_task_pt_regs did not load (%s); "
-			 "trying the one without\n",
-			 strerror(errno));
-		d->task_regs = false;
-		d->skel = load_variant(counting, nr_cpus, false);
-	}
-	if (!d->skel)
+	d->dump_size = dump_size;
+	err = load_variant(d, counting, task_regs_wanted);
+	if (err) {
+		errno = -err;
 		goto err_out;
-	d->pb = perf_buffer__new(bpf_map__fd(d->skel->maps.snapshots), buffer_pages(chunks),
-				 on_record, on_lost, d, NULL);
+	}
+	d->pb = perf_buffer__new(bpf_map__fd(snapshots_map(d)), buffer_pages(pieces), on_record,
+				 on_lost, d, NULL);
 	if (!d->pb)
 		goto err_out;
-	if (chunks * PROFILE_DUMP_CHUNK != dump_size)
-		pr_info("bpf: stack copies of %u bytes (whole KiB, at most %u)\n",
-			chunks * PROFILE_DUMP_CHUNK, PROFILE_DUMP_MAX_CHUNKS * PROFILE_DUMP_CHUNK);
-	pr_info("bpf: stack copies through a perf buffer of %zu pages per CPU; user registers "
-		"of kernel-mode samples: %s\n",
-		buffer_pages(chunks),
-		d->task_regs ? "bpf_task_pt_regs" : "none (frame-pointer stacks for those)");
+	pr_info("bpf: stack copies in pieces of %u bytes through a perf buffer of %zu pages per "
+		"CPU; user registers of kernel-mode samples: %s\n",
+		PROFILE_DUMP_PIECE, buffer_pages(pieces),
+		d->skel_task_regs ? "bpf_task_pt_regs" : "none (frame-pointer stacks for those)");
 	return d;
 
 err_out:
@@ -171,13 +283,13 @@ err_out:
 
 bool bpf_dwarf__has_task_regs(const struct bpf_dwarf *d)
 {
-	return d->task_regs;
+	return d->skel_task_regs;
 }
 
 int bpf_dwarf__prog_fd(const struct bpf_dwarf *d)
 {
-	return bpf_program__fd(d->task_regs ? d->skel->progs.dwarf_sample_task_regs
-					    : d->skel->progs.dwarf_sample);
+	return bpf_program__fd(d->skel_task_regs ? d->skel_task_regs->progs.dwarf_sample_task_regs
+						 : d->skel->progs.dwarf_sample);
 }
 
 int bpf_dwarf__drain(struct bpf_dwarf *d)
@@ -207,23 +319,21 @@ void bpf_dwarf__close(struct bpf_dwarf *d)
 		return;
 	perf_buffer__free(d->pb);
 	dwarf_bpf__destroy(d->skel);
-	free(d->head);
+	dwarf_task_regs_bpf__destroy(d->skel_task_regs);
+	for (int i = 0; i < d->nr_cpus; i++)
+		free(d->cpus[i].stack);
+	free(d->cpus);
 	free(d);
 }
 
 int bpf_dwarf__probe(struct profile_bpf *counting, int nr_cpus, bool task_regs_wanted,
 		     bool *task_regs)
 {
-	struct dwarf_bpf *skel;
+	struct bpf_dwarf d = { .nr_cpus = nr_cpus };
+	int err = load_variant(&d, counting, task_regs_wanted);
 
-	*task_regs = task_regs_wanted;
-	skel = *task_regs ? load_variant(counting, nr_cpus, true) : NULL;
-	if (!skel) {
-		*task_regs = false;
-		skel = load_variant(counting, nr_cpus, false);
-	}
-	if (!skel)
-		return -errno;
-	dwarf_bpf__destroy(skel);
-	return 0;
+	*task_regs = d.skel_task_regs;
+	dwarf_bpf__destroy(d.skel);
+	dwarf_task_regs_bpf__destroy(d.skel_task_regs);
+	return err;
 }

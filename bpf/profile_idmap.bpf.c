@@ -3,6 +3,8 @@
  * The counting program with bcc's --cgroupmap (Linux 4.18:
  * bpf_get_current_cgroup_id). The loader uses it only with that option,
  * on the maps of profile.bpf.c, which stays loadable on Linux 4.9.
+ *
+ * bpf-compat: linux-4.18
  */
 #include <linux/types.h>
 #include <linux/bpf.h>

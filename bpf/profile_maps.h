@@ -54,29 +54,44 @@ struct profile_key {
 };
 
 /*
- * --unwind dwarf: the program sends each sample with the user registers and a
- * copy of the user stack, read in chunks until one fails (the top of the
- * stack), through a perf event array. A perf record is at most 64 KiB.
+ * --unwind dwarf: for each sample the program sends the copy of the user
+ * stack (from sp up, until a read fails or --stack-dump-size is reached) in
+ * pieces, then the head that closes the sample, all through a perf event
+ * array. A run of a BPF program is not interrupted by another on its CPU,
+ * so a sample's records are consecutive in that CPU's ring; user space
+ * joins the pieces that precede a head, and drops a sample when records
+ * were lost before its head. Pieces are sent from the BPF stack, the only
+ * memory 4.9's helpers send from.
  */
-#define PROFILE_DUMP_CHUNK 1024
-#define PROFILE_DUMP_MAX_CHUNKS 63
+#define PROFILE_DUMP_PIECE 384		/* bytes, room left on the 512-byte BPF stack */
+#define PROFILE_DUMP_MAX_PIECES 171	/* 65664 bytes, above --stack-dump-size's 65528 */
+#define PROFILE_DUMP_MAX (PROFILE_DUMP_PIECE * PROFILE_DUMP_MAX_PIECES)
 
-struct dwarf_record {
+enum dwarf_record_kind {
+	DWARF_REC_PIECE = 1,
+	DWARF_REC_HEAD = 2,
+};
+
+struct dwarf_piece {
+	__u32 kind;			/* DWARF_REC_PIECE */
+	__u32 len;			/* bytes of data: raw records are padded to 8 bytes */
+	__u8 data[PROFILE_DUMP_PIECE];
+};
+
+struct dwarf_head {
+	__u32 kind;			/* DWARF_REC_HEAD */
 	__u32 tgid;
 	__u32 tid;
 	__s32 kernel_stack_id;
 	/* A frame-pointer stack id when no user registers were available, else NOT_TAKEN. */
 	__s32 user_stack_id;
+	__u32 regs_valid;		/* ip, sp and bp are the user registers, pieces precede */
 	__u64 kernel_ip;
-	__u64 ip, sp, bp;		/* user registers, when dump_size or regs_valid */
-	__u32 regs_valid;
-	__u32 dump_size;		/* bytes of stack[] copied from sp up */
+	__u64 ip, sp, bp;
 	char comm[PROFILE_COMM_LEN];
-	/* Room for a refining read at any offset below 64 KiB (keeps the verifier's bounds simple). */
-	__u8 stack[65536 + PROFILE_DUMP_CHUNK];
 };
 
-/* profile_config.dump_chunks: how many PROFILE_DUMP_CHUNKs to copy (--stack-dump-size). */
+/* profile_config.dump_chunks: how many PROFILE_DUMP_PIECEs to send at most (--stack-dump-size). */
 
 /* Slots of the per-CPU stats array. */
 enum profile_stat {

@@ -4,6 +4,8 @@
  * the mount namespace id is read with CO-RE, so this object needs kernel
  * BTF (and bpf_probe_read_kernel, Linux 5.5). The loader uses it only with
  * that option, on the maps of profile.bpf.c.
+ *
+ * bpf-compat: linux-5.5
  */
 #include <linux/types.h>
 #include <linux/bpf.h>

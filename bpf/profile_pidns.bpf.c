@@ -4,6 +4,8 @@
  * container): tasks are named by their ids in that namespace, found with
  * bpf_get_ns_current_pid_tgid (Linux 5.7). The loader uses it only there,
  * with the maps of profile.bpf.c, which stays loadable on Linux 4.9.
+ *
+ * bpf-compat: linux-5.7
  */
 #include <linux/types.h>
 #include <linux/bpf.h>

@@ -1,0 +1,176 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * --unwind dwarf: instead of counting, each sample goes to user space with
+ * the user registers and a copy of the user stack, to be unwound there with
+ * .eh_frame. Kernel stacks are still taken here, by id, like the counting
+ * program's.
+ *
+ * A sample taken in user mode has the user registers in its context. One
+ * taken in kernel mode (a system call, a page fault) has the kernel's; the
+ * user registers are then at the top of the task's kernel stack, which only
+ * bpf_task_pt_regs() (Linux 5.15, with kernel BTF) can find: that variant is
+ * bpf/dwarf_task_regs.bpf.c. bpf/dwarf.bpf.c, for every kernel from 4.9,
+ * falls back to the frame-pointer user stack for those samples and counts
+ * them.
+ *
+ * Written for what Linux 4.9's verifier accepts, and cheap to verify on all:
+ *  - 4.9's helpers write to and send from the BPF stack only (map values as
+ *    helper memory are 4.10), so the stack copy goes out in pieces of at
+ *    most PROFILE_DUMP_PIECE bytes, each read into a BPF stack buffer and
+ *    sent as its own record, then a head record that closes the sample (see
+ *    profile_maps.h; user space joins the pieces of each CPU's ring);
+ *  - no byte count is kept here: the pieces are read at a source address
+ *    computed from the (unknown) user sp, so every path reaching the
+ *    refining reads after a failed piece has the same register types and
+ *    the verifier prunes them, where constant offsets differing per path
+ *    made 4.19's verifier walk every path (131072 instructions, E2BIG);
+ *  - no loops (4.9 has none), under 4096 instructions.
+ */
+#ifndef BPF_DWARF_BPF_H
+#define BPF_DWARF_BPF_H
+
+#include <linux/types.h>
+#include <linux/bpf.h>
+#include <linux/bpf_perf_event.h>
+#include <linux/ptrace.h>
+#include <bpf/bpf_helpers.h>
+
+#include "bpf/stackid.bpf.h"
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERF_EVENT_ARRAY);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, sizeof(__u32));
+} snapshots SEC(".maps");
+
+/*
+ * What a run keeps on its 512-byte BPF stack. The head is filled as the
+ * sample is looked at, so that only a few values stay live across the
+ * unrolled copy (each live value would be reloaded after every piece).
+ */
+struct dwarf_stack_buf {
+	struct dwarf_head head;
+	union {
+		struct dwarf_piece piece;
+		struct pt_regs regs;
+	};
+};
+
+static __always_inline int user_mode(__u64 cs)
+{
+	return (cs & 3) == 3;
+}
+
+/*
+ * Read size bytes at src into the piece and send it. Returns the read's
+ * result. The piece's len must be size already.
+ */
+#define SEND_PIECE(ctx, buf, src, size)                                                         \
+	({                                                                                      \
+		long __r = bpf_probe_read((buf)->piece.data, (size), (void *)(src));             \
+		if (!__r)                                                                       \
+			bpf_perf_event_output((ctx), &snapshots, BPF_F_CURRENT_CPU,             \
+					      &(buf)->piece,                                    \
+					      __builtin_offsetof(struct dwarf_piece, data) +    \
+						      (size));                                  \
+		__r;                                                                    \
+	})
+
+/*
+ * Send the user stack from sp up, in pieces, up to where reading fails or
+ * nr_pieces were sent; the last piece that failed is refined by halving.
+ */
+static __always_inline void copy_stack(struct bpf_perf_event_data *ctx, struct dwarf_stack_buf *buf,
+				       __u64 sp, __u32 nr_pieces)
+{
+	__u64 src = sp;
+
+	buf->piece.kind = DWARF_REC_PIECE;
+	buf->piece.len = PROFILE_DUMP_PIECE;
+#pragma unroll
+	for (int i = 0; i < PROFILE_DUMP_MAX_PIECES; i++) {
+		if (i >= nr_pieces)
+			return;
+		if (SEND_PIECE(ctx, buf, src, PROFILE_DUMP_PIECE))
+			break;
+		src += PROFILE_DUMP_PIECE;
+	}
+	/* The last piece crossed the end of the stack: take what it had, halving. */
+#pragma unroll
+	for (int size = 256; size >= 8; size /= 2) {
+		buf->piece.len = size;
+		if (!SEND_PIECE(ctx, buf, src, size))
+			src += size;
+	}
+}
+
+static __always_inline int snapshot(struct bpf_perf_event_data *ctx, int use_task_regs)
+{
+	struct dwarf_stack_buf buf;
+	struct profile_config *cfg;
+	__u32 tgid, tid;
+
+	stat_inc(PROFILE_STAT_SAMPLES);
+	/* Kernels with bpf_task_pt_regs (5.15) also have bpf_get_ns_current_pid_tgid (5.7). */
+	cfg = wanted(use_task_regs ? PIDNS_BY_CONFIG : PIDNS_NEVER, &tgid, &tid);
+	if (!cfg)
+		return 0;
+	/* 4.9 sends initialized BPF stack only: no stray padding. */
+	__builtin_memset(&buf.head, 0, sizeof(buf.head));
+	buf.head.kind = DWARF_REC_HEAD;
+	buf.head.tgid = tgid;
+	buf.head.tid = (cfg->flags & PROFILE_CFG_FILTER_TID) ? tid : 0;
+	buf.head.kernel_stack_id = PROFILE_STACK_NOT_TAKEN;
+	buf.head.user_stack_id = PROFILE_STACK_NOT_TAKEN;
+	bpf_get_current_comm(buf.head.comm, sizeof(buf.head.comm));
+	if (cfg->flags & PROFILE_CFG_KERNEL_STACK) {
+		buf.head.kernel_stack_id = take_stack(ctx, &stacks, &overflow0, 0,
+						      PROFILE_STAT_KERNEL_STACK_LOST);
+		if (buf.head.kernel_stack_id >= 0)
+			buf.head.kernel_ip = ctx->regs.rip;
+	}
+	if (cfg->flags & PROFILE_CFG_USER_STACK) {
+		__u64 ip = ctx->regs.rip, sp = ctx->regs.rsp, bp = ctx->regs.rbp;
+
+		/*
+		 * Loaded once, here: clang would otherwise merge these loads
+		 * with the ones from buf.regs into a load through a selected
+		 * pointer, and the verifier refuses a moved context pointer.
+		 */
+		asm volatile("" : "+r"(ip), "+r"(sp), "+r"(bp));
+		if (user_mode(ctx->regs.cs)) {
+			buf.head.regs_valid = 1;
+		} else if (use_task_regs) {
+			if (!bpf_probe_read_kernel(&buf.regs, sizeof(buf.regs),
+						   (void *)bpf_task_pt_regs(bpf_get_current_task_btf())) &&
+			    user_mode(buf.regs.cs)) {
+				ip = buf.regs.rip;
+				sp = buf.regs.rsp;
+				bp = buf.regs.rbp;
+				buf.head.regs_valid = 1;
+			}
+		}
+		if (buf.head.regs_valid) {
+			buf.head.ip = ip;
+			buf.head.sp = sp;
+			buf.head.bp = bp;
+		}
+		if (buf.head.regs_valid) {
+			copy_stack(ctx, &buf, sp, cfg->dump_chunks);
+		} else if (!use_task_regs) {
+			/*
+			 * No user registers here: the frame-pointer walk, counted
+			 * unless there is no user stack at all (a kernel thread).
+			 */
+			buf.head.user_stack_id = take_stack(ctx, &stacks, &overflow0,
+							    BPF_F_USER_STACK,
+							    PROFILE_STAT_USER_STACK_LOST);
+			if (buf.head.user_stack_id != -14 /* -EFAULT */)
+				stat_inc(PROFILE_STAT_NO_USER_REGS);
+		}
+	}
+	bpf_perf_event_output(ctx, &snapshots, BPF_F_CURRENT_CPU, &buf.head, sizeof(buf.head));
+	return 0;
+}
+
+#endif

@@ -1,0 +1,17 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The stack-copy program of --unwind dwarf with the user registers of
+ * kernel-mode samples (bpf_task_pt_regs, kernel BTF) and ids in the
+ * profiler's pid namespace (bpf_get_ns_current_pid_tgid): see bpf/dwarf.bpf.h.
+ *
+ * bpf-compat: linux-5.15
+ */
+#include "bpf/dwarf.bpf.h"
+
+SEC("perf_event")
+int dwarf_sample_task_regs(struct bpf_perf_event_data *ctx)
+{
+	return snapshot(ctx, 1);
+}
+
+char LICENSE[] SEC("license") = "GPL";
