@@ -146,29 +146,37 @@ static unsigned int user_addrs(const struct sample *s, const uint64_t **ips, uin
 	return s->nr_user;
 }
 
-/* Whether every address lies in a file (or the vdso) that as maps. */
-static bool maps_all(const struct addr_space *as, const uint64_t *ips, unsigned int nr)
+/* The mapping of a file (or the vdso) that holds addr in as, or NULL. */
+static const struct mapping *file_at(const struct addr_space *as, uint64_t addr)
 {
-	for (unsigned int i = 0; i < nr; i++) {
-		const struct mapping *m = addr_space__find(as, stack__lookup_addr(ips[i], i));
+	const struct mapping *m = addr_space__find(as, addr);
 
-		if (ips[i] == STACK_TRUNCATED_IP)
-			continue;
-		if (!m || (!mapping__is_file(m) && strcmp(m->path, "[vdso]")))
-			return false;
-	}
-	return true;
+	return m && (mapping__is_file(m) || !strcmp(m->path, "[vdso]")) ? m : NULL;
 }
 
-/* Whether a and b map every address to the same offset of the same file. */
+/* How many of the addresses lie in files as maps. */
+static unsigned int files_mapped(const struct addr_space *as, const uint64_t *ips, unsigned int nr)
+{
+	unsigned int n = 0;
+
+	for (unsigned int i = 0; i < nr; i++)
+		n += ips[i] != STACK_TRUNCATED_IP && file_at(as, stack__lookup_addr(ips[i], i));
+	return n;
+}
+
+/* Whether a and b name every address alike: the same offset of the same file, or neither a file. */
 static bool same_files(const struct addr_space *a, const struct addr_space *b,
 		       const uint64_t *ips, unsigned int nr)
 {
 	for (unsigned int i = 0; i < nr; i++) {
 		uint64_t addr = stack__lookup_addr(ips[i], i);
-		const struct mapping *x = addr_space__find(a, addr), *y = addr_space__find(b, addr);
+		const struct mapping *x, *y;
 
 		if (ips[i] == STACK_TRUNCATED_IP)
+			continue;
+		x = file_at(a, addr);
+		y = file_at(b, addr);
+		if (!x && !y)
 			continue;
 		if (!x || !y || x->dev != y->dev || x->ino != y->ino ||
 		    x->pgoff - x->start != y->pgoff - y->start || strcmp(x->path, y->path))
@@ -179,24 +187,33 @@ static bool same_files(const struct addr_space *a, const struct addr_space *b,
 
 /*
  * Of several images that may have run in the sample's interval, the one
- * its addresses name the same way in every image that maps them all, or
- * NULL when two would give different names (then *ambiguous).
+ * that maps most of its addresses to files: the image a stack was taken in
+ * maps every address it executed in a file, the others only by chance (a
+ * frame-pointer walk's last words may be no address at all). Where two map
+ * as many and would name them differently (the same layout, another file),
+ * neither: *ambiguous.
  */
 static const struct addr_space *choose_image(struct addr_space **cand, unsigned int n,
 					     const uint64_t *ips, unsigned int nr, bool *ambiguous)
 {
+	unsigned int best = 0, score[MAX_IMAGES];
 	const struct addr_space *chosen = NULL;
 
 	for (unsigned int i = 0; i < n; i++) {
-		if (!maps_all(cand[i], ips, nr))
+		score[i] = files_mapped(cand[i], ips, nr);
+		if (score[i] > best)
+			best = score[i];
+	}
+	*ambiguous = false;
+	for (unsigned int i = 0; i < n; i++) {
+		if (score[i] != best)
 			continue;
 		if (!chosen)
-			chosen = cand[i];	/* the newest that maps them */
-		else if (!same_files(chosen, cand[i], ips, nr))
-			chosen = NULL, n = 0;	/* two names for one address: neither */
+			chosen = cand[i];	/* the newest of the best */
+		else if (best && !same_files(chosen, cand[i], ips, nr))
+			*ambiguous = true;
 	}
-	*ambiguous = !chosen;
-	return chosen;
+	return *ambiguous ? NULL : chosen;
 }
 
 /*
@@ -225,7 +242,7 @@ static const struct addr_space *image_of(struct pipeline *p, const struct sample
 		return NULL;
 	if (n > 1)
 		return choose_image(cand, n, ips, nr, ambiguous);
-	if (nr && !cand[0]->nr_maps && cand[0]->older && maps_all(cand[0]->older, ips, 1))
+	if (nr && !cand[0]->nr_maps && cand[0]->older && file_at(cand[0]->older, ips[0]))
 		return cand[0]->older;
 	return cand[0];
 }

@@ -47,6 +47,12 @@ struct file_table {
 	struct hashmap files;	/* open_file -> open_file */
 	unsigned int nr_open;
 	unsigned int max_open;
+	/*
+	 * The paths of the tracker's mappings, each kept once (string ->
+	 * itself): a mapping costs its 56 bytes, not its path again, and
+	 * address spaces can share their arrays.
+	 */
+	struct hashmap paths;
 };
 
 struct proctrack {
@@ -77,6 +83,16 @@ static bool value_equal(const void *a, const void *b)
 static bool pid_equal(const void *a, const void *b)
 {
 	return *(const pid_t *)a == *(const pid_t *)b;
+}
+
+static uint64_t str_hash(const void *key)
+{
+	return hash_bytes(key, strlen(key), 0);
+}
+
+static bool str_equal(const void *a, const void *b)
+{
+	return !strcmp(a, b);
 }
 
 static uint64_t file_hash(const void *key)
@@ -115,6 +131,7 @@ struct proctrack *proctrack__new(void)
 	if (!pt)
 		return NULL;
 	hashmap__init(&pt->files.files, file_hash, file_equal);
+	hashmap__init(&pt->files.paths, str_hash, str_equal);
 	pt->files.max_open = fd_budget();
 	hashmap__init(&pt->procs, pid_hash, pid_equal);
 	hashmap__init(&pt->comms, pid_hash, pid_equal);
@@ -122,17 +139,33 @@ struct proctrack *proctrack__new(void)
 	return pt;
 }
 
-static void mapping_free(struct mapping *m)
+/* Paths of a tracker's spaces are in its pool; a space made elsewhere owns them. */
+static void mapping_free(const struct addr_space *as, struct mapping *m)
 {
-	free(m->path);
+	if (!as->files)
+		free(m->path);
 	m->path = NULL;
+}
+
+/* Drop as's hold on its array of mappings (shared after a fork until one side changes). */
+static void release_maps(struct addr_space *as)
+{
+	if (as->maps_refs && --*as->maps_refs) {
+		as->maps = NULL;	/* another space still reads it */
+	} else {
+		for (size_t i = 0; i < as->nr_maps; i++)
+			mapping_free(as, &as->maps[i]);
+		free(as->maps);
+		free(as->maps_refs);
+	}
+	as->maps_refs = NULL;
+	as->maps = NULL;
+	as->nr_maps = as->cap_maps = 0;
 }
 
 static void addr_space_free(struct addr_space *as)
 {
-	for (size_t i = 0; i < as->nr_maps; i++)
-		mapping_free(&as->maps[i]);
-	free(as->maps);
+	release_maps(as);
 	free(as);
 }
 
@@ -155,15 +188,18 @@ void proctrack__free(struct proctrack *pt)
 		free(f);
 	}
 	hashmap__clear(&pt->files.files);
-	hashmap__clear(&pt->procs);
-	hashmap__clear(&pt->comms);
-	hashmap__clear(&pt->kinds);
 	while (pt->all) {
 		struct addr_space *next = pt->all->next_all;
 
 		addr_space_free(pt->all);
 		pt->all = next;
 	}
+	hashmap__for_each(&pt->files.paths, bkt, ent)
+		free(ent->value);
+	hashmap__clear(&pt->files.paths);
+	hashmap__clear(&pt->procs);
+	hashmap__clear(&pt->comms);
+	hashmap__clear(&pt->kinds);
 	free(pt);
 }
 
@@ -182,10 +218,31 @@ static struct addr_space *new_space(struct proctrack *pt, pid_t pid)
 	return as;
 }
 
-static int copy_mapping(struct mapping *dst, const struct mapping *src)
+/* path as the tracker keeps it (its pool), or a copy a space made elsewhere owns. */
+static char *keep_path(const struct addr_space *as, const char *path)
+{
+	char *copy;
+
+	if (!path)
+		path = "";
+	if (!as->files)
+		return strdup(path);
+	copy = hashmap__find(&as->files->paths, path);
+	if (copy)
+		return copy;
+	copy = strdup(path);
+	if (copy && hashmap__add(&as->files->paths, copy, copy)) {
+		free(copy);
+		copy = NULL;
+	}
+	return copy;
+}
+
+static int copy_mapping(const struct addr_space *as, struct mapping *dst,
+			const struct mapping *src)
 {
 	*dst = *src;
-	dst->path = strdup(src->path ? src->path : "");
+	dst->path = keep_path(as, src->path);
 	return dst->path ? 0 : -ENOMEM;
 }
 
@@ -196,64 +253,37 @@ static int cmp_mapping(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
-int addr_space__insert(struct addr_space *as, const struct mapping *m)
+/* Room for more mappings in an array as alone writes (copied first if shared). */
+static int own_maps(struct addr_space *as, size_t more)
 {
-	/* Each old mapping yields at most two pieces (head and tail), plus m. */
-	size_t nr = 0, cap = as->nr_maps * 2 + 1;
-	struct mapping *out;
-	int err;
+	bool shared = as->maps_refs && *as->maps_refs > 1;
+	size_t need = as->nr_maps + more, cap = as->cap_maps;
+	struct mapping *maps;
 
-	if (m->end <= m->start)
-		return -EINVAL;
-	out = calloc(cap, sizeof(*out));
-	if (!out)
-		return -ENOMEM;
-
-	for (size_t i = 0; i < as->nr_maps; i++) {
-		struct mapping *old = &as->maps[i];
-
-		if (old->end <= m->start || old->start >= m->end) {
-			out[nr++] = *old;	/* no overlap: moved as is */
-			old->path = NULL;
-			continue;
-		}
-		/* Overlap: keep the parts of old outside [m->start, m->end). */
-		if (old->start < m->start) {
-			err = copy_mapping(&out[nr], old);
-			if (err)
-				goto err_out;
-			out[nr++].end = m->start;
-		}
-		if (old->end > m->end) {
-			err = copy_mapping(&out[nr], old);
-			if (err)
-				goto err_out;
-			out[nr].pgoff += m->end - old->start;
-			out[nr++].start = m->end;
-		}
+	if (!shared && need <= cap)
+		return 0;
+	if (need > cap)
+		cap = need < 16 ? 16 : need + need / 2;
+	if (shared) {
+		/* Paths are the pool's: copying the array copies the mappings. */
+		maps = malloc(cap * sizeof(*maps));
+		if (!maps)
+			return -ENOMEM;
+		memcpy(maps, as->maps, as->nr_maps * sizeof(*maps));
+		--*as->maps_refs;
+		as->maps_refs = NULL;
+	} else {
+		maps = realloc(as->maps, cap * sizeof(*maps));
+		if (!maps)
+			return -ENOMEM;
 	}
-	err = copy_mapping(&out[nr++], m);
-	if (err)
-		goto err_out;
-	qsort(out, nr, sizeof(*out), cmp_mapping);
-
-	for (size_t i = 0; i < as->nr_maps; i++)
-		mapping_free(&as->maps[i]);
-	free(as->maps);
-	as->maps = out;
-	as->nr_maps = nr;
+	as->maps = maps;
 	as->cap_maps = cap;
-	as->generation++;
 	return 0;
-
-err_out:
-	for (size_t i = 0; i < nr; i++)
-		mapping_free(&out[i]);
-	free(out);
-	return err;
 }
 
-const struct mapping *addr_space__find(const struct addr_space *as, uint64_t addr)
+/* The first mapping that ends after addr (binary search). */
+static size_t first_ending_after(const struct addr_space *as, uint64_t addr)
 {
 	size_t lo = 0, hi = as->nr_maps;
 
@@ -265,21 +295,83 @@ const struct mapping *addr_space__find(const struct addr_space *as, uint64_t add
 		else
 			hi = mid;
 	}
-	if (lo < as->nr_maps && as->maps[lo].start <= addr)
-		return &as->maps[lo];
+	return lo;
+}
+
+int addr_space__insert(struct addr_space *as, const struct mapping *m)
+{
+	struct mapping piece[3];	/* what replaces the overlapped run: head, m, tail */
+	size_t lo, hi, n = 0;
+	int err;
+
+	if (m->end <= m->start)
+		return -EINVAL;
+	/* The run [lo, hi) of mappings that m overlaps, found in O(log n). */
+	lo = first_ending_after(as, m->start);
+	for (hi = lo; hi < as->nr_maps && as->maps[hi].start < m->end; hi++)
+		;
+	err = own_maps(as, 2);
+	if (err)
+		return err;
+	/* Keep the parts of the run outside [m->start, m->end), as the kernel would. */
+	if (lo < hi && as->maps[lo].start < m->start) {
+		err = copy_mapping(as, &piece[n], &as->maps[lo]);
+		if (err)
+			return err;
+		piece[n++].end = m->start;
+	}
+	err = copy_mapping(as, &piece[n++], m);
+	if (!err && lo < hi && as->maps[hi - 1].end > m->end) {
+		const struct mapping *old = &as->maps[hi - 1];
+
+		err = copy_mapping(as, &piece[n], old);
+		if (!err) {
+			piece[n].pgoff += m->end - old->start;
+			piece[n++].start = m->end;
+		}
+	}
+	if (err) {
+		while (n)
+			mapping_free(as, &piece[--n]);
+		return err;
+	}
+	for (size_t i = lo; i < hi; i++)
+		mapping_free(as, &as->maps[i]);
+	memmove(&as->maps[lo + n], &as->maps[hi], (as->nr_maps - hi) * sizeof(*as->maps));
+	memcpy(&as->maps[lo], piece, n * sizeof(*piece));
+	as->nr_maps = as->nr_maps - (hi - lo) + n;
+	as->generation++;
+	return 0;
+}
+
+const struct mapping *addr_space__find(const struct addr_space *as, uint64_t addr)
+{
+	size_t i = first_ending_after(as, addr);
+
+	if (i < as->nr_maps && as->maps[i].start <= addr)
+		return &as->maps[i];
 	return NULL;
 }
 
+/*
+ * Read maps in /proc/PID/maps format: all lines first, sorted once, then
+ * put in place. /proc lists a process's mappings sorted and disjoint, so
+ * this is linear but for the sort; a file that lists overlaps (it is
+ * another format's) is inserted one mapping at a time.
+ */
 int addr_space__load_maps_file(struct addr_space *as, const char *path)
 {
 	FILE *f = fopen(path, "re");
+	struct mapping *got = NULL;
+	size_t nr = 0, cap = 0;
 	char *line = NULL;
 	size_t len = 0;
+	bool disjoint = true;
 	int err = 0;
 
 	if (!f)
 		return -errno;
-	while (getline(&line, &len, f) > 0) {
+	while (!err && getline(&line, &len, f) > 0) {
 		struct mapping m = { 0 };
 		char perms[8], *file;
 		unsigned int maj, min;
@@ -288,19 +380,50 @@ int addr_space__load_maps_file(struct addr_space *as, const char *path)
 		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %x:%x %" SCNu64 " %n",
 			   &m.start, &m.end, perms, &m.pgoff, &maj, &min, &m.ino, &off) < 7)
 			continue;
-		if (!strchr(perms, 'x'))
+		if (!strchr(perms, 'x') || m.end <= m.start)
 			continue;
 		file = line + off;
 		file[strcspn(file, "\n")] = '\0';
 		m.dev = makedev(maj, min);
 		m.exec = true;
-		m.path = file;
-		err = addr_space__insert(as, &m);
-		if (err)
-			break;
+		if (nr == cap) {
+			struct mapping *tmp = realloc(got, (cap = cap ? 2 * cap : 64) * sizeof(*got));
+
+			if (!tmp) {
+				err = -ENOMEM;
+				break;
+			}
+			got = tmp;
+		}
+		err = copy_mapping(as, &got[nr], &(struct mapping){ .start = m.start,
+								   .end = m.end,
+								   .pgoff = m.pgoff,
+								   .dev = m.dev,
+								   .ino = m.ino,
+								   .exec = true,
+								   .path = file });
+		if (!err)
+			nr++;
 	}
 	free(line);
 	fclose(f);
+	if (nr)
+		qsort(got, nr, sizeof(*got), cmp_mapping);
+	for (size_t i = 1; i < nr; i++)
+		disjoint &= got[i - 1].end <= got[i].start;
+	if (!err && disjoint && !as->nr_maps) {
+		release_maps(as);
+		as->maps = got;
+		as->nr_maps = as->cap_maps = nr;
+		as->generation++;
+		return 0;
+	}
+	for (size_t i = 0; i < nr; i++) {
+		if (!err)
+			err = addr_space__insert(as, &got[i]);
+		mapping_free(as, &got[i]);
+	}
+	free(got);
 	return err;
 }
 
@@ -598,15 +721,18 @@ int proctrack__fork(struct proctrack *pt, pid_t pid, pid_t ppid, uint64_t time)
 	as->start_time = time;
 	as->uid = parent->uid;
 	if (parent->nr_maps) {
-		as->maps = calloc(parent->nr_maps, sizeof(*as->maps));
-		if (!as->maps)
-			return -ENOMEM;
-		as->cap_maps = parent->nr_maps;
-		for (size_t i = 0; i < parent->nr_maps; i++) {
-			if (copy_mapping(&as->maps[i], &parent->maps[i]))
+		/* Shared until either side maps or unmaps something: a fork costs no copy. */
+		if (!parent->maps_refs) {
+			parent->maps_refs = malloc(sizeof(*parent->maps_refs));
+			if (!parent->maps_refs)
 				return -ENOMEM;
-			as->nr_maps++;
+			*parent->maps_refs = 1;
 		}
+		++*parent->maps_refs;
+		as->maps_refs = parent->maps_refs;
+		as->maps = parent->maps;
+		as->nr_maps = parent->nr_maps;
+		as->cap_maps = parent->cap_maps;
 	}
 	p = find_proc(pt, pid);
 	if (p) {

@@ -43,6 +43,8 @@ struct addr_space {
 	struct mapping *maps;	/* sorted by start, non-overlapping */
 	size_t nr_maps;
 	size_t cap_maps;
+	/* Spaces sharing maps (a fork, until one side changes), or NULL: not shared. */
+	unsigned int *maps_refs;
 	unsigned int generation;	/* changes whenever maps do (for caches of unwind steps) */
 	struct addr_space *next_all;
 };

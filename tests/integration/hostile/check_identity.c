@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "tests/support/tests.h"
@@ -151,6 +152,84 @@ START_TEST(a_renamed_exec_is_not_resolved_in_the_old_image)
 }
 END_TEST
 
+static double mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/*
+ * Issue 20: a process with 32,000 executable mappings (about what
+ * vm.max_map_count allows with gaps) made a one-second profile of it take
+ * 20-30 s to start (each mapping copied the list and sorted it again).
+ */
+START_TEST(many_mappings_start_quickly)
+{
+	char pid[16];
+	struct bg_proc bg;
+	double t0, took;
+
+	backend = test_backends[_i];
+	bg_start(&bg, (char *[]){ (char *)workload("manymaps"), "32000", "30", "0", dir, NULL });
+	ck_assert_str_eq(bg.first_line, "ready");
+	snprintf(pid, sizeof(pid), "%d", (int)bg.pid);
+	t0 = mono_s();
+	run_cmd((char *[]){ (char *)profile_bin(), "--backend", (char *)backend, "-F", "99", "-f",
+			    "-p", pid, "1", NULL },
+		60, 0, &r);
+	took = mono_s() - t0;
+	bg_stop(&bg);
+	fprintf(stderr, "identity: %s: 1 s profile of 32000 mappings took %.2f s\n", backend, took);
+	ck_assert_msg(r.exit_code == 0, "exit %d: %s", r.exit_code, r.err);
+	ck_assert_msg(took < 6, "took %.1f s", took);
+}
+END_TEST
+
+/* Peak RSS in KB of a profile run while manymaps forks `forks` times (GNU time). */
+static long profile_rss_with_forks(const char *forks)
+{
+	char script[1024];
+	struct bg_proc bg;
+	FILE *f;
+	long kb = -1;
+	char path[160];
+
+	snprintf(path, sizeof(path), "%s/rss", dir);
+	snprintf(script, sizeof(script), "echo ready; sleep 0.5; exec '%s' 5000 2 %s '%s'",
+		 workload("manymaps"), forks, dir);
+	bg_start(&bg, (char *[]){ "/bin/sh", "-c", script, NULL });
+	run_cmd((char *[]){ "/usr/bin/time", "-f", "%M", "-o", path, (char *)profile_bin(),
+			    "--backend", (char *)backend, "-F", "49", "-f", "3", NULL },
+		60, 0, &r);
+	bg_stop(&bg);
+	ck_assert_msg(r.exit_code == 0, "exit %d: %s", r.exit_code, r.err);
+	f = fopen(path, "r");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(fscanf(f, "%ld", &kb), 1);
+	fclose(f);
+	run_result_free(&r);
+	return kb;
+}
+
+/*
+ * Issue 20: 5,000 mappings with long paths, then fork: each child cost
+ * 8-11 MB of copies. Children share their parent's list until they change it.
+ */
+START_TEST(forks_share_their_mappings)
+{
+	long none, many;
+
+	backend = test_backends[_i];
+	none = profile_rss_with_forks("0");
+	many = profile_rss_with_forks("200");
+	fprintf(stderr, "identity: %s: peak RSS %ld KB without forks, %ld KB with 200\n", backend,
+		none, many);
+	ck_assert_msg(many < none + 20 * 1024, "200 forks added %ld KB", many - none);
+}
+END_TEST
+
 Suite *identity_suite(void)
 {
 	Suite *s = suite_create("identity");
@@ -161,6 +240,8 @@ Suite *identity_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_loop_test(tc, a_binary_renamed_over_lends_no_names, 0, 2);
 	tcase_add_loop_test(tc, a_renamed_exec_is_not_resolved_in_the_old_image, 0, 2);
+	tcase_add_loop_test(tc, many_mappings_start_quickly, 0, 2);
+	tcase_add_loop_test(tc, forks_share_their_mappings, 0, 2);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -139,6 +139,69 @@ START_TEST(a_stack_of_the_image_before_an_exec_resolves_there)
 }
 END_TEST
 
+/* The image of pid 3000002 whose mapping holds addr in the aggregate (one entry). */
+static const struct addr_space *counted_in(struct pipeline *p, uint64_t addr, uint64_t t0,
+					   uint64_t t1)
+{
+	uint64_t ips[] = { addr };
+	struct sample s = { .pid = 3000002, .tid = 3000002, .comm = "same", .user_ips = ips,
+			    .nr_user = 1, .kind = WEIGHT_SAMPLES, .weight = 1 };
+	const struct addr_space *as = NULL;
+	struct hashmap_entry *ent;
+	struct agg_entry *e;
+	size_t bkt;
+
+	pipeline__set_window(p, t0, t1);
+	agg__fini(&p->agg);
+	agg__init(&p->agg);
+	ck_assert_int_eq(pipeline__add(p, &s), 0);
+	agg__for_each(&p->agg, bkt, ent, e)
+		as = e->as;
+	return as;
+}
+
+static struct mapping file_map(uint64_t start, uint64_t ino, const char *path)
+{
+	return (struct mapping){ .start = start, .end = start + 0x1000, .ino = ino, .dev = 1,
+				 .exec = true, .path = (char *)path };
+}
+
+/*
+ * Counts summed in the kernel carry the window they were summed over: in
+ * it, a process that exec'd has two images, told apart by the addresses,
+ * never by the comm (both images here have the same one).
+ */
+START_TEST(counts_of_a_window_pick_the_image_by_address)
+{
+	struct pipeline_config pc = { .user_stacks = true, .kernel_stacks = true };
+	struct mapping a = file_map(0x10000, 11, "/a"), b = file_map(0x50000, 12, "/b"),
+		       c = file_map(0x50000, 13, "/c");
+	struct addr_space *img_a, *img_b;
+	struct pipeline p;
+
+	ck_assert_int_eq(pipeline__init(&p, &pc), 0);
+	ck_assert_int_eq(proctrack__exec(p.procs, 3000002, "same", 10), 0);
+	ck_assert_int_eq(proctrack__mmap(p.procs, 3000002, &a), 0);
+	img_a = proctrack__addr_space(p.procs, 3000002);
+	ck_assert_int_eq(proctrack__exec(p.procs, 3000002, "same", 20), 0);
+	ck_assert_int_eq(proctrack__mmap(p.procs, 3000002, &b), 0);
+	img_b = proctrack__addr_space(p.procs, 3000002);
+
+	ck_assert_ptr_eq(counted_in(&p, 0x50100, 5, 30), img_b);
+	ck_assert_ptr_eq(counted_in(&p, 0x10100, 5, 30), img_a);
+	ck_assert_ptr_eq(counted_in(&p, 0x10100, 12, 15), img_a);
+	ck_assert_uint_eq(p.ambiguous_images, 0);
+	/* A third image with b's layout but another file: 0x50100 is b's or c's. */
+	ck_assert_int_eq(proctrack__exec(p.procs, 3000002, "same", 25), 0);
+	ck_assert_int_eq(proctrack__mmap(p.procs, 3000002, &c), 0);
+	ck_assert_ptr_null(counted_in(&p, 0x50100, 5, 30));
+	ck_assert_uint_eq(p.ambiguous_images, 1);
+	/* After c began, only c ran. */
+	ck_assert_ptr_eq(counted_in(&p, 0x50100, 26, 30), proctrack__addr_space(p.procs, 3000002));
+	pipeline__fini(&p);
+}
+END_TEST
+
 Suite *stack_suite(void)
 {
 	Suite *s = suite_create("stack");
@@ -150,6 +213,7 @@ Suite *stack_suite(void)
 	tcase_add_test(tc, a_frame_pointer_loop_is_one_frame_and_a_cut);
 	tcase_add_test(tc, the_pipeline_applies_them);
 	tcase_add_test(tc, a_stack_of_the_image_before_an_exec_resolves_there);
+	tcase_add_test(tc, counts_of_a_window_pick_the_image_by_address);
 	suite_add_tcase(s, tc);
 	return s;
 }
