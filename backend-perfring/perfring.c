@@ -130,11 +130,51 @@ static int probe_cgroups(const struct backend_config *c, char *why, size_t len)
 	return ring_set__probe_cgroups(c, why, len);
 }
 
+/*
+ * Per-task switch events end a thread's off-CPU interval with its switch-in,
+ * which only PERF_RECORD_SWITCH (attr.context_switch, 4.3) reports; without
+ * it the intervals cannot be measured, and a wrong total is worse than none.
+ */
+static int switch_ins_reported(const struct backend_config *c, enum offcpu_source source,
+			       pid_t task, char *why, size_t len)
+{
+	struct perf_attr_ladder ladder = { 0 };
+	struct perf_event_attr attr;
+	int fd, err = perf_offcpu__attr(c, source, &attr, why, len);
+
+	if (err)
+		return err;
+	attr.enable_on_exec = 0;
+	fd = perf_attr__open(&ladder, &attr, task, -1);
+	if (fd < 0) {
+		perf_open_error(fd, false, why, len);
+		return fd;
+	}
+	close(fd);
+	if (!ladder.dropped[PERF_ATTR_CONTEXT_SWITCH])
+		return 0;
+	snprintf(why, len, "off-CPU time without root or CAP_PERFMON needs the switch-in "
+		 "records of PERF_RECORD_SWITCH (Linux 4.3; this kernel is %s); as root, "
+		 "sched:sched_switch serves", kernel_release());
+	return -EOPNOTSUPP;
+}
+
 static void probe_offcpu(const struct backend_config *c, struct backend_plan *plan)
 {
 	enum offcpu_source source;
+	pid_t task = first_task(c);
 
-	plan->err = perf_offcpu__probe(c, first_task(c), &source, plan->why, sizeof(plan->why));
+	plan->err = perf_offcpu__probe(c, task, &source, plan->why, sizeof(plan->why));
+	if (!plan->err && source != OFFCPU_TRACEPOINT) {
+		char why[sizeof(plan->why)];
+		int err = switch_ins_reported(c, source, task, why, sizeof(why));
+
+		if (err) {
+			plan->err = err;
+			snprintf(plan->why, sizeof(plan->why), "%s", why);
+			return;
+		}
+	}
 	/* Times without stacks: usable, and said so; another backend may do better. */
 	plan->partial = !plan->err && source == OFFCPU_SWITCHES_ONLY;
 }
@@ -499,6 +539,10 @@ static void perfring_stats(const struct backend *b, struct backend_stats *st)
 		st->lost = ring_set__lost(b->rs);
 		st->malformed_records = ring_set__bad_records(b->rs);
 	}
+	/* Only the unwinder needs the file's inode; symbols are found by path too. */
+	if (b->cfg->dwarf && b->cfg->user_stacks)
+		st->maps_without_inode = (b->rs ? ring_set__maps_without_inode(b->rs) : 0) +
+					 (b->off_rs ? ring_set__maps_without_inode(b->off_rs) : 0);
 	if (b->off_rs) {
 		st->lost += ring_set__lost(b->off_rs);
 		st->malformed_records += ring_set__bad_records(b->off_rs);

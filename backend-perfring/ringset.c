@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "backend-perfring/decode.h"
+#include "backend-perfring/mapinode.h"
 #include "backend-perfring/ring.h"
 #include "compat/cpus.h"
 #include "compat/features.h"
@@ -67,6 +68,8 @@ struct ring_set {
 	bool cgroup_tasks;		/* the tasks are --cgroup directories (their fds) */
 	uint64_t lost;			/* from PERF_RECORD_LOST */
 	uint64_t bad_records;
+	struct map_inode_cache maps;	/* inodes for PERF_RECORD_MMAP (before 3.16) */
+	uint64_t maps_without_inode;	/* of those, gone before /proc told their inode */
 };
 
 void ring_set__cpu_clock_attr(struct perf_event_attr *attr, const struct backend_config *o,
@@ -121,8 +124,10 @@ static int open_fd(struct ring_set *rs, struct perf_event_attr *attr, pid_t task
 	attr->wakeup_watermark = rs->data_pages * (uint32_t)sysconf(_SC_PAGESIZE) / 4;
 	fd = rs->cgroup_tasks ? perf_attr__open_cgroup(&rs->ladder, attr, task, cpu)
 			      : perf_attr__open(&rs->ladder, attr, task, cpu);
-	if (fd == -ESRCH)
-		return fd;	/* a thread that exited meanwhile: nothing to sample */
+	if (fd == -ESRCH) {
+		pr_debug("%s: thread %d exited before its event was opened\n", rs->what, (int)task);
+		return fd;	/* nothing to sample */
+	}
 	if (fd < 0) {
 		perf_open_error(fd, task < 0 || rs->cgroup_tasks, why, sizeof(why));
 		errmsg__set(err, "%s (CPU %d)", why, cpu);
@@ -265,6 +270,7 @@ static int open_set(struct ring_set **out, const char *what, struct pipeline *p,
 	rs->use_clockid = attr->use_clockid;
 	rs->context_switch = attr->context_switch;
 	rs->cgroup_tasks = cgroups;
+	map_inode__init(&rs->maps);
 	nr = ring_set__cpus(cfg, &cpus);
 	if (nr < 0) {
 		errmsg__set(errm, "%s: cannot read the online CPUs: %s", what, strerror(-nr));
@@ -465,6 +471,7 @@ static int cmp_batch_rec(const void *a, const void *b)
 static int handle_mmap(struct ring_set *rs, const struct perf_event_header *hdr)
 {
 	struct decoded_mmap mm;
+	uint64_t dev = 0;
 
 	if (decode__mmap(hdr, rs->sample_type, rs->sample_id_all, &mm)) {
 		rs->bad_records++;
@@ -476,11 +483,21 @@ static int handle_mmap(struct ring_set *rs, const struct perf_event_header *hdr)
 	/* pid -1: kernel and module maps; kallsyms covers those. */
 	if ((int32_t)mm.pid <= 0 || !pipeline__wants_pid(rs->pipeline, mm.pid) || !mm.len)
 		return 0;
+	if (hdr->type == PERF_RECORD_MMAP2) {
+		dev = makedev(mm.maj, mm.min);
+	} else if (mm.exec && mm.filename[0] == '/' &&
+		   map_inode__lookup(&rs->maps, mm.pid, mm.addr, mm.pgoff, mm.filename, &dev,
+				     &mm.ino)) {
+		/* Without an inode the unwinder cannot open the file: said at the end. */
+		rs->maps_without_inode++;
+		pr_debug("%s: no inode for %s of pid %d: it is gone\n", rs->what, mm.filename,
+			 (int)mm.pid);
+	}
 	return proctrack__mmap(rs->pipeline->procs, mm.pid,
 			       &(struct mapping){ .start = mm.addr,
 						  .end = mm.addr + mm.len,
 						  .pgoff = mm.pgoff,
-						  .dev = makedev(mm.maj, mm.min),
+						  .dev = dev,
 						  .ino = mm.ino,
 						  .exec = mm.exec,
 						  .path = (char *)mm.filename });
@@ -587,6 +604,7 @@ int ring_set__drain(struct ring_set *rs)
 
 	bt->len = 0;
 	bt->nr = 0;
+	map_inode__forget(&rs->maps);
 	for (int i = 0; i < rs->nr_events; i++) {
 		int n = ring__consume(&rs->events[i].ring, batch_add, rs);
 
@@ -604,6 +622,11 @@ int ring_set__drain(struct ring_set *rs)
 uint64_t ring_set__lost(const struct ring_set *rs)
 {
 	return rs->lost;
+}
+
+uint64_t ring_set__maps_without_inode(const struct ring_set *rs)
+{
+	return rs->maps_without_inode;
 }
 
 void ring_set__count_bad(struct ring_set *rs)
@@ -638,5 +661,6 @@ void ring_set__close(struct ring_set *rs)
 	free(rs->pfds);
 	free(rs->batch.bytes);
 	free(rs->batch.recs);
+	map_inode__fini(&rs->maps);
 	free(rs);
 }

@@ -63,6 +63,11 @@ int ring_set__wait(struct ring_set *rs, int wake_fd, int timeout_ms);
 int ring_set__drain(struct ring_set *rs);
 /* Samples the kernel dropped (PERF_RECORD_LOST). */
 uint64_t ring_set__lost(const struct ring_set *rs);
+/*
+ * Executable maps of PERF_RECORD_MMAP (no MMAP2 before 3.16) whose inode
+ * could not be read from /proc/PID/maps: the process was gone.
+ */
+uint64_t ring_set__maps_without_inode(const struct ring_set *rs);
 /* Malformed records seen, including the rings' own count. */
 uint64_t ring_set__bad_records(const struct ring_set *rs);
 /* Counts a record the owner's handler could not decode. */

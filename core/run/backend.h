@@ -77,6 +77,7 @@ struct backend_stats {
 	uint64_t malformed_records;	/* ring or perf-buffer records skipped */
 	uint64_t sideband_lost;		/* side-band records lost (exits may print [unknown]) */
 	uint64_t fp_fallbacks;		/* dwarf: kernel-mode samples with frame-pointer stacks */
+	uint64_t maps_without_inode;	/* dwarf before 3.16: binaries of exited processes unknown */
 	uint64_t drains;		/* mid-run drains of in-kernel tables */
 	uint64_t switches;		/* off-CPU: context switches seen */
 	uint64_t offcpu_lost;		/* off-CPU intervals dropped: tables full */

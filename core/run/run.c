@@ -436,6 +436,11 @@ static void print_warnings(const struct run *r, const struct profile *prof,
 			"stacks: this kernel cannot give a BPF program their user registers "
 			"(bpf_task_pt_regs needs Linux 5.15 with BTF); --backend perf can\n",
 			st->fp_fallbacks);
+	if (st->maps_without_inode)
+		pr_warn("warning: %" PRIu64 " executable mappings came without their file's inode "
+			"(PERF_RECORD_MMAP2 needs Linux 3.16) from processes gone before "
+			"/proc/PID/maps was read: frames in them are unwound by frame pointers\n",
+			st->maps_without_inode);
 	if (st->offcpu_lost)
 		pr_warn("warning: %" PRIu64 " off-CPU intervals lost: the in-kernel tables were full; "
 			"raise --hash-storage-size\n",
