@@ -59,6 +59,14 @@ struct {
 	__type(value, __u64);
 } counts1 SEC(".maps");
 
+/* Intervals dropped for a switch-in not seen, by tid (struct offcpu_missed). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, struct offcpu_missed);
+} missed SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, OFFCPU_STAT_CNT);
@@ -82,6 +90,27 @@ static __always_inline __s32 stack_id(__s32 id)
 	else if (id == -ENOMEM)
 		stat_inc(OFFCPU_STAT_STACK_FULL);
 	return id;
+}
+
+/*
+ * One of tid's intervals is dropped: its switch-in was not seen. Only this
+ * CPU switches tid out now, so no other CPU updates its entry meanwhile.
+ */
+static __always_inline void missed_switch_in(__u32 tid, __u32 tgid)
+{
+	struct offcpu_missed *m, first;
+
+	stat_inc(OFFCPU_STAT_MISSED_SWITCH_IN);
+	m = bpf_map_lookup_elem(&missed, &tid);
+	if (m) {
+		m->count += 1;
+		return;
+	}
+	__builtin_memset(&first, 0, sizeof(first));
+	first.tgid = tgid;
+	first.count = 1;
+	if (bpf_map_update_elem(&missed, &tid, &first, BPF_NOEXIST))
+		stat_inc(OFFCPU_STAT_MISSED_UNKEYED);
 }
 
 /* Add ns to key's total; insertion races with other CPUs are retried once. */
@@ -136,7 +165,7 @@ static __always_inline void switch_out(void *ctx, struct offcpu_config *cfg, __u
 	 * switch-in, on-CPU time included: the interval is dropped instead.
 	 */
 	if (bpf_map_lookup_elem(&start, &tid)) {
-		stat_inc(OFFCPU_STAT_MISSED_SWITCH_IN);
+		missed_switch_in(tid, tgid);
 		bpf_map_delete_elem(&start, &tid);
 	}
 

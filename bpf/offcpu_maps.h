@@ -89,6 +89,20 @@ struct offcpu_start {
 	char comm[PROFILE_COMM_LEN];
 };
 
+/*
+ * Value of the missed map, keyed by tid (__u32): how many of the thread's
+ * intervals were dropped because the program saw no switch-in for them.
+ * Per thread, so that only the profiled threads' losses are warned about:
+ * with a launched command the program stores every thread and the loader
+ * keeps the command's, and this kernel reports no switch-in for some
+ * switches of other threads.
+ */
+struct offcpu_missed {
+	__u32 tgid;
+	__u32 pad;
+	__u64 count;
+};
+
 /* Slots of the per-CPU stats array. */
 enum offcpu_stat {
 	OFFCPU_STAT_SWITCHES,		/* program runs */
@@ -100,6 +114,7 @@ enum offcpu_stat {
 	OFFCPU_STAT_STACK_FULL,		/* a stack not stored: stack map full (-ENOMEM) */
 	OFFCPU_STAT_BAD_CTX,		/* runs ignored: fields unreadable, prev_pid not current */
 	OFFCPU_STAT_MISSED_SWITCH_IN,	/* intervals dropped: the program did not see their end */
+	OFFCPU_STAT_MISSED_UNKEYED,	/* of those, not in the missed map (full): whose unknown */
 	OFFCPU_STAT_CNT,
 };
 
