@@ -20,6 +20,7 @@ static bool str_equal(const void *a, const void *b)
 void builder__init(struct profile_builder *b, struct profile *p)
 {
 	b->p = p;
+	b->total = 0;
 	b->oom = false;
 	hashmap__init(&b->frames, str_hash, str_equal);
 }
@@ -66,6 +67,8 @@ int builder__stack(struct profile_builder *b, const char *comm, pid_t pid, const
 	struct profile_stack s = { .pid = pid, .nr_kernel = (uint16_t)nr_kernel,
 				   .nr_user = (uint16_t)(nr - nr_kernel) };
 
+	if (__builtin_add_overflow(b->total, value, &b->total))
+		return -EOVERFLOW;
 	s.comm = profile__intern(b->p, comm);
 	if (!s.comm)
 		return -ENOMEM;

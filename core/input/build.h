@@ -20,6 +20,7 @@
 struct profile_builder {
 	struct profile *p;
 	struct hashmap frames;	/* "K:name" or "U:name" (interned) -> index + 1 */
+	uint64_t total;		/* of the values added: shares are of it, so it must not wrap */
 	bool oom;
 };
 
@@ -29,7 +30,8 @@ void builder__fini(struct profile_builder *b);
 int builder__frame(struct profile_builder *b, enum frame_kind kind, const char *name, size_t len);
 /*
  * Add a stack: frames[] are frame indexes leaf first, the first nr_kernel
- * of them kernel frames. Returns 0 or -ENOMEM.
+ * of them kernel frames. Returns 0, -ENOMEM, or -EOVERFLOW when the values
+ * added sum past 2^64 (a report of shares of a wrapped total is wrong).
  */
 int builder__stack(struct profile_builder *b, const char *comm, pid_t pid, const uint32_t *frames,
 		   unsigned int nr_kernel, unsigned int nr, uint64_t value);

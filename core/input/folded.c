@@ -144,7 +144,11 @@ int profile__read_folded(const char *text, size_t len, struct profile *out, stru
 	}
 	builder__fini(&b);
 	if (ret) {
-		errmsg__set(err, "out of memory reading folded stacks");
+		if (ret == -EOVERFLOW)
+			errmsg__set(err, "line %u: the counts sum past 2^64: not a profile this "
+					 "tool reads", rc.lines);
+		else
+			errmsg__set(err, "out of memory reading folded stacks");
 		return ret;
 	}
 	if (!out->nr_stacks && rc.lines) {

@@ -13,8 +13,48 @@
 #include "core/input/read.h"
 #include "profile.pb-c.h"
 
-/* Inflate a gzip stream, at most PROFILE_FILE_MAX bytes. */
-static int gunzip(const unsigned char *in, size_t len, unsigned char **out, size_t *out_len)
+/*
+ * What a pprof file of len bytes may grow to, so that a small file cannot
+ * take the memory of a large one: inflated, at most 64 times its size (this
+ * tool's and Go's files inflate 3 to 10 times) and 1 MiB more; decoded, at
+ * most 16 times that and 4 MiB more (a message decodes to 5 to 8 times its
+ * bytes); and at most 4 frames in stacks per inflated byte and 1 Mi more (a
+ * location's inlined lines are a frame each).
+ */
+#define PPROF_INFLATE_RATIO 64
+#define PPROF_INFLATE_SLACK (1u << 20)
+#define PPROF_DECODE_RATIO 16
+#define PPROF_DECODE_SLACK (4u << 20)
+#define PPROF_FRAMES_PER_BYTE 4
+#define PPROF_FRAMES_SLACK (1u << 20)
+
+/* protobuf-c's allocations, counted against a budget: past it, decoding fails. */
+struct budget {
+	size_t used, max;
+};
+
+static void *budget_alloc(void *data, size_t size)
+{
+	struct budget *b = data;
+
+	/* malloc's own header counts too: a flood of empty messages is mostly that. */
+	if (size > b->max || b->used + size + 16 > b->max) {
+		b->used = b->max;
+		return NULL;
+	}
+	b->used += size + 16;
+	return malloc(size);
+}
+
+static void budget_free(void *data, void *ptr)
+{
+	(void)data;
+	free(ptr);
+}
+
+/* Inflate a gzip stream, at most max bytes (-EFBIG past it). */
+static int gunzip(const unsigned char *in, size_t len, size_t max, unsigned char **out,
+		  size_t *out_len)
 {
 	z_stream zs = { 0 };
 	size_t cap = 1 << 20;
@@ -31,17 +71,17 @@ static int gunzip(const unsigned char *in, size_t len, unsigned char **out, size
 		if (zs.total_out == cap) {
 			unsigned char *tmp;
 
-			if (cap >= PROFILE_FILE_MAX) {
+			if (cap >= max) {
 				ret = Z_MEM_ERROR;
 				break;
 			}
-			tmp = realloc(buf, cap * 2);
+			tmp = realloc(buf, cap * 2 < max ? cap * 2 : max);
 			if (!tmp) {
-				ret = Z_MEM_ERROR;
+				ret = Z_BUF_ERROR;
 				break;
 			}
 			buf = tmp;
-			cap *= 2;
+			cap = cap * 2 < max ? cap * 2 : max;
 		}
 		zs.next_out = buf + zs.total_out;
 		zs.avail_out = (uInt)(cap - zs.total_out);
@@ -51,7 +91,7 @@ static int gunzip(const unsigned char *in, size_t len, unsigned char **out, size
 	inflateEnd(&zs);
 	if (ret != Z_STREAM_END) {
 		free(buf);
-		return ret == Z_MEM_ERROR ? -EFBIG : -EINVAL;
+		return ret == Z_MEM_ERROR ? -EFBIG : ret == Z_BUF_ERROR ? -ENOMEM : -EINVAL;
 	}
 	*out = buf;
 	return 0;
@@ -120,9 +160,12 @@ static bool is_kernel(const Perftools__Profiles__Profile *p, const struct by_id 
 	return m && !strcmp(string_at(p, m->filename), "[kernel.kallsyms]");
 }
 
-/* Every sample into b; *cut counts those deeper than INPUT_MAX_FRAMES, cut at the leaf. */
+/*
+ * Every sample into b; *cut counts those deeper than INPUT_MAX_FRAMES, cut at
+ * the leaf. -E2BIG past max_frames frames in all.
+ */
 static int add_samples(struct profile_builder *b, const Perftools__Profiles__Profile *p,
-		       unsigned int *cut)
+		       size_t max_frames, unsigned int *cut)
 {
 	struct by_id locs = { 0 }, fns = { 0 }, maps = { 0 };
 	int err;
@@ -181,6 +224,8 @@ static int add_samples(struct profile_builder *b, const Perftools__Profiles__Pro
 			}
 		}
 full:
+		if (!err && b->p->nr_stack_frames + n > max_frames)
+			err = -E2BIG;
 		if (!err)
 			err = builder__stack(b, comm, (pid_t)pid, idx, nk, n,
 					     s->n_value && s->value[0] > 0 ? (uint64_t)s->value[0] : 0);
@@ -194,6 +239,10 @@ full:
 int profile__read_pprof(const unsigned char *gz, size_t len, struct profile *out,
 			struct errmsg *err)
 {
+	size_t max_raw = len > (PROFILE_FILE_MAX - PPROF_INFLATE_SLACK) / PPROF_INFLATE_RATIO ?
+			 PROFILE_FILE_MAX : len * PPROF_INFLATE_RATIO + PPROF_INFLATE_SLACK;
+	struct budget budget = { 0 };
+	ProtobufCAllocator alloc = { budget_alloc, budget_free, &budget };
 	Perftools__Profiles__Profile *p;
 	struct profile_builder b;
 	unsigned int cut = 0;
@@ -202,18 +251,28 @@ int profile__read_pprof(const unsigned char *gz, size_t len, struct profile *out
 	int ret;
 
 	profile__init(out);
-	ret = gunzip(gz, len, &raw, &raw_len);
+	ret = gunzip(gz, len, max_raw, &raw, &raw_len);
 	if (ret) {
-		errmsg__set(err, ret == -EFBIG ? "pprof: larger than %u MiB uncompressed"
-					       : "pprof: not a gzip stream",
-			    PROFILE_FILE_MAX >> 20);
+		if (ret == -EFBIG)
+			errmsg__set(err, "pprof: inflates to more than %zu bytes (%zu times its %zu "
+					 "and %u MiB): not a profile this tool reads",
+				    max_raw, (size_t)PPROF_INFLATE_RATIO, len, PPROF_INFLATE_SLACK >> 20);
+		else
+			errmsg__set(err, ret == -ENOMEM ? "pprof: out of memory inflating"
+							: "pprof: not a gzip stream");
 		return ret;
 	}
-	p = perftools__profiles__profile__unpack(NULL, raw_len, raw);
+	budget.max = raw_len * PPROF_DECODE_RATIO + PPROF_DECODE_SLACK;
+	p = perftools__profiles__profile__unpack(&alloc, raw_len, raw);
 	free(raw);
 	if (!p) {
-		errmsg__set(err, "pprof: not a profile.proto message");
-		return -EINVAL;
+		if (budget.used >= budget.max)
+			errmsg__set(err, "pprof: decodes to more than %zu bytes (%u times its %zu "
+					 "inflated bytes and %u MiB): not a profile this tool reads",
+				    budget.max, PPROF_DECODE_RATIO, raw_len, PPROF_DECODE_SLACK >> 20);
+		else
+			errmsg__set(err, "pprof: not a profile.proto message");
+		return budget.used >= budget.max ? -E2BIG : -EINVAL;
 	}
 	out->columns[0] = (struct profile_column){ "samples", "count", true };
 	if (p->n_sample_type) {
@@ -222,13 +281,23 @@ int profile__read_pprof(const unsigned char *gz, size_t len, struct profile *out
 	}
 	out->nr_columns = 1;
 	builder__init(&b, out);
-	ret = out->columns[0].type && out->columns[0].unit ? add_samples(&b, p, &cut) : -ENOMEM;
+	ret = out->columns[0].type && out->columns[0].unit ?
+	      add_samples(&b, p, raw_len * PPROF_FRAMES_PER_BYTE + PPROF_FRAMES_SLACK, &cut) :
+	      -ENOMEM;
 	builder__fini(&b);
-	perftools__profiles__profile__free_unpacked(p, NULL);
-	if (ret)
+	perftools__profiles__profile__free_unpacked(p, &alloc);
+	if (ret == -E2BIG)
+		errmsg__set(err, "pprof: more frames in its stacks than %u per inflated byte and "
+				 "%u more: not a profile this tool reads",
+			    PPROF_FRAMES_PER_BYTE, PPROF_FRAMES_SLACK);
+	else if (ret == -EOVERFLOW)
+		errmsg__set(err, "pprof: its counts sum past 2^64: not a profile this tool reads");
+	else if (ret)
 		errmsg__set(err, "out of memory reading a pprof file");
 	else if (cut)
 		pr_warn("WARNING: %u stacks deeper than %u frames were cut to their %u innermost\n",
 			cut, INPUT_MAX_FRAMES, INPUT_MAX_FRAMES);
+	if (ret)
+		profile__fini(out);
 	return ret;
 }

@@ -5,14 +5,17 @@
  * against a harmless input of the same size, in a child whose peak RSS and
  * time are measured.
  */
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 #include "core/input/read.h"
 #include "core/lib/hashmap.h"
 #include "core/model/diff.h"
+#include "core/output/writer.h"
 #include "tests/support/measure.h"
 #include "tests/support/tests.h"
 
@@ -163,15 +166,136 @@ START_TEST(names_crafted_to_collide_cost_what_others_do)
 }
 END_TEST
 
+struct blob {
+	unsigned char *buf;
+	size_t len;
+};
+
+/* len bytes of data as a gzip stream. */
+static struct blob gzip_of(const void *data, size_t len)
+{
+	struct blob b = { malloc(len / 100 + 65536), 0 };
+	z_stream zs = { 0 };
+
+	ck_assert_ptr_nonnull(b.buf);
+	ck_assert_int_eq(deflateInit2(&zs, 9, Z_DEFLATED, 15 + 16, 9, Z_DEFAULT_STRATEGY), Z_OK);
+	zs.next_in = (unsigned char *)data;
+	zs.avail_in = (uInt)len;
+	zs.next_out = b.buf;
+	zs.avail_out = (uInt)(len / 100 + 65536);
+	ck_assert_int_eq(deflate(&zs, Z_FINISH), Z_STREAM_END);
+	b.len = zs.total_out;
+	deflateEnd(&zs);
+	return b;
+}
+
+/* A pprof file as this tool writes it, of nr stacks of three random names. */
+static struct blob real_pprof(unsigned int nr)
+{
+	struct writer_opts wo = { 0 };
+	struct errmsg em = { "" };
+	char *text = malloc((size_t)nr * 64), *t = text;
+	uint64_t rnd = 2463534242ULL;
+	struct blob b = { NULL, 0 };
+	struct profile p;
+	FILE *f;
+
+	ck_assert_ptr_nonnull(text);
+	for (unsigned int i = 0; i < nr; i++) {
+		rnd ^= rnd << 13, rnd ^= rnd >> 7, rnd ^= rnd << 17;
+		t += sprintf(t, "app;main;fn_%u;fn_%u;leaf_%u %u\n", (unsigned)(rnd % 500),
+			     (unsigned)(rnd >> 20) % 500, i, (unsigned)(rnd >> 40) % 1000 + 1);
+	}
+	ck_assert_msg(!profile__read_folded(text, (size_t)(t - text), &p, &em), "%s", em.text);
+	free(text);
+	f = open_memstream((char **)&b.buf, &b.len);
+	ck_assert_int_eq(writer__pprof(f, &p, &wo), 0);
+	fclose(f);
+	profile__fini(&p);
+	return b;
+}
+
+static long read_pprof(const void *arg)
+{
+	const struct blob *b = arg;
+	struct errmsg em = { "" };
+	struct profile p;
+	int ret = profile__read_pprof(b->buf, b->len, &p, &em);
+
+	profile__fini(&p);
+	if (ret)
+		fprintf(stderr, "%s\n", em.text);
+	return ret ? -ret : 0;
+}
+
+/*
+ * 32 KB of gzip'ed empty samples ("sample {}" 16 million times) took 3.2 GB:
+ * each a message of two bytes decoded into a hundred, then a stack. It is
+ * refused once it passes what its size allows, its memory bounded.
+ */
+START_TEST(a_small_pprof_file_cannot_take_the_memory_of_a_large_one)
+{
+	/* Past what a file of its size may inflate to; within it, but decoding to too much. */
+	const size_t sizes[] = { 32u << 20, 1u << 20 };
+	const long errs[] = { EFBIG, E2BIG };
+	struct blob plain = real_pprof(1400);
+	struct cost p = measure(read_pprof, &plain, 60);
+
+	ck_assert_int_eq(p.result, 0);
+	for (int k = 0; k < 2; k++) {
+		unsigned char *raw = malloc(sizes[k]);
+		struct blob bomb;
+		struct cost h;
+
+		ck_assert_ptr_nonnull(raw);
+		for (size_t i = 0; i < sizes[k]; i += 2) {
+			raw[i] = 0x12;	/* field 2 (sample), length-delimited */
+			raw[i + 1] = 0;	/* of no bytes */
+		}
+		bomb = gzip_of(raw, sizes[k]);
+		free(raw);
+		h = measure(read_pprof, &bomb, 60);
+		ck_assert_msg(h.rss_kb < 128 * 1024,
+			      "%zu bytes of pprof: %ld KB; %zu bytes of a real one: %ld KB", bomb.len,
+			      h.rss_kb, plain.len, p.rss_kb);
+		ck_assert_int_eq(h.result, errs[k]);
+		free(bomb.buf);
+	}
+	free(plain.buf);
+}
+END_TEST
+
+/* Two counts whose sum wraps made shares of 643%: refused with the reason. */
+START_TEST(counts_summing_past_64_bits_are_refused)
+{
+	const char *text = "app;main;a 18446744073709551600\n"
+			   "app;main;b 100\n";
+	struct errmsg em = { "" };
+	struct profile p;
+
+	ck_assert_int_eq(profile__read_folded(text, strlen(text), &p, &em), -EOVERFLOW);
+	ck_assert_ptr_nonnull(strstr(em.text, "sum past 2^64"));
+	profile__fini(&p);
+	text = "app;main;a 18446744073709551600\n";
+	ck_assert_int_eq(profile__read_folded(text, strlen(text), &p, &em), 0);
+	profile__fini(&p);
+}
+END_TEST
+
 Suite *inputbounds_suite(void)
 {
 	Suite *s = suite_create("inputbounds");
 	TCase *th = tcase_create("hash");
+	TCase *tp = tcase_create("pprof");
 
 	tcase_set_timeout(th, 240);
 	tcase_add_test(th, siphash_gives_the_reference_values);
 	tcase_add_test(th, hash_of_bytes_is_keyed_per_run);
 	tcase_add_test(th, names_crafted_to_collide_cost_what_others_do);
 	suite_add_tcase(s, th);
+	tcase_set_timeout(tp, 120);
+	tcase_add_test(tp, a_small_pprof_file_cannot_take_the_memory_of_a_large_one);
+	tcase_add_test(tp, counts_summing_past_64_bits_are_refused);
+	suite_add_tcase(s, tp);
 	return s;
 }
