@@ -10,6 +10,7 @@
 #include "backend-bpf/convert.h"
 #include "backend-bpf/shared_maps.h"
 #include "bpf/dwarf.skel.h"
+#include "bpf/dwarf_map.skel.h"
 #include "bpf/dwarf_task_regs.skel.h"
 #include "bpf/profile.skel.h"
 #include "core/lib/log.h"
@@ -26,8 +27,10 @@ struct dwarf_join {
 
 struct bpf_dwarf {
 	struct pipeline *pipeline;
-	struct dwarf_bpf *skel;
+	/* One of the three variants, newest first (see load_variant). */
 	struct dwarf_task_regs_bpf *skel_task_regs;
+	struct dwarf_map_bpf *skel_map;
+	struct dwarf_bpf *skel;
 	struct perf_buffer *pb;
 	stack_lookup_fn lookup;
 	void *lookup_ctx;
@@ -39,11 +42,13 @@ struct bpf_dwarf {
 	int err;		/* from the sample callback, which cannot return one */
 };
 
+bool bpf_dwarf__test_pieces_on_stack;
+
 unsigned int bpf_dwarf__chunks(unsigned int dump_size)
 {
-	unsigned int n = (dump_size + PROFILE_DUMP_PIECE - 1) / PROFILE_DUMP_PIECE;
+	unsigned int n = (dump_size + PROFILE_DUMP_UNIT - 1) / PROFILE_DUMP_UNIT;
 
-	return n > PROFILE_DUMP_MAX_PIECES ? PROFILE_DUMP_MAX_PIECES : n;
+	return n > PROFILE_DUMP_MAX_UNITS ? PROFILE_DUMP_MAX_UNITS : n;
 }
 
 /* The maps settings both variants share with the counting program. */
@@ -81,26 +86,27 @@ static struct dwarf_task_regs_bpf *load_task_regs(struct profile_bpf *counting)
 	return skel;
 }
 
-/* The variant for every kernel from 4.9. Returns the skeleton or NULL, errno set. */
-static struct dwarf_bpf *load_plain(struct profile_bpf *counting)
-{
-	struct dwarf_bpf *skel = dwarf_bpf__open();
-	int err;
+/* Open, share the maps, load; NULL with errno set when refused. */
+#define LOAD_SKEL(name, counting)                                                               \
+	({                                                                                      \
+		struct name##_bpf *__s = name##_bpf__open();                                    \
+		int __err = __s ? prepare(__s->obj, (counting)) : -errno;                       \
+		if (!__err)                                                                     \
+			__err = name##_bpf__load(__s);                                          \
+		if (__err) {                                                                    \
+			name##_bpf__destroy(__s);                                               \
+			__s = NULL;                                                             \
+			errno = -__err;                                                         \
+		}                                                                               \
+		__s;                                                                            \
+	})
 
-	if (!skel)
-		return NULL;
-	err = prepare(skel->obj, counting);
-	if (!err)
-		err = dwarf_bpf__load(skel);
-	if (err) {
-		dwarf_bpf__destroy(skel);
-		errno = -err;
-		return NULL;
-	}
-	return skel;
-}
-
-/* Load the task-regs variant if wanted and accepted, else the plain one. Returns 0 or -errno. */
+/*
+ * Load the first variant the kernel accepts: with bpf_task_pt_regs (5.15)
+ * if wanted, else with its pieces in a map value (4.10), else on the BPF
+ * stack (4.9). A kernel refuses the newer ones at their first instruction
+ * it lacks, so trying costs little. Returns 0 or -errno.
+ */
 static int load_variant(struct bpf_dwarf *d, struct profile_bpf *counting, bool task_regs_wanted)
 {
 	if (task_regs_wanted) {
@@ -111,24 +117,37 @@ static int load_variant(struct bpf_dwarf *d, struct profile_bpf *counting, bool 
 			 "trying the one without\n",
 			 strerror(errno));
 	}
-	d->skel = load_plain(counting);
+	d->skel_map = bpf_dwarf__test_pieces_on_stack ? NULL : LOAD_SKEL(dwarf_map, counting);
+	if (d->skel_map)
+		return 0;
+	pr_debug("bpf: the stack-copy program with map-value pieces (Linux 4.10) did not load "
+		 "(%s); trying the one with pieces on the BPF stack (4.9)\n",
+		 strerror(errno));
+	d->skel = LOAD_SKEL(dwarf, counting);
 	return d->skel ? 0 : -errno;
 }
 
 static struct bpf_map *snapshots_map(const struct bpf_dwarf *d)
 {
-	return d->skel_task_regs ? d->skel_task_regs->maps.snapshots : d->skel->maps.snapshots;
+	return d->skel_task_regs ? d->skel_task_regs->maps.snapshots
+	       : d->skel_map	  ? d->skel_map->maps.snapshots
+				  : d->skel->maps.snapshots;
 }
 
 static void on_piece(struct bpf_dwarf *d, struct dwarf_join *j, const void *data, __u32 size)
 {
-	const size_t head = offsetof(struct dwarf_piece, data);
+	const size_t head = sizeof(struct dwarf_piece);
 	__u32 len;
 
 	if (j->broken)
 		return;
+	if (size < head) {
+		d->bad++;
+		j->broken = true;
+		return;
+	}
 	memcpy(&len, (const unsigned char *)data + offsetof(struct dwarf_piece, len), sizeof(len));
-	if (size < head || len > size - head || len > PROFILE_DUMP_PIECE) {
+	if (len > size - head || len > PROFILE_DUMP_PIECE_MAP) {
 		d->bad++;
 		j->broken = true;
 		return;
@@ -232,7 +251,7 @@ static void on_lost(void *ctx, int cpu, __u64 cnt)
 /* Room for about 100 ms of records per CPU at 1000 Hz. */
 static size_t buffer_pages(unsigned int pieces)
 {
-	size_t want = (size_t)pieces * (PROFILE_DUMP_PIECE + 16) * 100 / 4096, pages = 64;
+	size_t want = (size_t)pieces * (PROFILE_DUMP_UNIT + 16) * 100 / 4096, pages = 64;
 
 	while (pages < want && pages < 4096)
 		pages *= 2;
@@ -270,7 +289,7 @@ struct bpf_dwarf *bpf_dwarf__open(struct pipeline *p, struct profile_bpf *counti
 		goto err_out;
 	pr_info("bpf: stack copies in pieces of %u bytes through a perf buffer of %zu pages per "
 		"CPU; user registers of kernel-mode samples: %s\n",
-		PROFILE_DUMP_PIECE, buffer_pages(pieces),
+		d->skel ? PROFILE_DUMP_PIECE_STACK : PROFILE_DUMP_PIECE_MAP, buffer_pages(pieces),
 		d->skel_task_regs ? "bpf_task_pt_regs" : "none (frame-pointer stacks for those)");
 	return d;
 
@@ -289,7 +308,8 @@ bool bpf_dwarf__has_task_regs(const struct bpf_dwarf *d)
 int bpf_dwarf__prog_fd(const struct bpf_dwarf *d)
 {
 	return bpf_program__fd(d->skel_task_regs ? d->skel_task_regs->progs.dwarf_sample_task_regs
-						 : d->skel->progs.dwarf_sample);
+			       : d->skel_map	  ? d->skel_map->progs.dwarf_sample_map
+						  : d->skel->progs.dwarf_sample);
 }
 
 int bpf_dwarf__drain(struct bpf_dwarf *d)
@@ -319,6 +339,7 @@ void bpf_dwarf__close(struct bpf_dwarf *d)
 		return;
 	perf_buffer__free(d->pb);
 	dwarf_bpf__destroy(d->skel);
+	dwarf_map_bpf__destroy(d->skel_map);
 	dwarf_task_regs_bpf__destroy(d->skel_task_regs);
 	for (int i = 0; i < d->nr_cpus; i++)
 		free(d->cpus[i].stack);
@@ -334,6 +355,7 @@ int bpf_dwarf__probe(struct profile_bpf *counting, int nr_cpus, bool task_regs_w
 
 	*task_regs = d.skel_task_regs;
 	dwarf_bpf__destroy(d.skel);
+	dwarf_map_bpf__destroy(d.skel_map);
 	dwarf_task_regs_bpf__destroy(d.skel_task_regs);
 	return err;
 }

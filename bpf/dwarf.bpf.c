@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The stack-copy program of --unwind dwarf for every kernel from 4.9 (see
- * bpf/dwarf.bpf.h): kernel-mode samples get frame-pointer user stacks.
+ * The stack-copy program of --unwind dwarf for Linux 4.9 (see
+ * bpf/dwarf.bpf.h): pieces sent from the BPF stack; kernel-mode samples get
+ * frame-pointer user stacks. Newer kernels load bpf/dwarf_map.bpf.c.
  *
  * bpf-compat: linux-4.9
  */
+#define DWARF_PIECES_ON_STACK
 #include "bpf/dwarf.bpf.h"
 
 SEC("perf_event")

@@ -13,17 +13,14 @@
  * falls back to the frame-pointer user stack for those samples and counts
  * them.
  *
- * Written for what Linux 4.9's verifier accepts, and cheap to verify on all:
- *  - 4.9's helpers write to and send from the BPF stack only (map values as
- *    helper memory are 4.10), so the stack copy goes out in pieces of at
- *    most PROFILE_DUMP_PIECE bytes, each read into a BPF stack buffer and
- *    sent as its own record, then a head record that closes the sample (see
- *    profile_maps.h; user space joins the pieces of each CPU's ring);
+ * Written for what Linux 4.9's verifier accepts (DWARF_PIECES_ON_STACK: see
+ * profile_maps.h), and cheap to verify on all:
  *  - no byte count is kept here: the pieces are read at a source address
- *    computed from the (unknown) user sp, so every path reaching the
- *    refining reads after a failed piece has the same register types and
- *    the verifier prunes them, where constant offsets differing per path
- *    made 4.19's verifier walk every path (131072 instructions, E2BIG);
+ *    computed from the (unknown) user sp into one buffer, so every path
+ *    reaching the refining reads after a failed piece has the same register
+ *    types and the verifier prunes them, where constant offsets differing
+ *    per path made 4.19's verifier walk every path (131072 instructions,
+ *    E2BIG);
  *  - no loops (4.9 has none), under 4096 instructions.
  */
 #ifndef BPF_DWARF_BPF_H
@@ -43,6 +40,30 @@ struct {
 	__uint(value_size, sizeof(__u32));
 } snapshots SEC(".maps");
 
+/* Pieces, and the first of the refining reads: a power of two, their sum at least a piece - 8. */
+#ifdef DWARF_PIECES_ON_STACK
+#define DWARF_PIECE PROFILE_DUMP_PIECE_STACK
+#define DWARF_REFINE_FIRST 256
+#else
+#define DWARF_PIECE PROFILE_DUMP_PIECE_MAP
+#define DWARF_REFINE_FIRST 2048
+#endif
+#define DWARF_MAX_PIECES ((PROFILE_DUMP_MAX + DWARF_PIECE - 1) / DWARF_PIECE)
+
+struct dwarf_piece_buf {
+	struct dwarf_piece h;
+	__u8 data[DWARF_PIECE];
+};
+
+#ifndef DWARF_PIECES_ON_STACK
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct dwarf_piece_buf);
+} piece_buf SEC(".maps");
+#endif
+
 /*
  * What a run keeps on its 512-byte BPF stack. The head is filled as the
  * sample is looked at, so that only a few values stay live across the
@@ -51,7 +72,9 @@ struct {
 struct dwarf_stack_buf {
 	struct dwarf_head head;
 	union {
-		struct dwarf_piece piece;
+#ifdef DWARF_PIECES_ON_STACK
+		struct dwarf_piece_buf piece;
+#endif
 		struct pt_regs regs;
 	};
 };
@@ -65,41 +88,40 @@ static __always_inline int user_mode(__u64 cs)
  * Read size bytes at src into the piece and send it. Returns the read's
  * result. The piece's len must be size already.
  */
-#define SEND_PIECE(ctx, buf, src, size)                                                         \
+#define SEND_PIECE(ctx, p, src, size)                                                           \
 	({                                                                                      \
-		long __r = bpf_probe_read((buf)->piece.data, (size), (void *)(src));             \
+		long __r = bpf_probe_read((p)->data, (size), (void *)(src));                     \
 		if (!__r)                                                                       \
-			bpf_perf_event_output((ctx), &snapshots, BPF_F_CURRENT_CPU,             \
-					      &(buf)->piece,                                    \
-					      __builtin_offsetof(struct dwarf_piece, data) +    \
-						      (size));                                  \
-		__r;                                                                    \
+			bpf_perf_event_output((ctx), &snapshots, BPF_F_CURRENT_CPU, (p),        \
+					      sizeof((p)->h) + (size));                         \
+		__r;                                                                            \
 	})
 
 /*
  * Send the user stack from sp up, in pieces, up to where reading fails or
- * nr_pieces were sent; the last piece that failed is refined by halving.
+ * units * PROFILE_DUMP_UNIT bytes were sent; the last piece that failed is
+ * refined by halving.
  */
-static __always_inline void copy_stack(struct bpf_perf_event_data *ctx, struct dwarf_stack_buf *buf,
-				       __u64 sp, __u32 nr_pieces)
+static __always_inline void copy_stack(struct bpf_perf_event_data *ctx, struct dwarf_piece_buf *p,
+				       __u64 sp, __u32 units)
 {
-	__u64 src = sp;
+	__u64 src = sp, limit = (__u64)units * PROFILE_DUMP_UNIT;
 
-	buf->piece.kind = DWARF_REC_PIECE;
-	buf->piece.len = PROFILE_DUMP_PIECE;
+	p->h.kind = DWARF_REC_PIECE;
+	p->h.len = DWARF_PIECE;
 #pragma unroll
-	for (int i = 0; i < PROFILE_DUMP_MAX_PIECES; i++) {
-		if (i >= nr_pieces)
+	for (int i = 0; i < DWARF_MAX_PIECES; i++) {
+		if (i * DWARF_PIECE >= limit)
 			return;
-		if (SEND_PIECE(ctx, buf, src, PROFILE_DUMP_PIECE))
+		if (SEND_PIECE(ctx, p, src, DWARF_PIECE))
 			break;
-		src += PROFILE_DUMP_PIECE;
+		src += DWARF_PIECE;
 	}
 	/* The last piece crossed the end of the stack: take what it had, halving. */
 #pragma unroll
-	for (int size = 256; size >= 8; size /= 2) {
-		buf->piece.len = size;
-		if (!SEND_PIECE(ctx, buf, src, size))
+	for (int size = DWARF_REFINE_FIRST; size >= 8; size /= 2) {
+		p->h.len = size;
+		if (!SEND_PIECE(ctx, p, src, size))
 			src += size;
 	}
 }
@@ -156,7 +178,15 @@ static __always_inline int snapshot(struct bpf_perf_event_data *ctx, int use_tas
 			buf.head.bp = bp;
 		}
 		if (buf.head.regs_valid) {
-			copy_stack(ctx, &buf, sp, cfg->dump_chunks);
+#ifdef DWARF_PIECES_ON_STACK
+			copy_stack(ctx, &buf.piece, sp, cfg->dump_chunks);
+#else
+			__u32 zero = 0;
+			struct dwarf_piece_buf *p = bpf_map_lookup_elem(&piece_buf, &zero);
+
+			if (p)
+				copy_stack(ctx, p, sp, cfg->dump_chunks);
+#endif
 		} else if (!use_task_regs) {
 			/*
 			 * No user registers here: the frame-pointer walk, counted

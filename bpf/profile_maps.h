@@ -60,22 +60,30 @@ struct profile_key {
  * array. A run of a BPF program is not interrupted by another on its CPU,
  * so a sample's records are consecutive in that CPU's ring; user space
  * joins the pieces that precede a head, and drops a sample when records
- * were lost before its head. Pieces are sent from the BPF stack, the only
- * memory 4.9's helpers send from.
+ * were lost before its head.
+ *
+ * Linux 4.9's helpers read into and send from the BPF stack only: there the
+ * pieces are PROFILE_DUMP_PIECE_STACK bytes (the room left on the 512-byte
+ * BPF stack). From 4.10 they go through a per-CPU map value, in pieces of
+ * PROFILE_DUMP_PIECE_MAP: fewer records, and much less work for the
+ * verifier (4.19's marks every stack byte a helper reads in every earlier
+ * state: minutes for the stack variant under emulation).
  */
-#define PROFILE_DUMP_PIECE 384		/* bytes, room left on the 512-byte BPF stack */
-#define PROFILE_DUMP_MAX_PIECES 171	/* 65664 bytes, above --stack-dump-size's 65528 */
-#define PROFILE_DUMP_MAX (PROFILE_DUMP_PIECE * PROFILE_DUMP_MAX_PIECES)
+#define PROFILE_DUMP_PIECE_STACK 384
+#define PROFILE_DUMP_PIECE_MAP 4096
+#define PROFILE_DUMP_UNIT PROFILE_DUMP_PIECE_STACK	/* of profile_config.dump_chunks */
+#define PROFILE_DUMP_MAX_UNITS 171	/* 65664 bytes, above --stack-dump-size's 65528 */
+#define PROFILE_DUMP_MAX (PROFILE_DUMP_UNIT * PROFILE_DUMP_MAX_UNITS)
 
 enum dwarf_record_kind {
 	DWARF_REC_PIECE = 1,
 	DWARF_REC_HEAD = 2,
 };
 
+/* A piece: this, then len bytes of the stack copy. */
 struct dwarf_piece {
 	__u32 kind;			/* DWARF_REC_PIECE */
 	__u32 len;			/* bytes of data: raw records are padded to 8 bytes */
-	__u8 data[PROFILE_DUMP_PIECE];
 };
 
 struct dwarf_head {
@@ -91,7 +99,7 @@ struct dwarf_head {
 	char comm[PROFILE_COMM_LEN];
 };
 
-/* profile_config.dump_chunks: how many PROFILE_DUMP_PIECEs to send at most (--stack-dump-size). */
+/* profile_config.dump_chunks: --stack-dump-size in PROFILE_DUMP_UNITs, rounded up. */
 
 /* Slots of the per-CPU stats array. */
 enum profile_stat {

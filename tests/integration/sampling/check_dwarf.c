@@ -292,6 +292,33 @@ START_TEST(without_task_regs_kernel_mode_samples_fall_back_and_auto_picks_perf)
 }
 END_TEST
 
+/*
+ * Each of the bpf backend's stack-copy programs, run on this kernel: with
+ * bpf_task_pt_regs (5.15), with pieces in a map value (4.10), with pieces
+ * on the BPF stack (4.9). Each sample's pieces are joined into whole
+ * stacks that unwind to main or the thread's entry.
+ */
+START_TEST(each_stack_copy_program_gives_whole_stacks)
+{
+	static const char *const env[3][2] = {
+		{ "PROFILE_TEST_NONE=1", "PROFILE_TEST_NONE=1" },
+		{ "PROFILE_TEST_NO_TASK_REGS=1", "PROFILE_TEST_NONE=1" },
+		{ "PROFILE_TEST_NO_TASK_REGS=1", "PROFILE_TEST_DWARF_PIECES_ON_STACK=1" },
+	};
+	static const char *const pieces[3] = { "pieces of 4096 bytes", "pieces of 4096 bytes",
+					       "pieces of 384 bytes" };
+
+	run_cmd((char *[]){ "/usr/bin/env", (char *)env[_i][0], (char *)env[_i][1],
+			    (char *)seams_bin(), "-v", "--backend", "bpf", "-F", "999", "-U", "-f",
+			    "--unwind", "dwarf", "--", (char *)workload("nofp"), "chain", "1", NULL },
+		30, 0, &r);
+	ck_assert_msg(r.exit_code == 0, "exit %d: %.300s", r.exit_code, r.err);
+	ck_assert_msg(strstr(r.err, pieces[_i]) != NULL, "stderr: %.1000s", r.err);
+	ck_assert_ptr_null(strstr(r.err, "malformed"));
+	assert_chains_complete(r.out);
+}
+END_TEST
+
 Suite *dwarf_suite(void)
 {
 	Suite *s = suite_create("dwarf");
@@ -313,6 +340,7 @@ Suite *dwarf_suite(void)
 	tcase_add_loop_test(tc, vdso_frames_unwind_to_their_callers, 0, 2);
 	tcase_add_loop_test(tc, jit_code_is_walked_by_its_frame_pointer, 0, 2);
 	tcase_add_test(tc, without_task_regs_kernel_mode_samples_fall_back_and_auto_picks_perf);
+	tcase_add_loop_test(tc, each_stack_copy_program_gives_whole_stacks, 0, 3);
 	suite_add_tcase(s, tc);
 	return s;
 }
