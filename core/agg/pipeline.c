@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "core/agg/stack.h"
+#include "core/lib/interrupt.h"
 
 static uint64_t value_hash(const void *key)
 {
@@ -111,7 +112,8 @@ bool pipeline__wants_thread(const struct pipeline *p, pid_t pid, pid_t tid)
 
 static bool snapshot_wanted(pid_t pid, void *ctx)
 {
-	return pipeline__wants_pid(ctx, pid);
+	/* After Ctrl-C the rest of /proc is skipped: set-up ends within a process's time. */
+	return !interrupt__pending() && pipeline__wants_pid(ctx, pid);
 }
 
 int pipeline__snapshot_processes(struct pipeline *p)

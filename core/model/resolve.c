@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "core/agg/stack.h"
+#include "core/lib/interrupt.h"
 
 /* Frames of one stack at most: kernel (and a marker), user with their inlined calls. */
 #define MAX_RESOLVED_FRAMES (2 * MAX_STACK_DEPTH + 3 + MAX_STACK_DEPTH * (DWARF_MAX_FRAMES - 1))
@@ -526,6 +527,11 @@ int resolver__build(struct resolver *r, const struct agg *agg, const struct reso
 			break;
 		}
 		set_values(&r->prof.stacks[i], e, &r->spec);
+		/* A signal while the report is built stops it within a stack's time. */
+		if (interrupt__pending()) {
+			err = -EINTR;
+			break;
+		}
 	}
 	/* The profile moves out; the resolver keeps nothing that points into it. */
 	*out = r->prof;

@@ -4,6 +4,7 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "core/lib/interrupt.h"
 #include "core/output/text.h"
 #include "core/output/writer.h"
 
@@ -38,7 +39,7 @@ int writer__bcc(FILE *out, const struct profile *p, const struct writer_opts *o)
 
 	if (err)
 		return err;
-	for (size_t i = 0; i < ts.nr; i++)
+	for (size_t i = 0; i < ts.nr && !interrupt__pending(); i++)
 		fprintf(out, "%s        %" PRIu64 "\n\n", ts.stacks[i].text, ts.stacks[i].value);
 	text_stacks__free(&ts);
 	return writer__flush(out);

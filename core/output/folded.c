@@ -4,6 +4,7 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "core/lib/interrupt.h"
 #include "core/output/text.h"
 #include "core/output/writer.h"
 
@@ -63,7 +64,7 @@ int writer__folded(FILE *out, const struct profile *p, const struct writer_opts 
 	err = text__merge(p, &fo, ESCAPE_CONTROLS_AND_SEMICOLONS, format_line, &ts);
 	if (err)
 		return err;
-	for (size_t i = 0; i < ts.nr; i++)
+	for (size_t i = 0; i < ts.nr && !interrupt__pending(); i++)
 		fprintf(out, "%s %" PRIu64 "\n", ts.stacks[i].text, ts.stacks[i].value);
 	text_stacks__free(&ts);
 	return writer__flush(out);

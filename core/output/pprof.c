@@ -17,6 +17,7 @@
 #include <zlib.h>
 
 #include "core/lib/hashmap.h"
+#include "core/lib/interrupt.h"
 #include "core/lib/utf8.h"
 #include "core/output/writer.h"
 #include "profile.pb-c.h"
@@ -456,7 +457,7 @@ int writer__pprof(FILE *out, const struct profile *p, const struct writer_opts *
 		typep[c] = &types[c];
 	}
 	add_mappings(&b, p);
-	for (size_t i = 0; i < p->nr_stacks && !b.oom; i++)
+	for (size_t i = 0; i < p->nr_stacks && !b.oom && !interrupt__pending(); i++)
 		add_sample(&b, p, &p->stacks[i]);
 	if (!b.oom)
 		set_mapping_flags(&b);

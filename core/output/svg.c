@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "core/lib/hashmap.h"
+#include "core/lib/interrupt.h"
 #include "core/lib/utf8.h"
 #include "core/output/text.h"
 #include "core/output/writer.h"
@@ -273,7 +274,7 @@ static void emit(struct emit_ctx *c, const struct fg_node *n, double x, unsigned
 	char colour[32];
 	double off = x;
 
-	if (w < MIN_WIDTH_PX)
+	if (w < MIN_WIDTH_PX || interrupt__pending())
 		return;
 	if (c->differential)
 		diff_colour(c, n, colour, sizeof(colour));
@@ -431,7 +432,7 @@ int writer__svg(FILE *out, const struct profile *p, const struct writer_opts *op
 		return -ENOMEM;
 	err = frame_texts__init(&ft, p, &o, ESCAPE_CONTROLS_AND_SEMICOLONS);
 	for (size_t i = 0; i < p->nr_stacks && !err; i++)
-		err = add_stack(root, p, &p->stacks[i], &o, &ft, &sb);
+		err = interrupt__pending() ? -EINTR : add_stack(root, p, &p->stacks[i], &o, &ft, &sb);
 	if (!err)
 		frame_texts__fini(&ft);
 	strbuf__free(&sb);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/lib/hashmap.h"
+#include "core/lib/interrupt.h"
 
 void text__frame(struct strbuf *sb, const struct profile_frame *f, const struct writer_opts *o,
 		 enum text_escape esc)
@@ -163,6 +164,10 @@ int text__merge(const struct profile *p, const struct writer_opts *o, enum text_
 		struct text_stack *ts;
 		uintptr_t found;
 
+		if (interrupt__pending()) {
+			err = -EINTR;
+			break;
+		}
 		strbuf__reset(&sb);
 		fmt(&sb, p, s, o, &ft);
 		if (sb.oom) {

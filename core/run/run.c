@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -19,6 +20,7 @@
 #include "compat/features.h"
 #include "compat/kallsyms.h"
 #include "core/agg/pipeline.h"
+#include "core/lib/interrupt.h"
 #include "core/run/launch.h"
 #include "core/lib/log.h"
 #include "core/model/resolve.h"
@@ -378,6 +380,8 @@ static int write_report(struct run *r, struct profile *prof)
 	t0 = now_ms();
 	err = resolver__build(r->resolver, &r->pipeline.agg, &meta, prof);
 	t1 = now_ms();
+	if (!err && interrupt__pending())
+		err = -EINTR;
 	if (!err) {
 		errno = 0;
 		err = writers[o->format](r->out.f, prof, &wo);
@@ -549,6 +553,15 @@ static int finish(struct run *r)
 	if (r->eff.format == FORMAT_BCC)
 		fputc('\n', r->out.f);
 	err = write_report(r, &prof);
+	if (interrupt__pending()) {
+		/* A signal after the one that ended sampling: stop here, and say so in one line. */
+		if (r->out.f == stdout)
+			__fpurge(stdout);	/* exit would flush it, and block again on a full pipe */
+		pr_warn("interrupted while writing the report: %s\n",
+			r->out.path ? "no report written" : "the report is incomplete");
+		profile__fini(&prof);
+		return -EINTR;
+	}
 	if (err)
 		pr_warn("writing the report: %s\n", strerror(-err));
 	print_warnings(r, &prof, &st);
@@ -619,11 +632,14 @@ int run__main(const struct run_opts *opts, const struct backend_ops *const *back
 		pr_warn("out of memory\n");
 		goto out;
 	}
-	if (start(&r) || interrupted())
+	if (interrupted() || start(&r) || interrupted())
 		goto out;
 
 	err = sample_loop(&r);
 	r.t_end = now_ms();
+	/* The signal that ended sampling asks for the report; one more stops it. */
+	interrupt__arm();
+	signals__interrupt_syscalls(fileno(r.out.f));
 	r.ops->stop(r.backend);
 	if (!err)
 		err = r.ops->drain(r.backend);

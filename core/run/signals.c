@@ -7,9 +7,14 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/lib/interrupt.h"
+
 static volatile sig_atomic_t stop_signal;
 static volatile sig_atomic_t forward_pid;
 static int wake_pipe[2] = { -1, -1 };
+/* During the report: the report's fd, and /dev/null to put in its place on a signal. */
+static volatile sig_atomic_t silence_fd = -1;
+static int null_fd = -1;
 
 /* The dispositions we change, as they were: a launched command gets them back. */
 static const int handled[] = { SIGINT, SIGTERM, SIGHUP, SIGCHLD, SIGPIPE };
@@ -24,6 +29,14 @@ static void on_signal(int sig)
 
 	if (sig != SIGCHLD) {
 		stop_signal = sig;
+		interrupt__raise();
+		/*
+		 * The report stops: whatever is still written goes nowhere, so that
+		 * no write blocks again on a reader that does not read (our fd only;
+		 * the file or pipe itself is untouched).
+		 */
+		if (silence_fd >= 0 && null_fd >= 0)
+			dup2(null_fd, silence_fd);
 		/* Ctrl-C reaches the command through the terminal; SIGTERM and SIGHUP may not. */
 		if (sig != SIGINT && forward_pid > 0)
 			kill(forward_pid, sig);
@@ -55,6 +68,24 @@ int signals__install(void)
 			return -errno;
 	/* A closed reader of our output is a write error to report, not a death. */
 	signal(SIGPIPE, SIG_IGN);
+	return 0;
+}
+
+int signals__interrupt_syscalls(int out_fd)
+{
+	static const int stops[] = { SIGINT, SIGTERM, SIGHUP };
+	struct sigaction sa;
+
+	if (null_fd < 0)
+		null_fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	silence_fd = out_fd;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	/* No SA_RESTART: a write blocked on a full pipe returns EINTR. */
+	for (size_t i = 0; i < sizeof(stops) / sizeof(stops[0]); i++)
+		if (sigaction(stops[i], &sa, NULL))
+			return -errno;
 	return 0;
 }
 

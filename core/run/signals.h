@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Signals during a run: SIGINT, SIGTERM and SIGHUP end sampling (and the
- * report is still printed), SIGCHLD wakes the loop; each wakes it through a
+ * report is still printed; one more stops the report, see
+ * core/lib/interrupt.h), SIGCHLD wakes the loop; each wakes it through a
  * pipe so that no wait outlasts a signal. SIGTERM and SIGHUP are passed on
  * to a launched command, which gets Ctrl-C from the terminal itself.
  */
@@ -17,6 +18,13 @@ int signals__install(void);
 int signals__wake_fd(void);
 /* Empty the wake-up pipe. */
 void signals__drain_wakeups(void);
+/*
+ * After sampling, out_fd the report's: a stop signal interrupts the system
+ * call it lands in (a write blocked on a full pipe) instead of restarting
+ * it, and puts /dev/null at out_fd, so that the report stops within a
+ * second whatever it was doing (SIGCHLD still restarts). Returns 0 or -errno.
+ */
+int signals__interrupt_syscalls(int out_fd);
 /* The signal that asked the run to stop, or 0. */
 int signals__stop_requested(void);
 /*

@@ -227,6 +227,72 @@ START_TEST(sigkill_leaves_no_temporary_file)
 }
 END_TEST
 
+/* Milliseconds from "ms=" in s, or -1. */
+static long ms_of(const char *s)
+{
+	const char *p = strstr(s, "ms=");
+
+	return p ? atol(p + 3) : -1;
+}
+
+/*
+ * Ctrl-C while /proc is read at set-up (128,000 mappings in 64 processes
+ * took seconds there, each signal waiting for the end) ends the run within
+ * a second; with --output, no file is left.
+ */
+START_TEST(sigint_during_set_up_ends_it_within_a_second)
+{
+	struct bg_proc maps;
+	char cmd[1200], out[300];
+
+	bg_start(&maps, (char *[]){ (char *)workload("manymaps"), "2000", "60", "63", NULL });
+	ck_assert_str_eq(maps.first_line, "ready");
+	snprintf(out, sizeof(out), "%s/o", dir);
+	ck_assert_int_eq(mkdir(out, 0755), 0);
+	snprintf(cmd, sizeof(cmd),
+		 "'%s' -F 49 -f --output '%s/out' 5 & p=$!; sleep 1.5; kill -INT $p; "
+		 "t0=$(date +%%s%%N); wait $p; rc=$?; t1=$(date +%%s%%N); "
+		 "echo exit=$rc ms=$(( (t1 - t0) / 1000000 )); ls -A '%s'",
+		 profile_bin(), out, out);
+	run_cmd((char *[]){ "/bin/sh", "-c", cmd, NULL }, 60, 0, &r);
+	bg_stop(&maps);
+	ck_assert_msg(ms_of(r.out) >= 0 && ms_of(r.out) < 1000, "%s / %s", r.out, r.err);
+	if (strstr(r.out, "exit=0")) {
+		/* A fast set-up: the signal ended sampling instead, and the report is whole. */
+		ck_assert_msg(strstr(r.out, "\nout\n"), "%s", r.out);
+		return;
+	}
+	ck_assert_msg(strstr(r.out, "exit=1 "), "%s / %s", r.out, r.err);
+	ck_assert_str_eq(r.err, "profile: interrupted during set-up; no report\n");
+	ck_assert_msg(!strstr(r.out, "out"), "left behind: %s", r.out);
+}
+END_TEST
+
+/*
+ * The signal that ends sampling asks for the report; one more during the
+ * report stops it, even a report blocked on a pipe nobody reads (it waited
+ * for the reader before): exit within a second, one line on stderr.
+ */
+START_TEST(a_second_signal_stops_the_report_within_a_second)
+{
+	char cmd[1500];
+
+	snprintf(cmd, sizeof(cmd),
+		 "cd '%s' && mkfifo fifo && { sleep 30 < fifo & s=$!; "
+		 "'%s' -F 999 --format svg -- '%s' 20000 1 > fifo 2> err & p=$!; "
+		 "sleep 4; kill -TERM $p; t0=$(date +%%s%%N); wait $p; rc=$?; t1=$(date +%%s%%N); "
+		 "kill $s; echo exit=$rc ms=$(( (t1 - t0) / 1000000 )); cat err; }",
+		 dir, profile_bin(), workload("manystacks"));
+	run_cmd((char *[]){ "/bin/sh", "-c", cmd, NULL }, 60, 0, &r);
+	ck_assert_msg(ms_of(r.out) >= 0 && ms_of(r.out) < 1000, "%s / %s", r.out, r.err);
+	ck_assert_msg(strstr(r.out, "exit=1 "), "%s / %s", r.out, r.err);
+	ck_assert_msg(strstr(r.out, "\nprofile: interrupted while writing the report: the report "
+				    "is incomplete\n"),
+		      "%s", r.out);
+	ck_assert_uint_eq(count_lines_with(r.out, "profile:"), 1);
+}
+END_TEST
+
 Suite *hygiene_suite(void)
 {
 	Suite *s = suite_create("hygiene");
@@ -238,6 +304,8 @@ Suite *hygiene_suite(void)
 	tcase_add_loop_test(tc, hostile_comms_keep_every_format_valid, 0, 2);
 	tcase_add_test(tc, a_launched_command_gets_the_callers_limits);
 	tcase_add_loop_test(tc, sigkill_leaves_no_temporary_file, 0, 2);
+	tcase_add_test(tc, sigint_during_set_up_ends_it_within_a_second);
+	tcase_add_test(tc, a_second_signal_stops_the_report_within_a_second);
 	suite_add_tcase(s, tc);
 	return s;
 }
