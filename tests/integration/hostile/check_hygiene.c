@@ -236,7 +236,7 @@ static long ms_of(const char *s)
 }
 
 /*
- * Ctrl-C while /proc is read at set-up (128,000 mappings in 64 processes
+ * Ctrl-C while /proc is read at set-up (256,000 mappings in 64 processes
  * took seconds there, each signal waiting for the end) ends the run within
  * a second; with --output, no file is left.
  */
@@ -245,7 +245,7 @@ START_TEST(sigint_during_set_up_ends_it_within_a_second)
 	struct bg_proc maps;
 	char cmd[1200], out[300];
 
-	bg_start(&maps, (char *[]){ (char *)workload("manymaps"), "2000", "60", "63", NULL });
+	bg_start(&maps, (char *[]){ (char *)workload("manymaps"), "4000", "60", "63", NULL });
 	ck_assert_str_eq(maps.first_line, "ready");
 	snprintf(out, sizeof(out), "%s/o", dir);
 	ck_assert_int_eq(mkdir(out, 0755), 0);
