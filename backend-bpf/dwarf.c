@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "backend-bpf/convert.h"
+#include "backend-bpf/interruptible.h"
 #include "backend-bpf/shared_maps.h"
 #include "bpf/dwarf.skel.h"
 #include "bpf/dwarf_map.skel.h"
@@ -77,7 +78,7 @@ static struct dwarf_task_regs_bpf *load_task_regs(struct profile_bpf *counting)
 		return NULL;
 	err = prepare(skel->obj, counting);
 	if (!err)
-		err = dwarf_task_regs_bpf__load(skel);
+		err = bpf_interruptible__load(skel->skeleton);
 	if (err) {
 		dwarf_task_regs_bpf__destroy(skel);
 		errno = -err;
@@ -92,7 +93,7 @@ static struct dwarf_task_regs_bpf *load_task_regs(struct profile_bpf *counting)
 		struct name##_bpf *__s = name##_bpf__open();                                    \
 		int __err = __s ? prepare(__s->obj, (counting)) : -errno;                       \
 		if (!__err)                                                                     \
-			__err = name##_bpf__load(__s);                                          \
+			__err = bpf_interruptible__load(__s->skeleton);                         \
 		if (__err) {                                                                    \
 			name##_bpf__destroy(__s);                                               \
 			__s = NULL;                                                             \

@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "backend-bpf/idmaps.h"
+#include "backend-bpf/interruptible.h"
 #include "backend-bpf/shared_maps.h"
 #include "core/lib/log.h"
 
@@ -61,7 +62,7 @@ struct profile_bpf *bpf_load__program(unsigned int hash, unsigned int stack, uns
 	if (!skel)
 		return NULL;
 	set_sizes(skel, hash, stack, nr_ids, dwarf);
-	err = profile_bpf__load(skel);
+	err = bpf_interruptible__load(skel->skeleton);
 	if (err) {
 		profile_bpf__destroy(skel);
 		errno = -err;
@@ -81,7 +82,7 @@ struct profile_pidns_bpf *bpf_load__pidns_program(struct profile_bpf *counting)
 	/* Settings, filter, stack ids, statistics and counts: all the counting program's. */
 	err = shared_maps__reuse(skel->obj, counting->obj);
 	if (!err)
-		err = profile_pidns_bpf__load(skel);
+		err = bpf_interruptible__load(skel->skeleton);
 	if (err) {
 		profile_pidns_bpf__destroy(skel);
 		errno = -err;
@@ -106,12 +107,12 @@ int bpf_load__idmap_program(struct profile_bpf *counting, const struct backend_c
 		if (!*mntns)
 			return -errno;
 		err = idmaps__prepare((*mntns)->obj, counting->obj, c, prog);
-		return err ? err : profile_mntns_bpf__load(*mntns);
+		return err ? err : bpf_interruptible__load((*mntns)->skeleton);
 	}
 	*idmap = profile_idmap_bpf__open();
 	if (!*idmap)
 		return -errno;
 	err = idmaps__prepare((*idmap)->obj, counting->obj, c, prog);
-	return err ? err : profile_idmap_bpf__load(*idmap);
+	return err ? err : bpf_interruptible__load((*idmap)->skeleton);
 }
 

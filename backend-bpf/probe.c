@@ -94,7 +94,9 @@ static int probe(const struct backend_config *opts, char *why, size_t len)
 	if (!skel) {
 		int err = errno;
 
-		if (err == EPERM || err == EACCES)
+		if (err == EINTR)
+			snprintf(why, len, "loading the BPF program was interrupted by a signal");
+		else if (err == EPERM || err == EACCES)
 			snprintf(why, len, "loading the BPF program: %s (needs root, or CAP_BPF "
 				 "and CAP_PERFMON)", strerror(err));
 		else
@@ -108,6 +110,11 @@ static int probe(const struct backend_config *opts, char *why, size_t len)
 					   &task_regs);
 
 		profile_bpf__destroy(skel);
+		if (err == -EINTR) {
+			snprintf(why, len, "loading the stack-copy program of --unwind dwarf was "
+				 "interrupted by a signal");
+			return err;
+		}
 		if (err) {
 			snprintf(why, len, "the kernel refused the stack-copy program of --unwind "
 				 "dwarf: %s (-vv shows the verifier's log)", strerror(-err));

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The build's Linux 4.9 check (scripts/check-bpf-compat.sh) passes our
- * program and fails programs that use what 4.9 lacks, each for its reason.
+ * The build's kernel check (scripts/check-bpf-compat.sh) passes our
+ * programs and fails programs that use what 4.9 lacks, each for its reason.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,8 +45,8 @@ static int check_snippet(const char *body, const char *cflags, struct run_result
 	return rc;
 }
 
-/* The programs held to 4.9: the counting one and, next to it, the off-CPU one. */
-static const char *const our_objs[] = { "profile.bpf.o", "offcpu.bpf.o" };
+/* The programs held to 4.9: the counting one and, next to it, the off-CPU and stack-copy ones. */
+static const char *const our_objs[] = { "profile.bpf.o", "offcpu.bpf.o", "dwarf.bpf.o" };
 
 START_TEST(our_programs_pass)
 {
@@ -103,13 +103,24 @@ static const struct {
 	{ "SEC(\"perf_event\") int p(void *c) { __u64 v = 0; return __sync_fetch_and_add(&v, 1); }",
 	  "atomic with a return value", NULL },
 	{ "SEC(\"perf_event\") int p(void *c) { return bpf_get_current_task_btf() != 0; }",
-	  "not a helper of the Linux 4.9 set", NULL },
+	  "call 158: a helper of Linux 5.11, not of 4.9", NULL },
 	{ "SEC(\"kprobe/x\") int p(void *c) { return 0; }",
 	  "only 'perf_event' and 'tracepoint/CATEGORY/NAME' programs", NULL },
 	/* Tracepoint programs: what a newer off-CPU program might reach for. */
 	{ "SEC(\"tracepoint/sched/sched_switch\") int p(void *c) { __u32 v = 0;\n"
 	  "bpf_probe_read_kernel(&v, 4, c + 24); return v; }",
-	  "call 113: not a helper of the Linux 4.9 set", NULL },
+	  "call 113: a helper of Linux 5.5, not of 4.9", NULL },
+	/* 4.9's helpers take buffers on the BPF stack only (map values: 4.10). */
+	{ "struct { __uint(type, BPF_MAP_TYPE_ARRAY); __uint(max_entries, 1);\n"
+	  "\t__type(key, __u32); __type(value, char[16]); } m SEC(\".maps\");\n"
+	  "SEC(\"perf_event\") int p(void *c) { __u32 k = 0; char *v = bpf_map_lookup_elem(&m, &k);\n"
+	  "\tif (v) bpf_get_current_comm(v, 16); return 0; }",
+	  "call 16 (insn", NULL },
+	{ "struct { __uint(type, BPF_MAP_TYPE_ARRAY); __uint(max_entries, 1);\n"
+	  "\t__type(key, __u32); __type(value, __u64[8]); } m SEC(\".maps\");\n"
+	  "SEC(\"perf_event\") int p(void *c) { __u32 k = 0; __u64 *v = bpf_map_lookup_elem(&m, &k);\n"
+	  "\tif (v) bpf_probe_read(v + 1, 8, c); return 0; }",
+	  "a map value as the helper's buffer", NULL },
 	{ "int g;\nSEC(\"tracepoint/sched/sched_switch\") int p(void *c) { return g++; }",
 	  "global variables need Linux 5.2", NULL },
 	{ "SEC(\"raw_tracepoint/sched_switch\") int p(void *c) { return 0; }",
@@ -132,6 +143,41 @@ START_TEST(programs_4_9_cannot_load_fail_the_check)
 }
 END_TEST
 
+/* A source marked for a newer kernel is held to that one: a 5.15 helper passes at 5.15 only. */
+START_TEST(objects_are_held_to_the_kernel_they_name)
+{
+	static const char body[] =
+		"SEC(\"perf_event\") int p(void *c) { return bpf_task_pt_regs(0) != 0; }";
+	char dir[] = "/tmp/profile-bpfc-XXXXXX", src[128], obj[128], cmd[1024], script[512];
+	struct run_result r;
+	FILE *f;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(src, sizeof(src), "%s/x.bpf.c", dir);
+	snprintf(obj, sizeof(obj), "%s/x.bpf.o", dir);
+	f = fopen(src, "w");
+	fprintf(f, "#include <linux/types.h>\n#include <linux/bpf.h>\n"
+		   "#include <bpf/bpf_helpers.h>\n%s\nchar LICENSE[] SEC(\"license\") = \"GPL\";\n",
+		body);
+	fclose(f);
+	snprintf(cmd, sizeof(cmd),
+		 "clang -g -O2 -target bpf -I/usr/include/$(gcc -print-multiarch) -c %s -o %s", src,
+		 obj);
+	ck_assert_int_eq(system(cmd), 0);
+	snprintf(script, sizeof(script), "%s/scripts/check-bpf-compat.sh", srcdir());
+	run_cmd((char *[]){ script, obj, "5.15", NULL }, 30, 0, &r);
+	ck_assert_msg(r.exit_code == 0, "%s", r.err);
+	ck_assert_ptr_nonnull(strstr(r.out, "loads on Linux 5.15"));
+	run_result_free(&r);
+	run_cmd((char *[]){ script, obj, "5.14", NULL }, 30, 0, &r);
+	ck_assert_int_ne(r.exit_code, 0);
+	ck_assert_ptr_nonnull(strstr(r.err, "call 175: a helper of Linux 5.15, not of 5.14"));
+	run_result_free(&r);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 Suite *bpf_compat_suite(void)
 {
 	Suite *s = suite_create("bpf-compat");
@@ -140,6 +186,7 @@ Suite *bpf_compat_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_loop_test(tc, our_programs_pass, 0, sizeof(our_objs) / sizeof(our_objs[0]));
 	tcase_add_test(tc, tracepoint_programs_with_4_9_helpers_pass);
+	tcase_add_test(tc, objects_are_held_to_the_kernel_they_name);
 	tcase_add_loop_test(tc, programs_4_9_cannot_load_fail_the_check, 0,
 			    sizeof(bad) / sizeof(bad[0]));
 	suite_add_tcase(s, tc);

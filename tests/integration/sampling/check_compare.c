@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "tests/support/tests.h"
@@ -297,6 +298,29 @@ START_TEST(auto_picks_perf_when_bpf_is_refused)
 }
 END_TEST
 
+/*
+ * Ctrl-C during a BPF load that takes many seconds in the verifier (a seam):
+ * the verifier gives up with EAGAIN when a signal is pending, and libbpf
+ * used to start the load again until it ran to its end. It ends at once.
+ */
+START_TEST(sigint_cuts_a_slow_bpf_load_short)
+{
+	struct timespec t0, t1;
+	struct run_result r;
+	double s;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	run_cmd((char *[]){ "/usr/bin/env", "PROFILE_TEST_SLOW_BPF_LOAD=1", (char *)seams_bin(),
+			    "--backend", "bpf", "-F", "99", "-f", "5", NULL },
+		60, 0.5, &r);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	s = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
+	ck_assert_msg(s < 3, "ended %.1f s after the start, SIGINT at 0.5 s: %.300s", s, r.err);
+	ck_assert_msg(strstr(r.err, "interrupted by a signal") != NULL, "stderr: %.300s", r.err);
+	run_result_free(&r);
+}
+END_TEST
+
 START_TEST(forced_backend_that_cannot_run_exits_1)
 {
 	struct run_result r;
@@ -402,6 +426,7 @@ Suite *compare_suite(void)
 	tcase_add_test(tch, auto_picks_bpf_here);
 	tcase_add_test(tch, auto_picks_perf_when_bpf_is_refused);
 	tcase_add_test(tch, forced_backend_that_cannot_run_exits_1);
+	tcase_add_test(tch, sigint_cuts_a_slow_bpf_load_short);
 	tcase_add_test(tch, tiny_stack_map_reports_missed_stacks);
 	tcase_add_test(tch, full_count_map_warns_and_half_full_map_drains);
 	suite_add_tcase(s, tch);
