@@ -2,6 +2,8 @@
 #include "core/sym/perfmap.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,27 +11,48 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/lib/log.h"
 #include "core/lib/userfile.h"
 
 /*
- * What is read of one map: a long-running JVM writes a few hundred MB at
- * most; a longer line is no name any JIT writes.
+ * What is kept of one map, and of all maps at once: a long-running JVM
+ * writes a few hundred thousand entries, and tens of MB; a longer line is
+ * no name any JIT writes. A map that has more is cut with a warning (its
+ * first entries kept), so that a user's 256 MiB of tiny lines costs what a
+ * real map does, not gigabytes.
  */
-#define PERFMAP_MAX_SIZE (256UL << 20)
+#define PERFMAP_MAX_SIZE (256UL << 20)	/* bytes of the file read */
 #define PERFMAP_MAX_LINE 16384
+#define PERFMAP_MAX_ENTRIES (1UL << 20)
+#define PERFMAP_MAX_NAMES (64UL << 20)	/* bytes of names kept */
+#define PERFMAP_MAX_TOTAL (256UL << 20)	/* entries and names of all maps loaded */
 
 struct perfmap_sym {
 	uint64_t start;
 	uint64_t size;
-	size_t line;		/* later lines describe newer code at the same place */
-	const char *name;	/* in text */
+	uint32_t line;		/* later lines describe newer code at the same place */
+	uint32_t name;		/* offset in names */
 };
 
 struct perfmap {
 	struct perfmap_sym *syms;	/* sorted by start */
-	size_t nr;
-	char *text;		/* the file, lines NUL-terminated in place */
+	size_t nr, cap;
+	char *names;		/* NUL-terminated, one after the other */
+	size_t names_len, names_cap;
+	size_t bytes;		/* counted against the total */
+	/* The file, for sharing between processes that name one (hard links). */
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	struct timespec mtime;
+	unsigned int refs;
+	struct perfmap *next;
 };
+
+/* Maps loaded from /proc and /tmp, shared by inode; their bytes in all. */
+static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct perfmap *cache;
+static size_t total_bytes;
 
 static int cmp_sym(const void *a, const void *b)
 {
@@ -70,8 +93,8 @@ static const char *parse_hex(const char *p, uint64_t *val)
 	return p > start && *p == ' ' ? p + 1 : NULL;
 }
 
-/* "START SIZE name": returns false for anything else. */
-static bool parse_line(char *line, struct perfmap_sym *s)
+/* "START SIZE name": the name in *name, or false for anything else. */
+static bool parse_line(const char *line, struct perfmap_sym *s, const char **name)
 {
 	const char *p = parse_hex(line, &s->start);
 
@@ -79,65 +102,167 @@ static bool parse_line(char *line, struct perfmap_sym *s)
 		return false;
 	if (!s->size || s->start + s->size < s->start || !*p)
 		return false;
-	s->name = p;
+	*name = p;
 	return true;
 }
 
-static struct perfmap *parse(char *text, size_t len)
+/* Why a map was cut, for the warning. */
+enum cut_reason { CUT_NONE, CUT_SIZE, CUT_ENTRIES, CUT_NAMES, CUT_TOTAL, CUT_MEMORY };
+
+struct reader {
+	struct perfmap *pm;
+	size_t nr_lines;
+	size_t budget;		/* bytes this map may still take of the total */
+	enum cut_reason cut;
+};
+
+static bool grow(void **buf, size_t *cap, size_t need, size_t elem, size_t first)
+{
+	size_t ncap;
+	void *tmp;
+
+	if (need <= *cap)
+		return true;
+	ncap = *cap ? *cap : first;
+	while (ncap < need)
+		ncap *= 2;
+	tmp = realloc(*buf, ncap * elem);
+	if (!tmp)
+		return false;
+	*buf = tmp;
+	*cap = ncap;
+	return true;
+}
+
+/* One line (NUL-terminated); false once the map is full. */
+static bool add_line(struct reader *r, const char *line)
+{
+	struct perfmap *pm = r->pm;
+	struct perfmap_sym s;
+	const char *name;
+	size_t len, cost;
+
+	r->nr_lines++;
+	if (!parse_line(line, &s, &name))
+		return true;
+	len = strlen(name) + 1;
+	cost = sizeof(s) + len;
+	if (pm->nr == PERFMAP_MAX_ENTRIES)
+		r->cut = CUT_ENTRIES;
+	else if (pm->names_len + len > PERFMAP_MAX_NAMES)
+		r->cut = CUT_NAMES;
+	else if (cost > r->budget)
+		r->cut = CUT_TOTAL;
+	else if (!grow((void **)&pm->syms, &pm->cap, pm->nr + 1, sizeof(s), 256) ||
+		 !grow((void **)&pm->names, &pm->names_cap, pm->names_len + len, 1, 4096))
+		r->cut = CUT_MEMORY;
+	if (r->cut)
+		return false;
+	memcpy(pm->names + pm->names_len, name, len);
+	s.name = (uint32_t)pm->names_len;
+	s.line = (uint32_t)r->nr_lines;
+	pm->names_len += len;
+	pm->syms[pm->nr++] = s;
+	pm->bytes += cost;
+	r->budget -= cost;
+	return true;
+}
+
+/*
+ * Reads the map's lines as they come, at most PERFMAP_MAX_SIZE bytes: a
+ * line longer than PERFMAP_MAX_LINE is skipped, and the last line of a
+ * file read only in part (still being written) is dropped.
+ */
+static void read_lines(int fd, struct reader *r)
+{
+	enum { CHUNK = 1 << 16 };
+	char *buf = malloc(CHUNK + PERFMAP_MAX_LINE + 1);
+	size_t have = 0, done = 0;
+	bool skipping = false, eof = false;
+
+	if (!buf) {
+		r->cut = CUT_MEMORY;
+		return;
+	}
+	while (!eof && !r->cut) {
+		size_t want = CHUNK, off = 0;
+		ssize_t n;
+
+		if (done + want > PERFMAP_MAX_SIZE)
+			want = PERFMAP_MAX_SIZE - done;
+		n = want ? read(fd, buf + have, want) : 0;
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			eof = true;
+			if (!want) {
+				char c;
+
+				/* More in the file than is read: its last line here is cut. */
+				if (read(fd, &c, 1) == 1) {
+					r->cut = CUT_SIZE;
+					break;
+				}
+			}
+		} else {
+			have += (size_t)n;
+			done += (size_t)n;
+		}
+		for (;;) {
+			char *nl = memchr(buf + off, '\n', have - off);
+
+			if (!nl) {
+				if (eof && have > off && !skipping && have - off <= PERFMAP_MAX_LINE) {
+					buf[have] = '\0';
+					add_line(r, buf + off);
+				}
+				break;
+			}
+			*nl = '\0';
+			if (!skipping && nl - (buf + off) <= PERFMAP_MAX_LINE && !add_line(r, buf + off))
+				break;
+			if (skipping) {
+				skipping = false;
+				r->nr_lines++;
+			}
+			off = (size_t)(nl - buf) + 1;
+		}
+		/* The rest is the start of a line: kept, unless too long to be one. */
+		memmove(buf, buf + off, have - off);
+		have -= off;
+		if (have > PERFMAP_MAX_LINE) {
+			skipping = true;
+			have = 0;
+		}
+	}
+	free(buf);
+}
+
+static const char *const cut_why[] = {
+	[CUT_SIZE] = "larger than 256 MiB",
+	[CUT_ENTRIES] = "more than 1048576 entries",
+	[CUT_NAMES] = "more than 64 MiB of names",
+	[CUT_TOTAL] = "the 256 MiB for all perf maps used up",
+	[CUT_MEMORY] = "out of memory",
+};
+
+/* The map in fd, its first entries as far as the budgets allow (path for the warning). */
+static struct perfmap *read_map(int fd, const char *path, size_t budget)
 {
 	struct perfmap *pm = calloc(1, sizeof(*pm));
-	char *p = text, *end = text + len;
-	size_t cap = 0, nr_lines = 0;
+	struct reader r = { pm, 0, budget, CUT_NONE };
 
-	if (!pm) {
-		free(text);
+	if (!pm)
 		return NULL;
-	}
-	pm->text = text;
-	while (p < end) {
-		char *nl = memchr(p, '\n', end - p);
-		struct perfmap_sym s;
-
-		if (!nl)
-			nl = end;
-		*nl = '\0';
-		if (nl - p <= PERFMAP_MAX_LINE && parse_line(p, &s)) {
-			if (pm->nr == cap) {
-				size_t ncap = cap ? cap * 2 : 256;
-				struct perfmap_sym *tmp = realloc(pm->syms, ncap * sizeof(*tmp));
-
-				if (!tmp)
-					break;
-				pm->syms = tmp;
-				cap = ncap;
-			}
-			s.line = nr_lines;
-			pm->syms[pm->nr++] = s;
-		}
-		nr_lines++;
-		p = nl + 1;
-	}
+	read_lines(fd, &r);
+	if (r.cut)
+		pr_warn("warning: %s: %zu entries of its first %zu lines read, the rest ignored "
+			"(%s)\n", path, pm->nr, r.nr_lines, cut_why[r.cut]);
 	/* Sorted by start, then line: the lookup takes the last, newest entry at a start. */
 	if (pm->nr)
 		qsort(pm->syms, pm->nr, sizeof(*pm->syms), cmp_sym);
+	pm->refs = 1;
 	return pm;
-}
-
-/* Reads at most PERFMAP_MAX_SIZE: a map still being written ends in a cut line, dropped. */
-static struct perfmap *read_map(int fd)
-{
-	bool truncated;
-	size_t len;
-	char *text;
-
-	if (userfile__read_all(fd, PERFMAP_MAX_SIZE, &text, &len, &truncated))
-		return NULL;
-	if (truncated) {
-		char *nl = memrchr(text, '\n', len);
-
-		len = nl ? (size_t)(nl - text) : 0;
-	}
-	return parse(text, len);
 }
 
 struct perfmap *perfmap__load_file(const char *path)
@@ -148,9 +273,54 @@ struct perfmap *perfmap__load_file(const char *path)
 
 	if (fd < 0)
 		return NULL;
-	pm = read_map(fd);
+	pm = read_map(fd, path, PERFMAP_MAX_TOTAL);
 	close(fd);
 	return pm;
+}
+
+/*
+ * The map of the file open as fd (st its attributes): the one loaded
+ * already when another process names the same file (a hard link), else
+ * read within what is left of the total.
+ */
+static struct perfmap *load_shared(int fd, const struct stat *st, const char *path)
+{
+	struct perfmap *pm;
+
+	pthread_mutex_lock(&cache_lock);
+	for (pm = cache; pm; pm = pm->next)
+		if (pm->dev == st->st_dev && pm->ino == st->st_ino && pm->size == st->st_size &&
+		    pm->mtime.tv_sec == st->st_mtim.tv_sec &&
+		    pm->mtime.tv_nsec == st->st_mtim.tv_nsec) {
+			pm->refs++;
+			pthread_mutex_unlock(&cache_lock);
+			return pm;
+		}
+	/* Read under the lock: the budget is what no other map holds. */
+	pm = read_map(fd, path, PERFMAP_MAX_TOTAL - total_bytes);
+	if (pm) {
+		pm->dev = st->st_dev;
+		pm->ino = st->st_ino;
+		pm->size = st->st_size;
+		pm->mtime = st->st_mtim;
+		pm->next = cache;
+		cache = pm;
+		total_bytes += pm->bytes;
+	}
+	pthread_mutex_unlock(&cache_lock);
+	return pm;
+}
+
+/* When the file was made: its birth time where the file system keeps one, else its ctime. */
+static int64_t file_birth_ns(int fd, const struct stat *st)
+{
+#ifdef STATX_BTIME
+	struct statx stx;
+
+	if (!statx(fd, "", AT_EMPTY_PATH, STATX_BTIME, &stx) && (stx.stx_mask & STATX_BTIME))
+		return (int64_t)stx.stx_btime.tv_sec * 1000000000 + stx.stx_btime.tv_nsec;
+#endif
+	return (int64_t)st->st_ctim.tv_sec * 1000000000 + st->st_ctim.tv_nsec;
 }
 
 /* The pid the process sees itself as (the last NStgid), for its map file's name. */
@@ -176,6 +346,12 @@ static pid_t ns_pid(pid_t pid)
 }
 
 struct perfmap *perfmap__load(pid_t pid, const char **warning, char *path, size_t path_len)
+{
+	return perfmap__load_checked(pid, PERFMAP_ANY_OWNER, 0, warning, path, path_len);
+}
+
+struct perfmap *perfmap__load_checked(pid_t pid, uid_t owner, int64_t not_before_ns,
+				      const char **warning, char *path, size_t path_len)
 {
 	struct stat proc_st, st;
 	char proc_path[64], root[64], name[64];
@@ -208,14 +384,21 @@ struct perfmap *perfmap__load(pid_t pid, const char **warning, char *path, size_
 	}
 	if (fd < 0)
 		return NULL;
+	if (owner == PERFMAP_ANY_OWNER)
+		owner = alive ? proc_st.st_uid : geteuid();
 	/* As perf does: a map not written by the process's user (or root) is not trusted. */
-	if (fstat(fd, &st) ||
-	    (st.st_uid != 0 && st.st_uid != (alive ? proc_st.st_uid : geteuid()))) {
+	if (fstat(fd, &st) || (st.st_uid != 0 && st.st_uid != owner)) {
 		*warning = "not owned by the process's user or root";
 		close(fd);
 		return NULL;
 	}
-	pm = read_map(fd);
+	/* A map made before the process started was written for another one of that pid. */
+	if (not_before_ns && file_birth_ns(fd, &st) < not_before_ns) {
+		*warning = "older than the process";
+		close(fd);
+		return NULL;
+	}
+	pm = load_shared(fd, &st, path);
 	close(fd);
 	return pm;
 }
@@ -224,8 +407,20 @@ void perfmap__free(struct perfmap *pm)
 {
 	if (!pm)
 		return;
+	pthread_mutex_lock(&cache_lock);
+	if (--pm->refs) {
+		pthread_mutex_unlock(&cache_lock);
+		return;
+	}
+	for (struct perfmap **link = &cache; *link; link = &(*link)->next)
+		if (*link == pm) {
+			*link = pm->next;
+			total_bytes -= pm->bytes;
+			break;
+		}
+	pthread_mutex_unlock(&cache_lock);
 	free(pm->syms);
-	free(pm->text);
+	free(pm->names);
 	free(pm);
 }
 
@@ -244,5 +439,5 @@ const char *perfmap__lookup(const struct perfmap *pm, uint64_t addr, uint64_t *o
 	if (lo == 0 || addr - pm->syms[lo - 1].start >= pm->syms[lo - 1].size)
 		return NULL;
 	*offset = addr - pm->syms[lo - 1].start;
-	return pm->syms[lo - 1].name;
+	return pm->names + pm->syms[lo - 1].name;
 }

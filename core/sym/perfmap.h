@@ -8,6 +8,7 @@
 #ifndef CORE_SYM_PERFMAP_H
 #define CORE_SYM_PERFMAP_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -19,6 +20,17 @@ struct perfmap;
  * and *warning says why (static text, or NULL).
  */
 struct perfmap *perfmap__load(pid_t pid, const char **warning, char *path, size_t path_len);
+/*
+ * The same for one lifetime of pid: the file must be owned by owner (or
+ * root; PERFMAP_ANY_OWNER: the process's user now) and made no earlier than
+ * not_before_ns (CLOCK_REALTIME; 0: any time), by its birth time where the
+ * file system keeps one (statx), else its ctime. A map is kept once for all
+ * processes that name the same file (hard links), within bounds per file
+ * and in all (see perfmap.c): what is cut is said in a warning on stderr.
+ */
+#define PERFMAP_ANY_OWNER ((uid_t)-1)
+struct perfmap *perfmap__load_checked(pid_t pid, uid_t owner, int64_t not_before_ns,
+				      const char **warning, char *path, size_t path_len);
 /* Load from a given file, trusting it (tests). */
 struct perfmap *perfmap__load_file(const char *path);
 void perfmap__free(struct perfmap *pm);

@@ -4,12 +4,19 @@
  * files of the same size: written by the hostilelf workload (ELF files) or
  * here (perf maps), read in a child whose peak RSS is measured.
  */
+#include <fcntl.h>
+#include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/sym/elfsym.h"
+#include "core/sym/perfmap.h"
 #include "tests/support/measure.h"
 #include "tests/support/tests.h"
 
@@ -72,13 +79,170 @@ START_TEST(symbols_naming_one_long_string_cost_what_plain_ones_do)
 }
 END_TEST
 
+/* A perf map of size bytes of lines like line (which ends in a newline); returns its path. */
+static const char *write_map(const char *kind, size_t size, const char *line)
+{
+	static char path[2][64];
+	static int next;
+	char *p = path[next++ % 2], *buf = malloc(1 << 20);
+	size_t len = strlen(line), fill = 0;
+	FILE *f;
+
+	snprintf(p, sizeof(path[0]), "/tmp/profile-bounds-%s-%d.map", kind, (int)getpid());
+	f = fopen(p, "w");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_ptr_nonnull(buf);
+	while (fill + len <= (1 << 20)) {
+		memcpy(buf + fill, line, len);
+		fill += len;
+	}
+	for (size_t done = 0; done < size; done += fill)
+		ck_assert_uint_eq(fwrite(buf, 1, size - done < fill ? size - done : fill, f),
+				  size - done < fill ? size - done : fill);
+	ck_assert_int_eq(fclose(f), 0);
+	free(buf);
+	return p;
+}
+
+static long load_map(const void *arg)
+{
+	struct perfmap *pm = perfmap__load_file(arg);
+	uint64_t off;
+	long ok;
+
+	if (!pm)
+		return 10;
+	ok = perfmap__lookup(pm, 0x1000, &off) ? 0 : 11;
+	perfmap__free(pm);
+	return ok;
+}
+
+/*
+ * 256 MiB of tiny lines took 2.3 GB and 17 s: an entry for each of their
+ * 44 million. A map is read up to its first 1 Mi entries (and 64 MiB of
+ * names), what a real map of the same size costs.
+ */
+START_TEST(a_map_of_tiny_lines_costs_what_a_real_one_does)
+{
+	const char *tiny = write_map("tiny", 256u << 20, "1000 1 a\n");
+	struct cost t = measure(load_map, tiny, 100);
+	const char *real = write_map("real", 256u << 20,
+				     "1000 40 LazyCompile:~processRequest /srv/app/lib/handler.js:42\n");
+	struct cost r = measure(load_map, real, 100);
+
+	unlink(tiny);
+	unlink(real);
+	ck_assert_msg(t.rss_kb < 2 * r.rss_kb + 16384 && t.rss_kb < 256 * 1024,
+		      "tiny lines: %ld KB, real ones: %ld KB", t.rss_kb, r.rss_kb);
+	ck_assert_msg(t.seconds < 2 * r.seconds + 1, "tiny lines: %.2f s, real ones: %.2f s",
+		      t.seconds, r.seconds);
+	ck_assert_int_eq(t.result, 0);
+	ck_assert_int_eq(r.result, 0);
+}
+END_TEST
+
+static pid_t sleeper(void)
+{
+	pid_t pid = fork();
+
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		pause();
+		_exit(0);
+	}
+	return pid;
+}
+
+static void end_sleeper(pid_t pid)
+{
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+}
+
+/* Hard links of one map under several pids were each loaded and kept: now once. */
+START_TEST(hard_links_of_one_map_are_loaded_once)
+{
+	const char *file = write_map("linked", 4096, "1000 40 jitted\n");
+	pid_t a = sleeper(), b = sleeper();
+	char la[64], lb[64], path[128];
+	struct perfmap *pa, *pb;
+	const char *warning;
+	uint64_t off;
+
+	snprintf(la, sizeof(la), "/tmp/perf-%d.map", (int)a);
+	snprintf(lb, sizeof(lb), "/tmp/perf-%d.map", (int)b);
+	ck_assert_int_eq(link(file, la), 0);
+	ck_assert_int_eq(link(file, lb), 0);
+	pa = perfmap__load(a, &warning, path, sizeof(path));
+	pb = perfmap__load(b, &warning, path, sizeof(path));
+	unlink(la);
+	unlink(lb);
+	unlink(file);
+	end_sleeper(a);
+	end_sleeper(b);
+	ck_assert_ptr_nonnull(pa);
+	ck_assert_ptr_eq(pa, pb);
+	ck_assert_str_eq(perfmap__lookup(pb, 0x1010, &off), "jitted");
+	perfmap__free(pa);
+	/* Still there for the other process. */
+	ck_assert_str_eq(perfmap__lookup(pb, 0x1010, &off), "jitted");
+	perfmap__free(pb);
+}
+END_TEST
+
+/* The lifetime checks the symbolizer asks for: the owner it names, a file no older than it. */
+START_TEST(a_map_is_checked_against_the_owner_and_start_given)
+{
+	pid_t a = sleeper();
+	char map[64], path[128];
+	struct perfmap *pm;
+	const char *warning;
+	struct timespec now;
+	struct stat st;
+	FILE *f;
+
+	snprintf(map, sizeof(map), "/tmp/perf-%d.map", (int)a);
+	f = fopen(map, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs("1000 40 jitted\n", f);
+	/* Root may write any map: as root, the file is given to a test user. */
+	if (!geteuid())
+		ck_assert_int_eq(fchown(fileno(f), 4242, 4242), 0);
+	ck_assert_int_eq(fclose(f), 0);
+	ck_assert_int_eq(stat(map, &st), 0);
+	clock_gettime(CLOCK_REALTIME, &now);
+	/* Another owner than the file's. */
+	pm = perfmap__load_checked(a, st.st_uid + 1, 0, &warning, path, sizeof(path));
+	ck_assert_ptr_null(pm);
+	ck_assert_str_eq(warning, "not owned by the process's user or root");
+	/* A process that started after the file was made. */
+	pm = perfmap__load_checked(a, st.st_uid, (int64_t)now.tv_sec * 1000000000 + 5000000000LL,
+				   &warning, path, sizeof(path));
+	ck_assert_ptr_null(pm);
+	ck_assert_str_eq(warning, "older than the process");
+	/* One that started before. */
+	pm = perfmap__load_checked(a, st.st_uid, (int64_t)(now.tv_sec - 60) * 1000000000, &warning,
+				   path, sizeof(path));
+	unlink(map);
+	end_sleeper(a);
+	ck_assert_ptr_nonnull(pm);
+	perfmap__free(pm);
+}
+END_TEST
+
 Suite *symbounds_suite(void)
 {
 	Suite *s = suite_create("symbounds");
 	TCase *te = tcase_create("elfnames");
+	TCase *tp = tcase_create("perfmap");
 
 	tcase_set_timeout(te, 120);
 	tcase_add_test(te, symbols_naming_one_long_string_cost_what_plain_ones_do);
 	suite_add_tcase(s, te);
+	tcase_set_timeout(tp, 300);
+	tcase_add_test(tp, a_map_of_tiny_lines_costs_what_a_real_one_does);
+	tcase_add_test(tp, hard_links_of_one_map_are_loaded_once);
+	tcase_add_test(tp, a_map_is_checked_against_the_owner_and_start_given);
+	suite_add_tcase(s, tp);
 	return s;
 }
