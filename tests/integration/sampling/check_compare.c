@@ -316,7 +316,7 @@ START_TEST(sigint_cuts_a_slow_bpf_load_short)
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	s = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
 	ck_assert_msg(s < 3, "ended %.1f s after the start, SIGINT at 0.5 s: %.300s", s, r.err);
-	ck_assert_msg(strstr(r.err, "interrupted by a signal") != NULL, "stderr: %.300s", r.err);
+	ck_assert_msg(strstr(r.err, "interrupted") != NULL, "stderr: %.300s", r.err);
 	run_result_free(&r);
 }
 END_TEST
