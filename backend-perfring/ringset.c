@@ -4,9 +4,11 @@
 #include <dirent.h>
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -45,6 +47,35 @@ struct batch {
 	uint64_t seq;
 };
 
+/*
+ * The reader thread: it only copies records out of the rings into
+ * `pending`, so that the kernel never finds a ring full while the main
+ * thread unwinds, symbolizes or writes (a busy host may not schedule it for
+ * tens of milliseconds, and a 1 MiB ring holds 60 ms of 16 KiB stack copies
+ * at 999 Hz). A drain takes `pending` whole. What it holds is bounded:
+ * beyond PENDING_MAX bytes it leaves records in the rings, where the
+ * kernel counts what it then cannot write (PERF_RECORD_LOST).
+ */
+#define PENDING_MAX (256u << 20)
+/* Wake the main thread early when this much waits (else it drains every 100 ms). */
+#define PENDING_WAKE (8u << 20)
+#define READER_POLL_MS 10
+
+struct ring_reader {
+	pthread_t thread;
+	bool on;
+	pthread_mutex_t lock;
+	struct batch pending;
+	int efd;			/* readable: pending has PENDING_WAKE bytes */
+	int stop;			/* atomic: the thread ends */
+	int err;			/* the thread's first error (-ENOMEM) */
+};
+
+struct ring_set;
+static void reader_start(struct ring_set *rs);
+static void reader_stop(struct ring_set *rs);
+static void reader_free(struct ring_set *rs);
+
 struct ring_set {
 	const char *what;		/* "perf" or "side-band", for messages */
 	struct pipeline *pipeline;
@@ -59,6 +90,8 @@ struct ring_set {
 	unsigned int data_pages;	/* per ring, after any shrinking */
 	struct perf_attr_ladder ladder;
 	struct batch batch;
+	struct batch *fill;		/* where consumed records go: batch, or the reader's pending */
+	struct ring_reader reader;
 	ring_sample_fn on_sample;
 	void *on_sample_ctx;
 	ring_switch_fn on_switch;
@@ -264,6 +297,8 @@ static int open_set(struct ring_set **out, const char *what, struct pipeline *p,
 		return -ENOMEM;
 	}
 	rs->what = what;
+	rs->fill = &rs->batch;
+	rs->reader.efd = -1;
 	rs->pipeline = p;
 	rs->cfg = cfg;
 	rs->data_pages = data_pages;
@@ -299,6 +334,7 @@ static int open_set(struct ring_set **out, const char *what, struct pipeline *p,
 	pr_info("%s: %d event(s) on %d CPU(s), rings of %u data pages each\n", what,
 		nr * (nr_tasks > 0 ? nr_tasks : 1), nr, rs->data_pages);
 	free(cpus);
+	reader_start(rs);
 	*out = rs;
 	return 0;
 
@@ -404,12 +440,25 @@ int ring_set__enable(struct ring_set *rs, struct errmsg *err)
 void ring_set__disable(struct ring_set *rs)
 {
 	set_enabled(rs, PERF_EVENT_IOC_DISABLE, NULL);
+	/* The last drain reads the rings itself: all is in them once disabled. */
+	reader_stop(rs);
 }
 
 int ring_set__wait(struct ring_set *rs, int wake_fd, int timeout_ms)
 {
 	int n = rs->nr_events;
 
+	if (rs->reader.on) {
+		struct pollfd pfds[2] = { { .fd = rs->reader.efd, .events = POLLIN },
+					  { .fd = wake_fd, .events = POLLIN } };
+		uint64_t cnt;
+
+		if (poll(pfds, 2, timeout_ms) < 0 && errno != EINTR)
+			return -errno;
+		/* Clear the signal; EAGAIN after a timeout is no error. */
+		(void)!read(rs->reader.efd, &cnt, sizeof(cnt));
+		return 0;
+	}
 	rs->pfds[n].fd = wake_fd;
 	rs->pfds[n].events = POLLIN;
 	if (poll(rs->pfds, n + 1, timeout_ms) < 0 && errno != EINTR)
@@ -420,7 +469,7 @@ int ring_set__wait(struct ring_set *rs, int wake_fd, int timeout_ms)
 static int batch_add(const struct perf_event_header *hdr, void *ctx)
 {
 	struct ring_set *rs = ctx;
-	struct batch *bt = &rs->batch;
+	struct batch *bt = rs->fill;
 	struct batch_rec *rec;
 	struct sample_id id;
 
@@ -597,6 +646,111 @@ static int handle_record(struct ring_set *rs, const struct perf_event_header *hd
 	}
 }
 
+static void *reader_main(void *arg)
+{
+	struct ring_set *rs = arg;
+	struct ring_reader *rd = &rs->reader;
+	struct pollfd *pfds = calloc(rs->nr_events ? rs->nr_events : 1, sizeof(*pfds));
+
+	for (int i = 0; pfds && i < rs->nr_events; i++)
+		pfds[i] = (struct pollfd){ .fd = rs->events[i].fd, .events = POLLIN };
+	while (!__atomic_load_n(&rd->stop, __ATOMIC_ACQUIRE)) {
+		bool wake;
+
+		/* Woken at each ring's watermark; the timeout bounds how long a stop waits. */
+		if (pfds)
+			poll(pfds, rs->nr_events, READER_POLL_MS);
+		pthread_mutex_lock(&rd->lock);
+		for (int i = 0; i < rs->nr_events && rd->pending.len < PENDING_MAX && !rd->err; i++) {
+			int n = ring__consume(&rs->events[i].ring, batch_add, rs);
+
+			if (n < 0)
+				rd->err = n;
+		}
+		wake = rd->pending.len >= PENDING_WAKE || rd->err;
+		pthread_mutex_unlock(&rd->lock);
+		/* A full counter (EAGAIN) means the main thread is woken already. */
+		if (wake)
+			(void)!write(rd->efd, &(uint64_t){ 1 }, 8);
+	}
+	free(pfds);
+	return NULL;
+}
+
+/* Start the reader thread; without one (no thread or eventfd), drains read the rings. */
+static void reader_start(struct ring_set *rs)
+{
+	struct ring_reader *rd = &rs->reader;
+
+	rd->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (rd->efd < 0 || pthread_mutex_init(&rd->lock, NULL)) {
+		pr_info("%s: no reader thread (%s): rings are read at each drain\n", rs->what,
+			strerror(errno));
+		if (rd->efd >= 0)
+			close(rd->efd);
+		rd->efd = -1;
+		return;
+	}
+	rs->fill = &rd->pending;
+	if (pthread_create(&rd->thread, NULL, reader_main, rs)) {
+		pthread_mutex_destroy(&rd->lock);
+		close(rd->efd);
+		rd->efd = -1;
+		rs->fill = &rs->batch;
+		return;
+	}
+	rd->on = true;
+}
+
+/* Stop the reader thread; what it copied stays in pending for the next drain. */
+static void reader_stop(struct ring_set *rs)
+{
+	struct ring_reader *rd = &rs->reader;
+
+	if (!rd->on)
+		return;
+	__atomic_store_n(&rd->stop, 1, __ATOMIC_RELEASE);
+	pthread_join(rd->thread, NULL);
+	rd->on = false;
+}
+
+static void reader_free(struct ring_set *rs)
+{
+	struct ring_reader *rd = &rs->reader;
+
+	reader_stop(rs);
+	if (rd->efd >= 0) {
+		close(rd->efd);
+		pthread_mutex_destroy(&rd->lock);
+	}
+	free(rd->pending.bytes);
+	free(rd->pending.recs);
+}
+
+/* Move what the reader copied into batch (swapping buffers: no copy). */
+static int take_pending(struct ring_set *rs)
+{
+	struct ring_reader *rd = &rs->reader;
+	struct batch tmp;
+	int err;
+
+	if (rd->efd < 0)
+		return 0;
+	if (rd->on)
+		pthread_mutex_lock(&rd->lock);
+	tmp = rs->batch;
+	rs->batch = rd->pending;
+	rd->pending = tmp;
+	rd->pending.len = 0;
+	rd->pending.nr = 0;
+	rd->pending.seq = rs->batch.seq;
+	err = rd->err;
+	rd->err = 0;
+	if (rd->on)
+		pthread_mutex_unlock(&rd->lock);
+	return err;
+}
+
 int ring_set__drain(struct ring_set *rs)
 {
 	struct batch *bt = &rs->batch;
@@ -605,11 +759,18 @@ int ring_set__drain(struct ring_set *rs)
 	bt->len = 0;
 	bt->nr = 0;
 	map_inode__forget(&rs->maps);
-	for (int i = 0; i < rs->nr_events; i++) {
-		int n = ring__consume(&rs->events[i].ring, batch_add, rs);
+	err = take_pending(rs);
+	if (err)
+		return err;
+	if (!rs->reader.on) {
+		/* No thread (any more): read the rings now, after what it had copied. */
+		rs->fill = &rs->batch;
+		for (int i = 0; i < rs->nr_events; i++) {
+			int n = ring__consume(&rs->events[i].ring, batch_add, rs);
 
-		if (n < 0)
-			return n;
+			if (n < 0)
+				return n;
+		}
 	}
 	if (bt->nr)	/* recs is NULL until the first record */
 		qsort(bt->recs, bt->nr, sizeof(*bt->recs), cmp_batch_rec);
@@ -647,6 +808,7 @@ void ring_set__close(struct ring_set *rs)
 {
 	if (!rs)
 		return;
+	reader_free(rs);	/* before the rings it reads go */
 	for (int i = 0; i < rs->nr_events; i++) {
 		struct ring_event *ev = &rs->events[i];
 
