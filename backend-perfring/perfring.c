@@ -250,12 +250,32 @@ static void perfring_probe(const struct backend_config *c, struct backend_plan *
 		perf_open_error(err, false, plan->why, sizeof(plan->why));
 }
 
+/* The frames of a callchain, its context markers aside: what sample_max_stack bounds. */
+static uint64_t callchain_frames(const struct decoded_sample *ds)
+{
+	uint64_t n = 0;
+
+	for (uint64_t i = 0; i < ds->nr_ips; i++)
+		n += ds->ips[i] < (uint64_t)PERF_CONTEXT_MAX;
+	return n;
+}
+
 int perfring__convert_sample(const struct decoded_sample *ds, struct proctrack *pt,
 			     uint64_t *kernel, uint64_t *user, struct sample *s)
 {
 	memset(s, 0, sizeof(*s));
 	decode__split_callchain(ds->ips, ds->nr_ips, kernel, &s->nr_kernel, user, &s->nr_user,
 				MAX_STACK_DEPTH);
+	/*
+	 * The kernel's walk stops at sample_max_stack frames, kernel and user
+	 * ones together: with kernel frames first, the user stack is cut short
+	 * of MAX_STACK_DEPTH, where the pipeline would not see the cut. It
+	 * ends in the marker, in the room the kernel frames left. (A stack of
+	 * exactly the budget reads as cut too: the kernel says nothing else.)
+	 */
+	if (s->nr_kernel && s->nr_user && s->nr_user < MAX_STACK_DEPTH &&
+	    callchain_frames(ds) >= MAX_STACK_DEPTH)
+		user[s->nr_user++] = STACK_TRUNCATED_IP;
 	s->pid = ds->id.pid;
 	s->tid = ds->id.tid;
 	s->cpu = ds->id.cpu;

@@ -37,8 +37,11 @@ unsigned int stack__collapse_loop(uint64_t *ips, unsigned int nr)
 		return nr;
 	while (run < nr && ips[nr - 1 - run] == ips[nr - 1])
 		run++;
-	if (run < STACK_LOOP_MIN)
+	if (run < STACK_LOOP_MIN) {
+		/* No loop, but cut all the same: the root is lost, the marker takes its slot. */
+		ips[nr - 1] = STACK_TRUNCATED_IP;
 		return nr;
+	}
 	ips[nr - run + 1] = STACK_TRUNCATED_IP;
 	return nr - run + 2;
 }

@@ -36,7 +36,9 @@ unsigned int stack__user_depth(const struct addr_space *as, const uint64_t *ips,
  * return address until the depth limit. When a stack of MAX_STACK_DEPTH
  * frames ends with STACK_LOOP_MIN or more identical ones, they are one frame
  * and the stack is marked cut (STACK_TRUNCATED_IP), in ips (which must hold
- * nr frames). Returns the frames kept.
+ * nr frames). Any other stack of MAX_STACK_DEPTH frames was cut at the limit
+ * too (a deep recursion): its last frame becomes the marker. Returns the
+ * frames kept.
  */
 unsigned int stack__collapse_loop(uint64_t *ips, unsigned int nr);
 

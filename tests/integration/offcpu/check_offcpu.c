@@ -259,6 +259,58 @@ START_TEST(exited_threads_are_no_loss)
 }
 END_TEST
 
+/* The weight of the folded lines through deep_recurse that do not start with the marker. */
+static unsigned long long deep_uncut(const char *out, unsigned long long *deep)
+{
+	unsigned long long uncut = 0;
+
+	*deep = 0;
+	for (const char *line = out; *line;) {
+		size_t len = strcspn(line, "\n");
+		const char *sp = memrchr(line, ' ', len);
+		unsigned long long v = sp ? strtoull(sp + 1, NULL, 10) : 0;
+
+		if (memmem(line, len, ";deep_recurse;", 14)) {
+			*deep += v;
+			if (strncmp(line, "deep;[truncated];", 17))
+				uncut += v;
+		}
+		line += len + !!line[len];
+	}
+	return uncut;
+}
+
+/*
+ * Issue 20: a stack cut at the frame budget ends in [truncated]. deep
+ * recurses 300 times, then sleeps (off-CPU) or reads /dev/zero (on-CPU,
+ * mostly in the kernel): the kernel frames take part of the perf backend's
+ * budget of 127 (sample_max_stack counts both), and its user stacks were
+ * cut short of the limit with no marker; the bpf backend's user stacks are
+ * 127 frames of their own. Every stack through the recursion is cut.
+ */
+START_TEST(deep_stacks_with_kernel_frames_end_in_the_marker)
+{
+	unsigned long long deep, uncut;
+
+	run_ok(&r, OFFCPU("-f", "--", (char *)workload("deep"), "sleep", "1"), 30);
+	uncut = deep_uncut(r.out, &deep);
+	ck_assert_msg(deep > 800000 && uncut == 0, "%llu of %llu us uncut:\n%.1500s", uncut, deep,
+		      r.out);
+	ck_assert_ptr_nonnull(strstr(r.out, ";clock_nanosleep;entry_SYSCALL_64"));
+	run_result_free(&r);
+
+	run_ok(&r, ((char *[]){ (char *)profile_bin(), "--backend", (char *)test_backends[_i],
+				"-F", "999", "-f", "--", (char *)workload("deep"), "kernel", "1",
+				NULL }),
+	       30);
+	uncut = deep_uncut(r.out, &deep);
+	/* Samples taken while the recursion was built or left may be whole. */
+	ck_assert_msg(deep > 100 && uncut * 100 <= deep, "%llu of %llu samples uncut:\n%.1500s",
+		      uncut, deep, r.out);
+	ck_assert_ptr_nonnull(strstr(r.out, ";read_zero"));
+}
+END_TEST
+
 /* --state 0: time runnable but not running (preempted), against schedstat's run delay. */
 START_TEST(state_0_counts_preemption)
 {
@@ -540,6 +592,7 @@ Suite *offcpu_suite(void)
 	tcase_add_loop_test(tc, short_intervals_within_5_percent, 0, 2);
 	tcase_add_loop_test(tc, microsecond_intervals_are_not_truncated, 0, 2);
 	tcase_add_loop_test(tc, exited_threads_are_no_loss, 0, 2);
+	tcase_add_loop_test(tc, deep_stacks_with_kernel_frames_end_in_the_marker, 0, 2);
 	tcase_add_loop_test(tc, state_0_counts_preemption, 0, 2);
 	tcase_add_loop_test(tc, state_2_counts_a_vfork_parent, 0, 2);
 	tcase_add_loop_test(tc, deadlocked_threads_count_up_to_the_end, 0, 2);

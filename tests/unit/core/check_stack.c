@@ -80,6 +80,9 @@ START_TEST(a_frame_pointer_loop_is_one_frame_and_a_cut)
 	ck_assert_uint_eq(ips[7], TEXT_START + 0x800);
 	ck_assert_uint_eq(ips[8], STACK_TRUNCATED_IP);
 	ck_assert_uint_eq(stack__collapse_loop(deep, MAX_STACK_DEPTH), MAX_STACK_DEPTH);
+	/* Cut at the limit all the same (issue 20): the marker in the last slot. */
+	ck_assert_uint_eq(deep[MAX_STACK_DEPTH - 2], TEXT_START + 0x200 + 1);
+	ck_assert_uint_eq(deep[MAX_STACK_DEPTH - 1], STACK_TRUNCATED_IP);
 	/* Shorter than the limit: the walk ended by itself, nothing to collapse. */
 	ck_assert_uint_eq(stack__collapse_loop(ips + 20, 50), 50);
 }
