@@ -7,18 +7,36 @@
 #include <errno.h>
 #include <gelf.h>
 #include <libelf.h>
+#include <limits.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/lib/hashmap.h"
+#include "core/lib/log.h"
 #include "core/lib/userfile.h"
 #include "core/sym/demangle.h"
 
 /* Deepest DIE nesting followed: a hostile file must not take the stack. */
 #define MAX_DIE_DEPTH 64
+/*
+ * Compressed DWARF sections are inflated only up to this much in all, and
+ * DWARF_INFLATE_RATIO times the file's size: zlib and zstd compress DWARF 3
+ * to 8 times, and a file whose sections claim more (1 MB that would inflate
+ * to 2 GB) is read as one without DWARF, with a warning.
+ */
+#define DWARF_INFLATE_MAX (512ULL << 20)
+#define DWARF_INFLATE_RATIO 32
+/*
+ * libdw's line-table reader keeps thousands of rows on the stack (alloca)
+ * and recurses through DIEs: it runs on a thread with a stack of this size,
+ * whatever the profiler's own (ulimit -s 64 crashed it).
+ */
+#define DWARF_STACK_SIZE (16UL << 20)
 
 /* One address range of a compilation unit. */
 struct cu_range {
@@ -251,6 +269,58 @@ static int read_units(struct dwarf_lines *dl)
 	return 0;
 }
 
+/* The name of the file open as fd, for a warning. */
+static const char *fd_name(int fd, char *buf, size_t len)
+{
+	char link[64];
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	n = readlink(link, buf, len - 1);
+	if (n <= 0)
+		return "a file";
+	buf[n] = '\0';
+	return buf;
+}
+
+/*
+ * What the compressed .debug_* sections of elf (the file open as fd) claim
+ * to inflate to, checked against DWARF_INFLATE_MAX and DWARF_INFLATE_RATIO
+ * before any is inflated: -EFBIG, with a warning, past either.
+ */
+static int check_inflated_size(Elf *elf, size_t shstrndx, int fd)
+{
+	unsigned long long total = 0, max = DWARF_INFLATE_MAX;
+	Elf_Scn *scn = NULL;
+	struct stat st;
+	char buf[PATH_MAX];
+
+	if (!fstat(fd, &st) && (unsigned long long)st.st_size < max / DWARF_INFLATE_RATIO)
+		max = (unsigned long long)st.st_size * DWARF_INFLATE_RATIO;
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *name;
+		GElf_Chdr ch;
+		GElf_Shdr sh;
+
+		if (!gelf_getshdr(scn, &sh) || !(sh.sh_flags & SHF_COMPRESSED))
+			continue;
+		name = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (!name || strncmp(name, ".debug_", 7))
+			continue;
+		if (!gelf_getchdr(scn, &ch))
+			return -EINVAL;
+		total += ch.ch_size;
+		if (total > max || total < ch.ch_size) {
+			pr_warn("warning: %s: its DWARF claims to inflate to more than %llu bytes "
+				"(%d times its size, at most %llu MiB): read as without DWARF\n",
+				fd_name(fd, buf, sizeof(buf)), max, DWARF_INFLATE_RATIO,
+				DWARF_INFLATE_MAX >> 20);
+			return -EFBIG;
+		}
+	}
+	return 0;
+}
+
 /* Zero bytes after each DWARF section's data: see pad_sections. */
 #define SECTION_PAD 64
 
@@ -264,13 +334,17 @@ static int read_units(struct dwarf_lines *dl)
  * which libdw would decompress into buffers of its own, are refused.
  * Returns 0 or -errno.
  */
-static int pad_sections(struct dwarf_lines *dl, Elf *elf)
+static int pad_sections(struct dwarf_lines *dl, Elf *elf, int fd)
 {
 	Elf_Scn *scn = NULL;
 	size_t shstrndx;
+	int err;
 
 	if (elf_getshdrstrndx(elf, &shstrndx))
 		return -EINVAL;
+	err = check_inflated_size(elf, shstrndx, fd);
+	if (err)
+		return err;
 	while ((scn = elf_nextscn(elf, scn))) {
 		const char *name;
 		Elf_Data *data;
@@ -332,7 +406,7 @@ static int set_alt(struct dwarf_lines *dl, const char *debug_root)
 	if (dl->alt_fd < 0)
 		return -ENOENT;
 	dl->alt_elf = elf_begin(dl->alt_fd, ELF_C_READ, NULL);
-	dl->alt = dl->alt_elf && !pad_sections(dl, dl->alt_elf)
+	dl->alt = dl->alt_elf && !pad_sections(dl, dl->alt_elf, dl->alt_fd)
 			  ? dwarf_begin_elf(dl->alt_elf, DWARF_C_READ, NULL) : NULL;
 	if (!dl->alt)
 		return -ENOENT;
@@ -340,7 +414,26 @@ static int set_alt(struct dwarf_lines *dl, const char *debug_root)
 	return 0;
 }
 
-struct dwarf_lines *dwarf_lines__open(int fd, const char *debug_root)
+/* fn(arg) on a thread whose stack is DWARF_STACK_SIZE; here if no thread can be made. */
+static void on_dwarf_stack(void *(*fn)(void *), void *arg)
+{
+	pthread_attr_t attr;
+	pthread_t t;
+	bool ran = false;
+
+	if (!pthread_attr_init(&attr)) {
+		if (!pthread_attr_setstacksize(&attr, DWARF_STACK_SIZE) &&
+		    !pthread_create(&t, &attr, fn, arg)) {
+			pthread_join(t, NULL);
+			ran = true;
+		}
+		pthread_attr_destroy(&attr);
+	}
+	if (!ran)
+		fn(arg);
+}
+
+static struct dwarf_lines *open_dwarf(int fd, const char *debug_root)
 {
 	struct dwarf_lines *dl;
 	int err = -ENOENT;
@@ -361,7 +454,7 @@ struct dwarf_lines *dwarf_lines__open(int fd, const char *debug_root)
 	hashmap__init(&dl->names, ptr_hash, ptr_equal);
 	/* Read, not mapped: a file its owner truncates must not end the profiler with SIGBUS. */
 	dl->elf = elf_begin(fd, ELF_C_READ, NULL);
-	if (!dl->elf || elf_kind(dl->elf) != ELF_K_ELF || pad_sections(dl, dl->elf))
+	if (!dl->elf || elf_kind(dl->elf) != ELF_K_ELF || pad_sections(dl, dl->elf, fd))
 		goto err_out;
 	dl->dw = dwarf_begin_elf(dl->elf, DWARF_C_READ, NULL);
 	if (!dl->dw)
@@ -379,6 +472,31 @@ err_out:
 	dwarf_lines__free(dl);
 	errno = -err;
 	return NULL;
+}
+
+struct open_call {
+	int fd;
+	const char *debug_root;
+	struct dwarf_lines *dl;
+	int err;
+};
+
+static void *open_thread(void *arg)
+{
+	struct open_call *c = arg;
+
+	c->dl = open_dwarf(c->fd, c->debug_root);
+	c->err = errno;
+	return NULL;
+}
+
+struct dwarf_lines *dwarf_lines__open(int fd, const char *debug_root)
+{
+	struct open_call c = { fd, debug_root, NULL, 0 };
+
+	on_dwarf_stack(open_thread, &c);
+	errno = c.err;
+	return c.dl;
 }
 
 void dwarf_lines__free(struct dwarf_lines *dl)
@@ -497,8 +615,8 @@ static void set_function(struct dwarf_lines *dl, struct src_frame *f, Dwarf_Die 
 	f->decl_line = dwarf_decl_line(die, &line) == 0 && line > 0 ? (uint32_t)line : 0;
 }
 
-unsigned int dwarf_lines__lookup(struct dwarf_lines *dl, uint64_t vaddr, struct src_frame *out,
-				 unsigned int max)
+static unsigned int lookup(struct dwarf_lines *dl, uint64_t vaddr, struct src_frame *out,
+			   unsigned int max)
 {
 	struct unit *u = unit_at(dl, vaddr);
 	const struct func *fn;
@@ -542,4 +660,28 @@ unsigned int dwarf_lines__lookup(struct dwarf_lines *dl, uint64_t vaddr, struct 
 		n = file || line;
 	}
 	return n;
+}
+
+struct lookup_call {
+	struct dwarf_lines *dl;
+	uint64_t vaddr;
+	struct src_frame *out;
+	unsigned int max, n;
+};
+
+static void *lookup_thread(void *arg)
+{
+	struct lookup_call *c = arg;
+
+	c->n = lookup(c->dl, c->vaddr, c->out, c->max);
+	return NULL;
+}
+
+unsigned int dwarf_lines__lookup(struct dwarf_lines *dl, uint64_t vaddr, struct src_frame *out,
+				 unsigned int max)
+{
+	struct lookup_call c = { dl, vaddr, out, max, 0 };
+
+	on_dwarf_stack(lookup_thread, &c);
+	return c.n;
 }

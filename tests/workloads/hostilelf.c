@@ -72,28 +72,52 @@ static uint32_t name_of(int hostile, int i)
 	return hostile ? 1 + (uint32_t)i : 1 + (uint32_t)i * 15;
 }
 
-/* A compressed section (Elf64_Chdr, zlib) of size zeros; *len its size. */
+/*
+ * A compressed section (Elf64_Chdr, zlib) of size zeros (a multiple of
+ * 1 MiB); *len its size. Deflating gigabytes would take minutes: after a
+ * full flush deflate forgets what it saw, so each further MiB of zeros
+ * compresses to the same bytes, which are repeated, and the stream ends
+ * with the Adler-32 of size zeros (1, and size mod 65521).
+ */
 static unsigned char *make_debug(uint64_t size, size_t *len)
 {
 	Elf64_Chdr ch = { .ch_type = ELFCOMPRESS_ZLIB, .ch_size = size, .ch_addralign = 1 };
-	size_t chunk = 1 << 20, cap = size / 512 + 4096;
-	unsigned char *out = malloc(sizeof(ch) + cap), *zeros = calloc(1, chunk);
+	size_t chunk = 1 << 20, nr = size / chunk, first, each, cap = 1 << 16;
+	unsigned char *zeros = calloc(1, chunk), *a = malloc(cap), *b = malloc(cap), *out, *p;
+	unsigned char end[64];
+	size_t end_len;
+	uint32_t adler = (uint32_t)(size % 65521) << 16 | 1;
 	z_stream zs = { 0 };
 
-	if (!out || !zeros || deflateInit(&zs, 9) != Z_OK)
+	if (!zeros || !a || !b || deflateInit(&zs, 9) != Z_OK)
 		exit(1);
-	memcpy(out, &ch, sizeof(ch));
-	zs.next_out = out + sizeof(ch);
-	zs.avail_out = cap;
-	for (uint64_t done = 0; done < size; done += chunk) {
-		zs.next_in = zeros;
-		zs.avail_in = size - done < chunk ? size - done : chunk;
-		if (deflate(&zs, done + chunk >= size ? Z_FINISH : Z_NO_FLUSH) == Z_STREAM_ERROR)
-			exit(1);
-	}
-	*len = sizeof(ch) + zs.total_out;
+	zs.next_in = zeros, zs.avail_in = chunk, zs.next_out = a, zs.avail_out = cap;
+	if (deflate(&zs, Z_FULL_FLUSH) != Z_OK || zs.avail_in)
+		exit(1);
+	first = cap - zs.avail_out;
+	zs.next_in = zeros, zs.avail_in = chunk, zs.next_out = b, zs.avail_out = cap;
+	if (deflate(&zs, Z_FULL_FLUSH) != Z_OK || zs.avail_in)
+		exit(1);
+	each = cap - zs.avail_out;
+	zs.next_out = end, zs.avail_out = sizeof(end);
+	if (deflate(&zs, Z_FINISH) != Z_STREAM_END)
+		exit(1);
+	end_len = sizeof(end) - zs.avail_out;
 	deflateEnd(&zs);
+	end[end_len - 4] = adler >> 24, end[end_len - 3] = adler >> 16;
+	end[end_len - 2] = adler >> 8, end[end_len - 1] = adler;
+	*len = sizeof(ch) + first + (nr - 1) * each + end_len;
+	out = p = malloc(*len);
+	if (!out)
+		exit(1);
+	memcpy(p, &ch, sizeof(ch)), p += sizeof(ch);
+	memcpy(p, a, first), p += first;
+	for (size_t i = 1; i < nr; i++)
+		memcpy(p, b, each), p += each;
+	memcpy(p, end, end_len);
 	free(zeros);
+	free(a);
+	free(b);
 	return out;
 }
 
@@ -115,7 +139,7 @@ static void write_elf(const char *mode, const char *path)
 		debug = make_debug(!strcmp(mode, "zdebug") ? 2ULL << 30 : 8ULL << 20, &debug_len);
 		/* The harmless file as large as the hostile one: zeros after its section. */
 		if (!strcmp(mode, "debug"))
-			pad = ((2ULL << 30) >> 10) - debug_len;
+			pad = 2048 * 1024 - debug_len;
 	}
 	sh[S_TEXT] = (Elf64_Shdr){ .sh_name = 1, .sh_type = SHT_PROGBITS,
 				   .sh_flags = SHF_ALLOC | SHF_EXECINSTR, .sh_addr = TEXT_OFF,

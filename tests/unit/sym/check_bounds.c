@@ -10,11 +10,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "core/sym/debugfile.h"
+#include "core/sym/dwarfline.h"
 #include "core/sym/elfsym.h"
 #include "core/sym/perfmap.h"
 #include "tests/support/measure.h"
@@ -230,11 +233,85 @@ START_TEST(a_map_is_checked_against_the_owner_and_start_given)
 }
 END_TEST
 
+/* Opens the DWARF of path and looks up an address; 0 if it has none, 1 if it has. */
+static long open_dwarf(const void *arg)
+{
+	int fd = elf_dwarf_fd(arg, arg);
+	struct dwarf_lines *dl;
+	struct src_frame f[DWARF_MAX_FRAMES];
+
+	if (fd < 0)
+		return 10;
+	dl = dwarf_lines__open(fd, elf_symtab__debug_root());
+	if (!dl)
+		return 0;
+	dwarf_lines__lookup(dl, 0x1000, f, DWARF_MAX_FRAMES);
+	dwarf_lines__free(dl);
+	return 1;
+}
+
+/*
+ * 2 MB of ELF whose SHF_COMPRESSED .debug_info claims (and inflates to)
+ * 2 GiB took 2 GB: it is refused before anything is inflated, as having no
+ * DWARF, where a file of the same size inflating to 8 MiB is read.
+ */
+START_TEST(compressed_dwarf_inflates_only_within_a_bound)
+{
+	const char *plain = hostilelf("debug"), *hostile = hostilelf("zdebug");
+	struct cost p = measure(open_dwarf, plain, 60);
+	struct cost h = measure(open_dwarf, hostile, 60);
+	struct stat sp, sh;
+
+	ck_assert_int_eq(stat(plain, &sp), 0);
+	ck_assert_int_eq(stat(hostile, &sh), 0);
+	unlink(plain);
+	unlink(hostile);
+	ck_assert_msg(h.rss_kb < 2 * p.rss_kb + 16384,
+		      "%lld bytes inflating to 2 GiB: %ld KB; %lld bytes to 8 MiB: %ld KB",
+		      (long long)sh.st_size, h.rss_kb, (long long)sp.st_size, p.rss_kb);
+	ck_assert_int_eq(h.result, 0);
+	ck_assert_int_ne(p.result, 10);
+}
+END_TEST
+
+/* Source lines of every 4 KiB of the profiler's own code, with the stack the caller has. */
+static long lines_on_a_small_stack(const void *arg)
+{
+	struct rlimit rl = { 64 << 10, 64 << 10 };
+	int fd = elf_dwarf_fd(arg, arg);
+	struct dwarf_lines *dl;
+	struct src_frame f[DWARF_MAX_FRAMES];
+	unsigned int found = 0;
+
+	if (fd < 0)
+		return -1;
+	/* As after ulimit -s 64: the main thread's stack grows no further. */
+	if (setrlimit(RLIMIT_STACK, &rl))
+		return -2;
+	dl = dwarf_lines__open(fd, elf_symtab__debug_root());
+	if (!dl)
+		return -3;
+	for (uint64_t a = 0; a < (4u << 20); a += 4096)
+		found += dwarf_lines__lookup(dl, a, f, DWARF_MAX_FRAMES) > 0;
+	dwarf_lines__free(dl);
+	return found;
+}
+
+/* libdw's line-table reader keeps thousands of rows on the stack: ulimit -s 64 crashed it. */
+START_TEST(libdw_runs_on_a_stack_of_its_own)
+{
+	struct cost c = measure(lines_on_a_small_stack, profile_bin(), 120);
+
+	ck_assert_int_gt(c.result, 10);
+}
+END_TEST
+
 Suite *symbounds_suite(void)
 {
 	Suite *s = suite_create("symbounds");
 	TCase *te = tcase_create("elfnames");
 	TCase *tp = tcase_create("perfmap");
+	TCase *td = tcase_create("dwarf");
 
 	tcase_set_timeout(te, 120);
 	tcase_add_test(te, symbols_naming_one_long_string_cost_what_plain_ones_do);
@@ -244,5 +321,9 @@ Suite *symbounds_suite(void)
 	tcase_add_test(tp, hard_links_of_one_map_are_loaded_once);
 	tcase_add_test(tp, a_map_is_checked_against_the_owner_and_start_given);
 	suite_add_tcase(s, tp);
+	tcase_set_timeout(td, 200);
+	tcase_add_test(td, compressed_dwarf_inflates_only_within_a_bound);
+	tcase_add_test(td, libdw_runs_on_a_stack_of_its_own);
+	suite_add_tcase(s, td);
 	return s;
 }
