@@ -261,7 +261,7 @@ static int attach_events(struct backend *b, struct errmsg *errm)
 	struct perf_event_attr attr;
 	int *cpus = NULL, nr, per_cpu, nr_tids, gone = 0, err = 0;
 	pid_t *tids;
-	char why[256];
+	char why[256] = "";
 
 	nr_tids = task_events(b, &tids, errm);
 	if (nr_tids < 0)
@@ -393,7 +393,7 @@ static int open_counting(struct backend *b, struct errmsg *errm)
 			(unsigned long long)b->config.pidns_ino);
 	}
 	if (idmaps__filters(o)) {
-		char why[512];
+		char why[512] = "";
 
 		err = bpf_load__idmap_program(b->skel, o, &b->idmap, &b->mntns, &b->idmap_prog);
 		if (err) {

@@ -206,7 +206,7 @@ int bpf_offcpu__open(struct bpf_offcpu **out, const struct backend_config *cfg,
 {
 	struct sched_switch_layout layout;
 	struct bpf_offcpu *o = calloc(1, sizeof(*o));
-	char why[256];
+	char why[256] = "";
 	int err;
 
 	*out = NULL;
@@ -230,7 +230,7 @@ int bpf_offcpu__open(struct bpf_offcpu **out, const struct backend_config *cfg,
 	}
 	o->prog = o->skel->progs.offcpu_switch;
 	if (idmaps__filters(cfg)) {
-		char why[512];
+		char why[512] = "";
 
 		err = load_idmap(cfg, o->skel, &o->idmap, &o->mntns, &o->prog);
 		if (err) {

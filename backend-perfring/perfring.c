@@ -166,7 +166,7 @@ static void probe_offcpu(const struct backend_config *c, struct backend_plan *pl
 
 	plan->err = perf_offcpu__probe(c, task, &source, plan->why, sizeof(plan->why));
 	if (!plan->err && source != OFFCPU_TRACEPOINT) {
-		char why[sizeof(plan->why)];
+		char why[sizeof(plan->why)] = "";
 		int err = switch_ins_reported(c, source, task, why, sizeof(why));
 
 		if (err) {
@@ -425,7 +425,7 @@ static int open_off_cpu(struct backend *b, pid_t target, struct errmsg *errm)
 	enum offcpu_source source;
 	struct perf_event_attr attr;
 	pid_t all = -1, *tids = NULL;
-	char why[512];
+	char why[512] = "";
 	int err, nr;
 
 	err = perf_offcpu__probe(c, first_task(c), &source, why, sizeof(why));
@@ -434,7 +434,7 @@ static int open_off_cpu(struct backend *b, pid_t target, struct errmsg *errm)
 	if (!err)
 		err = perf_offcpu__new(&b->off, c, b->pipeline, source, &attr, why, sizeof(why));
 	if (err) {
-		errmsg__set(errm, "perf: %s", why);
+		errmsg__set(errm, "perf: %s", why[0] ? why : strerror(-err));
 		return err;
 	}
 	/* The side-band records come with the cpu-clock events when there are some. */

@@ -151,7 +151,7 @@ int ring_set__cpus(const struct backend_config *opts, int **cpus)
 static int open_fd(struct ring_set *rs, struct perf_event_attr *attr, pid_t task, int cpu,
 		   struct errmsg *err)
 {
-	char why[256];
+	char why[256] = "";
 	int fd;
 
 	attr->wakeup_watermark = rs->data_pages * (uint32_t)sysconf(_SC_PAGESIZE) / 4;

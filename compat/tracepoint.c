@@ -613,8 +613,10 @@ int sched_switch__read(struct sched_switch_layout *layout, int *id, bool mount, 
 	char dir[4096], reason[256] = "";
 	int err;
 
-	if (!fmt)
+	if (!fmt) {
+		snprintf(why, len, "sched:sched_switch: %s", strerror(ENOMEM));
 		return -ENOMEM;
+	}
 	err = tracefs__find(dir, sizeof(dir), mount, reason, sizeof(reason));
 	if (!err)
 		err = tracepoint__read(dir, "sched", "sched_switch", fmt, reason, sizeof(reason));

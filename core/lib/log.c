@@ -3,6 +3,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 static int verbosity;
 static const char *program = "profile";
@@ -48,4 +49,11 @@ void log_msg(enum log_level level, const char *fmt, ...)
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
+}
+
+const char *errmsg__reason(const struct errmsg *e, int err)
+{
+	if (e && e->text[0])
+		return e->text;
+	return err < 0 ? strerror(-err) : "no reason given";
 }

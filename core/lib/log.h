@@ -30,5 +30,7 @@ struct errmsg {
 };
 
 void errmsg__set(struct errmsg *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* What to print for a failure: e's reason, or err's (-errno) where no one wrote one. */
+const char *errmsg__reason(const struct errmsg *e, int err);
 
 #endif

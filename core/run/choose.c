@@ -15,6 +15,14 @@ static void print_features(void)
 			 feature_state__name(kernel_feature__state(f)));
 }
 
+/* A plan's reason: a backend that wrote none still has its errno said, never an empty reason. */
+static const char *why_of(const struct backend_plan *p)
+{
+	if (p->why[0])
+		return p->why;
+	return p->err ? strerror(-p->err) : "no reason given";
+}
+
 const struct backend_ops *choose_backend(const char *name, const struct backend_ops *const *backends,
 					 const struct backend_config *cfg,
 					 struct backend_plan *plan)
@@ -33,7 +41,7 @@ const struct backend_ops *choose_backend(const char *name, const struct backend_
 		ops->probe(cfg, plan);
 		if (!plan->err && plan->partial && !name) {
 			/* Keep looking for one that does all that was asked. */
-			pr_info("backend %s: usable, but %s\n", ops->name, plan->why);
+			pr_info("backend %s: usable, but %s\n", ops->name, why_of(plan));
 			if (!partial) {
 				partial = ops;
 				partial_plan = *plan;
@@ -42,23 +50,23 @@ const struct backend_ops *choose_backend(const char *name, const struct backend_
 		}
 		if (!plan->err) {
 			if (plan->partial)
-				pr_warn("note: %s\n", plan->why);
+				pr_warn("note: %s\n", why_of(plan));
 			if (plan->user_mode_only)
-				pr_warn("note: kernel stacks are not collected: %s\n", plan->why);
+				pr_warn("note: kernel stacks are not collected: %s\n", why_of(plan));
 			pr_info("backend %s: usable; chosen\n", ops->name);
 			return ops;
 		}
 		if (name) {
-			pr_warn("backend %s cannot run here: %s\n", ops->name, plan->why);
+			pr_warn("backend %s cannot run here: %s\n", ops->name, why_of(plan));
 			return NULL;
 		}
-		pr_info("backend %s: not used: %s\n", ops->name, plan->why);
+		pr_info("backend %s: not used: %s\n", ops->name, why_of(plan));
 		snprintf(all_why + strlen(all_why), sizeof(all_why) - strlen(all_why), "%s%s: %s",
-			 all_why[0] ? "; " : "", ops->name, plan->why);
+			 all_why[0] ? "; " : "", ops->name, why_of(plan));
 	}
 	if (partial) {
 		*plan = partial_plan;
-		pr_warn("note: %s\n", plan->why);
+		pr_warn("note: %s\n", why_of(plan));
 		pr_info("backend %s: chosen, the others being unusable\n", partial->name);
 		return partial;
 	}

@@ -21,9 +21,13 @@ static int read_profile(const char *path, struct profile *p)
 {
 	struct errmsg em = { "" };
 
-	if (!profile__read_file(path, p, &em))
+	int err = profile__read_file(path, p, &em);
+
+	if (!err)
 		return 0;
-	pr_warn("%s\n", em.text[0] ? em.text : "cannot read a profile");
+	if (!em.text[0])
+		errmsg__set(&em, "reading %s: %s", path, strerror(err < 0 ? -err : EIO));
+	pr_warn("%s\n", em.text);
 	return -1;
 }
 
@@ -90,8 +94,9 @@ int run__diff(const struct run_opts *o)
 		 o->diff_base, o->diff_new);
 	diff.title = profile__intern(&diff, title);
 	diff.comment = diff.title;
-	if (outfile__open(&out, o->output, &em)) {
-		pr_warn("%s\n", em.text[0] ? em.text : "cannot open the output");
+	err = outfile__open(&out, o->output, &em);
+	if (err) {
+		pr_warn("%s\n", errmsg__reason(&em, err));
 		goto out;
 	}
 	err = write_diff(o, &diff, out.f);
@@ -99,8 +104,9 @@ int run__diff(const struct run_opts *o)
 		pr_warn("writing the report: %s\n", strerror(-err));
 		goto out;
 	}
-	if (outfile__commit(&out, &em)) {
-		pr_warn("%s\n", em.text);
+	err = outfile__commit(&out, &em);
+	if (err) {
+		pr_warn("%s\n", errmsg__reason(&em, err));
 		goto out;
 	}
 	code = 0;

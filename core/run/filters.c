@@ -31,7 +31,7 @@ static int check_backend(const struct run_filters *f, const struct run_opts *o)
 
 int run_filters__open(struct run_filters *f, const struct run_opts *o)
 {
-	char why[512];
+	char why[512] = "";
 	int fd;
 
 	memset(f, 0, sizeof(*f));
@@ -39,7 +39,7 @@ int run_filters__open(struct run_filters *f, const struct run_opts *o)
 		int err = cgroup_dir__open(o->cgroups[i], &f->cgroups[i], why, sizeof(why));
 
 		if (err) {
-			pr_warn("argument --cgroup: %s\n", why);
+			pr_warn("argument --cgroup: %s\n", why[0] ? why : strerror(-err));
 			return err;
 		}
 		f->nr_cgroups++;
@@ -49,7 +49,7 @@ int run_filters__open(struct run_filters *f, const struct run_opts *o)
 	if (o->cgroupmap) {
 		fd = bpfpin__open_id_set(o->cgroupmap, "--cgroupmap", why, sizeof(why));
 		if (fd < 0) {
-			pr_warn("%s\n", why);
+			pr_warn("%s\n", why[0] ? why : strerror(-fd));
 			return fd;
 		}
 		f->cgroupmap_fd = fd;
@@ -57,7 +57,7 @@ int run_filters__open(struct run_filters *f, const struct run_opts *o)
 	if (o->mntnsmap) {
 		fd = bpfpin__open_id_set(o->mntnsmap, "--mntnsmap", why, sizeof(why));
 		if (fd < 0) {
-			pr_warn("%s\n", why);
+			pr_warn("%s\n", why[0] ? why : strerror(-fd));
 			return fd;
 		}
 		f->mntnsmap_fd = fd;

@@ -499,7 +499,7 @@ static int start(struct run *r)
 	err = r->ops->open(&r->backend, &r->cfg, &r->pipeline, r->launched ? r->child.pid : -1,
 			   &em);
 	if (err) {
-		pr_warn("%s\n", em.text[0] ? em.text : strerror(-err));
+		pr_warn("%s\n", errmsg__reason(&em, err));
 		return err;
 	}
 	warn_shrunk_maps(r);
@@ -516,7 +516,7 @@ static int start(struct run *r)
 	r->t_start = now_ms();
 	err = r->ops->start(r->backend, &em);
 	if (err) {
-		pr_warn("%s\n", em.text[0] ? em.text : strerror(-err));
+		pr_warn("%s\n", errmsg__reason(&em, err));
 		return err;
 	}
 	if (r->launched) {
@@ -576,7 +576,7 @@ static int finish(struct run *r)
 	if (!err) {
 		err = outfile__commit(&r->out, &em);
 		if (err)
-			pr_warn("%s\n", em.text);
+			pr_warn("%s\n", errmsg__reason(&em, err));
 	}
 	pr_debug("timing: final drain %lld ms, report %lld ms\n",
 		 (long long)(t_drained - r->t_end), (long long)(now_ms() - t_drained));
@@ -615,8 +615,9 @@ int run__main(const struct run_opts *opts, const struct backend_ops *const *back
 		run_filters__close(&r.filters);
 		return EXIT_USAGE;
 	}
-	if (outfile__open(&r.out, opts->output, &em)) {
-		pr_warn("%s\n", em.text[0] ? em.text : "cannot open the output");
+	err = outfile__open(&r.out, opts->output, &em);
+	if (err) {
+		pr_warn("%s\n", errmsg__reason(&em, err));
 		run_filters__close(&r.filters);
 		return 1;
 	}
