@@ -16,6 +16,7 @@
 #include "backend-perfring/decode.h"
 #include "backend-perfring/mapinode.h"
 #include "backend-perfring/ring.h"
+#include "compat/cgroup.h"
 #include "compat/cpus.h"
 #include "compat/features.h"
 #include "compat/perf_event.h"
@@ -380,9 +381,7 @@ int ring_set__probe_cgroups(const struct backend_config *c, char *why, size_t le
 			close(fd);
 		} else if (fd == -ENOENT || fd == -EBADF) {
 			/* css_tryget_online_from_dir(): no perf_event css in that hierarchy. */
-			snprintf(why, len, "%s: the perf_event controller is not in its hierarchy "
-				 "(cgroup v2 needs Linux 4.11 and perf_event not bound to a v1 "
-				 "hierarchy; v1 needs the perf_event hierarchy)", c->cgroups[i].path);
+			cgroup_dir__perf_why(&c->cgroups[i], why, len);
 		} else {
 			perf_open_error(fd, true, why, len);
 			snprintf(why + strlen(why), len - strlen(why), " (events on a cgroup are "

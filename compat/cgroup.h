@@ -34,4 +34,20 @@ struct cgroup_dir {
 int cgroup_dir__open(const char *path, struct cgroup_dir *cg, char *why, size_t len);
 void cgroup_dir__close(struct cgroup_dir *cg);
 
+/*
+ * Why perf_event_open found no perf_event state for cg (ENOENT or EBADF
+ * with PERF_FLAG_PID_CGROUP), from the text of /proc/cgroups, the kernel's
+ * version and the v2 root's path and cgroup.subtree_control (NULL if unknown): a
+ * one-line reason in why. Perf events on a v2 cgroup need Linux 4.11,
+ * perf_event not bound to a v1 hierarchy (as on hybrid systemd hosts), and
+ * (seen on 4.19 and 5.4) a root cgroup.subtree_control written at least
+ * once: the implicit perf_event state is set up then. On v1, the directory
+ * must be in perf_event's hierarchy.
+ */
+void cgroup_dir__perf_reason(const struct cgroup_dir *cg, const char *proc_cgroups, int major,
+			     int minor, const char *root, const char *root_subtree_control,
+			     char *why, size_t len);
+/* The same on this system. */
+void cgroup_dir__perf_why(const struct cgroup_dir *cg, char *why, size_t len);
+
 #endif
