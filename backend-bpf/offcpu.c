@@ -12,6 +12,7 @@
 #include "backend-bpf/convert.h"
 #include "backend-bpf/countmap.h"
 #include "backend-bpf/idmaps.h"
+#include "backend-bpf/interruptible.h"
 #include "backend-bpf/stacks.h"
 #include "bpf/offcpu.skel.h"
 #include "bpf/offcpu_idmap.skel.h"
@@ -83,7 +84,7 @@ static struct offcpu_bpf *load(const struct backend_config *c, unsigned int nr_i
 	bpf_map__set_max_entries(skel->maps.cgroups, c->nr_cgroups ? c->nr_cgroups : 1);
 	/* With bcc's maps, only the maps: a variant of the program runs on them. */
 	bpf_program__set_autoload(skel->progs.offcpu_switch, !idmaps__filters(c));
-	err = offcpu_bpf__load(skel);
+	err = bpf_interruptible__load(skel->skeleton);
 	if (err) {
 		offcpu_bpf__destroy(skel);
 		errno = -err;
@@ -104,13 +105,13 @@ static int load_idmap(const struct backend_config *c, struct offcpu_bpf *skel,
 		if (!*mntns)
 			return -errno;
 		err = idmaps__prepare((*mntns)->obj, skel->obj, c, prog);
-		return err ? err : offcpu_mntns_bpf__load(*mntns);
+		return err ? err : bpf_interruptible__load((*mntns)->skeleton);
 	}
 	*idmap = offcpu_idmap_bpf__open();
 	if (!*idmap)
 		return -errno;
 	err = idmaps__prepare((*idmap)->obj, skel->obj, c, prog);
-	return err ? err : offcpu_idmap_bpf__load(*idmap);
+	return err ? err : bpf_interruptible__load((*idmap)->skeleton);
 }
 
 int bpf_offcpu__probe(const struct backend_config *cfg, char *why, size_t len)
