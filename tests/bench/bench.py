@@ -499,7 +499,7 @@ def main():
         sys.exit("bench: run as root (system-wide profiling, bpf_stats)")
     ensure_tools()
     with tempfile.TemporaryDirectory() as tmp:
-        # BENCH_ONLY=dwarf,lost runs only those sections.
+        # BENCH_ONLY=dwarf,lost runs only those sections; BENCH_SOAK=SECONDS adds busy's soak.
         only = os.environ.get("BENCH_ONLY", "").split(",")
         for name, fn in (("cpu", lambda: bench_cpu(tmp)), ("dwarf", lambda: bench_dwarf(tmp)),
                          ("in-kernel", bench_in_kernel), ("latency", lambda: bench_latency(tmp)),
@@ -507,8 +507,11 @@ def main():
                          ("fidelity", lambda: __import__("fidelity").run(tmp, results, verdicts)),
                          ("unknown", lambda: bench_unknown(tmp)), ("lost", bench_lost),
                          ("offcpu", lambda: __import__("offcpu").run(sys.modules[__name__], tmp)),
-                         ("growth", lambda: bench_growth(tmp)), ("replay", bench_replay)):
-            if only == [""] or name in only:
+                         ("growth", lambda: bench_growth(tmp)), ("replay", bench_replay),
+                         # BENCH_ONLY=soak: busy.py's soak alone (BENCH_SOAK=SECONDS).
+                         ("busy", lambda: __import__("busy").run(
+                             sys.modules[__name__], tmp, table_too=only == [""] or "busy" in only))):
+            if only == [""] or name in only or (name == "busy" and "soak" in only):
                 fn()
     print("# profile benchmark, %s, kernel %s, %d CPUs" % (
         time.strftime("%Y-%m-%d"), os.uname().release, os.cpu_count()))
