@@ -510,7 +510,8 @@ def main():
                          ("growth", lambda: bench_growth(tmp)), ("replay", bench_replay),
                          # BENCH_ONLY=soak: busy.py's soak alone (BENCH_SOAK=SECONDS).
                          ("busy", lambda: __import__("busy").run(
-                             sys.modules[__name__], tmp, table_too=only == [""] or "busy" in only))):
+                             sys.modules[__name__], tmp,
+                             table_too=only == [""] or "busy" in only))):
             if only == [""] or name in only or (name == "busy" and "soak" in only):
                 fn()
     print("# profile benchmark, %s, kernel %s, %d CPUs" % (

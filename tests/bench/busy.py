@@ -177,7 +177,8 @@ def table(b, rounds, seconds, idle):
         seen = "%.2f" % (m["samples"][0] / expected) if n != "bpftrace" else "-"
         rows.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
             n, f(m["samples"]), lost, seen, f(m["kept"]), f(m["sideband"]),
-            f(m["rss"], spec="%.1f"), f(m["cpu"], spec="%.2f"), f(m["uniq"]), f(m["per_stack"]), ratios))
+            f(m["rss"], spec="%.1f"), f(m["cpu"], spec="%.2f"), f(m["uniq"]), f(m["per_stack"]),
+            ratios))
         chunks = sum(x.get("chunks", 0) for x in rounds[n])
         b.results.append(("busy", n, "seen %s, lost %s, side-band lost %s, peak RSS %s, "
                           "CPU %s, %s unique, %s B/stack%s" % (
