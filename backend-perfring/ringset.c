@@ -11,6 +11,7 @@
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/sysmacros.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "backend-perfring/decode.h"
@@ -128,6 +129,9 @@ void ring_set__cpu_clock_attr(struct perf_event_attr *attr, const struct backend
 
 void ring_set__track_tasks(struct perf_event_attr *attr)
 {
+	/* Times the tracker can put on the wall clock (4.1; the ladder drops it before). */
+	attr->use_clockid = 1;
+	attr->clockid = CLOCK_MONOTONIC;
 	attr->mmap = 1;
 	attr->mmap2 = 1;
 	attr->comm = 1;
@@ -617,10 +621,43 @@ static int handle_switch(struct ring_set *rs, const struct perf_event_header *hd
 	return rs->on_switch(rs->on_switch_ctx, sw.id.pid, sw.id.tid, sw.id.time, sw.out);
 }
 
+/*
+ * The wall clock at a record's time, where record times are CLOCK_MONOTONIC
+ * (use_clockid, 4.1): the tracker checks files against when they were
+ * mapped. 0 where not known.
+ */
+static int64_t record_wall_ns(const struct ring_set *rs, const struct perf_event_header *hdr)
+{
+	struct timespec mono, wall;
+	uint64_t t;
+
+	if (!ring_set__monotonic(rs) || !(t = record_time(rs, hdr)))
+		return 0;
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	clock_gettime(CLOCK_REALTIME, &wall);
+	return (int64_t)t + ((int64_t)wall.tv_sec - mono.tv_sec) * 1000000000LL +
+	       (wall.tv_nsec - mono.tv_nsec);
+}
+
 static int handle_record(struct ring_set *rs, const struct perf_event_header *hdr)
 {
 	uint64_t lost;
+	int err;
 
+	switch (hdr->type) {
+	case PERF_RECORD_MMAP:
+	case PERF_RECORD_MMAP2:
+	case PERF_RECORD_COMM:
+	case PERF_RECORD_FORK:
+		proctrack__set_record_time(rs->pipeline->procs, record_wall_ns(rs, hdr));
+		err = hdr->type == PERF_RECORD_FORK ? handle_fork(rs, hdr)
+		      : hdr->type == PERF_RECORD_COMM ? handle_comm(rs, hdr)
+						      : handle_mmap(rs, hdr);
+		proctrack__set_record_time(rs->pipeline->procs, 0);
+		return err;
+	default:
+		break;
+	}
 	switch (hdr->type) {
 	case PERF_RECORD_SAMPLE:
 		return rs->on_sample ? rs->on_sample(rs->on_sample_ctx, hdr) : 0;

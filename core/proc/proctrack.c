@@ -61,6 +61,7 @@ struct proctrack {
 	struct hashmap comms;		/* tid -> struct thread_comm */
 	struct hashmap kinds;		/* pid -> KIND_USER or KIND_KERNEL (pid is the key) */
 	struct addr_space *all;		/* every space ever made, for freeing */
+	int64_t record_wall_ns;		/* of the record being applied; 0: now */
 	unsigned int next_id;
 };
 
@@ -560,7 +561,7 @@ static void open_binary(struct proctrack *pt, pid_t pid, const struct mapping *m
 	}
 	*f = key;
 	f->fd = -1;
-	f->seen_ns = wall_now_ns();
+	f->seen_ns = pt->record_wall_ns ? pt->record_wall_ns : wall_now_ns();
 	if (fd >= 0 && !fstat(fd, &st))
 		f->ctime_ns = ctime_of(&st);
 	if (hashmap__add(&pt->files.files, f, f)) {
@@ -626,6 +627,11 @@ struct addr_space *proctrack__addr_space(struct proctrack *pt, pid_t pid)
 	return p ? p->as : NULL;
 }
 
+void proctrack__set_record_time(struct proctrack *pt, int64_t wall_ns)
+{
+	pt->record_wall_ns = wall_ns;
+}
+
 int proctrack__mmap(struct proctrack *pt, pid_t pid, const struct mapping *m)
 {
 	struct addr_space *as;
@@ -648,6 +654,7 @@ int proctrack__exec(struct proctrack *pt, pid_t pid, const char *comm, uint64_t 
 		return -ENOMEM;
 	snprintf(as->comm, sizeof(as->comm), "%s", comm ? comm : "");
 	as->start_time = time;
+	as->start_wall_ns = pt->record_wall_ns ? pt->record_wall_ns : wall_now_ns();
 	/* A set-user-ID program changes it: read it now, while the process runs. */
 	as->uid = read_uid(pid);
 	if (p) {
@@ -719,6 +726,7 @@ int proctrack__fork(struct proctrack *pt, pid_t pid, pid_t ppid, uint64_t time)
 		return -ENOMEM;
 	memcpy(as->comm, parent->comm, sizeof(as->comm));
 	as->start_time = time;
+	as->start_wall_ns = pt->record_wall_ns ? pt->record_wall_ns : wall_now_ns();
 	as->uid = parent->uid;
 	if (parent->nr_maps) {
 		/* Shared until either side maps or unmaps something: a fork costs no copy. */

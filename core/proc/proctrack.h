@@ -40,6 +40,8 @@ struct addr_space {
 	 */
 	uint64_t start_time;
 	uid_t uid;			/* its real uid when first seen, (uid_t)-1 if not known */
+	/* Wall clock (ns) at which the tracker learnt of its start; 0 for one already running. */
+	int64_t start_wall_ns;
 	struct mapping *maps;	/* sorted by start, non-overlapping */
 	size_t nr_maps;
 	size_t cap_maps;
@@ -76,6 +78,13 @@ int proctrack__snapshot(struct proctrack *pt, bool (*wanted)(pid_t pid, void *ct
 
 /* True once pid has an address space (seen in a sample or a record). */
 bool proctrack__knows(struct proctrack *pt, pid_t pid);
+
+/*
+ * The wall-clock time (ns) of the side-band record about to be applied, 0
+ * for "now": when a mapping or an image began. A file first looked for
+ * after its process ended must have been changed no later than the mmap.
+ */
+void proctrack__set_record_time(struct proctrack *pt, int64_t wall_ns);
 
 /* An mmap of pid (PERF_RECORD_MMAP/MMAP2); only executable mappings matter. */
 int proctrack__mmap(struct proctrack *pt, pid_t pid, const struct mapping *m);

@@ -35,7 +35,7 @@ struct symbolizer {
 	unsigned int unreadable_files;
 	unsigned int replaced_files;	/* mapped files that could not be opened as such */
 	bool want_source;	/* open each binary's DWARF with its symbols */
-	struct hashmap perfmaps;	/* pid -> struct perfmap_entry */
+	struct hashmap perfmaps;	/* addr_space -> struct perfmap_entry */
 	bool kernel_restricted_used;
 };
 
@@ -49,19 +49,20 @@ static bool str_equal(const void *a, const void *b)
 	return !strcmp(a, b);
 }
 
+/* The JIT map of one process image (a pid's lifetime between execs). */
 struct perfmap_entry {
-	pid_t pid;
+	const struct addr_space *as;	/* the key */
 	struct perfmap *pm;	/* NULL: none, or not trusted */
 };
 
-static uint64_t pid_hash(const void *k)
+static uint64_t ptr_hash(const void *k)
 {
-	return hash_u64(*(const pid_t *)k);
+	return hash_u64((uint64_t)(uintptr_t)*(const void *const *)k);
 }
 
-static bool pid_equal(const void *a, const void *b)
+static bool ptr_equal(const void *a, const void *b)
 {
-	return *(const pid_t *)a == *(const pid_t *)b;
+	return *(const void *const *)a == *(const void *const *)b;
 }
 
 struct symbolizer *symbolizer__new(void)
@@ -71,14 +72,22 @@ struct symbolizer *symbolizer__new(void)
 	if (!s)
 		return NULL;
 	hashmap__init(&s->elfs, str_hash, str_equal);
-	hashmap__init(&s->perfmaps, pid_hash, pid_equal);
+	hashmap__init(&s->perfmaps, ptr_hash, ptr_equal);
 	return s;
 }
 
-/* The JIT symbols of pid, read once. */
-static struct perfmap *perfmap_of(struct symbolizer *s, pid_t pid)
+/*
+ * The JIT symbols of one image of a process, read once. Its pid may belong
+ * to another process by now (reused), and anyone may write a file under
+ * /tmp in advance for a pid: the map must be owned by the user the image
+ * ran as (root's is trusted; an image whose user was never read, only
+ * root's), and made no earlier than two seconds before the tracker saw the image begin.
+ */
+static struct perfmap *perfmap_of(struct symbolizer *s, const struct addr_space *as)
 {
-	struct perfmap_entry *e = hashmap__find(&s->perfmaps, &pid);
+	struct perfmap_entry *e = hashmap__find(&s->perfmaps, &as);
+	uid_t owner = as->uid == (uid_t)-1 ? 0 : as->uid;
+	int64_t not_before = as->start_wall_ns > 2000000000 ? as->start_wall_ns - 2000000000 : 0;
 	const char *warning;
 	char path[128];
 
@@ -87,11 +96,11 @@ static struct perfmap *perfmap_of(struct symbolizer *s, pid_t pid)
 	e = calloc(1, sizeof(*e));
 	if (!e)
 		return NULL;
-	e->pid = pid;
-	e->pm = perfmap__load(pid, &warning, path, sizeof(path));
+	e->as = as;
+	e->pm = perfmap__load_checked(as->pid, owner, not_before, &warning, path, sizeof(path));
 	if (warning)
 		pr_warn("warning: ignoring %s: %s\n", path, warning);
-	if (hashmap__add(&s->perfmaps, &e->pid, e)) {
+	if (hashmap__add(&s->perfmaps, &e->as, e)) {
 		perfmap__free(e->pm);
 		free(e);
 		return NULL;
@@ -249,7 +258,7 @@ void symbolizer__user(struct symbolizer *s, const struct addr_space *as, uint64_
 	out->module = NULL;
 	/* Executable memory without a file is JIT code: its process may name it. */
 	if (as && as->pid > 0 && (!m || !mapping__is_file(m)) && (!m || strcmp(m->path, "[vdso]"))) {
-		struct perfmap *pm = perfmap_of(s, as->pid);
+		struct perfmap *pm = perfmap_of(s, as);
 
 		if (pm) {
 			out->name = perfmap__lookup(pm, addr, &out->offset);

@@ -3,8 +3,9 @@
  * A JIT in miniature: copies machine code for a counting loop into
  * anonymous executable memory, names it in /tmp/perf-PID.map, and runs it
  * for N seconds. With "foreign" the map file is handed to uid 65534 after
- * writing (run as root), which a profiler must not trust.
- * Usage: jit [seconds] [foreign]
+ * writing (run as root), which a profiler must not trust; with "nomap" no
+ * map is written (a JIT without perf map support).
+ * Usage: jit [seconds] [foreign|nomap]
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,6 +42,13 @@ int main(int argc, char **argv)
 		return 1;
 	memcpy(mem + 64, code, sizeof(code));
 	snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)getpid());
+	if (argc > 2 && !strcmp(argv[2], "nomap")) {
+		printf("pid=%d\n", (int)getpid());
+		fflush(stdout);
+		while (now() < end)
+			fn();
+		return 0;
+	}
 	f = fopen(path, "w");
 	if (!f)
 		return 1;

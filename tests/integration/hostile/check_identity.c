@@ -230,6 +230,50 @@ START_TEST(forks_share_their_mappings)
 }
 END_TEST
 
+/*
+ * Issue 20: a JIT process of one user (65534, no perf map of its own)
+ * exits; another user (12345) writes /tmp/perf-PID.map for its pid and
+ * forks until the pid is theirs. The map must not name the first
+ * process's JIT frames: it is checked against the user the process ran
+ * as, not whoever has the pid at report time.
+ */
+START_TEST(a_reused_pid_lends_no_perf_map)
+{
+	char script[2048], pidfile[160], v[32] = "";
+	FILE *f;
+
+	backend = test_backends[_i];
+	snprintf(pidfile, sizeof(pidfile), "%s/victim", dir);
+	/* The profile ends when the pid is the other user's: the report is made then. */
+	snprintf(script, sizeof(script),
+		 "setpriv --reuid 65534 --regid 65534 --clear-groups '%s' 2 nomap > '%s'; "
+		 "V=$(sed -n 's/pid=//p' '%s'); "
+		 "setpriv --reuid 12345 --regid 12345 --clear-groups sh -c "
+		 "\"printf '0 7fffffffffff forged_jit_name\\n' > /tmp/perf-$V.map\"; "
+		 "setpriv --reuid 12345 --regid 12345 --clear-groups '%s' $V 60 >&2",
+		 workload("jit"), pidfile, pidfile, workload("pidtaker"));
+	run_cmd((char *[]){ (char *)profile_bin(), "--backend", (char *)backend, "-F", "199", "-f",
+			    "--", "/bin/sh", "-c", script, NULL },
+		120, 0, &r);
+	f = fopen(pidfile, "r");
+	if (f) {
+		if (fscanf(f, "pid=%31s", v) == 1) {
+			char cmd[96];
+
+			snprintf(cmd, sizeof(cmd), "rm -f /tmp/perf-%s.map; pkill -9 -f 'pidtaker %s '",
+				 v, v);
+			ck_assert_int_ge(system(cmd), 0);
+		}
+		fclose(f);
+	}
+	ck_assert_msg(r.exit_code == 0, "exit %d: %s", r.exit_code, r.err);
+	ck_assert_msg(strstr(r.err, "took "), "the pid was not reused: %s", r.err);
+	ck_assert_msg(folded_count_prefix(r.out, "jit;") > 5, "jit was not sampled");
+	ck_assert_msg(!strstr(r.out, "forged_jit_name"), "a forged JIT name: %s",
+		      strstr(r.out, "forged_jit_name") - 100);
+}
+END_TEST
+
 Suite *identity_suite(void)
 {
 	Suite *s = suite_create("identity");
@@ -242,6 +286,7 @@ Suite *identity_suite(void)
 	tcase_add_loop_test(tc, a_renamed_exec_is_not_resolved_in_the_old_image, 0, 2);
 	tcase_add_loop_test(tc, many_mappings_start_quickly, 0, 2);
 	tcase_add_loop_test(tc, forks_share_their_mappings, 0, 2);
+	tcase_add_loop_test(tc, a_reused_pid_lends_no_perf_map, 0, 2);
 	suite_add_tcase(s, tc);
 	return s;
 }
