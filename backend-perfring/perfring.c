@@ -7,6 +7,7 @@
 #include "backend-perfring/perfring.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,14 +17,21 @@
 
 #include "backend-perfring/decode.h"
 #include "backend-perfring/offcpu.h"
+#include "backend-perfring/ringplan.h"
 #include "backend-perfring/ringset.h"
 #include "compat/features.h"
 #include "compat/perf_event.h"
 #include "core/lib/log.h"
 
-#define DEFAULT_DATA_PAGES 128
-/* Room for about 64 samples of the default 16 KiB stack copy per CPU. */
-#define DWARF_DATA_PAGES 256
+/*
+ * For planning the rings: the frames a stack typically has (the largest is
+ * MAX_STACK_DEPTH a side), the switches a CPU makes in a second on a busy
+ * host, and what side-band records (fork, exec, mmap) add to the set that
+ * carries them.
+ */
+#define TYPICAL_FRAMES 64
+#define SWITCHES_PER_S 2000
+#define SIDEBAND_BYTES_PER_S (64 << 10)
 
 /* The user registers an unwinder needs (asm/perf_regs.h numbering). */
 #define PERF_REG_BP 6
@@ -44,6 +52,7 @@ struct backend {
 	uint64_t regs_user;
 	bool launched;		/* events enable themselves at the command's exec */
 	uint64_t samples;
+	unsigned int on_pages, off_pages;	/* data pages per ring, as planned */
 };
 
 void perfring__stack_attr(struct perf_event_attr *attr, const struct backend_config *c)
@@ -344,7 +353,7 @@ static int handle_sample(void *ctx, const struct perf_event_header *hdr)
 static int open_on_cpu(struct backend *b, pid_t target, struct errmsg *errm)
 {
 	const struct backend_config *c = b->cfg;
-	unsigned int pages = c->dwarf && c->user_stacks ? DWARF_DATA_PAGES : DEFAULT_DATA_PAGES;
+	unsigned int pages = b->on_pages;
 	struct perf_event_attr attr;
 	pid_t all = -1, *tids = NULL;
 	int err, nr;
@@ -421,7 +430,7 @@ static int offcpu_switch(void *ctx, pid_t pid, pid_t tid, uint64_t time, bool ou
 static int open_off_cpu(struct backend *b, pid_t target, struct errmsg *errm)
 {
 	const struct backend_config *c = b->cfg;
-	unsigned int pages = c->dwarf && c->user_stacks ? DWARF_DATA_PAGES : DEFAULT_DATA_PAGES;
+	unsigned int pages = b->off_pages;
 	enum offcpu_source source;
 	struct perf_event_attr attr;
 	pid_t all = -1, *tids = NULL;
@@ -474,6 +483,79 @@ static int open_off_cpu(struct backend *b, pid_t target, struct errmsg *errm)
 
 static void perfring_close(struct backend *b);
 
+/* The bytes of one sample record: ids, callchain, and with dwarf the registers and stack. */
+static void sample_bytes(const struct backend_config *c, unsigned int frames, uint64_t *bytes)
+{
+	/* header, tid, time, cpu, callchain nr and ips with their context markers */
+	*bytes = 8 + 3 * 8 + 8 + 8 * (uint64_t)(frames + 4);
+	if (c->dwarf && c->user_stacks)
+		*bytes += 8 + 3 * 8 + 8 + c->stack_dump_size + 8;
+}
+
+/*
+ * Sizes of the on-CPU and off-CPU rings, planned together: an unprivileged
+ * user's locked memory must hold both (before, the on-CPU rings took it all
+ * and the off-CPU ones could not be mapped).
+ */
+static int plan_rings(struct backend *b, struct errmsg *errm)
+{
+	const struct backend_config *c = b->cfg;
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	struct ring_need needs[2], *on = NULL, *off = NULL;
+	struct ring_budget budget;
+	char why[512];
+	int *cpus = NULL, nr_cpus, nr = 0, err;
+
+	nr_cpus = ring_set__cpus(c, &cpus);
+	free(cpus);
+	if (nr_cpus < 0) {
+		errmsg__set(errm, "perf: cannot read the online CPUs: %s", strerror(-nr_cpus));
+		return nr_cpus;
+	}
+	memset(needs, 0, sizeof(needs));
+	if (c->on_cpu) {
+		on = &needs[nr++];
+		on->what = "perf";
+		on->nr_rings = nr_cpus;
+		on->records_per_s = c->frequency ? c->frequency
+						 : 1000000000ull / (c->period ? c->period : 1);
+		sample_bytes(c, TYPICAL_FRAMES, &on->record_bytes);
+		sample_bytes(c, 2 * MAX_STACK_DEPTH, &on->max_record_bytes);
+	}
+	if (c->off_cpu) {
+		off = &needs[nr++];
+		off->what = "off-CPU";
+		off->nr_rings = nr_cpus;
+		off->records_per_s = SWITCHES_PER_S;
+		/* The switch-out sample (a tracepoint's raw data too) and the switch records. */
+		sample_bytes(c, TYPICAL_FRAMES, &off->record_bytes);
+		sample_bytes(c, 2 * MAX_STACK_DEPTH, &off->max_record_bytes);
+		off->record_bytes += 128 + 2 * 48;
+		off->max_record_bytes += 128;
+	}
+	/* The side-band records come with the first set. */
+	if (nr)
+		needs[0].records_per_s += SIDEBAND_BYTES_PER_S / needs[0].record_bytes;
+	ring_budget__read(&budget, page);
+	ring_budget__describe(&budget, page, why, sizeof(why));
+	pr_info("perf: %s\n", why);
+	err = ring_plan(needs, nr, &budget, page, why, sizeof(why));
+	if (err) {
+		errmsg__set(errm, "perf: %s", why);
+		return err;
+	}
+	for (int i = 0; i < nr; i++)
+		pr_info("perf: %s rings: %u x %u data pages (%u KiB each; wanted %u for %u ms of "
+			"~%" PRIu64 " records/s of ~%" PRIu64 " bytes; at least %u)\n",
+			needs[i].what, needs[i].nr_rings, needs[i].pages,
+			(unsigned int)(needs[i].pages * page / 1024), needs[i].want_pages,
+			RING_PLAN_DELAY_MS, needs[i].records_per_s, needs[i].record_bytes,
+			needs[i].min_pages);
+	b->on_pages = on ? on->pages : 0;
+	b->off_pages = off ? off->pages : 0;
+	return 0;
+}
+
 static int perfring_open(struct backend **out, const struct backend_config *c, struct pipeline *p,
 			 pid_t target, struct errmsg *errm)
 {
@@ -488,7 +570,8 @@ static int perfring_open(struct backend **out, const struct backend_config *c, s
 	b->cfg = c;
 	b->pipeline = p;
 	b->launched = target > 0;
-	if (c->on_cpu)
+	err = plan_rings(b, errm);
+	if (!err && c->on_cpu)
 		err = open_on_cpu(b, target, errm);
 	if (!err && c->off_cpu)
 		err = open_off_cpu(b, target, errm);

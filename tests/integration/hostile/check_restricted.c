@@ -139,9 +139,12 @@ START_TEST(rings_shrink_to_fit_locked_memory)
 	fputs(old, f);
 	fclose(f);
 	ck_assert_msg(r.exit_code == 0, "exit %d: %.300s", r.exit_code, r.err);
-	ck_assert_ptr_nonnull(strstr(r.err, "refused (perf_event_mlock_kb, RLIMIT_MEMLOCK), "
-					    "retrying with"));
-	ck_assert_uint_gt(folded_count(r.out, "hot_loop"), 100);
+	/* Planned within the budget, not shrunk after the kernel refused. */
+	ck_assert_ptr_nonnull(strstr(r.err, "(kernel.perf_event_mlock_kb 64 x "));
+	ck_assert_ptr_nonnull(strstr(r.err, "perf: perf rings: "));
+	ck_assert_ptr_null(strstr(r.err, "refused"));
+	/* About 370 on a free CPU; this host may be shared by a dozen runnable tasks. */
+	ck_assert_uint_gt(folded_count(r.out, "hot_loop"), 50);
 }
 END_TEST
 
