@@ -27,6 +27,14 @@
 #define PPROF_DECODE_SLACK (4u << 20)
 #define PPROF_FRAMES_PER_BYTE 4
 #define PPROF_FRAMES_SLACK (1u << 20)
+/*
+ * And the names of those frames at most 64 bytes per inflated byte and
+ * 64 MiB more: a frame costs a byte or two of a sample, its name is in the
+ * string table once, and what a report prints or --diff compares is the
+ * names of every stack's frames.
+ */
+#define PPROF_NAMES_PER_BYTE 64
+#define PPROF_NAMES_SLACK (64u << 20)
 
 /* protobuf-c's allocations, counted against a budget: past it, decoding fails. */
 struct budget {
@@ -162,11 +170,13 @@ static bool is_kernel(const Perftools__Profiles__Profile *p, const struct by_id 
 
 /*
  * Every sample into b; *cut counts those deeper than INPUT_MAX_FRAMES, cut at
- * the leaf. -E2BIG past max_frames frames in all.
+ * the leaf. -E2BIG past max_frames frames in all, or max_names bytes of
+ * their names.
  */
 static int add_samples(struct profile_builder *b, const Perftools__Profiles__Profile *p,
-		       size_t max_frames, unsigned int *cut)
+		       size_t max_frames, size_t max_names, unsigned int *cut)
 {
+	size_t names = 0;
 	struct by_id locs = { 0 }, fns = { 0 }, maps = { 0 };
 	int err;
 
@@ -213,6 +223,11 @@ static int add_samples(struct profile_builder *b, const Perftools__Profiles__Pro
 				if (n == INPUT_MAX_FRAMES) {
 					(*cut)++;
 					goto full;
+				}
+				names += strnlen(name, max_names + 1);
+				if (names > max_names) {
+					err = -E2BIG;
+					break;
 				}
 				f = builder__frame(b, kernel ? FRAME_KERNEL : FRAME_USER, name,
 						   strlen(name));
@@ -282,14 +297,17 @@ int profile__read_pprof(const unsigned char *gz, size_t len, struct profile *out
 	out->nr_columns = 1;
 	builder__init(&b, out);
 	ret = out->columns[0].type && out->columns[0].unit ?
-	      add_samples(&b, p, raw_len * PPROF_FRAMES_PER_BYTE + PPROF_FRAMES_SLACK, &cut) :
+	      add_samples(&b, p, raw_len * PPROF_FRAMES_PER_BYTE + PPROF_FRAMES_SLACK,
+			  raw_len * PPROF_NAMES_PER_BYTE + PPROF_NAMES_SLACK, &cut) :
 	      -ENOMEM;
 	builder__fini(&b);
 	perftools__profiles__profile__free_unpacked(p, &alloc);
 	if (ret == -E2BIG)
 		errmsg__set(err, "pprof: more frames in its stacks than %u per inflated byte and "
-				 "%u more: not a profile this tool reads",
-			    PPROF_FRAMES_PER_BYTE, PPROF_FRAMES_SLACK);
+				 "%u more, or more bytes of their names than %u per byte and %u MiB "
+				 "more: not a profile this tool reads",
+			    PPROF_FRAMES_PER_BYTE, PPROF_FRAMES_SLACK, PPROF_NAMES_PER_BYTE,
+			    PPROF_NAMES_SLACK >> 20);
 	else if (ret == -EOVERFLOW)
 		errmsg__set(err, "pprof: its counts sum past 2^64: not a profile this tool reads");
 	else if (ret)

@@ -18,12 +18,43 @@ static bool str_equal(const void *a, const void *b)
 	return !strcmp(a, b);
 }
 
+/*
+ * A stack as a key: its comm (interned in out, so one pointer per name) and
+ * its frames as indexes of out's frames, not as names: a stack of long names
+ * costs four bytes a frame, whatever a file's names are.
+ */
+struct stack_key {
+	const char *comm;
+	uint32_t nr_kernel, n;
+	uint32_t idx[];
+};
+
+static size_t key_size(const struct stack_key *k)
+{
+	return sizeof(*k) + k->n * sizeof(k->idx[0]);
+}
+
+static uint64_t key_hash(const void *k)
+{
+	return hash_bytes(k, key_size(k), 0);
+}
+
+static bool key_equal(const void *a, const void *b)
+{
+	const struct stack_key *x = a, *y = b;
+
+	return x->n == y->n && !memcmp(x, y, key_size(x));
+}
+
 struct differ {
 	struct profile *out;
 	struct hashmap frames;	/* "K:name" -> index + 1 */
-	struct hashmap stacks;	/* stack key -> index + 1 */
-	struct strbuf key;
+	struct hashmap stacks;	/* struct stack_key (ours) -> index + 1 */
+	struct stack_key *key;	/* the one being looked up, of up to 1024 frames */
 };
+
+/* Frames of a stack compared at most (the readers keep 512). */
+#define DIFF_MAX_FRAMES 1024
 
 static const char *name_of(const struct profile_frame *f)
 {
@@ -62,57 +93,56 @@ static int add(struct differ *d, const struct profile *from, const struct profil
 	       unsigned int col)
 {
 	unsigned int n = s->nr_kernel + s->nr_user;
-	uint32_t idx[1024];
-	const char *key;
+	struct stack_key *k = d->key, *copy;
 	uintptr_t found;
 	int i;
 
-	if (n > sizeof(idx) / sizeof(idx[0]))
-		n = sizeof(idx) / sizeof(idx[0]);
-	strbuf__reset(&d->key);
-	strbuf__puts(&d->key, s->comm);
-	for (unsigned int j = 0; j < n; j++) {
-		const struct profile_frame *f = profile__frame(from, s, j);
-
-		strbuf__putn(&d->key, j < s->nr_kernel ? "\x1fK" : "\x1fU", 2);
-		strbuf__puts(&d->key, name_of(f));
-	}
-	if (d->key.oom)
+	if (n > DIFF_MAX_FRAMES)
+		n = DIFF_MAX_FRAMES;
+	k->comm = profile__intern(d->out, s->comm);
+	if (!k->comm)
 		return -ENOMEM;
-	found = (uintptr_t)hashmap__find(&d->stacks, d->key.buf);
-	if (found) {
-		d->out->stacks[found - 1].values[col] += profile__text_value(from, s);
-		return 0;
-	}
+	k->n = n;
+	k->nr_kernel = s->nr_kernel < n ? s->nr_kernel : n;
 	for (unsigned int j = 0; j < n; j++) {
 		int f = frame_of(d, profile__frame(from, s, j));
 
 		if (f < 0)
 			return f;
-		idx[j] = (uint32_t)f;
+		k->idx[j] = (uint32_t)f;
+	}
+	found = (uintptr_t)hashmap__find(&d->stacks, k);
+	if (found) {
+		d->out->stacks[found - 1].values[col] += profile__text_value(from, s);
+		return 0;
 	}
 	{
 		struct profile_stack ns = { .pid = s->pid,
-					    .nr_kernel = s->nr_kernel < n ? s->nr_kernel : (uint16_t)n,
+					    .nr_kernel = (uint16_t)k->nr_kernel,
 					    .kernel_missed = s->kernel_missed,
 					    .user_missed = s->user_missed };
 
 		ns.nr_user = (uint16_t)(n - ns.nr_kernel);
-		ns.comm = profile__intern(d->out, s->comm);
+		ns.comm = k->comm;
 		ns.values[col] = profile__text_value(from, s);
-		key = profile__intern(d->out, d->key.buf);
-		if (!ns.comm || !key)
-			return -ENOMEM;
-		i = profile__add_stack(d->out, &ns, idx, n);
+		i = profile__add_stack(d->out, &ns, k->idx, n);
 	}
-	if (i < 0 || hashmap__add(&d->stacks, key, (void *)(uintptr_t)(i + 1)))
+	copy = i < 0 ? NULL : malloc(key_size(k));
+	if (!copy)
 		return -ENOMEM;
+	memcpy(copy, k, key_size(k));
+	if (hashmap__add(&d->stacks, copy, (void *)(uintptr_t)(i + 1))) {
+		free(copy);
+		return -ENOMEM;
+	}
 	return 0;
 }
 
 int profile__diff(const struct profile *base, const struct profile *new, struct profile *out)
 {
 	struct differ d = { .out = out };
+	struct hashmap_entry *ent;
+	size_t bkt;
 	int err = 0;
 
 	profile__init(out);
@@ -121,14 +151,19 @@ int profile__diff(const struct profile *base, const struct profile *new, struct 
 	out->columns[1] = (struct profile_column){ "new", "count", true };
 	out->nr_columns = 2;
 	hashmap__init(&d.frames, str_hash, str_equal);
-	hashmap__init(&d.stacks, str_hash, str_equal);
+	hashmap__init(&d.stacks, key_hash, key_equal);
+	d.key = malloc(sizeof(*d.key) + DIFF_MAX_FRAMES * sizeof(d.key->idx[0]));
+	if (!d.key)
+		err = -ENOMEM;
 	for (size_t i = 0; i < base->nr_stacks && !err; i++)
 		err = add(&d, base, &base->stacks[i], 0);
 	for (size_t i = 0; i < new->nr_stacks && !err; i++)
 		err = add(&d, new, &new->stacks[i], 1);
+	hashmap__for_each(&d.stacks, bkt, ent)
+		free((void *)ent->key);
 	hashmap__clear(&d.frames);
 	hashmap__clear(&d.stacks);
-	strbuf__free(&d.key);
+	free(d.key);
 	return err;
 }
 

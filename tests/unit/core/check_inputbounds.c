@@ -265,6 +265,68 @@ START_TEST(a_small_pprof_file_cannot_take_the_memory_of_a_large_one)
 }
 END_TEST
 
+/* Protocol buffers by hand: a varint, a field's key, a length-delimited field. */
+static size_t put_varint(unsigned char *p, uint64_t v)
+{
+	size_t n = 0;
+
+	do {
+		p[n++] = (unsigned char)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
+		v >>= 7;
+	} while (v);
+	return n;
+}
+
+static size_t put_bytes(unsigned char *p, unsigned int field, const void *data, size_t len)
+{
+	size_t n = put_varint(p, (uint64_t)field << 3 | 2);
+
+	n += put_varint(p + n, len);
+	memcpy(p + n, data, len);
+	return n + len;
+}
+
+/*
+ * One function named by 1 MiB of 'n', and samples that name it in 500
+ * frames each: a few KB of gzip that a report (and main's --diff, which
+ * keyed stacks by their names) would print or compare as gigabytes.
+ */
+START_TEST(a_long_name_in_every_frame_is_refused)
+{
+	size_t name_len = 1u << 20, n = 0, m;
+	unsigned char *raw = malloc(name_len + 65536), msg[4096];
+	char *name = malloc(name_len);
+	struct blob gz;
+	struct cost c;
+
+	ck_assert_ptr_nonnull(raw);
+	ck_assert_ptr_nonnull(name);
+	memset(name, 'n', name_len);
+	n += put_bytes(raw + n, 6, "", 0);		/* string_table[0] */
+	n += put_bytes(raw + n, 6, name, name_len);	/* [1] */
+	n += put_bytes(raw + n, 6, "samples", 7);	/* [2] */
+	n += put_bytes(raw + n, 6, "count", 5);		/* [3] */
+	n += put_bytes(raw + n, 1, "\x08\x02\x10\x03", 4);	/* sample_type {2, 3} */
+	n += put_bytes(raw + n, 5, "\x08\x01\x10\x01", 4);	/* function {id 1, name 1} */
+	n += put_bytes(raw + n, 4, "\x08\x01\x22\x02\x08\x01", 6);	/* location {1, line {fn 1}} */
+	/* sample {location_id: [1 x 500], value: [1]} */
+	m = put_varint(msg, 1 << 3 | 2);
+	m += put_varint(msg + m, 500);
+	memset(msg + m, 1, 500);
+	m += 500;
+	m += put_bytes(msg + m, 2, "\x01", 1);
+	for (int i = 0; i < 100; i++)
+		n += put_bytes(raw + n, 2, msg, m);
+	free(name);
+	gz = gzip_of(raw, n);
+	free(raw);
+	c = measure(read_pprof, &gz, 60);
+	ck_assert_int_eq(c.result, E2BIG);
+	ck_assert_msg(c.rss_kb < 128 * 1024, "%zu bytes: %ld KB", gz.len, c.rss_kb);
+	free(gz.buf);
+}
+END_TEST
+
 /* Two counts whose sum wraps made shares of 643%: refused with the reason. */
 START_TEST(counts_summing_past_64_bits_are_refused)
 {
@@ -296,6 +358,7 @@ Suite *inputbounds_suite(void)
 	tcase_set_timeout(tp, 120);
 	tcase_add_test(tp, a_small_pprof_file_cannot_take_the_memory_of_a_large_one);
 	tcase_add_test(tp, counts_summing_past_64_bits_are_refused);
+	tcase_add_test(tp, a_long_name_in_every_frame_is_refused);
 	suite_add_tcase(s, tp);
 	return s;
 }
