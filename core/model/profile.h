@@ -62,6 +62,9 @@ struct profile_stack {
 	uint16_t nr_user;	/* user frames, leaf first */
 	bool kernel_missed;	/* the kernel part is one FRAME_MISSED frame */
 	bool user_missed;
+	/* Of the missed parts, withheld by the kernel on purpose (perf_event_paranoid): not lost. */
+	bool kernel_withheld;
+	bool user_withheld;
 	bool collision;		/* a part was missed to a stack-map collision (-EEXIST) */
 	bool map_full;		/* a part was missed because the stack map was full (-ENOMEM) */
 	uint64_t values[PROFILE_MAX_COLUMNS];

@@ -390,6 +390,7 @@ static int stack_of(struct resolver *r, const struct agg_entry *e, const struct 
 				return i;
 			idx[n++] = (uint32_t)i;
 			s->kernel_missed = true;
+			s->kernel_withheld = e->kernel_err == -EACCES;
 			s->collision |= e->kernel_err == -EEXIST;
 			s->map_full |= e->kernel_err == -ENOMEM;
 		}
@@ -408,6 +409,7 @@ static int stack_of(struct resolver *r, const struct agg_entry *e, const struct 
 				return i;
 			idx[n++] = (uint32_t)i;
 			s->user_missed = true;
+			s->user_withheld = e->user_err == -EACCES;
 			s->collision |= e->user_err == -EEXIST;
 			s->map_full |= e->user_err == -ENOMEM;
 		}
