@@ -266,6 +266,8 @@ void pipeline__unwind_now(struct pipeline *p, struct sample *s, uint64_t *buf)
 	s->user_snapshot = NULL;
 }
 
+size_t pipeline__test_oom_after;
+
 int pipeline__count(struct pipeline *p, struct sample *s)
 {
 	uint64_t unwound[MAX_STACK_DEPTH];
@@ -304,7 +306,8 @@ int pipeline__count(struct pipeline *p, struct sample *s)
 				s->user_snapshot = NULL;
 			}
 		} else if (!as) {
-			return -ENOMEM;
+			p->dropped_oom++;
+			return 0;
 		}
 	}
 	if (s->user_snapshot) {
@@ -324,5 +327,12 @@ int pipeline__count(struct pipeline *p, struct sample *s)
 	}
 	if (!s->nr_user)
 		as = NULL;
-	return agg__add(&p->agg, s, as, p->cfg.by_thread ? s->tid : 0);
+	if (pipeline__test_oom_after && agg__size(&p->agg) >= pipeline__test_oom_after) {
+		p->dropped_oom++;	/* the test seam: memory "ran out" at this many stacks */
+		return 0;
+	}
+	/* Out of memory: counted, not an error that would stop a backend's drain mid-ring. */
+	if (agg__add(&p->agg, s, as, p->cfg.by_thread ? s->tid : 0) == -ENOMEM)
+		p->dropped_oom++;
+	return 0;
 }

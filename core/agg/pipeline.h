@@ -56,7 +56,11 @@ struct pipeline {
 	 */
 	uint64_t ambiguous_images;
 	uint64_t not_unwound;	/* snapshots that came without an unwinder */
+	uint64_t dropped_oom;	/* samples not counted for want of memory (the run then stops) */
 };
+
+/* Test seam (tests/seams): once this many distinct stacks are counted, memory "runs out". */
+extern size_t pipeline__test_oom_after;
 
 int pipeline__init(struct pipeline *p, const struct pipeline_config *cfg);
 void pipeline__fini(struct pipeline *p);

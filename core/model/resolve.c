@@ -515,6 +515,8 @@ int resolver__build(struct resolver *r, const struct agg *agg, const struct reso
 	size_t bkt;
 	int err = 0;
 
+	/* A failure while preparing may have been a large allocation: the build tries again. */
+	r->oom = false;
 	set_columns(&r->prof, &r->spec);
 	r->prof.start_ns = meta->start_ns;
 	r->prof.duration_ns = meta->duration_ns;

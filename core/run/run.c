@@ -13,6 +13,7 @@
 #include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -55,7 +56,33 @@ struct run {
 	uint64_t start_ns;		/* wall clock at the start */
 	int64_t t_start, t_end;		/* monotonic ms */
 	struct progress progress;	/* the line on a terminal during a timed run */
+	void *reserve;			/* address space given back when memory runs out */
+	bool oom;			/* memory ran out: sampling stopped, the report is partial */
 };
+
+/*
+ * Out of memory mid-run (an RLIMIT_AS, vm.overcommit_memory=2), what was
+ * counted is still worth a report: a reserve of address space, mapped at the
+ * start and never touched (no RSS), is given back so that resolving and
+ * writing what was counted can allocate.
+ */
+#define OOM_RESERVE_BYTES (16u << 20)
+
+static void *reserve_memory(void)
+{
+	void *p = mmap(NULL, OOM_RESERVE_BYTES, PROT_NONE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static void out_of_memory(struct run *r)
+{
+	if (r->reserve)
+		munmap(r->reserve, OOM_RESERVE_BYTES);
+	r->reserve = NULL;
+	r->oom = true;
+}
 
 static uint64_t wall_ns(void)
 {
@@ -302,6 +329,12 @@ static int sample_loop(struct run *r)
 			break;
 		signals__drain_wakeups();
 		err = r->ops->drain(r->backend);
+		if (err == -ENOMEM || r->pipeline.dropped_oom) {
+			/* Stop counting; report what was counted. */
+			out_of_memory(r);
+			err = 0;
+			break;
+		}
 		if (err)
 			break;
 		resolver__prepare(r->resolver, &r->pipeline.agg, PREPARE_BUDGET_MS);
@@ -380,11 +413,29 @@ static int write_report(struct run *r, struct profile *prof)
 	t0 = now_ms();
 	err = resolver__build(r->resolver, &r->pipeline.agg, &meta, prof);
 	t1 = now_ms();
+	if (err == -ENOMEM) {
+		/* What was built before memory ran out is a consistent, smaller profile. */
+		out_of_memory(r);
+		err = 0;
+	}
 	if (!err && interrupt__pending())
 		err = -EINTR;
 	if (!err) {
+		off_t pos = r->out.path ? ftello(r->out.f) : -1;
+
 		errno = 0;
 		err = writers[o->format](r->out.f, prof, &wo);
+		/*
+		 * Memory ran out only now: with the reserve given back, once more, over
+		 * what was written of our own file (stdout cannot be taken back).
+		 */
+		if (err == -ENOMEM && r->reserve && pos >= 0 && !fflush(r->out.f) &&
+		    !ftruncate(fileno(r->out.f), pos) && !fseeko(r->out.f, pos, SEEK_SET)) {
+			out_of_memory(r);
+			clearerr(r->out.f);
+			errno = 0;
+			err = writers[o->format](r->out.f, prof, &wo);
+		}
 	}
 	pr_debug("timing: profile built in %lld ms, written in %lld ms\n", (long long)(t1 - t0),
 		 (long long)(now_ms() - t1));
@@ -578,6 +629,11 @@ static int finish(struct run *r)
 		if (err)
 			pr_warn("%s\n", errmsg__reason(&em, err));
 	}
+	if (!err && r->oom) {
+		pr_warn("out of memory: report incomplete (%" PRIu64 " samples dropped)\n",
+			r->pipeline.dropped_oom);
+		err = -ENOMEM;
+	}
 	pr_debug("timing: final drain %lld ms, report %lld ms\n",
 		 (long long)(t_drained - r->t_end), (long long)(now_ms() - t_drained));
 	return err;
@@ -596,6 +652,8 @@ static void run__free(struct run *r)
 	unwinder__free(r->unwinder);
 	outfile__discard(&r->out);
 	run_filters__close(&r->filters);
+	if (r->reserve)
+		munmap(r->reserve, OOM_RESERVE_BYTES);
 }
 
 int run__main(const struct run_opts *opts, const struct backend_ops *const *backends)
@@ -636,6 +694,7 @@ int run__main(const struct run_opts *opts, const struct backend_ops *const *back
 	if (interrupted() || start(&r) || interrupted())
 		goto out;
 
+	r.reserve = reserve_memory();
 	err = sample_loop(&r);
 	r.t_end = now_ms();
 	/* The signal that ended sampling asks for the report; one more stops it. */
@@ -644,6 +703,10 @@ int run__main(const struct run_opts *opts, const struct backend_ops *const *back
 	r.ops->stop(r.backend);
 	if (!err)
 		err = r.ops->drain(r.backend);
+	if (err == -ENOMEM || r.pipeline.dropped_oom) {
+		out_of_memory(&r);
+		err = 0;
+	}
 	if (err) {
 		pr_warn("sampling failed: %s\n", strerror(-err));
 		goto out;

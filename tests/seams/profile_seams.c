@@ -5,13 +5,42 @@
  * without bpf_task_pt_regs (before 5.15) on this one;
  * PROFILE_TEST_DWARF_PIECES_ON_STACK=1 with it, Linux 4.9's (pieces sent
  * from the BPF stack); PROFILE_TEST_SLOW_BPF_LOAD=1 makes each BPF load
- * spend seconds in the verifier first.
+ * spend seconds in the verifier first; PROFILE_TEST_AS_LIMIT_AFTER_MS=T
+ * caps the address space (RLIMIT_AS) at its size T ms after the start, so
+ * that memory runs out mid-run: the kernel's own limit, at a known time;
+ * PROFILE_TEST_OOM_AFTER_STACKS=N makes counting fail as out of memory once
+ * N distinct stacks are counted.
  */
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include "backend-bpf/dwarf.h"
 #include "backend-bpf/interruptible.h"
+#include "core/agg/pipeline.h"
 #include "core/cli/cli.h"
+
+static void *limit_address_space(void *arg)
+{
+	unsigned long kb = 0;
+	struct rlimit rl;
+	char line[128];
+	FILE *f;
+
+	usleep((useconds_t)(atol(arg) * 1000));
+	f = fopen("/proc/self/status", "r");
+	while (f && fgets(line, sizeof(line), f))
+		sscanf(line, "VmSize: %lu kB", &kb);
+	if (f)
+		fclose(f);
+	getrlimit(RLIMIT_AS, &rl);
+	rl.rlim_cur = (rlim_t)kb * 1024;
+	if (kb)
+		setrlimit(RLIMIT_AS, &rl);
+	return NULL;
+}
 
 int main(int argc, char **argv)
 {
@@ -20,5 +49,13 @@ int main(int argc, char **argv)
 	bpf_dwarf__test_pieces_on_stack = getenv("PROFILE_TEST_DWARF_PIECES_ON_STACK") != NULL;
 	bpf_interruptible__test_slow = getenv("PROFILE_TEST_SLOW_BPF_LOAD") != NULL;
 
+	if (getenv("PROFILE_TEST_OOM_AFTER_STACKS"))
+		pipeline__test_oom_after = strtoul(getenv("PROFILE_TEST_OOM_AFTER_STACKS"), NULL, 10);
+	if (getenv("PROFILE_TEST_AS_LIMIT_AFTER_MS")) {
+		pthread_t t;
+
+		pthread_create(&t, NULL, limit_address_space, getenv("PROFILE_TEST_AS_LIMIT_AFTER_MS"));
+		pthread_detach(t);
+	}
 	return cli__main(argc, argv, &seams);
 }

@@ -293,6 +293,65 @@ START_TEST(a_second_signal_stops_the_report_within_a_second)
 }
 END_TEST
 
+/*
+ * Memory that runs out mid-run (the seam: at 200 distinct stacks) stops
+ * sampling; what was counted is still the report, with one warning and
+ * exit 1 (before, the whole report was lost).
+ */
+START_TEST(out_of_memory_mid_run_writes_what_was_counted)
+{
+	char out[300];
+	unsigned long long dropped = 0;
+	const char *w;
+	size_t lines = 0;
+
+	snprintf(out, sizeof(out), "%s/oom", dir);
+	run_cmd((char *[]){ "/usr/bin/env", "PROFILE_TEST_OOM_AFTER_STACKS=200", (char *)seams_bin(),
+			    "--backend", (char *)test_backends[_i], "-F", "999", "-f", "--output", out,
+			    "--", (char *)workload("manystacks"), "100000", "3", NULL },
+		60, 0, &r);
+	ck_assert_msg(r.exit_code == 1, "exit %d: %s", r.exit_code, r.err);
+	w = strstr(r.err, "profile: out of memory: report incomplete (");
+	ck_assert_msg(w && sscanf(w, "profile: out of memory: report incomplete (%llu samples "
+				     "dropped)\n", &dropped) == 1, "%s", r.err);
+	ck_assert_uint_eq(count_lines_with(r.err, "profile:"), 1);
+	run_result_free(&r);
+	run_cmd((char *[]){ "/bin/cat", out, NULL }, 10, 0, &r);
+	ck_assert_uint_ge(folded_total(r.out, &lines), 200);
+	ck_assert_uint_ge(lines, 190);
+	ck_assert_uint_le(lines, 200);
+	ck_assert_uint_gt(folded_count(r.out, "leaf"), 150);
+}
+END_TEST
+
+/*
+ * The kernel's own limit (RLIMIT_AS capped at the size the process has 2.5 s
+ * in, one malloc arena): wherever memory runs out, a report is written, or
+ * the run says why not in one line; never a crash, never silence.
+ */
+START_TEST(an_address_space_limit_mid_run_still_gives_a_report)
+{
+	char out[300], cmd[600];
+
+	snprintf(out, sizeof(out), "%s/oom.pb.gz", dir);
+	run_cmd((char *[]){ "/usr/bin/env", "MALLOC_ARENA_MAX=1", "PROFILE_TEST_AS_LIMIT_AFTER_MS=2500",
+			    (char *)seams_bin(), "--backend", (char *)test_backends[_i], "-F", "999",
+			    "--format", "pprof", "--inline", "--output", out, "--", "/usr/bin/python3",
+			    "-c",
+			    "import json, re\n"
+			    "for _ in range(4000): re.sub('a', 'b', json.dumps(list(range(1000))))",
+			    NULL },
+		90, 0, &r);
+	ck_assert_msg(r.exit_code == 0 || (r.exit_code == 1 && strstr(r.err, "out of memory: "
+									 "report incomplete")),
+		      "exit %d: %s", r.exit_code, r.err);
+	run_result_free(&r);
+	snprintf(cmd, sizeof(cmd), "go tool pprof -raw '%s' | grep -c python3", out);
+	run_cmd((char *[]){ "/bin/sh", "-c", cmd, NULL }, 60, 0, &r);
+	ck_assert_msg(r.exit_code == 0 && atoi(r.out) > 0, "%s / %s", r.out, r.err);
+}
+END_TEST
+
 Suite *hygiene_suite(void)
 {
 	Suite *s = suite_create("hygiene");
@@ -306,6 +365,8 @@ Suite *hygiene_suite(void)
 	tcase_add_loop_test(tc, sigkill_leaves_no_temporary_file, 0, 2);
 	tcase_add_test(tc, sigint_during_set_up_ends_it_within_a_second);
 	tcase_add_test(tc, a_second_signal_stops_the_report_within_a_second);
+	tcase_add_loop_test(tc, out_of_memory_mid_run_writes_what_was_counted, 0, 2);
+	tcase_add_loop_test(tc, an_address_space_limit_mid_run_still_gives_a_report, 0, 2);
 	suite_add_tcase(s, tc);
 	return s;
 }
