@@ -102,6 +102,11 @@ struct ring_set {
 	bool context_switch;		/* asked for switch records */
 	bool cgroup_tasks;		/* the tasks are --cgroup directories (their fds) */
 	uint64_t lost;			/* from PERF_RECORD_LOST */
+	/* Side-band recovery after a loss: the lost count it answered, when, how many. */
+	bool tracks_tasks;
+	uint64_t lost_resynced;
+	int64_t last_resync_ms;
+	uint64_t resynced;
 	uint64_t bad_records;
 	struct map_inode_cache maps;	/* inodes for PERF_RECORD_MMAP (before 3.16) */
 	uint64_t maps_without_inode;	/* of those, gone before /proc told their inode */
@@ -308,6 +313,7 @@ static int open_set(struct ring_set **out, const char *what, struct pipeline *p,
 	rs->cfg = cfg;
 	rs->data_pages = data_pages;
 	rs->use_clockid = attr->use_clockid;
+	rs->tracks_tasks = attr->task || attr->mmap;
 	rs->context_switch = attr->context_switch;
 	rs->cgroup_tasks = cgroups;
 	map_inode__init(&rs->maps);
@@ -787,6 +793,41 @@ static int take_pending(struct ring_set *rs)
 	return err;
 }
 
+static bool resync_wanted(pid_t pid, void *ctx)
+{
+	return pipeline__wants_pid(ctx, pid);
+}
+
+/*
+ * Records were lost (PERF_RECORD_LOST): some may have been mmaps, execs or
+ * forks. The processes still running are read again from /proc, at most
+ * every RESYNC_MS; what exited in the gap cannot be.
+ */
+#define RESYNC_MS 500
+static int resync(struct ring_set *rs)
+{
+	struct timespec ts;
+	int64_t now;
+	int n;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	if (!rs->tracks_tasks || now - rs->last_resync_ms < RESYNC_MS)
+		return 0;
+	rs->last_resync_ms = now;
+	rs->lost_resynced = rs->lost;
+	n = proctrack__resync(rs->pipeline->procs, resync_wanted, rs->pipeline,
+			      ring_set__monotonic(rs) ? (uint64_t)ts.tv_sec * 1000000000ULL +
+							      (uint64_t)ts.tv_nsec
+						      : 0);
+	if (n < 0)
+		return n;
+	rs->resynced += (uint64_t)n;
+	pr_info("%s: records lost: the mappings of %d running processes read again\n", rs->what,
+		n);
+	return 0;
+}
+
 int ring_set__drain(struct ring_set *rs)
 {
 	struct batch *bt = &rs->batch;
@@ -813,6 +854,8 @@ int ring_set__drain(struct ring_set *rs)
 	for (size_t i = 0; i < bt->nr && !err; i++)
 		err = handle_record(rs, (const struct perf_event_header *)(bt->bytes +
 									   bt->recs[i].offset));
+	if (!err && rs->lost != rs->lost_resynced)
+		err = resync(rs);
 	return err;
 }
 

@@ -713,6 +713,104 @@ int proctrack__snapshot(struct proctrack *pt, bool (*wanted)(pid_t pid, void *ct
 	return 0;
 }
 
+/* Whether cur maps m as m says (same place, file and offset). */
+static bool maps_same(const struct addr_space *cur, const struct mapping *m)
+{
+	const struct mapping *c = addr_space__find(cur, m->start);
+
+	return c && c->start == m->start && c->end == m->end && c->pgoff == m->pgoff &&
+	       c->dev == m->dev && c->ino == m->ino;
+}
+
+/* Whether m overlaps a mapping of cur that is of another file or offset. */
+static bool maps_other(const struct addr_space *cur, const struct mapping *m)
+{
+	for (size_t i = first_ending_after(cur, m->start);
+	     i < cur->nr_maps && cur->maps[i].start < m->end; i++) {
+		const struct mapping *c = &cur->maps[i];
+
+		if (c->dev != m->dev || c->ino != m->ino ||
+		    c->pgoff - c->start != m->pgoff - m->start)
+			return true;
+	}
+	return false;
+}
+
+/* One known process: its mappings from /proc again. Returns 1 if read, 0 if gone, or -errno. */
+static int resync_one(struct proctrack *pt, struct proc *p, uint64_t time)
+{
+	struct addr_space fresh = { .files = &pt->files, .pid = p->pid };
+	struct addr_space *cur = p->as;
+	bool other = false;
+	char path[64];
+	int err;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)p->pid);
+	err = addr_space__load_maps_file(&fresh, path);
+	if (err || !fresh.nr_maps) {
+		release_maps(&fresh);
+		return err == -ENOMEM ? err : 0;
+	}
+	for (size_t i = 0; i < fresh.nr_maps && !other; i++)
+		other = maps_other(cur, &fresh.maps[i]);
+	/* What the tracker has that is gone from /proc: an unmap, or the old image. */
+	for (size_t i = 0; i < cur->nr_maps && !other; i++)
+		other = mapping__is_file(&cur->maps[i]) && !maps_same(&fresh, &cur->maps[i]);
+	if (other) {
+		/* An exec the records did not tell, or unmaps: a new image from now on. */
+		char comm[TASK_COMM_LEN] = "";
+
+		read_comm(p->pid, p->pid, comm, sizeof(comm));
+		err = proctrack__exec(pt, p->pid, comm, time);
+		if (!err) {
+			cur = p->as;
+			release_maps(cur);
+			cur->maps = fresh.maps;
+			cur->nr_maps = fresh.nr_maps;
+			cur->cap_maps = fresh.cap_maps;
+			cur->generation++;
+			fresh.maps = NULL;
+			fresh.nr_maps = 0;
+		}
+	} else {
+		for (size_t i = 0; i < fresh.nr_maps && !err; i++)
+			if (!maps_same(cur, &fresh.maps[i]))
+				err = addr_space__insert(cur, &fresh.maps[i]);
+	}
+	for (size_t i = 0; i < cur->nr_maps; i++)
+		open_binary(pt, p->pid, &cur->maps[i]);
+	release_maps(&fresh);
+	return err ? err : 1;
+}
+
+int proctrack__resync(struct proctrack *pt, bool (*wanted)(pid_t pid, void *ctx), void *ctx,
+		      uint64_t time)
+{
+	DIR *dir = opendir("/proc");
+	struct dirent *de;
+	int n = 0, err = 0;
+
+	if (!dir)
+		return -errno;
+	while (!err && (de = readdir(dir))) {
+		pid_t pid;
+		struct proc *p;
+
+		if (!isdigit((unsigned char)de->d_name[0]))
+			continue;
+		pid = (pid_t)atoi(de->d_name);
+		p = find_proc(pt, pid);
+		/* Processes not known yet are read at their first sample, as always. */
+		if (!p || pid <= 0 || (wanted && !wanted(pid, ctx)))
+			continue;
+		err = resync_one(pt, p, time);
+		if (err > 0)
+			n++, err = 0;
+	}
+	closedir(dir);
+	return err ? err : n;
+}
+
 int proctrack__fork(struct proctrack *pt, pid_t pid, pid_t ppid, uint64_t time)
 {
 	struct addr_space *parent = proctrack__addr_space(pt, ppid);

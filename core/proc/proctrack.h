@@ -76,6 +76,16 @@ unsigned int proctrack__images(struct proctrack *pt, pid_t pid, uint64_t t0, uin
 /* Read the mappings of every process now, so that those that exit later still symbolize. */
 int proctrack__snapshot(struct proctrack *pt, bool (*wanted)(pid_t pid, void *ctx), void *ctx);
 
+/*
+ * After side-band records were lost: read again the mappings of every
+ * wanted process the tracker knows that still runs. Mappings it missed are
+ * added; where /proc shows another image than the one tracked (a lost
+ * exec), a new image begins at time (side-band clock). Returns how many
+ * processes were read, or -errno.
+ */
+int proctrack__resync(struct proctrack *pt, bool (*wanted)(pid_t pid, void *ctx), void *ctx,
+		      uint64_t time);
+
 /* True once pid has an address space (seen in a sample or a record). */
 bool proctrack__knows(struct proctrack *pt, pid_t pid);
 

@@ -476,8 +476,9 @@ static void print_warnings(const struct run *r, const struct profile *prof,
 			st->lost, st->lost + st->samples + st->switches, lost_reason(st->lost_reason),
 			run_opts__dwarf(&r->eff) ? ", or lower --stack-dump-size" : "");
 	if (st->sideband_lost)
-		pr_warn("warning: %" PRIu64 " side-band records lost: some exited processes may "
-			"print [unknown]\n",
+		pr_warn("warning: %" PRIu64 " side-band records lost: the mappings of running "
+			"processes were read again from /proc; processes that exited in the gap "
+			"may print [unknown]\n",
 			st->sideband_lost);
 	if (r->pipeline.ambiguous_images)
 		pr_warn("warning: %" PRIu64 " samples print [unknown] user frames: their process "

@@ -2,6 +2,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <sys/mman.h>
+#include <signal.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -145,6 +149,65 @@ START_TEST(images_by_time)
 }
 END_TEST
 
+/*
+ * Side-band records lost (issue 22): the processes still running are read
+ * again. A mapping the tracker missed is added; a process whose image it
+ * got wrong (a lost exec) gets a new one with what /proc shows.
+ */
+START_TEST(resync_after_lost_records)
+{
+	struct proctrack *pt = proctrack__new();
+	long page = sysconf(_SC_PAGESIZE);
+	struct addr_space *before, *after;
+	char self[64];
+	void *extra;
+	pid_t child;
+	int fd;
+
+	/* Our own process, known to the tracker, then a mapping it is not told of. */
+	before = proctrack__addr_space(pt, getpid());
+	ck_assert_ptr_nonnull(before);
+	snprintf(self, sizeof(self), "/proc/%d/exe", (int)getpid());
+	fd = open(self, O_RDONLY);
+	ck_assert_int_ge(fd, 0);
+	extra = mmap(NULL, page, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+	ck_assert_ptr_ne(extra, MAP_FAILED);
+	close(fd);
+	ck_assert_ptr_null(addr_space__find(before, (uint64_t)(uintptr_t)extra));
+
+	/* A process the tracker thinks runs another image (its exec record was lost). */
+	child = fork();
+	ck_assert_int_ge(child, 0);
+	if (!child) {
+		execl("/bin/sleep", "sleep", "5", (char *)NULL);
+		_exit(127);
+	}
+	usleep(200000);
+	ck_assert_int_eq(proctrack__exec(pt, child, "old", 10), 0);
+	for (size_t i = 0; i < before->nr_maps; i++)
+		ck_assert_int_eq(proctrack__mmap(pt, child, &before->maps[i]), 0);
+
+	ck_assert_int_ge(proctrack__resync(pt, NULL, NULL, 20), 2);
+	ck_assert_ptr_eq(proctrack__addr_space(pt, getpid()), before);
+	ck_assert_ptr_nonnull(addr_space__find(before, (uint64_t)(uintptr_t)extra));
+	after = proctrack__addr_space(pt, child);
+	ck_assert_uint_eq(after->start_time, 20);
+	ck_assert_ptr_nonnull(after->older);
+	/* The new image is what runs: sleep's, not the test's. */
+	bool sleep_mapped = false, test_mapped = false;
+
+	for (size_t i = 0; i < after->nr_maps; i++) {
+		sleep_mapped |= strstr(after->maps[i].path, "/sleep") != NULL;
+		test_mapped |= strstr(after->maps[i].path, "check_profile") != NULL;
+	}
+	ck_assert(sleep_mapped && !test_mapped);
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	munmap(extra, page);
+	proctrack__free(pt);
+}
+END_TEST
+
 START_TEST(comm_cached_inherited_or_placeholder)
 {
 	struct proctrack *pt = proctrack__new();
@@ -218,6 +281,7 @@ Suite *proctrack_suite(void)
 	tcase_add_test(tc, maps_file_keeps_executable_mappings);
 	tcase_add_test(tc, fork_copies_exec_resets_old_space_survives);
 	tcase_add_test(tc, images_by_time);
+	tcase_add_test(tc, resync_after_lost_records);
 	tcase_add_test(tc, comm_cached_inherited_or_placeholder);
 	tcase_add_test(tc, first_sight_reads_proc_maps);
 	tcase_add_test(tc, a_fifo_at_a_mapping_path_does_not_block);
