@@ -3,9 +3,11 @@
 # Installs the Debian 12 packages that building and testing `profile` need.
 # Idempotent: does nothing when every package is already installed.
 #
-# Usage: install-deps.sh [--demo] [--list]
-#   --demo  only what building the binary and the demo workload needs
-#           (`make demo`): no test tools, no browser
+# Usage: install-deps.sh [--demo | --kernels] [--list]
+#   --demo     only what building the binary and the demo workload needs
+#              (`make demo`): no test tools, no browser
+#   --kernels  the build's and what `make check-kernels` boots old kernels
+#              with: qemu, a static busybox and cpio for the initramfs
 #   --list  print the packages of the chosen set, install nothing
 set -eu
 
@@ -18,22 +20,28 @@ libunwind-dev bpftool libc6-dbg protobuf-c-compiler libprotobuf-c-dev"
 # and go to build one).
 TEST_PACKAGES="llvm linux-perf check binutils procps util-linux python3 chromium man-db
 bash-completion gzip xz-utils sqlite3 findutils golang-go"
+# `make check-kernels` (tests/kernels/): only when kernel images are there.
+KERNEL_PACKAGES="qemu-system-x86 busybox-static cpio gzip"
 
 demo=0
+kernels=0
 list=0
 for arg in "$@"; do
 	case $arg in
 	--demo) demo=1 ;;
+	--kernels) kernels=1 ;;
 	--list) list=1 ;;
 	*)
-		echo "usage: $0 [--demo] [--list]" >&2
+		echo "usage: $0 [--demo | --kernels] [--list]" >&2
 		exit 2
 		;;
 	esac
 done
 
 PACKAGES=$BUILD_PACKAGES
-if [ $demo -eq 0 ]; then
+if [ $kernels -eq 1 ]; then
+	PACKAGES="$PACKAGES $KERNEL_PACKAGES"
+elif [ $demo -eq 0 ]; then
 	PACKAGES="$PACKAGES $TEST_PACKAGES"
 	# The tests run pprof-format and playwright-core with node; Debian's if none is here.
 	command -v node >/dev/null 2>&1 || PACKAGES="$PACKAGES nodejs npm"

@@ -1,0 +1,359 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# The checks of the kernel matrix, run by /init inside the guest (busybox sh).
+# Each check runs the real profiler on a real workload once and prints one
+# result line:
+#
+#   @KM|ROW|STATUS|DETAIL
+#
+# STATUS is works, other (ran on the backend that auto did not prefer; DETAIL
+# has the reason -v gave), refused (exit status 1 or 2; DETAIL is the error
+# line), timeout (still running after KM_TIMEOUT seconds) or WRONG (ran, but
+# the report disagrees with what the workload measured itself).
+#
+# Settings come from the kernel command line (unknown key=value arguments are
+# init's environment): KM_TIMEOUT seconds per check (default 60), KM_SECONDS
+# of each workload (default 2), KM_ONLY a grep -E pattern of the rows to run,
+# KM_DEBUG=1 shows each command's output.
+
+T=${KM_TIMEOUT:-60}
+S=${KM_SECONDS:-2}
+F=99
+W=/w
+
+# km ROW STATUS DETAIL [MEASURED]
+km() {
+	echo "@KM|$1|$2|$(echo "$3" | tr '|\n' '/ ' | cut -c1-240)|$(echo "$4" | tr '|\n' '/ ')"
+}
+
+# The error line, without the program's name (profile's and offcputime's
+# equal reasons then share a note).
+errline() {
+	grep -e 'error' -e 'cannot run' -e 'no backend' err | tail -1 | grep . || tail -1 err
+}
+
+want() { [ -z "$KM_ONLY" ] || echo "$1" | grep -Eq "$KM_ONLY"; }
+
+# Kills what a check left behind: the workloads it started, by pid.
+reap() {
+	for p in /proc/[0-9]*; do
+		case $(readlink "$p/exe" 2>/dev/null) in
+		$W/* | /bin/profile) kill -KILL "${p#/proc/}" 2>/dev/null ;;
+		esac
+	done
+}
+
+# state PID: the process's state letter, empty once it is gone.
+state() {
+	local line
+	read -r line <"/proc/$1/stat" 2>/dev/null || return
+	line=${line##*) }
+	echo "${line%% *}"
+}
+
+# Seconds since boot, whole.
+now() {
+	local up rest
+	read -r up rest </proc/uptime
+	echo "${up%.*}"
+}
+
+# bounded CMD...: runs CMD with stdout in out, stderr in err, at most T
+# seconds; sets rc (124 on timeout) and secs. A BPF load stuck in an old
+# verifier cannot be killed, so a timeout does not wait for the process.
+# ON_START, when set, is run once when err first says "sampling started".
+bounded() {
+	note=
+	caveat=
+	"$@" >out 2>err &
+	pid=$!
+	t0=$(cut -d' ' -f1 /proc/uptime)
+	deadline=$(($(now) + T))
+	started=
+	while :; do
+		st=$(state $pid)
+		[ -z "$st" ] || [ "$st" = Z ] && break
+		if [ -z "$started" ] && grep -q 'sampling started' err 2>/dev/null; then
+			started=1
+			[ -z "$ON_START" ] || $ON_START
+		fi
+		if [ "$(now)" -ge $deadline ]; then
+			kill -KILL $pid 2>/dev/null
+			rc=124
+			secs=$T
+			[ -z "$KM_DEBUG" ] || tail -n 20 err out
+			return
+		fi
+		sleep 0.2
+	done
+	wait $pid
+	rc=$?
+	if [ -n "$KM_DEBUG" ]; then
+		echo "+ $* (exit $rc)"
+		tail -n 20 err out
+	fi
+	secs=$(awk -v a="$t0" '{ printf "%.1f", $1 - a }' /proc/uptime)
+}
+
+# Sum of the counts of the folded lines that match an awk regex.
+total() { awk -v re="$1" '$0 ~ re && /;/ { s += $NF } END { print s + 0 }' out; }
+
+# within X LO HI: X in [LO, HI]
+within() { awk -v x="$1" -v lo="$2" -v hi="$3" 'BEGIN { exit !(x >= lo && x <= hi) }'; }
+
+# Samples per second of CPU time against the frequency. Under TCG a vCPU
+# that the host does not run for a while misses timer expirations (an
+# hrtimer that fires late is forwarded past the periods it missed) while
+# its task's clock goes on: fewer samples than CPU time, the more so the
+# busier the host. Under KVM the kernel's own accounting holds.
+samples_ok() {
+	if [ "$KM_ACCEL" = kvm ]; then within "$1" 0.7 1.3; else within "$1" 0.2 1.3; fi
+}
+
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "inf" }'; }
+
+# The backend that ran and, when auto did not pick bpf, why (from -v).
+chosen() { sed -n 's/^[0-9.:]* *[a-z]*: backend \([a-z]*\): usable; chosen.*/\1/p' err | head -1; }
+why_not_bpf() { sed -n 's/^[0-9.:]* *[a-z]*: backend bpf: not used: //p' err | head -1; }
+
+# verdict ROW BACKEND ASSERTION_RESULT...: prints the row's line from rc and
+# the assertion (empty: it held; otherwise what was wrong).
+verdict() {
+	row=$1 backend=$2 wrong=$3
+	c=$(chosen)
+	measured="${c:-$backend}${note:+, $note}, ${secs} s"
+	if [ "$rc" = 124 ]; then
+		km "$row" timeout "still running after ${T} s" "$measured"
+		reap
+	elif [ "$rc" != 0 ] && [ "$rc" != 1 ] && [ "$rc" != 2 ]; then
+		km "$row" WRONG "exit $rc: $(tail -1 err)" "$measured"
+	elif [ "$rc" != 0 ]; then
+		km "$row" refused "$(errline | sed 's/^[0-9.:]* *[a-z]*: //')" "exit $rc, ${secs} s"
+	elif [ -n "$wrong" ]; then
+		km "$row" WRONG "$wrong" "$measured"
+	elif [ "$backend" = auto ] && [ -n "$c" ] && [ "$c" != bpf ]; then
+		km "$row" other "bpf: $(why_not_bpf)${caveat:+; $caveat}" "$measured"
+	else
+		km "$row" works "$caveat" "$measured"
+	fi
+}
+
+# --- the checks: each sets rc/secs through bounded and prints one line ---
+
+# Launch a CPU-bound workload; samples against its own CPU time (busybox time).
+check_launch() {
+	row=$1 backend=$2 as=$3
+	shift 3
+	bounded $as profile --verbose --backend "$backend" -F $F -f "$@" -- time $W/demo $S
+	cpu=$(awk '$1 == "user" || $1 == "sys" { sub(/s$/, "", $3); split($2, m, "m");
+		s += m[1] * 60 + $3 } END { print s + 0 }' err)
+	n=$(total '^demo;')
+	r=$(ratio "$n" "$(awk -v c="$cpu" -v f=$F 'BEGIN { print c * f }')")
+	note="$n samples / ${cpu} s CPU"
+	wrong=
+	grep -q 'compute_hash' out || wrong="no compute_hash in the stacks"
+	[ -n "$wrong" ] || samples_ok "$r" || wrong="$n samples for ${cpu} s of CPU at $F Hz (ratio $r)"
+	verdict "$row" "$backend" "$wrong"
+}
+
+check_dwarf() {
+	row=$1 backend=$2
+	bounded profile --verbose --backend "$backend" --unwind dwarf -F $F -f -- $W/nofp chain $S
+	wrong=
+	grep -q 'nofp_a;nofp_b;nofp_c' out || wrong="no main..nofp_a;nofp_b;nofp_c stack ($(total nofp_c) samples in nofp_c)"
+	verdict "$row" "$backend" "$wrong"
+}
+
+# check_attach's busy starts stopped and is woken when sampling has started;
+# it runs 1 s of its own clock, so its whole CPU time is inside the profile.
+# A shell between busy and us reaps it and prints its CPU time (busybox ash
+# reaps any child whenever it waits for one, so /proc/PID/stat of a zombie
+# child of ours cannot be read).
+busy_go() {
+	kill -CONT $bpid
+}
+
+# -p PID or system-wide on busy: its samples against its CPU time.
+check_attach() {
+	row=$1 backend=$2 mode=$3
+	rm -f bpid btimes
+	sh -c "sh -c 'kill -STOP \$\$; exec $W/busy 1 1' & p=\$!; echo \$p >bpid
+		while kill -0 \$p 2>/dev/null; do wait \$p; done; times >btimes" &
+	wpid=$!
+	bpid=
+	deadline=$(($(now) + T))
+	while [ -z "$bpid" ] || [ "$(state $bpid)" != T ]; do
+		[ "$(now)" -lt $deadline ] || { km "$row" WRONG "harness: busy did not start" ""; return; }
+		sleep 0.1
+		bpid=$(cat bpid 2>/dev/null)
+	done
+	target=
+	[ "$mode" = all ] || target="-p $bpid"
+	ON_START=busy_go
+	bounded profile --verbose --backend "$backend" -F $F -f $target $((S + 1))
+	ON_START=
+	kill -CONT $bpid
+	wait $wpid
+	# times: the shell's user and system time, then its children's.
+	cpu=$(awk 'NR == 2 { for (i = 1; i <= 2; i++) { split($i, m, "m"); sub(/s$/, "", m[2]);
+		s += m[1] * 60 + m[2] } } END { print s + 0 }' btimes)
+	n=$(total '^busy;')
+	r=$(ratio "$n" "$(awk -v c="$cpu" -v f=$F 'BEGIN { print c * f }')")
+	note="$n samples / ${cpu} s CPU"
+	wrong=
+	grep -q 'burn_[ab]' out || wrong="no burn_a/burn_b in the stacks"
+	[ -n "$wrong" ] || samples_ok "$r" || wrong="$n samples for ${cpu} s of CPU at $F Hz (ratio $r)"
+	verdict "$row" "$backend" "$wrong"
+}
+
+# Off-CPU: a thread that sleeps 10 ms at a time; its total against its clock.
+check_offcpu() {
+	row=$1 backend=$2 as=$3
+	bounded $as offcputime --verbose --backend "$backend" -f -- $W/blocking sleep $S
+	want_us=$(sed -n 's/^offcpu .*comm=blk-sleep us=\([0-9]*\).*/\1/p' out)
+	got=$(total '^blk-sleep;')
+	r=$(ratio "$got" "$want_us")
+	note="$got / ${want_us} us"
+	wrong=
+	# At paranoid 2 the perf backend's switch records carry no stacks (the
+	# switch is in the kernel); it says so and still measures the time.
+	caveat=$(sed -n 's/^[a-z]*: note: \(off-CPU time is measured per thread without stacks\).*/\1/p' err)
+	[ -n "$caveat" ] || grep -Eq 'sleep_(loop|thread)' out ||
+		wrong="no sleep_loop/sleep_thread in the stacks"
+	[ -n "$wrong" ] || within "$r" 0.85 1.15 || wrong="blk-sleep: $got us, its clock says ${want_us:-?} us (ratio $r)"
+	verdict "$row" "$backend" "$wrong"
+}
+
+# --wall: on-CPU and off-CPU of pp-ping together against its wall clock.
+check_wall() {
+	row=$1 backend=$2 as=$3
+	bounded $as profile --verbose --backend "$backend" --wall -F $F -f -- $W/pingpong $S
+	want_us=$(sed -n 's/^offcpu .*comm=pp-ping .*wall_us=\([0-9]*\).*/\1/p' out)
+	got=$(total '^pp-ping;')
+	r=$(ratio "$got" "$want_us")
+	note="$got / ${want_us} us"
+	wrong=
+	grep -q 'ping_loop' out || wrong="no ping_loop in the stacks"
+	[ -n "$wrong" ] || within "$r" 0.8 1.2 || wrong="pp-ping: $got us, its clock says ${want_us:-?} us (ratio $r)"
+	verdict "$row" "$backend" "$wrong"
+}
+
+# --cgroup DIR: busy inside, demo outside; only busy may show.
+check_cgroup() {
+	row=$1 backend=$2 dir=$3
+	$W/busy 1 600 &
+	bpid=$!
+	$W/demo 600 &
+	dpid=$!
+	echo $bpid >"$dir/cgroup.procs"
+	sleep 0.5
+	bounded profile --verbose --backend "$backend" -F $F -f --cgroup "$dir" $S
+	kill -KILL $bpid $dpid
+	wait $bpid $dpid 2>/dev/null
+	wrong=
+	grep -q 'burn_[ab]' out || wrong="no burn_a/burn_b of the cgroup's busy"
+	! grep -q 'compute_hash' out || wrong="demo, outside the cgroup, is in the report"
+	verdict "$row" "$backend" "$wrong"
+}
+
+# A pid that does not exist: exit 1 or 2 with one line.
+check_badpid() {
+	row=$1 backend=$2
+	bounded profile --backend "$backend" -p 999999999 1
+	lines=$(wc -l <err)
+	if [ "$rc" = 1 ] || [ "$rc" = 2 ] && [ "$lines" = 1 ]; then
+		km "$row" works "" "exit $rc: $(cat err)"
+	elif [ "$rc" = 124 ]; then
+		km "$row" timeout "still running after ${T} s"
+	else
+		km "$row" WRONG "exit $rc, $lines line(s): $(head -1 err)" ""
+	fi
+}
+
+# auto: which backend it chose and how long the decision took (-v's lines
+# timed by busybox ts from the start).
+check_auto() {
+	row=$1
+	bounded sh -c "set -o pipefail; profile --verbose -F $F -f -- $W/demo 1 2>&1 >/dev/null |
+		ts -s '%.S' >&2"
+	at=$(sed -n 's/^\([0-9.:]*\) [a-z]*: backend [a-z]*: usable; chosen.*/\1/p' err | head -1)
+	wrong=
+	[ -n "$at" ] || wrong="no backend chosen in -v"
+	verdict "$row" auto "$wrong"
+	echo "@KM|auto-decision|${at:-?}|$(chosen)"
+}
+
+sysctl_paranoid() { echo "$1" >/proc/sys/kernel/perf_event_paranoid; }
+
+cg_setup() {
+	mount -t tmpfs -o mode=0755 cgroup /sys/fs/cgroup 2>/dev/null
+	if grep -qw cgroup2 /proc/filesystems; then
+		mkdir -p /sys/fs/cgroup/unified
+		mount -t cgroup2 cgroup2 /sys/fs/cgroup/unified || return
+		# As systemd does: enable the controllers below the root. Until the
+		# root's subtree_control is written, old kernels (4.19, 5.4) give
+		# new cgroups no implicit perf_event css.
+		for c in $(cat /sys/fs/cgroup/unified/cgroup.controllers); do
+			echo "+$c" >/sys/fs/cgroup/unified/cgroup.subtree_control
+		done
+		mkdir -p /sys/fs/cgroup/unified/km
+	fi
+}
+
+cg_v1() {
+	mkdir -p /sys/fs/cgroup/perf_event
+	mount -t cgroup -o perf_event perf_event /sys/fs/cgroup/perf_event &&
+		mkdir -p /sys/fs/cgroup/perf_event/km
+}
+
+echo "@KM|kernel|info|$(uname -r) $(nproc) CPUs, paranoid $(cat /proc/sys/kernel/perf_event_paranoid), ulimit -l $(ulimit -l)"
+cd /tmp || exit 1
+cg_setup
+
+as_nobody() { su -s /bin/sh nobody -c "$*"; }
+
+for b in bpf perf; do
+	want "fp -- CMD/$b" && check_launch "fp -- CMD/$b" $b ""
+	want "-p PID/$b" && check_attach "-p PID/$b" $b pid
+	want "system-wide/$b" && check_attach "system-wide/$b" $b all
+	want "offcputime -- CMD/$b" && check_offcpu "offcputime -- CMD/$b" $b ""
+	want "--wall -- CMD/$b" && check_wall "--wall -- CMD/$b" $b ""
+	want "bad -p/$b" && check_badpid "bad -p/$b" $b
+done
+want "dwarf -- CMD/perf" && check_dwarf "dwarf -- CMD/perf" perf
+
+# cgroup v2 alone first (perf_event is v2's until a v1 hierarchy takes it),
+# then v1, then v2 next to v1's perf_event as on hybrid systemd hosts.
+for b in bpf perf; do
+	want "--cgroup v2/$b" || continue
+	if [ -d /sys/fs/cgroup/unified/km ]; then
+		check_cgroup "--cgroup v2/$b" $b /sys/fs/cgroup/unified/km
+	else
+		km "--cgroup v2/$b" n/a "no cgroup2 file system in this kernel (Linux 4.5+)"
+	fi
+done
+cg_v1
+for b in bpf perf; do
+	want "--cgroup v1/$b" && check_cgroup "--cgroup v1/$b" $b /sys/fs/cgroup/perf_event/km
+	want "--cgroup v2 hybrid/$b" || continue
+	if [ -d /sys/fs/cgroup/unified/km ]; then
+		check_cgroup "--cgroup v2 hybrid/$b" $b /sys/fs/cgroup/unified/km
+	else
+		km "--cgroup v2 hybrid/$b" n/a "no cgroup2 file system in this kernel (Linux 4.5+)"
+	fi
+done
+
+want "auto" && check_auto "auto"
+
+# Unprivileged (uid 65534), auto backend, at perf_event_paranoid 2 and 1.
+for p in 2 1; do
+	sysctl_paranoid $p
+	want "nobody p$p: fp -- CMD" && check_launch "nobody p$p: fp -- CMD" auto as_nobody
+	want "nobody p$p: offcputime -- CMD" && check_offcpu "nobody p$p: offcputime -- CMD" auto as_nobody
+	want "nobody p$p: --wall -- CMD" && check_wall "nobody p$p: --wall -- CMD" auto as_nobody
+done
+sysctl_paranoid 2
+
+# Last: a BPF verifier that runs for minutes under TCG (4.19) cannot be
+# killed, and would slow every check after it.
+want "dwarf -- CMD/bpf" && check_dwarf "dwarf -- CMD/bpf" bpf

@@ -1,0 +1,64 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# Builds the initramfs that the kernel matrix boots (tests/kernels/run.sh):
+# busybox-static, build/profile and build/offcputime, the workloads, every
+# shared library they load (from ldd), /init and the checks it runs.
+# Debian 12's glibc needs Linux 3.2 or later, which every image here is.
+#
+# Usage: initramfs.sh BUILD_DIR OUT.cpio.gz
+set -eu
+
+[ $# -eq 2 ] || { echo "usage: $0 BUILD_DIR OUT.cpio.gz" >&2; exit 2; }
+build=$1
+out=$2
+here=$(cd "$(dirname "$0")" && pwd)
+busybox=$(command -v busybox) || { echo "initramfs: busybox not found" >&2; exit 1; }
+# A dynamically linked busybox would need its libraries in the guest too.
+if ldd "$busybox" >/dev/null 2>&1; then
+	echo "initramfs: $busybox is not static (install busybox-static)" >&2
+	exit 1
+fi
+
+root=$(mktemp -d "${TMPDIR:-/tmp}/kmatrix-root.XXXXXX")
+chmod 0755 "$root"
+trap 'rm -rf "$root"' EXIT
+
+# Debian's merged /usr: the loader and libraries are found through /lib64 and /lib.
+mkdir -p "$root/bin" "$root/usr/lib64" "$root/usr/lib/x86_64-linux-gnu" "$root/etc" \
+	"$root/proc" "$root/sys" "$root/dev" "$root/tmp" "$root/w" "$root/run"
+ln -s usr/lib "$root/lib"
+ln -s usr/lib64 "$root/lib64"
+cp "$busybox" "$root/bin/busybox"
+for applet in $("$busybox" --list); do
+	[ -e "$root/bin/$applet" ] || ln -s busybox "$root/bin/$applet"
+done
+
+cp "$build/profile" "$root/bin/profile"
+ln -s profile "$root/bin/offcputime"
+for w in "$build"/workloads/*; do
+	[ -f "$w" ] || continue
+	cp "$w" "$root/w/"
+done
+
+# Every library that the binaries load, at the path ldd found it under.
+libs=$(for f in "$root/bin/profile" "$root"/w/*; do ldd "$f" 2>/dev/null || true; done |
+	awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }' | sort -u)
+for lib in $libs; do
+	case $lib in
+	*/workloads/*) continue ;; # the workloads' own libraries are in /w
+	esac
+	dir=$root$(readlink -f "$(dirname "$lib")")
+	mkdir -p "$dir"
+	cp -L "$lib" "$dir/$(basename "$lib")"
+done
+
+# su needs the users; nobody is who the unprivileged checks run as.
+printf 'root:x:0:0:root:/:/bin/sh\nnobody:x:65534:65534:nobody:/tmp:/bin/sh\n' >"$root/etc/passwd"
+printf 'root:x:0:\nnogroup:x:65534:\n' >"$root/etc/group"
+
+cp "$here/init" "$root/init"
+cp "$here/checks.sh" "$root/checks.sh"
+chmod 0755 "$root/init"
+
+(cd "$root" && find . | sort | cpio -o -H newc --quiet) | gzip -1 >"$out.tmp"
+mv "$out.tmp" "$out"

@@ -1,0 +1,85 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# The kernel matrix (make check-kernels): boots every KERNELS/*/bzImage under
+# qemu with an initramfs of this build (initramfs.sh), collects the result
+# lines that checks.sh prints on the serial console, and prints the matrix
+# kernel x capability (matrix.awk), also written to BUILD/kernel-matrix.md.
+#
+# Usage: run.sh BUILD_DIR KERNELS_DIR
+# Env: KM_TIMEOUT (seconds per check, default 60), KM_BOOT_TIMEOUT (seconds
+#      per kernel, default 480), KM_SECONDS (workload seconds, default 2),
+#      KM_ONLY (grep -E pattern of the rows to run), KM_ACCEL (kvm or tcg;
+#      default kvm when it works).
+# Exit status: 0 when every cell is works/other/refused/timeout or an expected
+# failure (tests/kernels/expected), 1 for a WRONG cell or a kernel whose run
+# did not finish, 2 for bad usage.
+set -eu
+
+[ $# -eq 2 ] || { echo "usage: $0 BUILD_DIR KERNELS_DIR" >&2; exit 2; }
+build=$1
+kernels=$2
+here=$(cd "$(dirname "$0")" && pwd)
+
+images=$(ls "$kernels"/*/bzImage 2>/dev/null | sort -V || true)
+if [ -z "$images" ]; then
+	echo "kernel matrix skipped: no images in $kernels (*/bzImage; see tests/kernels/README.md)"
+	exit 0
+fi
+for tool in qemu-system-x86_64 busybox cpio gzip; do
+	command -v $tool >/dev/null 2>&1 ||
+		{ echo "check-kernels: $tool is missing (scripts/install-deps.sh --kernels)" >&2; exit 1; }
+done
+
+out=$build/kernels
+mkdir -p "$out"
+t_start=$(date +%s)
+"$here/initramfs.sh" "$build" "$out/initramfs.cpio.gz"
+
+# /dev/kvm may exist and still fail when the first vCPU is set up (nested
+# virtualization without the MSRs qemu writes): try it, else TCG.
+accel=${KM_ACCEL:-}
+if [ -z "$accel" ]; then
+	accel=tcg
+	if [ -w /dev/kvm ] && sh -c 'echo quit | timeout 20 qemu-system-x86_64 -accel kvm \
+		-cpu max -machine q35 -nodefaults -display none -S -monitor stdio' >/dev/null 2>&1; then
+		accel=kvm
+	fi
+fi
+
+append="console=ttyS0 quiet loglevel=3 panic=-1 KM_TIMEOUT=${KM_TIMEOUT:-60}"
+append="$append KM_SECONDS=${KM_SECONDS:-2} KM_ACCEL=$accel"
+[ -z "${KM_ONLY:-}" ] || append="$append KM_ONLY=$KM_ONLY"
+[ -z "${KM_DEBUG:-}" ] || append="$append KM_DEBUG=1"
+
+results=""
+for img in $images; do
+	name=$(basename "$(dirname "$img")")
+	name=${name#linux-}
+	log=$out/$name.log
+	echo "check-kernels: booting $name ($accel)"
+	t0=$(date +%s)
+	set +e
+	timeout -k 10 "${KM_BOOT_TIMEOUT:-480}" qemu-system-x86_64 -accel "$accel" -machine q35 \
+		-cpu max -smp 2 -m 2048 -nographic -no-reboot -kernel "$img" \
+		-initrd "$out/initramfs.cpio.gz" -append "$append" </dev/null >"$log" 2>&1
+	qrc=$?
+	set -e
+	t1=$(date +%s)
+	tr -d '\r' <"$log" | sed -n 's/.*\(@KM|.*\)/\1/p' | sed "s/^@KM|/$name|/" >"$out/$name.results"
+	echo "$name|boot|secs|$((t1 - t0)) s, qemu exit $qrc" >>"$out/$name.results"
+	awk -F'|' '$2 !~ /^(kernel|done|boot|auto-decision)$/ {
+		sub(/ +$/, "", $4); sub(/ +$/, "", $5)
+		printf "  %-30s %-8s %s%s\n", $2, $3, $5, ($3 != "works" && $4 != "") ? ": " $4 : "" }' \
+		"$out/$name.results"
+	results="$results $out/$name.results"
+done
+
+set +e
+# shellcheck disable=SC2086
+awk -F'|' -v total_secs=$(($(date +%s) - t_start)) -v accel="$accel" \
+	-v measured_file="$out/measured.md" \
+	-f "$here/matrix.awk" "$here/expected" $results >"$build/kernel-matrix.md"
+rc=$?
+set -e
+cat "$build/kernel-matrix.md"
+exit $rc

@@ -1,0 +1,146 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The kernel matrix's host side (tests/kernels/): without images it is a
+ * skip with a message; the matrix it renders from the guests' result lines
+ * fails only for a WRONG cell that tests/kernels/expected does not list, or
+ * a kernel whose run did not finish. The guest side needs the images
+ * (make check-kernels).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tests/support/tests.h"
+
+static const char *srcdir(void)
+{
+	const char *d = getenv("PROFILE_SRCDIR");
+
+	return d ? d : ".";
+}
+
+static char dir[64];
+
+static void setup(void)
+{
+	snprintf(dir, sizeof(dir), "/tmp/profile-kmatrix-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+}
+
+static void teardown(void)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	ck_assert_int_eq(system(cmd), 0);
+}
+
+static void write_file(const char *name, const char *text)
+{
+	char path[128];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	ck_assert_int_eq(fclose(f), 0);
+}
+
+/* matrix.awk over dir/expected and the results files given. */
+static void render(struct run_result *r, const char *expected, const char *r1, const char *r2)
+{
+	char awk[512], exp[128], f1[128], f2[128];
+
+	write_file("expected", expected);
+	write_file("a.results", r1);
+	write_file("b.results", r2);
+	snprintf(awk, sizeof(awk), "%s/tests/kernels/matrix.awk", srcdir());
+	snprintf(exp, sizeof(exp), "%s/expected", dir);
+	snprintf(f1, sizeof(f1), "%s/a.results", dir);
+	snprintf(f2, sizeof(f2), "%s/b.results", dir);
+	run_cmd((char *[]){ "/usr/bin/awk", "-F|", "-v", "accel=tcg", "-v", "total_secs=9", "-f",
+			    awk, exp, f1, f2, NULL },
+		30, 0, r);
+}
+
+static const char k1[] = "1.0|kernel|info|one\n"
+			 "1.0|fp/bpf|refused|bpf() is not available|exit 1\n"
+			 "1.0|fp/perf|works||perf, 10 samples\n"
+			 "1.0|off/perf|WRONG|blk-sleep: 1 us, its clock says 9 us|perf\n"
+			 "1.0|done|1.0|\n";
+static const char k2[] = "2.0|kernel|info|two\n"
+			 "2.0|fp/bpf|refused|bpf() is not available|exit 1\n"
+			 "2.0|fp/perf|other|bpf: too old|perf, 9 samples\n"
+			 "2.0|off/perf|works||perf\n"
+			 "2.0|done|1.0|\n";
+
+START_TEST(no_images_is_a_skip)
+{
+	char script[512];
+	struct run_result r;
+
+	snprintf(script, sizeof(script), "%s/tests/kernels/run.sh", srcdir());
+	run_cmd((char *[]){ script, dir, dir, NULL }, 30, 0, &r);
+	ck_assert_msg(r.exit_code == 0, "exit %d: %s", r.exit_code, r.err);
+	ck_assert_msg(strstr(r.out, "kernel matrix skipped: no images in"), "%s", r.out);
+	run_result_free(&r);
+}
+END_TEST
+
+START_TEST(a_wrong_cell_fails)
+{
+	struct run_result r;
+
+	render(&r, "# none\n", k1, k2);
+	ck_assert_int_eq(r.exit_code, 1);
+	ck_assert_msg(strstr(r.out, "| `off (perf)` | **WRONG** ["), "%s", r.out);
+	ck_assert_msg(strstr(r.out, "| `fp (perf)` | works | other: perf ["), "%s", r.out);
+	/* Equal reasons share one note. */
+	ck_assert_msg(strstr(r.out, "| `fp (bpf)` | refused [1] | refused [1] |"), "%s", r.out);
+	ck_assert_int_eq(count_lines_with(r.out, "bpf() is not available"), 1);
+	run_result_free(&r);
+}
+END_TEST
+
+START_TEST(an_expected_wrong_cell_passes)
+{
+	struct run_result r;
+
+	render(&r, "# why\n^1\\.0$|off/perf|issue 21: no switch records before 4.3\n", k1, k2);
+	ck_assert_msg(r.exit_code == 0, "exit %d: %s", r.exit_code, r.out);
+	ck_assert_msg(strstr(r.out, "| `off (perf)` | WRONG, expected ["), "%s", r.out);
+	ck_assert_msg(strstr(r.out, "issue 21: no switch records"), "%s", r.out);
+	run_result_free(&r);
+}
+END_TEST
+
+START_TEST(an_unfinished_kernel_fails)
+{
+	struct run_result r;
+	char k2_unfinished[sizeof(k2)];
+
+	snprintf(k2_unfinished, sizeof(k2_unfinished), "%.*s", (int)(strstr(k2, "2.0|done") - k2),
+		 k2);
+	render(&r, "^1\\.0$|off/perf|issue 21\n", k1, k2_unfinished);
+	ck_assert_int_eq(r.exit_code, 1);
+	ck_assert_msg(strstr(r.out, "did not finish"), "%s", r.out);
+	run_result_free(&r);
+}
+END_TEST
+
+Suite *kernel_matrix_suite(void)
+{
+	Suite *s = suite_create("kernel-matrix");
+	TCase *tc = tcase_create("host");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, no_images_is_a_skip);
+	tcase_add_test(tc, a_wrong_cell_fails);
+	tcase_add_test(tc, an_expected_wrong_cell_passes);
+	tcase_add_test(tc, an_unfinished_kernel_fails);
+	suite_add_tcase(s, tc);
+	return s;
+}
