@@ -64,7 +64,6 @@ now() {
 # ON_START, when set, is run once when err first says "sampling started".
 bounded() {
 	note=
-	caveat=
 	"$@" >out 2>err &
 	pid=$!
 	t0=$(cut -d' ' -f1 /proc/uptime)
@@ -113,7 +112,9 @@ samples_ok() {
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "inf" }'; }
 
 # The backend that ran and, when auto did not pick bpf, why (from -v).
-chosen() { sed -n 's/^[0-9.:]* *[a-z]*: backend \([a-z]*\): usable; chosen.*/\1/p' err | head -1; }
+chosen() { sed -n 's/^[0-9.:]* *[a-z]*: backend \([a-z]*\):.* chosen.*/\1/p' err | head -1; }
+# What the profiler noted about the run (what it could not do), from -v.
+noted() { sed -n 's/^[0-9.:]* *[a-z]*: note: //p' err | head -1; }
 why_not_bpf() { sed -n 's/^[0-9.:]* *[a-z]*: backend bpf: not used: //p' err | head -1; }
 
 # verdict ROW BACKEND ASSERTION_RESULT...: prints the row's line from rc and
@@ -121,6 +122,7 @@ why_not_bpf() { sed -n 's/^[0-9.:]* *[a-z]*: backend bpf: not used: //p' err | h
 verdict() {
 	row=$1 backend=$2 wrong=$3
 	c=$(chosen)
+	caveat=$(noted)
 	measured="${c:-$backend}${note:+, $note}, ${secs} s"
 	if [ "$rc" = 124 ]; then
 		km "$row" timeout "still running after ${T} s" "$measured"
@@ -132,7 +134,7 @@ verdict() {
 	elif [ -n "$wrong" ]; then
 		km "$row" WRONG "$wrong" "$measured"
 	elif [ "$backend" = auto ] && [ -n "$c" ] && [ "$c" != bpf ]; then
-		km "$row" other "bpf: $(why_not_bpf)${caveat:+; $caveat}" "$measured"
+		km "$row" other "bpf: $(why_not_bpf)" "$measured${caveat:+; $caveat}"
 	else
 		km "$row" works "$caveat" "$measured"
 	fi
@@ -145,8 +147,11 @@ check_launch() {
 	row=$1 backend=$2 as=$3
 	shift 3
 	bounded $as profile --verbose --backend "$backend" -F $F -f "$@" -- time $W/demo $S
-	cpu=$(awk '$1 == "user" || $1 == "sys" { sub(/s$/, "", $3); split($2, m, "m");
-		s += m[1] * 60 + $3 } END { print s + 0 }' err)
+	# Without kernel samples (paranoid 2 and no CAP_PERFMON) only user time is sampled.
+	fields='$1 == "user" || $1 == "sys"'
+	! grep -q 'kernel stacks are not collected' err || fields='$1 == "user"'
+	cpu=$(awk "$fields"' { sub(/s$/, "", $3); split($2, m, "m"); s += m[1] * 60 + $3 }
+		END { print s + 0 }' err)
 	n=$(total '^demo;')
 	r=$(ratio "$n" "$(awk -v c="$cpu" -v f=$F 'BEGIN { print c * f }')")
 	note="$n samples / ${cpu} s CPU"
@@ -217,8 +222,7 @@ check_offcpu() {
 	wrong=
 	# At paranoid 2 the perf backend's switch records carry no stacks (the
 	# switch is in the kernel); it says so and still measures the time.
-	caveat=$(sed -n 's/^[a-z]*: note: \(off-CPU time is measured per thread without stacks\).*/\1/p' err)
-	[ -n "$caveat" ] || grep -Eq 'sleep_(loop|thread)' out ||
+	grep -q 'note: off-CPU time is measured per thread without stacks' err || grep -Eq 'sleep_(loop|thread)' out ||
 		wrong="no sleep_loop/sleep_thread in the stacks"
 	[ -n "$wrong" ] || within "$r" 0.85 1.15 || wrong="blk-sleep: $got us, its clock says ${want_us:-?} us (ratio $r)"
 	verdict "$row" "$backend" "$wrong"
