@@ -589,6 +589,7 @@ static int finish(struct run *r)
 	struct profile prof;
 	struct errmsg em = { "" };
 	char off[48] = "";	/* the off-CPU total, where there is one */
+	bool to_stdout;
 	int64_t t_drained;
 	int err;
 
@@ -625,10 +626,16 @@ static int finish(struct run *r)
 		st.samples, agg__total(&r->pipeline.agg, WEIGHT_SAMPLES), off,
 		agg__size(&r->pipeline.agg), prof.nr_stacks);
 	profile__fini(&prof);
+	to_stdout = !r->out.path;
 	if (!err) {
 		err = outfile__commit(&r->out, &em);
 		if (err)
 			pr_warn("%s\n", errmsg__reason(&em, err));
+	}
+	/* Standard output's last flush went to /dev/null: say so (a file is whole once linked). */
+	if (!err && to_stdout && interrupt__pending()) {
+		pr_warn("interrupted while writing the report: the report is incomplete\n");
+		err = -EINTR;
 	}
 	if (!err && r->oom) {
 		pr_warn("out of memory: report incomplete (%" PRIu64 " samples dropped)\n",
@@ -700,7 +707,12 @@ int run__main(const struct run_opts *opts, const struct backend_ops *const *back
 	r.t_end = now_ms();
 	/* The signal that ended sampling asks for the report; one more stops it. */
 	interrupt__arm();
-	signals__interrupt_syscalls(fileno(r.out.f));
+	/*
+	 * Only standard output is silenced: a write to our --output file never
+	 * waits on a reader, and what it holds must never be renamed into place
+	 * with /dev/null's share missing.
+	 */
+	signals__interrupt_syscalls(r.out.path ? -1 : fileno(r.out.f));
 	r.ops->stop(r.backend);
 	if (!err)
 		err = r.ops->drain(r.backend);

@@ -76,7 +76,7 @@ int signals__interrupt_syscalls(int out_fd)
 	static const int stops[] = { SIGINT, SIGTERM, SIGHUP };
 	struct sigaction sa;
 
-	if (null_fd < 0)
+	if (out_fd >= 0 && null_fd < 0)
 		null_fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
 	silence_fd = out_fd;
 	memset(&sa, 0, sizeof(sa));

@@ -19,10 +19,11 @@ int signals__wake_fd(void);
 /* Empty the wake-up pipe. */
 void signals__drain_wakeups(void);
 /*
- * After sampling, out_fd the report's: a stop signal interrupts the system
- * call it lands in (a write blocked on a full pipe) instead of restarting
- * it, and puts /dev/null at out_fd, so that the report stops within a
- * second whatever it was doing (SIGCHLD still restarts). Returns 0 or -errno.
+ * After sampling: a stop signal interrupts the system call it lands in (a
+ * write blocked on a full pipe) instead of restarting it, and puts
+ * /dev/null at out_fd (the report's standard output, or -1), so that the
+ * report stops within a second whatever it was doing (SIGCHLD still
+ * restarts). Returns 0 or -errno.
  */
 int signals__interrupt_syscalls(int out_fd);
 /* The signal that asked the run to stop, or 0. */
