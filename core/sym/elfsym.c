@@ -255,19 +255,26 @@ static int add_symbol_ref(struct elf_symtab *st, size_t off, size_t len, const s
  * prints as "memcpy") and after ELF_NAME_MAX bytes: a NUL is written there,
  * in place. Names of other symbols that overlap it end there too, which is
  * what their own first '@' or cut would do to them, but for a cut name, which
- * only a hostile table has. Returns the length.
+ * only a hostile table has. cuts marks (one bit per byte of the table at
+ * base) the NULs written for a cut, so that every name a cut ends is
+ * counted. Returns the length.
  */
-static size_t end_name(struct elf_symtab *st, size_t off)
+static size_t end_name(struct elf_symtab *st, size_t off, size_t base, unsigned char *cuts)
 {
 	char *name = st->names + off;
-	size_t len = 0;
+	size_t len = 0, at;
 
 	while (len < ELF_NAME_MAX && name[len] && name[len] != '@')
 		len++;
-	if (name[len]) {
-		if (name[len] != '@')
-			st->names_cut++;
+	at = off - base + len;
+	if (name[len] == '@') {
 		name[len] = '\0';
+	} else if (name[len]) {
+		name[len] = '\0';
+		cuts[at / 8] |= (unsigned char)(1u << (at % 8));
+		st->names_cut++;
+	} else if (cuts[at / 8] & (1u << (at % 8))) {
+		st->names_cut++;
 	}
 	return len;
 }
@@ -302,6 +309,7 @@ static int read_symbols(Elf *elf, Elf_Scn *scn, struct elf_symtab *st)
 {
 	size_t nr, sym_size = gelf_fsize(elf, ELF_T_SYM, 1, EV_CURRENT);
 	Elf_Data *data, *strs;
+	unsigned char *cuts;
 	Elf_Scn *str_scn;
 	GElf_Shdr sh;
 	long base;
@@ -321,8 +329,11 @@ static int read_symbols(Elf *elf, Elf_Scn *scn, struct elf_symtab *st)
 		return 0;
 	/* The string table once (a NUL after it): names are offsets into it. */
 	base = pool_add(st, strs->d_buf, strs->d_size);
-	if (base < 0)
+	cuts = calloc(strs->d_size / 8 + 1, 1);
+	if (base < 0 || !cuts) {
+		free(cuts);
 		return -ENOMEM;
+	}
 	/* The count from the data read, not from a header that can say anything. */
 	nr = data->d_buf ? data->d_size / sym_size : 0;
 	for (size_t i = 0; i < nr; i++) {
@@ -339,7 +350,7 @@ static int read_symbols(Elf *elf, Elf_Scn *scn, struct elf_symtab *st)
 		if (sym.st_shndx == SHN_UNDEF || !sym.st_value || sym.st_name >= strs->d_size)
 			continue;
 		name_off = base + sym.st_name;
-		len = end_name(st, name_off);
+		len = end_name(st, name_off, (size_t)base, cuts);
 		if (!len)
 			continue;
 		if (type == STT_NOTYPE) {
@@ -356,9 +367,10 @@ static int read_symbols(Elf *elf, Elf_Scn *scn, struct elf_symtab *st)
 			s.flags |= SYM_IFUNC;
 		err = add_symbol_ref(st, name_off, len, &s);
 		if (err)
-			return err;
+			break;
 	}
-	return 0;
+	free(cuts);
+	return err;
 }
 
 static size_t leading_underscores(const char *s)
