@@ -531,20 +531,25 @@ static void open_binary(struct proctrack *pt, pid_t pid, const struct mapping *m
 
 	if (!m->ino || !m->path || m->path[0] != '/' || m->path[1] == '/')
 		return;
+	/* A file found by path must be no newer than the mmap (see struct open_file). */
+	struct open_file bound = { .seen_ns = pt->record_wall_ns ? pt->record_wall_ns
+								  : wall_now_ns() };
+
 	f = hashmap__find(&pt->files.files, &key);
 	if (f && f->fd >= 0)
 		return;		/* held open: it is the one file with this number */
 	if (pid > 0) {
+		/* The very file the process maps, deleted or not: no check of times needed. */
 		snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)pid,
 			 m->start, m->end);
 		fd = open_same_file(path, m, NULL);
 		if (fd < 0) {
 			snprintf(path, sizeof(path), "/proc/%d/root%s", (int)pid, m->path);
-			fd = open_same_file(path, m, NULL);
+			fd = open_same_file(path, m, &bound);
 		}
 	}
 	if (fd < 0 && !f)
-		fd = open_same_file(m->path, m, NULL);
+		fd = open_same_file(m->path, m, &bound);
 	if (f) {
 		/* Seen before and not kept: the same file again, or another with its number? */
 		if (fd >= 0 && !fstat(fd, &st) && f->ctime_ns && ctime_of(&st) != f->ctime_ns)
@@ -561,7 +566,7 @@ static void open_binary(struct proctrack *pt, pid_t pid, const struct mapping *m
 	}
 	*f = key;
 	f->fd = -1;
-	f->seen_ns = pt->record_wall_ns ? pt->record_wall_ns : wall_now_ns();
+	f->seen_ns = bound.seen_ns;
 	if (fd >= 0 && !fstat(fd, &st))
 		f->ctime_ns = ctime_of(&st);
 	if (hashmap__add(&pt->files.files, f, f)) {
