@@ -38,8 +38,14 @@ struct bpf_dwarf {
 	size_t dump_size;	/* --stack-dump-size: the copy is cut there */
 	struct dwarf_join *cpus;
 	int nr_cpus;
-	uint64_t lost;
+	uint64_t lost;			/* perf-buffer records lost (pieces and heads) */
 	uint64_t bad;
+	/*
+	 * Samples, not records: a stack copy is a head and its pieces, so lost
+	 * records are turned into samples by the records a sample took on
+	 * average; heads whose pieces were lost are samples lost for sure.
+	 */
+	uint64_t records, heads, broken_heads;
 	int err;		/* from the sample callback, which cannot return one */
 };
 
@@ -180,10 +186,13 @@ static void on_head(struct bpf_dwarf *d, struct dwarf_join *j, const void *data,
 	struct sample s;
 	int err;
 
+	d->heads++;
 	if (j->broken || size < sizeof(rec)) {
-		/* Its pieces (or the head itself) were lost: counted with the lost records. */
+		/* Its pieces (or the head itself) were lost. */
 		if (size < sizeof(rec))
 			d->bad++;
+		else
+			d->broken_heads++;
 		goto out;
 	}
 	/* perf_buffer data follows the record's u32 size, so it is only 4-byte aligned. */
@@ -228,6 +237,7 @@ static void on_record(void *ctx, int cpu, void *data, __u32 size)
 		return;
 	}
 	j = &d->cpus[cpu];
+	d->records++;
 	memcpy(&kind, data, sizeof(kind));
 	if (kind == DWARF_REC_PIECE) {
 		on_piece(d, j, data, size);
@@ -326,7 +336,11 @@ int bpf_dwarf__drain(struct bpf_dwarf *d)
 
 uint64_t bpf_dwarf__lost(const struct bpf_dwarf *d)
 {
-	return d->lost;
+	/* Records per sample, as seen (at least one: the head). */
+	double per = d->heads ? (double)d->records / d->heads : 1;
+	uint64_t whole = per >= 1 ? (uint64_t)(d->lost / per + 0.5) : d->lost;
+
+	return whole > d->broken_heads ? whole : d->broken_heads;
 }
 
 uint64_t bpf_dwarf__bad_records(const struct bpf_dwarf *d)
