@@ -7,7 +7,9 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdint.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -23,10 +25,42 @@
 static struct rlimit original_limits[RLIM_NLIMITS];
 static bool limits_saved[RLIM_NLIMITS];
 
+/*
+ * The signals ignored when the profiler started (a CI runner may start
+ * everything so), which the command must find ignored too. Read and set
+ * with the raw system call: glibc's sigaction refuses its own signals 32
+ * and 33, and installs a handler for 33 (SIGSETXID) once the profiler has
+ * threads, which exec would turn into the default action.
+ */
+#define MAX_SIGNAL 64
+static bool ignored_at_start[MAX_SIGNAL + 1];
+
+struct kernel_sigaction {
+	void *handler;
+	unsigned long flags;
+	void *restorer;
+	uint64_t mask;
+};
+
 __attribute__((constructor)) static void save_limits(void)
 {
 	for (int i = 0; i < RLIM_NLIMITS; i++)
 		limits_saved[i] = !getrlimit(i, &original_limits[i]);
+	for (int sig = 1; sig <= MAX_SIGNAL; sig++) {
+		struct kernel_sigaction old;
+
+		if (!syscall(SYS_rt_sigaction, sig, NULL, &old, sizeof(old.mask)))
+			ignored_at_start[sig] = old.handler == (void *)SIG_IGN;
+	}
+}
+
+static void restore_ignored(void)
+{
+	struct kernel_sigaction ign = { .handler = (void *)SIG_IGN };
+
+	for (int sig = 1; sig <= MAX_SIGNAL; sig++)
+		if (ignored_at_start[sig])
+			syscall(SYS_rt_sigaction, sig, &ign, NULL, sizeof(ign.mask));
 }
 
 static void restore_limits(void)
@@ -77,6 +111,7 @@ int launch__spawn(struct launch *l, char *const argv[])
 		close(go[1]);
 		close(err_pipe[0]);
 		signals__restore_original();
+		restore_ignored();
 		restore_limits();
 		/* EOF without a byte: the profiler gave up; do not run the command. */
 		if (read(go[0], &byte, 1) != 1)
