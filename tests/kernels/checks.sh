@@ -280,7 +280,7 @@ check_auto() {
 	row=$1
 	bounded sh -c "set -o pipefail; profile --verbose -F $F -f -- $W/demo 1 2>&1 >/dev/null |
 		ts -s '%.S' >&2"
-	at=$(sed -n 's/^\([0-9.:]*\) [a-z]*: backend [a-z]*: usable; chosen.*/\1/p' err | head -1)
+	at=$(sed -n 's/^\([0-9.:]*\) [a-z]*: backend [a-z]*:.* chosen.*/\1/p' err | head -1)
 	wrong=
 	[ -n "$at" ] || wrong="no backend chosen in -v"
 	verdict "$row" auto "$wrong"

@@ -95,8 +95,11 @@ END {
 		k = kernels[i]
 		if (!(k in done))
 			bad = 1
-		printf "- %s: %s; auto chose %s after %s s; run %s%s\n", k, info[k], \
-			(auto_b[k] != "" ? auto_b[k] : "?"), (auto_s[k] != "" ? auto_s[k] + 0 : "?"), \
+		i_k = info[k]
+		sub("^" k " ", "", i_k)
+		printf "- %s: %s; auto chose %s after %s s; run %s%s\n", k, i_k, \
+			(auto_b[k] != "" ? auto_b[k] : "?"), \
+			(auto_s[k] != "" ? sprintf("%.2f", auto_s[k]) : "?"), \
 			boot[k], (k in done) ? "" : " **(did not finish)**"
 	}
 	printf "- qemu %s, %d s in all\n\n", toupper(accel), total_secs
