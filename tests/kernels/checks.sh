@@ -4,12 +4,14 @@
 # Each check runs the real profiler on a real workload once and prints one
 # result line:
 #
-#   @KM|ROW|STATUS|DETAIL
+#   @KM|ROW|STATUS|DETAIL|MEASURED
 #
-# STATUS is works, other (ran on the backend that auto did not prefer; DETAIL
-# has the reason -v gave), refused (exit status 1 or 2; DETAIL is the error
-# line), timeout (still running after KM_TIMEOUT seconds) or WRONG (ran, but
-# the report disagrees with what the workload measured itself).
+# STATUS is works (DETAIL: what -v noted it could not do, if anything),
+# other (auto ran perf; DETAIL: why not bpf, from -v), refused (exit status
+# 1 or 2; DETAIL: the error line), timeout (still running after KM_TIMEOUT
+# seconds), n/a (the kernel lacks what the check needs) or WRONG (ran, but
+# the report disagrees with what the workload measured itself, or another
+# exit status). MEASURED: the backend, the numbers compared, the seconds.
 #
 # Settings come from the kernel command line (unknown key=value arguments are
 # init's environment): KM_TIMEOUT seconds per check (default 60), KM_SECONDS
@@ -32,7 +34,20 @@ errline() {
 	grep -e 'error' -e 'cannot run' -e 'no backend' err | tail -1 | grep . || tail -1 err
 }
 
-want() { [ -z "$KM_ONLY" ] || echo "$1" | grep -Eq "$KM_ONLY"; }
+# want ROW: whether to run ROW (KM_ONLY), after the KM_SKIP rows that a
+# previous boot of this kernel ran before it crashed; says which row starts
+# so that the host knows where a crash happened. KM_CRASH (a grep -E pattern)
+# crashes the kernel at that row: the host's resume, tested.
+idx=0
+want() {
+	idx=$((idx + 1))
+	[ "$idx" -gt "${KM_SKIP:-0}" ] || return 1
+	[ -z "$KM_ONLY" ] || echo "$1" | grep -Eq "$KM_ONLY" || return 1
+	echo "@KM|start|$idx|$1"
+	if [ -n "$KM_CRASH" ] && echo "$1" | grep -Eq "$KM_CRASH"; then
+		echo c >/proc/sysrq-trigger
+	fi
+}
 
 # Kills what a check left behind: the workloads it started, by pid.
 reap() {

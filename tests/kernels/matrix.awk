@@ -37,6 +37,9 @@ file == 1 {
 	if (row == "done") { done[k] = 1; next }
 	if (row == "boot") { boot[k] = detail; next }
 	if (row == "auto-decision") { auto_s[k] = status; auto_b[k] = detail; next }
+	if (row == "start") { next }
+	# A row that a crash interrupted may have no other line; a line wins.
+	if (status == "crash" && (k, row) in st) { next }
 	if (!(row in seen_row)) { seen_row[row] = 1; rows[++nr] = row }
 	st[k, row] = status
 	det[k, row] = detail
@@ -80,6 +83,8 @@ END {
 					cell = "**WRONG** [" note(d) "]"
 					bad = 1
 				}
+			} else if (s == "crash") {
+				cell = "**crash** [" note(d) "]"
 			} else {
 				cell = s " [" note(d) "]"
 			}
