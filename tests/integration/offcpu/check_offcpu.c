@@ -248,7 +248,17 @@ START_TEST(exited_threads_are_no_loss)
 		if (!strstr(r.err, "reported no switch-in"))
 			break;
 	}
-	ck_assert_msg(!strstr(r.err, "reported no switch-in"), "%.400s", r.err);
+	/*
+	 * Counted as lost, the 200 exits would warn of 200 intervals at least;
+	 * a few are the kernel's real gaps on the command's own threads.
+	 */
+	if (strstr(r.err, "reported no switch-in")) {
+		const char *w = strstr(r.err, " off-CPU intervals skipped: the kernel reported no");
+
+		while (w && w > r.err && w[-1] >= '0' && w[-1] <= '9')
+			w--;
+		ck_assert_msg(w && strtoull(w, NULL, 10) < 10, "%.400s", r.err);
+	}
 	ck_assert_msg(count_lines_starting_with(r.out, "true;") > 0, "%.600s", r.out);
 	/* Not counted from their exit to the end: 200 of them would far exceed the run. */
 	wall_us = (t1.tv_sec - t0.tv_sec) * 1000000ull + (t1.tv_nsec - t0.tv_nsec) / 1000;

@@ -110,7 +110,8 @@ START_TEST(frame_pointer_mode_loses_the_same_callers)
 		   30);
 	total = folded_total(r.out, NULL);
 	full = full_chains(r.out);
-	ck_assert_uint_gt(total, 1000);
+	/* 1 s at 999 Hz of one busy thread: at most ~1000, fewer on a loaded host. */
+	ck_assert_uint_gt(total, 500);
 	ck_assert_msg(full * 2 < total, "fp mode: %llu of %llu complete; is nofp built with "
 		      "frame pointers?", (unsigned long long)full, (unsigned long long)total);
 }
