@@ -35,6 +35,7 @@
 #include "compat/features.h"
 #include "compat/perf_event.h"
 #include "compat/pidns.h"
+#include "core/lib/clock.h"
 #include "core/lib/hashmap.h"
 #include "core/lib/log.h"
 
@@ -101,22 +102,6 @@ struct backend {
 /* Dwarf records arrive every few milliseconds: look more often than the side-band needs. */
 #define DWARF_POLL_MS 25
 
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 /*
  * Counts drained now were taken since `since`: the process images that ran
  * then are the candidates for their addresses. Without CLOCK_MONOTONIC
@@ -125,7 +110,7 @@ static uint64_t now_ns(void)
 static void set_window(struct backend *b, uint64_t since)
 {
 	if (ring_set__monotonic(b->sideband))
-		pipeline__set_window(b->pipeline, since, now_ns());
+		pipeline__set_window(b->pipeline, since, (uint64_t)mono_ns());
 	else
 		pipeline__set_window(b->pipeline, 0, UINT64_MAX);
 }
@@ -465,8 +450,8 @@ static int bpf_start(struct backend *b, struct errmsg *errm)
 {
 	int err;
 
-	b->last_switch_ms = now_ms();
-	b->started_ns = b->dwarf_since = b->gen_since[0] = b->gen_since[1] = now_ns();
+	b->last_switch_ms = mono_ms();
+	b->started_ns = b->dwarf_since = b->gen_since[0] = b->gen_since[1] = (uint64_t)mono_ns();
 	if (b->offcpu) {
 		err = bpf_offcpu__start(b->offcpu, errm);
 		if (err)
@@ -565,7 +550,7 @@ static int switch_and_drain(struct backend *b)
 	int err;
 
 	b->config.active_counts = !old;
-	b->gen_since[!old] = now_ns();
+	b->gen_since[!old] = (uint64_t)mono_ns();
 	err = write_config(b);
 	if (err)
 		return err;
@@ -618,16 +603,16 @@ static int bpf_drain(struct backend *b)
 	if (b->dwarf) {
 		uint64_t since = b->dwarf_since;
 
-		b->dwarf_since = now_ns();
+		b->dwarf_since = (uint64_t)mono_ns();
 		set_window(b, since);
 		return bpf_dwarf__drain(b->dwarf);
 	}
 	new_keys = read_stat(b, PROFILE_STAT_NEW_KEYS) - b->new_keys_at_switch;
 	if (new_keys >= b->hash_size / 2 ||
 	    (new_keys && new_keys * 2 >= b->stack_size / STACK_FILL_DIV) ||
-	    now_ms() - b->last_switch_ms >= DRAIN_PERIOD_MS) {
+	    mono_ms() - b->last_switch_ms >= DRAIN_PERIOD_MS) {
 		b->new_keys_at_switch += new_keys;
-		b->last_switch_ms = now_ms();
+		b->last_switch_ms = mono_ms();
 		return switch_and_drain(b);
 	}
 	return 0;

@@ -19,6 +19,7 @@
 #include "bpf/offcpu_mntns.skel.h"
 #include "bpf/offcpu_maps.h"
 #include "compat/tracepoint.h"
+#include "core/lib/clock.h"
 #include "core/lib/log.h"
 
 /* Threads switched out at once: a start map entry each. */
@@ -50,14 +51,6 @@ struct bpf_offcpu {
 	uint64_t missed;		/* the profiled threads' intervals with no switch-in seen */
 	bool missed_counted;
 };
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
 
 static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
@@ -278,7 +271,7 @@ int bpf_offcpu__start(struct bpf_offcpu *o, struct errmsg *errm)
 	int err;
 
 	o->config.next_pid_off = o->next_pid_off;
-	o->last_switch_ms = (int64_t)(mono_ns() / 1000000);
+	o->last_switch_ms = mono_ms();
 	err = write_config(o);
 	if (err)
 		errmsg__set(errm, "bpf: starting the off-CPU program: %s", strerror(-err));
@@ -287,7 +280,7 @@ int bpf_offcpu__start(struct bpf_offcpu *o, struct errmsg *errm)
 
 void bpf_offcpu__stop(struct bpf_offcpu *o)
 {
-	o->stop_ns = mono_ns();
+	o->stop_ns = (uint64_t)mono_ns();
 	o->config.next_pid_off = 0;
 	write_config(o);
 	o->stopped = true;
@@ -399,7 +392,7 @@ int bpf_offcpu__drain(struct bpf_offcpu *o)
 		return err;
 	}
 	new_keys = stat(o, OFFCPU_STAT_NEW_KEYS);
-	now = (int64_t)(mono_ns() / 1000000);
+	now = mono_ms();
 	if (new_keys - o->new_keys_at_switch < o->cfg->hash_storage_size / 2 &&
 	    now - o->last_switch_ms < DRAIN_PERIOD_MS)
 		return 0;

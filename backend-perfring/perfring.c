@@ -21,6 +21,7 @@
 #include "backend-perfring/ringset.h"
 #include "compat/features.h"
 #include "compat/perf_event.h"
+#include "core/lib/clock.h"
 #include "core/lib/log.h"
 
 /*
@@ -600,14 +601,6 @@ static int perfring_wait(struct backend *b, int wake_fd, int timeout_ms)
 	return ring_set__wait(b->rs ? b->rs : b->off_rs, wake_fd, timeout_ms);
 }
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
 static int perfring_drain(struct backend *b)
 {
 	/* Mappings and comms first: they come with the first set. */
@@ -625,7 +618,7 @@ static int perfring_drain(struct backend *b)
 
 static void perfring_stop(struct backend *b)
 {
-	b->stop_ns = mono_ns();
+	b->stop_ns = (uint64_t)mono_ns();
 	b->stopped = true;
 	if (b->rs)
 		ring_set__disable(b->rs);

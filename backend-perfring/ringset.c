@@ -21,6 +21,7 @@
 #include "compat/cpus.h"
 #include "compat/features.h"
 #include "compat/perf_event.h"
+#include "core/lib/clock.h"
 #include "core/lib/log.h"
 
 #define MIN_DATA_PAGES 8
@@ -99,6 +100,7 @@ struct ring_set {
 	ring_switch_fn on_switch;
 	void *on_switch_ctx;
 	bool use_clockid;		/* asked for CLOCK_MONOTONIC times */
+	int64_t mono_to_wall_ns;	/* CLOCK_MONOTONIC to wall clock in this drain; 0: not yet */
 	bool context_switch;		/* asked for switch records */
 	bool cgroup_tasks;		/* the tasks are --cgroup directories (their fds) */
 	uint64_t lost;			/* from PERF_RECORD_LOST */
@@ -632,17 +634,16 @@ static int handle_switch(struct ring_set *rs, const struct perf_event_header *hd
  * (use_clockid, 4.1): the tracker checks files against when they were
  * mapped. 0 where not known.
  */
-static int64_t record_wall_ns(const struct ring_set *rs, const struct perf_event_header *hdr)
+static int64_t record_wall_ns(struct ring_set *rs, const struct perf_event_header *hdr)
 {
-	struct timespec mono, wall;
 	uint64_t t;
 
 	if (!ring_set__monotonic(rs) || !(t = record_time(rs, hdr)))
 		return 0;
-	clock_gettime(CLOCK_MONOTONIC, &mono);
-	clock_gettime(CLOCK_REALTIME, &wall);
-	return (int64_t)t + ((int64_t)wall.tv_sec - mono.tv_sec) * 1000000000LL +
-	       (wall.tv_nsec - mono.tv_nsec);
+	/* Taken once per drain: two clock reads per record added up in fork storms. */
+	if (!rs->mono_to_wall_ns)
+		rs->mono_to_wall_ns = mono_to_wall_ns();
+	return (int64_t)t + rs->mono_to_wall_ns;
 }
 
 static int handle_record(struct ring_set *rs, const struct perf_event_header *hdr)
@@ -806,20 +807,15 @@ static bool resync_wanted(pid_t pid, void *ctx)
 #define RESYNC_MS 500
 static int resync(struct ring_set *rs)
 {
-	struct timespec ts;
-	int64_t now;
+	int64_t mono = mono_ns(), now = mono / 1000000;
 	int n;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	now = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 	if (!rs->tracks_tasks || now - rs->last_resync_ms < RESYNC_MS)
 		return 0;
 	rs->last_resync_ms = now;
 	rs->lost_resynced = rs->lost;
 	n = proctrack__resync(rs->pipeline->procs, resync_wanted, rs->pipeline,
-			      ring_set__monotonic(rs) ? (uint64_t)ts.tv_sec * 1000000000ULL +
-							      (uint64_t)ts.tv_nsec
-						      : 0);
+			      ring_set__monotonic(rs) ? (uint64_t)mono : 0);
 	if (n < 0)
 		return n;
 	rs->resynced += (uint64_t)n;
@@ -835,6 +831,7 @@ int ring_set__drain(struct ring_set *rs)
 
 	bt->len = 0;
 	bt->nr = 0;
+	rs->mono_to_wall_ns = 0;
 	map_inode__forget(&rs->maps);
 	err = take_pending(rs);
 	if (err)

@@ -26,6 +26,7 @@
 
 #include "core/sym/debugfile.h"
 #include "core/sym/elfsym.h"
+#include "core/lib/clock.h"
 #include "core/lib/hashmap.h"
 #include "core/lib/log.h"
 #include "unwind/debugframe.h"
@@ -588,14 +589,6 @@ static unsigned int unwind_fully(struct unwind_ctx *ctx, uint64_t *ips, unsigned
 	return n;
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + ts.tv_nsec;
-}
-
 unsigned int unwinder__unwind(struct unwinder *u, const struct addr_space *as,
 			      const struct unwind_regs *regs, const void *stack, size_t stack_size,
 			      uint64_t *ips, unsigned int max)
@@ -607,7 +600,7 @@ unsigned int unwinder__unwind(struct unwinder *u, const struct addr_space *as,
 	uint64_t frames[MAX_STACK_DEPTH + 1];
 	unsigned int n = 1, limit = (max < MAX_STACK_DEPTH ? max : MAX_STACK_DEPTH) + 1;
 	struct unwind_regs cur = *regs;
-	uint64_t t0 = now_ns(), dt;
+	uint64_t t0 = (uint64_t)mono_ns(), dt;
 	struct step_key k;
 
 	if (!max || !regs->ip)
@@ -638,7 +631,7 @@ unsigned int unwinder__unwind(struct unwinder *u, const struct addr_space *as,
 		u->st.truncated++;
 	}
 	memcpy(ips, frames, n * sizeof(ips[0]));
-	dt = (now_ns() - t0) / 100;
+	dt = ((uint64_t)mono_ns() - t0) / 100;
 	u->hist[dt < HIST_BUCKETS ? dt : HIST_BUCKETS - 1]++;
 	return n;
 }

@@ -7,22 +7,12 @@
 
 #include "core/lib/strbuf.h"
 
-static uint64_t str_hash(const void *k)
-{
-	return hash_bytes(k, strlen(k), 0);
-}
-
-static bool str_equal(const void *a, const void *b)
-{
-	return !strcmp(a, b);
-}
-
 void builder__init(struct profile_builder *b, struct profile *p)
 {
 	b->p = p;
 	b->total = 0;
 	b->oom = false;
-	hashmap__init(&b->frames, str_hash, str_equal);
+	hashmap__init(&b->frames, hashmap_str_hash, hashmap_str_equal);
 }
 
 void builder__fini(struct profile_builder *b)

@@ -239,3 +239,13 @@ void *hashmap__remove(struct hashmap *map, const void *key)
 	}
 	return NULL;
 }
+
+uint64_t hashmap_str_hash(const void *key)
+{
+	return hash_bytes(key, strlen(key), 0);
+}
+
+bool hashmap_str_equal(const void *a, const void *b)
+{
+	return !strcmp(a, b);
+}

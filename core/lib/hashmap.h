@@ -53,6 +53,9 @@ void *hashmap__remove(struct hashmap *map, const void *key);
 uint64_t hash_bytes(const void *data, size_t len, uint64_t seed);
 /* SipHash-2-4 itself, for a given key. */
 uint64_t siphash24(const void *data, size_t len, uint64_t k0, uint64_t k1);
+/* Hash and equality of NUL-terminated string keys (keyed, as hash_bytes). */
+uint64_t hashmap_str_hash(const void *key);
+bool hashmap_str_equal(const void *a, const void *b);
 /* A hash that is the same in every run (colours of a frame's name), not for tables of user data. */
 uint64_t hash_bytes_fixed(const void *data, size_t len, uint64_t seed);
 /* A mixer for integer keys (pids, addresses: not chosen freely by a user). */

@@ -8,16 +8,6 @@
 #include "core/lib/hashmap.h"
 #include "core/lib/strbuf.h"
 
-static uint64_t str_hash(const void *k)
-{
-	return hash_bytes(k, strlen(k), 0);
-}
-
-static bool str_equal(const void *a, const void *b)
-{
-	return !strcmp(a, b);
-}
-
 /*
  * A stack as a key: its comm (interned in out, so one pointer per name) and
  * its frames as indexes of out's frames, not as names: a stack of long names
@@ -150,7 +140,7 @@ int profile__diff(const struct profile *base, const struct profile *new, struct 
 	out->columns[0] = (struct profile_column){ "base", "count", false };
 	out->columns[1] = (struct profile_column){ "new", "count", true };
 	out->nr_columns = 2;
-	hashmap__init(&d.frames, str_hash, str_equal);
+	hashmap__init(&d.frames, hashmap_str_hash, hashmap_str_equal);
 	hashmap__init(&d.stacks, key_hash, key_equal);
 	d.key = malloc(sizeof(*d.key) + DIFF_MAX_FRAMES * sizeof(d.key->idx[0]));
 	if (!d.key)

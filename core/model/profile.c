@@ -5,20 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-static uint64_t str_hash(const void *k)
-{
-	return hash_bytes(k, strlen(k), 0);
-}
-
-static bool str_equal(const void *a, const void *b)
-{
-	return !strcmp(a, b);
-}
-
 void profile__init(struct profile *p)
 {
 	memset(p, 0, sizeof(*p));
-	hashmap__init(&p->strings, str_hash, str_equal);
+	hashmap__init(&p->strings, hashmap_str_hash, hashmap_str_equal);
 }
 
 void profile__fini(struct profile *p)

@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "core/agg/stack.h"
+#include "core/lib/clock.h"
 #include "core/lib/interrupt.h"
 
 /* Frames of one stack at most: kernel (and a marker), user with their inlined calls. */
@@ -300,14 +301,6 @@ static bool user_frame_final(const struct addr_space *as, uint64_t ip, unsigned 
 	return m && (mapping__is_file(m) || !strcmp(m->path, "[vdso]"));
 }
 
-static int64_t elapsed_ms(const struct timespec *t0)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (t.tv_sec - t0->tv_sec) * 1000 + (t.tv_nsec - t0->tv_nsec) / 1000000;
-}
-
 /* The columns of a kind of profile, and each stack's values in them. */
 static void set_columns(struct profile *p, const struct resolve_spec *spec)
 {
@@ -493,14 +486,13 @@ static void prepare_entry(struct resolver *r, const struct agg_entry *e)
 
 void resolver__prepare(struct resolver *r, struct agg *agg, int budget_ms)
 {
-	struct timespec t0;
+	int64_t t0 = mono_ms();
 	size_t done = 0;
 
-	clock_gettime(CLOCK_MONOTONIC, &t0);
 	while (done < agg->nr_fresh && !r->oom) {
 		prepare_entry(r, agg->fresh[done++]);
 		/* Checking the clock every 64 entries is cheap enough. */
-		if (!(done % 64) && elapsed_ms(&t0) >= budget_ms)
+		if (!(done % 64) && mono_ms() - t0 >= budget_ms)
 			break;
 	}
 	/* What is left waits for the next call, or for the end. */

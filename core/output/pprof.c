@@ -42,16 +42,6 @@ struct pprof_builder {
 	bool oom;
 };
 
-static uint64_t str_hash(const void *k)
-{
-	return hash_bytes(k, strlen(k), 0);
-}
-
-static bool str_equal(const void *a, const void *b)
-{
-	return !strcmp(a, b);
-}
-
 /* A Function is its name, its file and its first line: static functions of two files differ. */
 struct function_key {
 	int64_t name, file, start_line;
@@ -440,7 +430,7 @@ int writer__pprof(FILE *out, const struct profile *p, const struct writer_opts *
 	size_t len;
 	int err = 0;
 
-	hashmap__init(&b.string_ids, str_hash, str_equal);
+	hashmap__init(&b.string_ids, hashmap_str_hash, hashmap_str_equal);
 	hashmap__init(&b.function_ids, function_hash, function_equal);
 	intern(&b, "");		/* string 0 is always "" */
 	b.location_ids = calloc(p->nr_frames ? p->nr_frames : 1, sizeof(*b.location_ids));

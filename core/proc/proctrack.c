@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/lib/clock.h"
 #include "core/lib/userfile.h"
 
 struct proc {
@@ -86,16 +87,6 @@ static bool pid_equal(const void *a, const void *b)
 	return *(const pid_t *)a == *(const pid_t *)b;
 }
 
-static uint64_t str_hash(const void *key)
-{
-	return hash_bytes(key, strlen(key), 0);
-}
-
-static bool str_equal(const void *a, const void *b)
-{
-	return !strcmp(a, b);
-}
-
 static uint64_t file_hash(const void *key)
 {
 	const struct open_file *f = key;
@@ -132,7 +123,7 @@ struct proctrack *proctrack__new(void)
 	if (!pt)
 		return NULL;
 	hashmap__init(&pt->files.files, file_hash, file_equal);
-	hashmap__init(&pt->files.paths, str_hash, str_equal);
+	hashmap__init(&pt->files.paths, hashmap_str_hash, hashmap_str_equal);
 	pt->files.max_open = fd_budget();
 	hashmap__init(&pt->procs, pid_hash, pid_equal);
 	hashmap__init(&pt->comms, pid_hash, pid_equal);
@@ -469,14 +460,6 @@ static int64_t ctime_of(const struct stat *st)
 	return (int64_t)st->st_ctim.tv_sec * 1000000000LL + st->st_ctim.tv_nsec;
 }
 
-static int64_t wall_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
 /*
  * An fd for path that is the file (dev, ino) the mapping names, or -1;
  * with f, also the file first seen (see struct open_file).
@@ -533,7 +516,7 @@ static void open_binary(struct proctrack *pt, pid_t pid, const struct mapping *m
 		return;
 	/* A file found by path must be no newer than the mmap (see struct open_file). */
 	struct open_file bound = { .seen_ns = pt->record_wall_ns ? pt->record_wall_ns
-								  : wall_now_ns() };
+								  : wall_ns() };
 
 	f = hashmap__find(&pt->files.files, &key);
 	if (f && f->fd >= 0)
@@ -659,7 +642,7 @@ int proctrack__exec(struct proctrack *pt, pid_t pid, const char *comm, uint64_t 
 		return -ENOMEM;
 	snprintf(as->comm, sizeof(as->comm), "%s", comm ? comm : "");
 	as->start_time = time;
-	as->start_wall_ns = pt->record_wall_ns ? pt->record_wall_ns : wall_now_ns();
+	as->start_wall_ns = pt->record_wall_ns ? pt->record_wall_ns : wall_ns();
 	/* A set-user-ID program changes it: read it now, while the process runs. */
 	as->uid = read_uid(pid);
 	if (p) {
@@ -829,7 +812,7 @@ int proctrack__fork(struct proctrack *pt, pid_t pid, pid_t ppid, uint64_t time)
 		return -ENOMEM;
 	memcpy(as->comm, parent->comm, sizeof(as->comm));
 	as->start_time = time;
-	as->start_wall_ns = pt->record_wall_ns ? pt->record_wall_ns : wall_now_ns();
+	as->start_wall_ns = pt->record_wall_ns ? pt->record_wall_ns : wall_ns();
 	as->uid = parent->uid;
 	if (parent->nr_maps) {
 		/* Shared until either side maps or unmaps something: a fork costs no copy. */

@@ -21,6 +21,7 @@
 #include "compat/features.h"
 #include "compat/kallsyms.h"
 #include "core/agg/pipeline.h"
+#include "core/lib/clock.h"
 #include "core/lib/interrupt.h"
 #include "core/run/launch.h"
 #include "core/lib/log.h"
@@ -82,22 +83,6 @@ static void out_of_memory(struct run *r)
 		munmap(r->reserve, OOM_RESERVE_BYTES);
 	r->reserve = NULL;
 	r->oom = true;
-}
-
-static uint64_t wall_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 const char *run_opts__stack_context(const struct run_opts *o)
@@ -305,10 +290,10 @@ static int set_up(struct run *r)
 static int sample_loop(struct run *r)
 {
 	const struct run_opts *o = &r->eff;
-	int64_t deadline = o->duration ? now_ms() + (int64_t)o->duration * 1000 : 0;
+	int64_t deadline = o->duration ? mono_ms() + (int64_t)o->duration * 1000 : 0;
 	int err = 0;
 
-	progress__init(&r->progress, o, now_ms());
+	progress__init(&r->progress, o, mono_ms());
 	for (;;) {
 		int timeout = DRAIN_INTERVAL_MS;
 
@@ -317,7 +302,7 @@ static int sample_loop(struct run *r)
 		if (r->launched && launch__poll(&r->child))
 			break;
 		if (deadline) {
-			int64_t left = deadline - now_ms();
+			int64_t left = deadline - mono_ms();
 
 			if (left <= 0)
 				break;
@@ -342,7 +327,7 @@ static int sample_loop(struct run *r)
 			struct backend_stats st;
 
 			r->ops->stats(r->backend, &st);
-			progress__update(&r->progress, &st, now_ms());
+			progress__update(&r->progress, &st, mono_ms());
 		}
 	}
 	progress__clear(&r->progress);
@@ -410,9 +395,9 @@ static int write_report(struct run *r, struct profile *prof)
 			 o->frequency ? "" : "every ",
 			 (unsigned long long)(o->frequency ? o->frequency : o->period),
 			 o->frequency ? "Hz" : "events", (r->t_end - r->t_start) / 1000.0);
-	t0 = now_ms();
+	t0 = mono_ms();
 	err = resolver__build(r->resolver, &r->pipeline.agg, &meta, prof);
-	t1 = now_ms();
+	t1 = mono_ms();
 	if (err == -ENOMEM) {
 		/* What was built before memory ran out is a consistent, smaller profile. */
 		out_of_memory(r);
@@ -438,7 +423,7 @@ static int write_report(struct run *r, struct profile *prof)
 		}
 	}
 	pr_debug("timing: profile built in %lld ms, written in %lld ms\n", (long long)(t1 - t0),
-		 (long long)(now_ms() - t1));
+		 (long long)(mono_ms() - t1));
 	return err;
 }
 
@@ -564,8 +549,8 @@ static int start(struct run *r)
 		o->print_header(r->out.f, o);
 		fflush(r->out.f);
 	}
-	r->start_ns = wall_ns();
-	r->t_start = now_ms();
+	r->start_ns = (uint64_t)wall_ns();
+	r->t_start = mono_ms();
 	err = r->ops->start(r->backend, &em);
 	if (err) {
 		pr_warn("%s\n", errmsg__reason(&em, err));
@@ -593,7 +578,7 @@ static int finish(struct run *r)
 	int64_t t_drained;
 	int err;
 
-	t_drained = now_ms();
+	t_drained = mono_ms();
 	r->ops->stats(r->backend, &st);
 	pr_info("%s: %" PRIu64 " samples, %" PRIu64 " mid-run drains\n", r->ops->name, st.samples,
 		st.drains);
@@ -643,7 +628,7 @@ static int finish(struct run *r)
 		err = -ENOMEM;
 	}
 	pr_debug("timing: final drain %lld ms, report %lld ms\n",
-		 (long long)(t_drained - r->t_end), (long long)(now_ms() - t_drained));
+		 (long long)(t_drained - r->t_end), (long long)(mono_ms() - t_drained));
 	return err;
 }
 
@@ -704,7 +689,7 @@ int run__main(const struct run_opts *opts, const struct backend_ops *const *back
 
 	r.reserve = reserve_memory();
 	err = sample_loop(&r);
-	r.t_end = now_ms();
+	r.t_end = mono_ms();
 	/* The signal that ended sampling asks for the report; one more stops it. */
 	interrupt__arm();
 	/*

@@ -39,16 +39,6 @@ struct symbolizer {
 	bool kernel_restricted_used;
 };
 
-static uint64_t str_hash(const void *key)
-{
-	return hash_bytes(key, strlen(key), 0);
-}
-
-static bool str_equal(const void *a, const void *b)
-{
-	return !strcmp(a, b);
-}
-
 /* The JIT map of one process image (a pid's lifetime between execs). */
 struct perfmap_entry {
 	const struct addr_space *as;	/* the key */
@@ -71,7 +61,7 @@ struct symbolizer *symbolizer__new(void)
 
 	if (!s)
 		return NULL;
-	hashmap__init(&s->elfs, str_hash, str_equal);
+	hashmap__init(&s->elfs, hashmap_str_hash, hashmap_str_equal);
 	hashmap__init(&s->perfmaps, ptr_hash, ptr_equal);
 	return s;
 }
