@@ -11,8 +11,9 @@
  * answer. So each step libunwind takes is recorded with the stack words it
  * read, and replayed for a later sample when those words still hold the same
  * values; only when a step is new does libunwind run. libunwind's own cache
- * is off: its locking costs two rt_sigprocmask calls per frame, and one
- * libunwind address space serves every process (its cache is keyed by ip).
+ * is off: one libunwind address space serves every process (its cache is
+ * keyed by ip). Its masking of signals around its locks is skipped
+ * (sigmask.c): four system calls a frame otherwise.
  */
 #include "unwind/unwind.h"
 
@@ -32,6 +33,7 @@
 #include "unwind/debugframe.h"
 #include "unwind/image.h"
 #include "unwind/libunwind-private.h"
+#include "unwind/sigmask.h"
 
 #define MAX_STEP_READS 4		/* stack words a cached step may depend on */
 #define STEP_CACHE_BITS 15
@@ -613,7 +615,9 @@ unsigned int unwinder__unwind(struct unwinder *u, const struct addr_space *as,
 		step_key_of(&k, as, &cur, n == 1);
 		e = replay(&ctx, &k);
 		if (!e) {
+			unwind_sigmask__quiet(true);
 			n = unwind_fully(&ctx, frames, limit);
+			unwind_sigmask__quiet(false);
 			if (ctx.ran_off_copy)
 				u->st.dump_exhausted++;
 			break;

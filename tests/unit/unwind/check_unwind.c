@@ -11,6 +11,14 @@
 #include <unistd.h>
 
 #include <fcntl.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <signal.h>
+#include <stddef.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 
 #include "core/proc/proctrack.h"
 #include "core/sym/symbolize.h"
@@ -219,6 +227,60 @@ START_TEST(memory_without_a_mapping_gives_the_leaf_only)
 }
 END_TEST
 
+static volatile sig_atomic_t masked_calls;
+
+static void on_sigsys(int sig)
+{
+	(void)sig;
+	masked_calls++;
+}
+
+/* From here on, rt_sigprocmask raises SIGSYS instead of running (seccomp, no privileges). */
+static void trap_sigprocmask(void)
+{
+	struct sock_filter insns[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_rt_sigprocmask, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = { .len = sizeof(insns) / sizeof(insns[0]), .filter = insns };
+
+	signal(SIGSYS, on_sigsys);
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog))
+		_exit(253);
+}
+
+/*
+ * libunwind masks every signal around each lock it takes: four system
+ * calls a frame, most of the profiler's CPU on deep stacks. Unwinding
+ * (uncached: a new unwinder) must make none, and still reach main.
+ */
+START_TEST(unwinding_makes_no_signal_mask_system_calls)
+{
+	pid_t child = fork();
+	int status;
+
+	ck_assert_int_ge(child, 0);
+	if (child == 0) {
+		uint64_t ips[MAX_STACK_DEPTH];
+		unsigned int n;
+
+		trap_sigprocmask();
+		n = unwinder__unwind(uw, as, &snap.regs, snap.stack, snap.size, ips,
+				     MAX_STACK_DEPTH);
+		_exit(n < 5 ? 254 : masked_calls > 200 ? 200 : masked_calls);
+	}
+	ck_assert_int_eq(waitpid(child, &status, 0), child);
+	ck_assert_msg(WIFEXITED(status), "the unwinding child was killed");
+	ck_assert_msg(WEXITSTATUS(status) == 0, "%d rt_sigprocmask calls while unwinding (253: no "
+		      "seccomp, 254: fewer than 5 frames)", WEXITSTATUS(status));
+}
+END_TEST
+
 /* clang's .debug_frame: version 4 CIEs, rewritten as version 3 for libunwind 1.6. */
 START_TEST(debug_frame_is_indexed_and_its_cies_repaired)
 {
@@ -262,6 +324,7 @@ Suite *unwind_suite(void)
 	tcase_add_test(tc, a_short_copy_stops_early_and_is_counted);
 	tcase_add_test(tc, memory_without_a_mapping_gives_the_leaf_only);
 	tcase_add_test(tc, debug_frame_is_indexed_and_its_cies_repaired);
+	tcase_add_test(tc, unwinding_makes_no_signal_mask_system_calls);
 	suite_add_tcase(s, tc);
 	return s;
 }
