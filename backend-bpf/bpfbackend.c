@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "backend-bpf/cgtrack.h"
 #include "backend-bpf/convert.h"
 #include "backend-bpf/countmap.h"
 #include "backend-bpf/dwarf.h"
@@ -92,7 +93,10 @@ struct backend {
 	struct bpf_dwarf *dwarf;	/* --unwind dwarf: stack copies instead of counts */
 	/* A profiler inside a pid namespace counts with tasks' ids there. */
 	struct profile_pidns_bpf *pidns;
-	struct bpf_offcpu *offcpu;	/* off-CPU time: sched_switch, summed in the kernel */
+	/* Off-CPU time: sched_switch, summed in the kernel; and/or --cgroup's thread table. */
+	struct bpf_offcpu *offcpu;
+	enum cgroup_mode cg_mode;	/* how the on-CPU programs keep to --cgroup */
+	uint64_t cgroup_full_at_start;	/* threads the table had no room for at the start */
 	/* bcc's --cgroupmap/--mntnsmap: the counting program's variant that reads them. */
 	struct profile_idmap_bpf *idmap;
 	struct profile_mntns_bpf *mntns;
@@ -128,7 +132,8 @@ static struct profile_bpf *load_sized(struct backend *b, unsigned int nr_ids, st
 	b->stack_size = o->stack_storage_size;
 	for (;;) {
 		skel = bpf_load__program(b->hash_size, b->stack_size, nr_ids,
-					 o->dwarf && o->user_stacks);
+					 o->dwarf && o->user_stacks,
+					 b->cg_mode == CGROUP_MODE_TABLE ? CGTRACK_ENTRIES : 0);
 		if (skel)
 			break;
 		if ((errno != EPERM && errno != ENOMEM && errno != E2BIG) ||
@@ -171,7 +176,8 @@ static int setup_maps(struct backend *b)
 			  (o->kernel_stacks ? PROFILE_CFG_KERNEL_STACK : 0) |
 			  (o->include_idle ? PROFILE_CFG_INCLUDE_IDLE : 0) |
 			  (o->nr_pids ? PROFILE_CFG_FILTER_TGID : 0) |
-			  (o->nr_tids ? PROFILE_CFG_FILTER_TID : 0);
+			  (o->nr_tids ? PROFILE_CFG_FILTER_TID : 0) |
+			  (b->cg_mode == CGROUP_MODE_TABLE ? PROFILE_CFG_CGROUP_MEMBERS : 0);
 	b->config.active_counts = 0;
 	return write_config(b);
 }
@@ -234,7 +240,9 @@ static int open_event(const struct backend *b, struct perf_event_attr *attr, int
  * (see task_events), else one per CPU, or per CPU and --cgroup directory: on a
  * cgroup (PERF_FLAG_PID_CGROUP) the event, and so the program, fires only
  * while a task of that cgroup or of one below it runs. The program cannot
- * ask itself in the interrupt it runs in (see bpf/cgroup.bpf.h).
+ * ask itself in the interrupt it runs in (see bpf/cgroup.bpf.h); where
+ * perf events cannot follow the cgroups, it looks the thread up in the
+ * table (backend-bpf/cgtrack.h), on one event per CPU.
  */
 static int attach_events(struct backend *b, struct errmsg *errm)
 {
@@ -245,6 +253,7 @@ static int attach_events(struct backend *b, struct errmsg *errm)
 				      : bpf_program__fd(b->skel->progs.profile_sample);
 	struct perf_event_attr attr;
 	int *cpus = NULL, nr, per_cpu, nr_tids, gone = 0, err = 0;
+	bool on_cgroups;
 	pid_t *tids;
 	char why[256] = "";
 
@@ -257,7 +266,8 @@ static int attach_events(struct backend *b, struct errmsg *errm)
 		errmsg__set(errm, "cannot read the online CPUs: %s", strerror(-nr));
 		return nr;
 	}
-	per_cpu = nr_tids ? nr_tids : c->nr_cgroups ? c->nr_cgroups : 1;
+	on_cgroups = b->cg_mode == CGROUP_MODE_EVENTS;
+	per_cpu = nr_tids ? nr_tids : on_cgroups ? c->nr_cgroups : 1;
 	b->event_fds = calloc((size_t)nr * per_cpu, sizeof(*b->event_fds));
 	if (!b->event_fds) {
 		free(cpus);
@@ -269,7 +279,7 @@ static int attach_events(struct backend *b, struct errmsg *errm)
 		int cpu = cpus[i / per_cpu], fd;
 
 		ring_set__cpu_clock_attr(&attr, c, b->target > 0);
-		fd = open_event(b, &attr, cpu, c->nr_cgroups ? c->cgroups[i % per_cpu].fd : -1,
+		fd = open_event(b, &attr, cpu, on_cgroups ? c->cgroups[i % per_cpu].fd : -1,
 				tids ? tids[i % per_cpu] : 0);
 		if (fd == -ESRCH && tids) {
 			gone++;		/* exited since it was listed */
@@ -341,8 +351,19 @@ static int open_counting(struct backend *b, struct errmsg *errm)
 {
 	const struct backend_config *o = b->cfg;
 	uint64_t ns_dev, ns_ino;
+	bool in_pidns = pidns__in_child(&ns_dev, &ns_ino);
+	char why[512] = "";
 	int err;
 
+	err = cgtrack__mode(o, in_pidns, why, sizeof(why));
+	if (err < 0) {
+		errmsg__set(errm, "bpf: %s", why);
+		return err;
+	}
+	b->cg_mode = err;
+	if (b->cg_mode == CGROUP_MODE_TABLE)
+		pr_info("bpf: --cgroup: %s; the sampling program looks threads up in a table that "
+			"sched_switch keeps instead\n", why);
 	b->skel = load_sized(b, (unsigned int)(o->nr_pids + o->nr_tids), errm);
 	if (!b->skel)
 		return -errno;
@@ -364,7 +385,7 @@ static int open_counting(struct backend *b, struct errmsg *errm)
 		}
 		b->config.dump_chunks = bpf_dwarf__chunks(o->stack_dump_size);
 	}
-	if (pidns__in_child(&ns_dev, &ns_ino)) {
+	if (in_pidns) {
 		if (b->dwarf ? !bpf_dwarf__has_task_regs(b->dwarf)
 			     : !(b->pidns = bpf_load__pidns_program(b->skel))) {
 			err = b->dwarf ? -EOPNOTSUPP : -errno;
@@ -378,8 +399,6 @@ static int open_counting(struct backend *b, struct errmsg *errm)
 			(unsigned long long)b->config.pidns_ino);
 	}
 	if (idmaps__filters(o)) {
-		char why[512] = "";
-
 		err = bpf_load__idmap_program(b->skel, o, &b->idmap, &b->mntns, &b->idmap_prog);
 		if (err) {
 			idmaps__refused(o, "program", err, why, sizeof(why));
@@ -406,6 +425,24 @@ static int open_counting(struct backend *b, struct errmsg *errm)
 	return err;
 }
 
+/* The threads in the cgroups now; the programs keep the table from here on. */
+static int fill_cgroup_table(struct backend *b, struct errmsg *errm)
+{
+	char why[512] = "";
+	uint64_t full;
+	int n = cgtrack__fill(bpf_map__fd(b->skel->maps.cg_members), b->cfg, &full, why,
+			      sizeof(why));
+
+	if (n < 0) {
+		errmsg__set(errm, "%s", why);
+		return n;
+	}
+	pr_info("bpf: --cgroup: %d thread(s) in the cgroups at the start%s\n", n,
+		full ? ", some not: the table is full" : "");
+	b->cgroup_full_at_start = full;
+	return 0;
+}
+
 static int bpf_open(struct backend **out, const struct backend_config *o, struct pipeline *p,
 		    pid_t target, struct errmsg *errm)
 {
@@ -429,8 +466,13 @@ static int bpf_open(struct backend **out, const struct backend_config *o, struct
 	}
 	if (o->on_cpu)
 		err = open_counting(b, errm);
-	if (!err && o->off_cpu)
-		err = bpf_offcpu__open(&b->offcpu, o, p, errm);
+	if (!err && (o->off_cpu || b->cg_mode == CGROUP_MODE_TABLE))
+		err = bpf_offcpu__open(&b->offcpu, o, p,
+				       b->cg_mode == CGROUP_MODE_TABLE
+					       ? bpf_map__fd(b->skel->maps.cg_members) : -1,
+				       errm);
+	if (!err && b->cg_mode == CGROUP_MODE_TABLE)
+		err = fill_cgroup_table(b, errm);
 	if (err)
 		goto err_out;
 	sideband_attr(&attr, o, target > 0);
@@ -638,6 +680,7 @@ static void bpf_stats(const struct backend *b, struct backend_stats *st)
 	st->sideband_lost = ring_set__lost(b->sideband);
 	if (b->offcpu)
 		bpf_offcpu__stats(b->offcpu, st);
+	st->cgroup_untracked += b->cgroup_full_at_start;
 	if (!b->skel)
 		return;
 	full = read_stat(mb, PROFILE_STAT_HASH_FULL);

@@ -37,7 +37,7 @@ unsigned int bpf_load__overflow_size(unsigned int stack)
  * generation 0's maps, never cleared, and generation 1's stay minimal.
  */
 static void set_sizes(struct profile_bpf *skel, unsigned int hash, unsigned int stack,
-		      unsigned int nr_ids, bool dwarf)
+		      unsigned int nr_ids, bool dwarf, unsigned int members)
 {
 	unsigned int more = dwarf ? 1 : stack;
 
@@ -48,11 +48,12 @@ static void set_sizes(struct profile_bpf *skel, unsigned int hash, unsigned int 
 	bpf_map__set_max_entries(skel->maps.overflow0, bpf_load__overflow_size(stack));
 	bpf_map__set_max_entries(skel->maps.overflow1, bpf_load__overflow_size(more));
 	bpf_map__set_max_entries(skel->maps.filter_ids, nr_ids ? nr_ids : 1);
+	bpf_map__set_max_entries(skel->maps.cg_members, members ? members : 1);
 }
 
 /* Open and load the program with these map sizes. Returns the skeleton or NULL, errno set. */
 struct profile_bpf *bpf_load__program(unsigned int hash, unsigned int stack, unsigned int nr_ids,
-				       bool dwarf)
+				       bool dwarf, unsigned int members)
 {
 	struct profile_bpf *skel;
 	int err;
@@ -61,7 +62,7 @@ struct profile_bpf *bpf_load__program(unsigned int hash, unsigned int stack, uns
 	skel = profile_bpf__open();
 	if (!skel)
 		return NULL;
-	set_sizes(skel, hash, stack, nr_ids, dwarf);
+	set_sizes(skel, hash, stack, nr_ids, dwarf, members);
 	err = bpf_interruptible__load(skel->skeleton);
 	if (err) {
 		profile_bpf__destroy(skel);

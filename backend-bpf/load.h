@@ -24,9 +24,12 @@
 
 /* The overflow stack map of a generation: only collisions of the first map go there. */
 unsigned int bpf_load__overflow_size(unsigned int stack);
-/* Open and load the program with these map sizes. Returns the skeleton or NULL, errno set. */
+/*
+ * Open and load the program with these map sizes (members: of --cgroup's
+ * thread table, 0 when unused). Returns the skeleton or NULL, errno set.
+ */
 struct profile_bpf *bpf_load__program(unsigned int hash, unsigned int stack, unsigned int nr_ids,
-				       bool dwarf);
+				       bool dwarf, unsigned int members);
 /* The counting program for a profiler in a pid namespace, on the loaded one's maps. */
 struct profile_pidns_bpf *bpf_load__pidns_program(struct profile_bpf *counting);
 /*

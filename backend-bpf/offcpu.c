@@ -36,6 +36,9 @@ struct bpf_offcpu {
 	struct offcpu_mntns_bpf *mntns;
 	struct bpf_program *prog;	/* the program attached */
 	struct bpf_link *link;
+	struct bpf_link *fork_link;	/* --cgroup's thread table: sched_process_fork */
+	bool sums;			/* off-CPU time; else only the table is kept */
+	bool track;			/* keep --cgroup's thread table (cg_members) */
 	struct offcpu_config config;
 	uint32_t next_pid_off;		/* written at start: the program's on switch */
 	int config_fd, stats_fd, start_fd, counts_fd[2];
@@ -60,24 +63,34 @@ static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list 
 	return vfprintf(stderr, fmt, ap);
 }
 
-static struct offcpu_bpf *load(const struct backend_config *c, unsigned int nr_ids)
+/*
+ * Open and load with c's sizes. With sums false the maps of off-CPU time
+ * are minimal. With track, the program keeps --cgroup's thread table: the
+ * one at members_fd (the on-CPU programs'), or its own if members_fd < 0.
+ */
+static struct offcpu_bpf *load(const struct backend_config *c, unsigned int nr_ids, bool sums,
+			       bool track, int members_fd)
 {
 	struct offcpu_bpf *skel;
-	int err;
+	int err = 0;
 
 	libbpf_set_print(libbpf_quiet);
 	skel = offcpu_bpf__open();
 	if (!skel)
 		return NULL;
-	bpf_map__set_max_entries(skel->maps.stacks, c->stack_storage_size);
-	bpf_map__set_max_entries(skel->maps.counts0, c->hash_storage_size);
-	bpf_map__set_max_entries(skel->maps.counts1, c->hash_storage_size);
-	bpf_map__set_max_entries(skel->maps.start, START_ENTRIES);
+	bpf_map__set_max_entries(skel->maps.stacks, sums ? c->stack_storage_size : 1);
+	bpf_map__set_max_entries(skel->maps.counts0, sums ? c->hash_storage_size : 1);
+	bpf_map__set_max_entries(skel->maps.counts1, sums ? c->hash_storage_size : 1);
+	bpf_map__set_max_entries(skel->maps.start, sums ? START_ENTRIES : 1);
 	bpf_map__set_max_entries(skel->maps.filter_ids, nr_ids ? nr_ids : 1);
 	bpf_map__set_max_entries(skel->maps.cgroups, c->nr_cgroups ? c->nr_cgroups : 1);
+	if (track && members_fd >= 0)
+		err = bpf_map__reuse_fd(skel->maps.cg_members, members_fd);
 	/* With bcc's maps, only the maps: a variant of the program runs on them. */
 	bpf_program__set_autoload(skel->progs.offcpu_switch, !idmaps__filters(c));
-	err = bpf_interruptible__load(skel->skeleton);
+	bpf_program__set_autoload(skel->progs.offcpu_fork, track);
+	if (!err)
+		err = bpf_interruptible__load(skel->skeleton);
 	if (err) {
 		offcpu_bpf__destroy(skel);
 		errno = -err;
@@ -107,7 +120,35 @@ static int load_idmap(const struct backend_config *c, struct offcpu_bpf *skel,
 	return err ? err : bpf_interruptible__load((*idmap)->skeleton);
 }
 
-int bpf_offcpu__probe(const struct backend_config *cfg, char *why, size_t len)
+/* sched:sched_process_fork's child_pid offset: 0, or -errno with a one-line reason. */
+static int fork_child_off(uint32_t *off, char *why, size_t len)
+{
+	struct tp_format *fmt = calloc(1, sizeof(*fmt));
+	char dir[4096], reason[256] = "";
+	const struct tp_field *f;
+	int err;
+
+	if (!fmt)
+		return -ENOMEM;
+	err = tracefs__find(dir, sizeof(dir), true, reason, sizeof(reason));
+	if (!err)
+		err = tracepoint__read(dir, "sched", "sched_process_fork", fmt, reason,
+				       sizeof(reason));
+	f = err ? NULL : tp_format__field(fmt, "child_pid");
+	if (!err && (!f || f->size != 4)) {
+		snprintf(reason, sizeof(reason), "no 4-byte child_pid field");
+		err = -EINVAL;
+	}
+	if (err)
+		snprintf(why, len, "sched:sched_process_fork: %s",
+			 reason[0] ? reason : strerror(-err));
+	else
+		*off = f->offset;
+	free(fmt);
+	return err;
+}
+
+int bpf_offcpu__probe(const struct backend_config *cfg, bool track, char *why, size_t len)
 {
 	struct sched_switch_layout layout;
 	struct backend_config small = *cfg;
@@ -115,16 +156,19 @@ int bpf_offcpu__probe(const struct backend_config *cfg, char *why, size_t len)
 	struct offcpu_mntns_bpf *mntns = NULL;
 	struct bpf_program *prog;
 	struct offcpu_bpf *skel;
+	uint32_t child_off;
 	int err = sched_switch__read(&layout, NULL, true, why, len);
 
+	if (!err && track)
+		err = fork_child_off(&child_off, why, len);
 	if (err)
 		return err;
 	small.stack_storage_size = small.hash_storage_size = 1;
-	skel = load(&small, 1);
+	skel = load(&small, 1, false, track, -1);
 	if (!skel) {
 		err = -errno;
-		snprintf(why, len, "the kernel refused the off-CPU program: %s (-vv shows the "
-			 "verifier's log)", strerror(errno));
+		snprintf(why, len, "the kernel refused the %s program: %s (-vv shows the "
+			 "verifier's log)", cfg->off_cpu ? "off-CPU" : "sched_switch", strerror(errno));
 		return err;
 	}
 	if (idmaps__filters(cfg)) {
@@ -151,7 +195,8 @@ static void set_config(struct bpf_offcpu *o, const struct sched_switch_layout *l
 	struct offcpu_config *k = &o->config;
 
 	memset(k, 0, sizeof(*k));
-	k->flags = (c->user_stacks ? OFFCPU_CFG_USER_STACK : 0) |
+	k->flags = (o->track ? OFFCPU_CFG_TRACK_CGROUPS : 0) |
+		   (c->user_stacks ? OFFCPU_CFG_USER_STACK : 0) |
 		   (c->kernel_stacks ? OFFCPU_CFG_KERNEL_STACK : 0) |
 		   (c->nr_pids ? OFFCPU_CFG_FILTER_TGID : 0) |
 		   (c->nr_tids ? OFFCPU_CFG_FILTER_TID : 0) |
@@ -196,10 +241,11 @@ static int fill_filter(struct bpf_offcpu *o)
 }
 
 int bpf_offcpu__open(struct bpf_offcpu **out, const struct backend_config *cfg,
-		     struct pipeline *p, struct errmsg *errm)
+		     struct pipeline *p, int members_fd, struct errmsg *errm)
 {
 	struct sched_switch_layout layout;
 	struct bpf_offcpu *o = calloc(1, sizeof(*o));
+	uint32_t child_off = 0;
 	char why[256] = "";
 	int err;
 
@@ -211,15 +257,21 @@ int bpf_offcpu__open(struct bpf_offcpu **out, const struct backend_config *cfg,
 	o->cfg = cfg;
 	o->pipeline = p;
 	o->nr_cpus = libbpf_num_possible_cpus();
+	o->sums = cfg->off_cpu;
+	o->track = members_fd >= 0;
 	err = sched_switch__read(&layout, NULL, true, why, sizeof(why));
+	if (!err && o->track)
+		err = fork_child_off(&child_off, why, sizeof(why));
 	if (err) {
 		errmsg__set(errm, "bpf: %s", why);
 		goto err_out;
 	}
-	o->skel = load(cfg, (unsigned int)(cfg->nr_pids + cfg->nr_tids));
+	o->skel = load(cfg, (unsigned int)(cfg->nr_pids + cfg->nr_tids), o->sums, o->track,
+		       members_fd);
 	if (!o->skel) {
 		err = -errno;
-		errmsg__set(errm, "bpf: loading the off-CPU program: %s", strerror(errno));
+		errmsg__set(errm, "bpf: loading the %s program: %s",
+			    o->sums ? "off-CPU" : "sched_switch", strerror(errno));
 		goto err_out;
 	}
 	o->prog = o->skel->progs.offcpu_switch;
@@ -242,6 +294,7 @@ int bpf_offcpu__open(struct bpf_offcpu **out, const struct backend_config *cfg,
 	o->counts_fd[1] = bpf_map__fd(o->skel->maps.counts1);
 	stack_cache__init(&o->stacks, bpf_map__fd(o->skel->maps.stacks));
 	set_config(o, &layout);
+	o->config.child_pid_off = child_off;
 	err = fill_filter(o);
 	if (!err)
 		err = write_config(o);
@@ -255,9 +308,22 @@ int bpf_offcpu__open(struct bpf_offcpu **out, const struct backend_config *cfg,
 		errmsg__set(errm, "bpf: attaching to sched:sched_switch: %s", strerror(errno));
 		goto err_out;
 	}
-	pr_info("bpf: off-CPU program on sched:sched_switch; maps: %u stacks, 2 x %u sums, %d "
-		"threads off-CPU at once\n",
-		cfg->stack_storage_size, cfg->hash_storage_size, START_ENTRIES);
+	if (o->track) {
+		o->fork_link = bpf_program__attach_tracepoint(o->skel->progs.offcpu_fork, "sched",
+							      "sched_process_fork");
+		if (!o->fork_link) {
+			err = -errno;
+			errmsg__set(errm, "bpf: attaching to sched:sched_process_fork: %s",
+				    strerror(errno));
+			goto err_out;
+		}
+		pr_info("bpf: --cgroup's thread table kept on sched:sched_switch and "
+			"sched:sched_process_fork\n");
+	}
+	if (o->sums)
+		pr_info("bpf: off-CPU program on sched:sched_switch; maps: %u stacks, 2 x %u sums, "
+			"%d threads off-CPU at once\n",
+			cfg->stack_storage_size, cfg->hash_storage_size, START_ENTRIES);
 	*out = o;
 	return 0;
 
@@ -270,6 +336,8 @@ int bpf_offcpu__start(struct bpf_offcpu *o, struct errmsg *errm)
 {
 	int err;
 
+	if (!o->sums)
+		return 0;	/* the thread table is kept from the open */
 	o->config.next_pid_off = o->next_pid_off;
 	o->last_switch_ms = mono_ms();
 	err = write_config(o);
@@ -280,6 +348,8 @@ int bpf_offcpu__start(struct bpf_offcpu *o, struct errmsg *errm)
 
 void bpf_offcpu__stop(struct bpf_offcpu *o)
 {
+	if (!o->sums)
+		return;
 	o->stop_ns = (uint64_t)mono_ns();
 	o->config.next_pid_off = 0;
 	write_config(o);
@@ -379,6 +449,8 @@ int bpf_offcpu__drain(struct bpf_offcpu *o)
 	int64_t now;
 	int err;
 
+	if (!o->sums)
+		return 0;
 	if (o->stopped) {
 		err = drain_map(o, 0);
 		if (!err)
@@ -412,6 +484,10 @@ void bpf_offcpu__stats(const struct bpf_offcpu *o, struct backend_stats *st)
 {
 	uint64_t full = stat(o, OFFCPU_STAT_COUNT_FULL), start_full = stat(o, OFFCPU_STAT_START_FULL);
 
+	if (o->track)
+		st->cgroup_untracked += stat(o, OFFCPU_STAT_MEMBERS_FULL);
+	if (!o->sums)
+		return;
 	st->switches = stat(o, OFFCPU_STAT_SWITCHES);
 	st->offcpu_lost = full + start_full;
 	st->offcpu_bad_intervals = stat(o, OFFCPU_STAT_BAD_DELTA);
@@ -426,6 +502,7 @@ void bpf_offcpu__close(struct bpf_offcpu *o)
 {
 	if (!o)
 		return;
+	bpf_link__destroy(o->fork_link);
 	bpf_link__destroy(o->link);
 	stack_cache__fini(&o->stacks);
 	offcpu_idmap_bpf__destroy(o->idmap);

@@ -18,12 +18,20 @@
 
 struct bpf_offcpu;
 
-/* Whether it can run here: tracefs, the tracepoint, the program. 0 or -errno with why. */
-int bpf_offcpu__probe(const struct backend_config *cfg, char *why, size_t len);
+/*
+ * Whether it can run here: tracefs, the tracepoint, the program; with
+ * track, what keeping --cgroup's thread table needs too. 0 or -errno with why.
+ */
+int bpf_offcpu__probe(const struct backend_config *cfg, bool track, char *why, size_t len);
 
-/* Load and attach (idle until start). Returns 0 or -errno with a reason. */
+/*
+ * Load and attach (idle until start). Off-CPU time if cfg asks for it;
+ * with members_fd >= 0, also --cgroup's thread table there for the on-CPU
+ * programs (bpf/cgroup_members.bpf.h), kept from now on. Returns 0 or
+ * -errno with a reason.
+ */
 int bpf_offcpu__open(struct bpf_offcpu **out, const struct backend_config *cfg,
-		     struct pipeline *p, struct errmsg *err);
+		     struct pipeline *p, int members_fd, struct errmsg *err);
 int bpf_offcpu__start(struct bpf_offcpu *o, struct errmsg *err);
 /* Stop summing; the end of the run for threads still switched out. */
 void bpf_offcpu__stop(struct bpf_offcpu *o);

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "backend-bpf/cgtrack.h"
 #include "backend-bpf/dwarf.h"
 #include "backend-bpf/idmaps.h"
 #include "backend-bpf/load.h"
@@ -17,20 +18,24 @@
 #include "compat/perf_event.h"
 #include "compat/pidns.h"
 
-/* Off-CPU time: what the off-CPU program cannot do, then the real load. */
-static int probe_offcpu(const struct backend_config *c, bool in_pidns, char *why, size_t len)
+/*
+ * Off-CPU time and/or --cgroup's thread table (track): what the off-CPU
+ * program cannot do, then the real load.
+ */
+static int probe_offcpu(const struct backend_config *c, bool in_pidns, bool track, char *why,
+			size_t len)
 {
-	if (in_pidns) {
+	if (c->off_cpu && in_pidns) {
 		snprintf(why, len, "the profiler runs in a pid namespace, where the off-CPU program "
 			 "would name tasks by their ids outside it");
 		return -EOPNOTSUPP;
 	}
-	if (c->dwarf && c->user_stacks) {
+	if (c->off_cpu && c->dwarf && c->user_stacks) {
 		snprintf(why, len, "off-CPU time with --unwind dwarf takes stack copies at "
 			 "switch-out, which only the perf backend does");
 		return -EOPNOTSUPP;
 	}
-	return bpf_offcpu__probe(c, why, len);
+	return bpf_offcpu__probe(c, track, why, len);
 }
 
 /* Returns 0, PROBE_PARTIAL or -errno, with why. */
@@ -42,7 +47,7 @@ static int probe(const struct backend_config *opts, char *why, size_t len)
 	struct profile_bpf *skel;
 	bool system_wide = !opts->launch;
 	const char *partial = NULL;
-	int fd, *cpus = NULL, nr;
+	int fd, *cpus = NULL, nr, cg_mode;
 	uint64_t ns_dev, ns_ino;
 	bool in_pidns = pidns__in_child(&ns_dev, &ns_ino);
 
@@ -82,15 +87,19 @@ static int probe(const struct backend_config *opts, char *why, size_t len)
 		if (err)
 			return err;
 	}
-	if (opts->off_cpu) {
-		int err = probe_offcpu(opts, in_pidns, why, len);
+	/* On-CPU --cgroup: events on the cgroups, else the thread table (cgtrack.h). */
+	cg_mode = cgtrack__mode(opts, in_pidns, why, len);
+	if (cg_mode < 0)
+		return cg_mode;
+	if (opts->off_cpu || cg_mode == CGROUP_MODE_TABLE) {
+		int err = probe_offcpu(opts, in_pidns, cg_mode == CGROUP_MODE_TABLE, why, len);
 
 		if (err || !opts->on_cpu)
 			return err;
 	}
 
 	/* The honest probe: load the real program (with small maps). */
-	skel = bpf_load__program(1, 1, 1, false);
+	skel = bpf_load__program(1, 1, 1, false, 1);
 	if (!skel) {
 		int err = errno;
 
@@ -154,13 +163,6 @@ static int probe(const struct backend_config *opts, char *why, size_t len)
 		profile_bpf__destroy(skel);
 	}
 
-	/* The cpu-clock events of --cgroup are opened on the cgroups. */
-	if (opts->nr_cgroups) {
-		int err = ring_set__probe_cgroups(opts, why, len);
-
-		if (err)
-			return err;
-	}
 	nr = ring_set__cpus(opts, &cpus);
 	if (nr < 0) {
 		snprintf(why, len, "cannot read the online CPUs: %s", strerror(-nr));

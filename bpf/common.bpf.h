@@ -7,6 +7,7 @@
 #ifndef BPF_COMMON_BPF_H
 #define BPF_COMMON_BPF_H
 
+#include "bpf/cgroup_members.bpf.h"
 #include "bpf/profile_maps.h"
 
 /* Sizes are set by the loader before load (--stack-storage-size, -p/-L). */
@@ -53,7 +54,8 @@ static __always_inline void stat_inc(__u32 slot)
 
 /*
  * The settings if this sample's thread is wanted (bcc's idle, -p and -L
- * filters), its tgid and tid in *tgid, *tid; else NULL. A profiler inside a
+ * filters, --cgroup by the thread table where perf events cannot follow
+ * the cgroups), its tgid and tid in *tgid, *tid; else NULL. A profiler inside a
  * pid namespace names tasks by their ids there, as -p/-L and its /proc do;
  * tasks outside it are invisible.
  */
@@ -64,6 +66,8 @@ static __always_inline struct profile_config *wanted(int pidns_mode, __u32 *tgid
 
 	cfg = bpf_map_lookup_elem(&config, &zero);
 	if (!cfg)
+		return NULL;
+	if ((cfg->flags & PROFILE_CFG_CGROUP_MEMBERS) && !cgroup_member())
 		return NULL;
 	if (pidns_mode == PIDNS_ALWAYS ||
 	    (pidns_mode == PIDNS_BY_CONFIG && (cfg->flags & PROFILE_CFG_PIDNS))) {

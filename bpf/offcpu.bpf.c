@@ -28,4 +28,11 @@ int offcpu_switch(void *ctx)
 	return offcpu_on_switch(ctx, 0);
 }
 
+/* --cgroup's thread table (OFFCPU_CFG_TRACK_CGROUPS): loaded only when it is kept. */
+SEC("tracepoint/sched/sched_process_fork")
+int offcpu_fork(void *ctx)
+{
+	return offcpu_on_fork(ctx);
+}
+
 char LICENSE[] SEC("license") = "GPL";	/* bpf_probe_read, bpf_get_stackid are GPL-only */

@@ -11,6 +11,7 @@
 #include <linux/errno.h>
 
 #include "bpf/cgroup.bpf.h"
+#include "bpf/cgroup_members.bpf.h"
 #include "bpf/idmap.bpf.h"
 #include "bpf/offcpu_maps.h"
 
@@ -136,6 +137,20 @@ static __always_inline void count(void *counts, struct offcpu_key *key, __u64 ns
 	stat_inc(OFFCPU_STAT_COUNT_FULL);
 }
 
+/* sched_switch's prev_state: 0 or the helper's error. */
+static __always_inline long read_prev_state(void *ctx, struct offcpu_config *cfg, __u64 *state)
+{
+	__u32 s32 = 0;
+	long err;
+
+	/* The helper's size must be a constant in 4.9: one read per field size. */
+	if (cfg->prev_state_size == 8)
+		return bpf_probe_read(state, 8, ctx + cfg->prev_state_off);
+	err = bpf_probe_read(&s32, 4, ctx + cfg->prev_state_off);
+	*state = s32;
+	return err;
+}
+
 /*
  * The current task is switching out: store it if it is wanted (bcc's -p, -L,
  * --state, --user-threads-only, --kernel-threads-only).
@@ -169,15 +184,7 @@ static __always_inline void switch_out(void *ctx, struct offcpu_config *cfg, __u
 		bpf_map_delete_elem(&start, &tid);
 	}
 
-	/* The helper's size must be a constant in 4.9: one read per field size. */
-	if (cfg->prev_state_size == 8) {
-		err = bpf_probe_read(&state, 8, ctx + cfg->prev_state_off);
-	} else {
-		__u32 s32 = 0;
-
-		err = bpf_probe_read(&s32, 4, ctx + cfg->prev_state_off);
-		state = s32;
-	}
+	err = read_prev_state(ctx, cfg, &state);
 	if (err) {
 		stat_inc(OFFCPU_STAT_BAD_CTX);
 		return;
@@ -269,15 +276,81 @@ out:
  */
 #define LET_OTHERS_RECORD 1
 
+/*
+ * --cgroup's thread table for the on-CPU programs (cgroup_members.bpf.h):
+ * the current thread, switching out, is in it while it is under the
+ * cgroups (under: cgroup_wanted()'s answer). A thread that moves to
+ * another cgroup while it runs is looked up by its old one until it next
+ * switches out; one that exits leaves the table.
+ */
+static __always_inline void track_member(void *ctx, struct offcpu_config *cfg, int under)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	__u64 state = 0;
+	__u8 one = 1;
+
+	if (!tid)
+		return;		/* the idle task */
+	if (under && !(read_prev_state(ctx, cfg, &state) == 0 && (state & cfg->exit_states))) {
+		if (!bpf_map_lookup_elem(&cg_members, &tid) &&
+		    bpf_map_update_elem(&cg_members, &tid, &one, BPF_ANY))
+			stat_inc(OFFCPU_STAT_MEMBERS_FULL);
+		return;
+	}
+	bpf_map_delete_elem(&cg_members, &tid);
+}
+
+/*
+ * sched:sched_process_fork, with OFFCPU_CFG_TRACK_CGROUPS: the parent is
+ * the current task, and the new thread starts in its cgroups (unless
+ * clone3's CLONE_INTO_CGROUP, 5.7+, put it elsewhere: then it is known
+ * from its first switch-out). Without this a new thread would not be
+ * sampled before its first switch-out. An entry left by an earlier thread
+ * of the same id is replaced.
+ */
+static __always_inline int offcpu_on_fork(void *ctx)
+{
+	struct offcpu_config *cfg;
+	__u32 zero = 0, child = 0;
+	__u8 one = 1;
+
+	cfg = bpf_map_lookup_elem(&config, &zero);
+	if (!cfg || !(cfg->flags & OFFCPU_CFG_TRACK_CGROUPS))
+		return LET_OTHERS_RECORD;
+	if (bpf_probe_read(&child, 4, ctx + cfg->child_pid_off) || !child) {
+		stat_inc(OFFCPU_STAT_BAD_CTX);
+		return LET_OTHERS_RECORD;
+	}
+	if (!cgroup_wanted())
+		bpf_map_delete_elem(&cg_members, &child);
+	else if (bpf_map_update_elem(&cg_members, &child, &one, BPF_ANY))
+		stat_inc(OFFCPU_STAT_MEMBERS_FULL);
+	return LET_OTHERS_RECORD;
+}
+
 /* One sched_switch; id_filter: the IDMAP_* filters of this variant (a constant). */
 static __always_inline int offcpu_on_switch(void *ctx, int id_filter)
 {
 	struct offcpu_config *cfg;
 	__u32 zero = 0, prev_pid = 0, next_pid = 0;
+	int track, under;
 	__u64 now;
 
 	cfg = bpf_map_lookup_elem(&config, &zero);
-	if (!cfg || !cfg->next_pid_off)
+	if (!cfg)
+		return LET_OTHERS_RECORD;
+	track = cfg->flags & OFFCPU_CFG_TRACK_CGROUPS;
+	if (!track && !cfg->next_pid_off)
+		return LET_OTHERS_RECORD;
+	/*
+	 * --cgroup: prev is the current task, and a switch-in counts only what
+	 * its switch-out stored.
+	 */
+	under = cgroup_wanted();
+	/* The table is kept from the open, before the sums start, and without them. */
+	if (track)
+		track_member(ctx, cfg, under);
+	if (!cfg->next_pid_off)
 		return LET_OTHERS_RECORD;
 	stat_inc(OFFCPU_STAT_SWITCHES);
 	now = bpf_ktime_get_ns();
@@ -288,11 +361,8 @@ static __always_inline int offcpu_on_switch(void *ctx, int id_filter)
 		stat_inc(OFFCPU_STAT_BAD_CTX);
 		return LET_OTHERS_RECORD;
 	}
-	/*
-	 * --cgroup, --cgroupmap, --mntnsmap: prev is the current task, and a
-	 * switch-in counts only what its switch-out stored.
-	 */
-	if (cgroup_wanted() && idmap_wanted(id_filter))
+	/* --cgroupmap, --mntnsmap: likewise. */
+	if (under && idmap_wanted(id_filter))
 		switch_out(ctx, cfg, now);
 	if (next_pid)
 		switch_in(cfg, next_pid, now);

@@ -19,6 +19,8 @@
 #define OFFCPU_CFG_FILTER_STATE (1U << 6)	/* --state: see offcpu_config.state */
 #define OFFCPU_CFG_USER_THREADS (1U << 7)	/* --user-threads-only */
 #define OFFCPU_CFG_KERNEL_THREADS (1U << 8)	/* --kernel-threads-only */
+/* Keep cg_members, --cgroup's thread table for the on-CPU programs (cgroup_members.bpf.h). */
+#define OFFCPU_CFG_TRACK_CGROUPS (1U << 9)
 
 /*
  * The one element of the config ARRAY map (no global variables before 5.2).
@@ -63,6 +65,9 @@ struct offcpu_config {
 	 * reported: 0x30), "x" (TASK_DEAD, 64) before.
 	 */
 	__u64 exit_states;
+	/* sched:sched_process_fork's "child_pid", with OFFCPU_CFG_TRACK_CGROUPS. */
+	__u32 child_pid_off;
+	__u32 pad2;
 };
 
 /* Key of the count maps: bcc offcputime's key_t. Values: __u64 microseconds off-CPU. */
@@ -115,6 +120,7 @@ enum offcpu_stat {
 	OFFCPU_STAT_BAD_CTX,		/* runs ignored: fields unreadable, prev_pid not current */
 	OFFCPU_STAT_MISSED_SWITCH_IN,	/* intervals dropped: the program did not see their end */
 	OFFCPU_STAT_MISSED_UNKEYED,	/* of those, not in the missed map (full): whose unknown */
+	OFFCPU_STAT_MEMBERS_FULL,	/* threads under --cgroup not tracked: cg_members full */
 	OFFCPU_STAT_CNT,
 };
 

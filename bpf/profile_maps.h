@@ -27,6 +27,7 @@
 #define PROFILE_CFG_FILTER_TGID (1U << 3)	/* -p: tgid must be in filter_ids */
 #define PROFILE_CFG_FILTER_TID (1U << 4)	/* -L: tid must be in filter_ids */
 #define PROFILE_CFG_PIDNS (1U << 5)	/* ids as seen in the pid namespace pidns_dev/ino */
+#define PROFILE_CFG_CGROUP_MEMBERS (1U << 6)	/* --cgroup: the thread must be in cg_members */
 
 /* The one element of the config ARRAY map (no global variables before 5.2). */
 struct profile_config {

@@ -84,6 +84,8 @@ struct backend_stats {
 	uint64_t offcpu_bad_intervals;	/* switch-in not after switch-out (clock, order) */
 	uint64_t offcpu_missed_switch_in;	/* the kernel emitted no event for a switch-in */
 	uint64_t offcpu_still_off;	/* threads switched out at the end, counted up to it */
+	/* --cgroup by the bpf backend's thread table: threads it had no room for (not sampled). */
+	uint64_t cgroup_untracked;
 	/* bpf stack maps: samples whose stack could not be taken (the report's [Missed ...]). */
 	uint64_t user_stacks_lost;
 	uint64_t kernel_stacks_lost;

@@ -494,6 +494,10 @@ static void print_warnings(const struct run *r, const struct profile *prof,
 		pr_warn("warning: %" PRIu64 " off-CPU intervals skipped: the kernel reported no "
 			"switch-in for them\n",
 			st->offcpu_missed_switch_in);
+	if (st->cgroup_untracked)
+		pr_warn("warning: %" PRIu64 " threads of the --cgroup cgroups were not sampled: the "
+			"bpf backend's thread table was full\n",
+			st->cgroup_untracked);
 	if (st->offcpu_still_off)
 		pr_info("%" PRIu64 " threads were still switched out at the end: counted up to it\n",
 			st->offcpu_still_off);

@@ -269,6 +269,8 @@ check_cgroup() {
 	bounded profile --verbose --backend "$backend" -F $F -f --cgroup "$dir" $S
 	kill -KILL $bpid $dpid
 	wait $bpid $dpid 2>/dev/null
+	# Where perf events cannot follow the cgroup, bpf keeps a thread table.
+	! grep -q 'looks threads up in a table' err || note="thread table"
 	wrong=
 	grep -q 'burn_[ab]' out || wrong="no burn_a/burn_b of the cgroup's busy"
 	! grep -q 'compute_hash' out || wrong="demo, outside the cgroup, is in the report"

@@ -9,7 +9,9 @@
  * caps the address space (RLIMIT_AS) at its size T ms after the start, so
  * that memory runs out mid-run: the kernel's own limit, at a known time;
  * PROFILE_TEST_OOM_AFTER_STACKS=N makes counting fail as out of memory once
- * N distinct stacks are counted.
+ * N distinct stacks are counted; PROFILE_TEST_CGROUP_TABLE=1 makes the bpf
+ * backend keep to --cgroup by its thread table (the way of Linux 4.9 and
+ * hybrid hosts) where perf events could follow the cgroups.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -17,6 +19,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "backend-bpf/cgtrack.h"
 #include "backend-bpf/dwarf.h"
 #include "backend-bpf/interruptible.h"
 #include "core/agg/pipeline.h"
@@ -48,6 +51,7 @@ int main(int argc, char **argv)
 
 	bpf_dwarf__test_pieces_on_stack = getenv("PROFILE_TEST_DWARF_PIECES_ON_STACK") != NULL;
 	bpf_interruptible__test_slow = getenv("PROFILE_TEST_SLOW_BPF_LOAD") != NULL;
+	bpf_cgtrack__test_table = getenv("PROFILE_TEST_CGROUP_TABLE") != NULL;
 
 	if (getenv("PROFILE_TEST_OOM_AFTER_STACKS"))
 		pipeline__test_oom_after = strtoul(getenv("PROFILE_TEST_OOM_AFTER_STACKS"), NULL, 10);

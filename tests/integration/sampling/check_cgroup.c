@@ -7,7 +7,10 @@
  * before it execs the workload), profiles, and removes what it made. Only
  * the cgroup's tasks and its descendants' may appear, on both backends,
  * for profile, offcputime and profile --wall. Bad paths are one-line usage
- * errors without root.
+ * errors without root. Where perf events cannot follow a v2 cgroup (Linux
+ * 4.9, hybrid hosts) the bpf backend keeps a thread table: tested on this
+ * kernel through a seam that asks for it, and on a hybrid host made for
+ * the test (a v1 perf_event hierarchy mounted while it runs).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -23,6 +26,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <bpf/bpf.h>
+
+#include "backend-bpf/cgtrack.h"
 #include "core/cli/options.h"
 #include "tests/support/tests.h"
 
@@ -41,6 +47,7 @@ static struct {
 	char tmp[64];			/* workload copies, the bpffs mount point */
 	pid_t pids[MAX_SPAWNED];	/* process groups a test started */
 	int nr_pids;
+	pid_t hybrid;			/* holds a v1 perf_event hierarchy mounted: a hybrid host */
 } T;
 static struct run_result r;
 
@@ -160,6 +167,77 @@ static void setup_v2(void)
 static void setup_v1(void)
 {
 	make_cgroups("cgroup", "perf_event");
+}
+
+/* perf_event's hierarchy in /proc/cgroups: 0 is cgroup v2's; -1 if there is none. */
+static int perf_event_hierarchy(void)
+{
+	FILE *f = fopen("/proc/cgroups", "re");
+	char line[256];
+	int h = -1;
+
+	while (f && fgets(line, sizeof(line), f) && sscanf(line, "perf_event %d", &h) != 1)
+		;
+	if (f)
+		fclose(f);
+	return h;
+}
+
+/*
+ * A hybrid host for the tcase, where perf_event is on cgroup v2: a v1
+ * perf_event hierarchy mounted takes the controller from v2 for every
+ * process. A child holds the mount in a mount namespace of its own, so
+ * that it goes with the child, with the runner at the latest: the
+ * hierarchy has no cgroup but its root, ends with its last mount, and
+ * perf_event returns to v2.
+ */
+static void setup_hybrid(void)
+{
+	char dir[600], ok = 0;
+	int fds[2];
+
+	setup_v2();
+	if (!T.cgroup[0] || perf_event_hierarchy() != 0)
+		return;
+	snprintf(dir, sizeof(dir), "%s/v1", T.tmp);
+	if (mkdir(dir, 0700) || pipe2(fds, O_CLOEXEC))
+		return;
+	T.hybrid = fork();
+	if (T.hybrid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		ok = !unshare(CLONE_NEWNS) && !mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) &&
+		     !mount("profile-test", dir, "cgroup", 0, "perf_event");
+		if (write(fds[1], &ok, 1) != 1)
+			_exit(1);
+		while (ok)
+			pause();
+		_exit(0);
+	}
+	close(fds[1]);
+	if (T.hybrid < 0 || read(fds[0], &ok, 1) != 1 || !ok)
+		fprintf(stderr, "cgroup: mounting a v1 perf_event hierarchy: %s\n",
+			T.hybrid < 0 ? strerror(errno) : "failed");
+	close(fds[0]);
+}
+
+static void teardown_hybrid(void)
+{
+	char dir[600];
+
+	if (T.hybrid > 0) {
+		kill(T.hybrid, SIGKILL);
+		waitpid(T.hybrid, NULL, 0);
+		/* The hierarchy ends shortly after its last mount. */
+		for (int i = 0; i < 250 && perf_event_hierarchy() > 0; i++)
+			sleep_ms(20);
+		if (perf_event_hierarchy() > 0)
+			fprintf(stderr, "cgroup: perf_event is still on a v1 hierarchy\n");
+	}
+	T.hybrid = 0;
+	snprintf(dir, sizeof(dir), "%s/v1", T.tmp);
+	if (T.tmp[0])
+		rmdir(dir);
+	remove_all();
 }
 
 /* After each test: its workloads (they would die with it anyway). */
@@ -293,6 +371,24 @@ static void assert_only(const char *const *comms)
 
 #define PROFILE(...) ((char *[]){ (char *)profile_bin(), __VA_ARGS__, NULL })
 
+/*
+ * The loop tests' backends: bpf, perf, and bpf keeping to the cgroups by
+ * its thread table (where perf events cannot follow them: Linux 4.9,
+ * hybrid hosts), which a seam asks for here.
+ */
+static const char *const cg_backends[] = { "bpf", "perf", "bpf-table" };
+#define NR_CG_BACKENDS 3
+
+#define PROFILE_AS(be, ...)                                                                  \
+	(!strcmp((be), "bpf-table")                                                         \
+		 ? (char *[]){ "/usr/bin/env", "PROFILE_TEST_CGROUP_TABLE=1",               \
+			       (char *)seams_bin(), "--backend", "bpf", __VA_ARGS__, NULL } \
+		 : (char *[]){ (char *)profile_bin(), "--backend", (char *)(be), __VA_ARGS__,  \
+			       NULL })
+
+/* What -v says when the bpf backend keeps to the cgroups by its thread table. */
+#define TABLE_NOTE "looks threads up in a table"
+
 static const char *offcputime_bin(void)
 {
 	static char path[600];
@@ -312,17 +408,17 @@ static const char *offcputime_bin(void)
 
 START_TEST(profile_keeps_the_cgroup_and_its_children)
 {
-	const char *be = test_backends[_i];
+	const char *be = cg_backends[_i];
 
 	SKIP_WITHOUT_CGROUP2();
 	start_busy();
 	/* Without the filter, the outside copy is there: the test can tell. */
-	run_ok(&r, PROFILE("--backend", (char *)be, "-f", "-F", "99", "1"), 30);
+	run_ok(&r, PROFILE_AS(be, "-f", "-F", "99", "1"), 30);
 	ck_assert_msg(comm_total("cgout-busy") > 0, "control run: %.300s", r.out);
 	run_result_free(&r);
 
-	run_ok(&r, PROFILE("--backend", (char *)be, "--cgroup", T.cgroup, "-f", "-F", "99", "2"),
-	       30);
+	run_ok(&r, PROFILE_AS(be, "-v", "--cgroup", T.cgroup, "-f", "-F", "99", "2"), 30);
+	ck_assert_msg(!strcmp(be, "bpf-table") == !!strstr(r.err, TABLE_NOTE), "%s", r.err);
 	fprintf(stderr, "cgroup: %s: in %llu, child %llu, out %llu samples\n", be,
 		(unsigned long long)comm_total("cgin-busy"),
 		(unsigned long long)comm_total("cgkid-busy"),
@@ -356,14 +452,16 @@ START_TEST(offcputime_keeps_the_cgroup_and_its_children)
 }
 END_TEST
 
+/* On-CPU by the table (bpf-table) and off-CPU by the helper: one sched_switch program does both. */
 START_TEST(wall_keeps_the_cgroup)
 {
-	const char *be = test_backends[_i];
+	const char *be = cg_backends[_i];
 
 	SKIP_WITHOUT_CGROUP2();
 	start_busy();
 	start_sleepers();
-	run_ok(&r, PROFILE("--backend", (char *)be, "--wall", "--cgroup", T.child, "-f", "2"), 30);
+	run_ok(&r, PROFILE_AS(be, "-v", "--wall", "--cgroup", T.child, "-f", "2"), 30);
+	ck_assert_msg(!strcmp(be, "bpf-table") == !!strstr(r.err, TABLE_NOTE), "%s", r.err);
 	ck_assert_msg(comm_total("cgkid-busy") > 0, "%s: %.300s", r.err, r.out);
 	ck_assert_msg(comm_total("cgkid-sleep") > 0, "%s: %.300s", r.err, r.out);
 	assert_only_but((const char *[]){ "cgkid-busy;", "cgkid-sleep;", "cgkid-sh;", NULL },
@@ -374,7 +472,7 @@ END_TEST
 /* -p and --cgroup: both filters apply (perf: events on the cgroup, pids in the pipeline). */
 START_TEST(pid_and_cgroup_both_apply)
 {
-	const char *be = test_backends[_i];
+	const char *be = cg_backends[_i];
 	char pids[64];
 	pid_t in;
 
@@ -382,11 +480,40 @@ START_TEST(pid_and_cgroup_both_apply)
 	in = start_busy();
 	/* The inside copy and the outside one (spawned third), but only the cgroup's child. */
 	snprintf(pids, sizeof(pids), "%d,%d", (int)in, (int)T.pids[2]);
-	run_ok(&r, PROFILE("--backend", (char *)be, "-p", pids, "--cgroup", T.cgroup, "-f", "-F",
-			   "99", "2"),
-	       30);
+	run_ok(&r, PROFILE_AS(be, "-p", pids, "--cgroup", T.cgroup, "-f", "-F", "99", "2"), 30);
 	ck_assert_msg(comm_total("cgin-busy") > 0, "%s: %.300s", r.err, r.out);
 	assert_only((const char *[]){ "cgin-busy;", NULL });
+}
+END_TEST
+
+/*
+ * A thread started in the cgroup while the profile runs is in the table
+ * from its fork (sched_process_fork), not from its first switch-out: the
+ * worker thread of each copy of busy runs 0.3 s at SCHED_FIFO pinned to
+ * CPU 0, where nothing else preempts it, and never switches out until it
+ * exits. Without the fork it would never be sampled.
+ */
+START_TEST(table_knows_threads_from_their_fork)
+{
+	char cmd[256];
+
+	SKIP_WITHOUT_CGROUP2();
+	if (access("/usr/bin/chrt", X_OK) || access("/usr/bin/taskset", X_OK)) {
+		fprintf(stderr, "cgroup: no chrt or taskset: skipped\n");
+		return;
+	}
+	snprintf(cmd, sizeof(cmd),
+		 "exec /usr/bin/taskset -c 0 sh -c 'while :; do /usr/bin/chrt -f 1 %s/cgin-busy 1 "
+		 "0.3; sleep 0.2; done'",
+		 T.tmp);
+	spawn(T.cgroup, cmd);
+	sleep_ms(300);
+	run_ok(&r, PROFILE_AS("bpf-table", "--cgroup", T.cgroup, "-f", "-F", "99", "2"), 30);
+	fprintf(stderr, "cgroup: threads from their fork: %llu samples\n",
+		(unsigned long long)comm_total("cgin-busy"));
+	/* About 99 Hz x 0.3 s x 4 copies; few if any without the fork. */
+	ck_assert_msg(comm_total("cgin-busy") >= 30, "%s: %.300s", r.err, r.out);
+	assert_only((const char *[]){ "cgin-busy;", "sh;", "chrt;", "sleep;", NULL });
 }
 END_TEST
 
@@ -585,6 +712,143 @@ START_TEST(mntnsmap_keeps_the_mapped_namespace)
 }
 END_TEST
 
+#define SKIP_WITHOUT_HYBRID()                                                                 \
+	do {                                                                                  \
+		if (!T.cgroup[0] || perf_event_hierarchy() <= 0) {                            \
+			fprintf(stderr, "cgroup: no hybrid host could be made: skipped\n");   \
+			return;                                                               \
+		}                                                                             \
+	} while (0)
+
+/*
+ * A v2 cgroup on a hybrid host: perf events cannot follow it, and the
+ * perf backend says so; auto takes bpf, whose programs keep to it by the
+ * thread table.
+ */
+START_TEST(hybrid_host_takes_the_table)
+{
+	SKIP_WITHOUT_HYBRID();
+	start_busy();
+	run_cmd(PROFILE("--backend", "perf", "--cgroup", T.cgroup, "1"), 30, 0, &r);
+	ck_assert_int_eq(r.exit_code, 1);
+	ck_assert_msg(strstr(r.err, "hybrid host"), "%s", r.err);
+	run_result_free(&r);
+
+	run_ok(&r, PROFILE("-v", "--cgroup", T.cgroup, "-f", "-F", "99", "2"), 30);
+	ck_assert_msg(strstr(r.err, "backend bpf: usable; chosen") && strstr(r.err, TABLE_NOTE) &&
+			      strstr(r.err, "hybrid host"),
+		      "%s", r.err);
+	ck_assert_msg(comm_total("cgin-busy") > 0, "%s: %.300s", r.err, r.out);
+	ck_assert_msg(comm_total("cgkid-busy") > 0, "%s: %.300s", r.err, r.out);
+	assert_only((const char *[]){ "cgin-busy;", "cgkid-busy;", NULL });
+}
+END_TEST
+
+/* --wall there: one sched_switch program keeps the table and sums off-CPU time. */
+START_TEST(hybrid_wall_keeps_the_cgroup)
+{
+	SKIP_WITHOUT_HYBRID();
+	start_busy();
+	start_sleepers();
+	run_ok(&r, PROFILE("--backend", "bpf", "-v", "--wall", "--cgroup", T.child, "-f", "2"), 30);
+	ck_assert_msg(strstr(r.err, TABLE_NOTE), "%s", r.err);
+	ck_assert_msg(comm_total("cgkid-busy") > 0, "%s: %.300s", r.err, r.out);
+	ck_assert_msg(comm_total("cgkid-sleep") > 0, "%s: %.300s", r.err, r.out);
+	assert_only_but((const char *[]){ "cgkid-busy;", "cgkid-sleep;", "cgkid-sh;", NULL },
+			100000);
+}
+END_TEST
+
+/*
+ * Where neither way works the error names each backend's real cause: in a
+ * pid namespace the table cannot be filled (the cgroups list the
+ * namespace's ids), and perf events cannot follow the cgroup.
+ */
+START_TEST(hybrid_in_a_pid_namespace_says_why)
+{
+	SKIP_WITHOUT_HYBRID();
+	if (access("/usr/bin/unshare", X_OK)) {
+		fprintf(stderr, "cgroup: no unshare: skipped\n");
+		return;
+	}
+	run_cmd(((char *[]){ "/usr/bin/unshare", "--pid", "--fork", "--mount-proc",
+			     (char *)profile_bin(), "--cgroup", T.cgroup, "1", NULL }),
+		30, 0, &r);
+	ck_assert_int_eq(r.exit_code, 1);
+	ck_assert_msg(strstr(r.err, "no backend can run here: bpf: ") &&
+			      strstr(r.err, "pid namespace") && strstr(r.err, "; perf: ") &&
+			      strstr(r.err, "hybrid host"),
+		      "%s", r.err);
+	ck_assert_msg(strchr(r.err, '\n') == r.err + strlen(r.err) - 1, "not one line: %s", r.err);
+}
+END_TEST
+
+/*
+ * The table's first filling: cgroup.threads (4.14+) or cgroup.procs (a
+ * process's threads from /proc) of each directory and of those below, on a
+ * tree made in /tmp, into a real BPF hash map; a full map is counted, a
+ * tree deeper than the walk allows is refused.
+ */
+START_TEST(table_fill_reads_the_thread_lists)
+{
+	char dir[] = "/tmp/profile-cgfill-XXXXXX", path[4096], why[512] = "";
+	struct cgroup_dir cg = { .version = CGROUP_V2 };
+	struct backend_config c = { .cgroups = &cg, .nr_cgroups = 1 };
+	__u32 tids[] = { (__u32)getpid(), 4000000, 1 };
+	uint64_t full;
+	FILE *f;
+	int fd, n;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
+	ck_assert_ptr_nonnull(f = fopen(path, "w"));
+	fprintf(f, "%d\n", (int)getpid());
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/sub", dir);
+	ck_assert_int_eq(mkdir(path, 0700), 0);
+	snprintf(path, sizeof(path), "%s/sub/empty", dir);
+	ck_assert_int_eq(mkdir(path, 0700), 0);
+	snprintf(path, sizeof(path), "%s/sub/cgroup.threads", dir);
+	ck_assert_ptr_nonnull(f = fopen(path, "w"));
+	fprintf(f, "4000000\n1\n");
+	fclose(f);
+	cg.path = dir;
+	cg.fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ck_assert_int_ge(cg.fd, 0);
+
+	fd = bpf_map_create(BPF_MAP_TYPE_HASH, "cgfill", 4, 1, 8, NULL);
+	ck_assert_int_ge(fd, 0);
+	n = cgtrack__fill(fd, &c, &full, why, sizeof(why));
+	ck_assert_msg(n == 3, "%d: %s", n, why);
+	ck_assert_uint_eq(full, 0);
+	for (size_t i = 0; i < 3; i++) {
+		__u8 v = 0;
+
+		ck_assert_msg(!bpf_map_lookup_elem(fd, &tids[i], &v) && v == 1, "tid %u", tids[i]);
+	}
+	/* Entries already there stay, and are not counted again. */
+	ck_assert_int_eq(cgtrack__fill(fd, &c, &full, why, sizeof(why)), 0);
+	close(fd);
+
+	fd = bpf_map_create(BPF_MAP_TYPE_HASH, "cgfill", 4, 1, 2, NULL);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(cgtrack__fill(fd, &c, &full, why, sizeof(why)), 2);
+	ck_assert_uint_eq(full, 1);
+
+	/* 70 levels below sub/empty: more than the walk takes. */
+	snprintf(path, sizeof(path), "%s/sub/empty", dir);
+	for (int i = 0; i < 70; i++) {
+		strcat(path, "/d");
+		ck_assert_int_eq(mkdir(path, 0700), 0);
+	}
+	n = cgtrack__fill(fd, &c, &full, why, sizeof(why));
+	ck_assert_msg(n == -E2BIG && strstr(why, "deeper than"), "%d: %s", n, why);
+	close(fd);
+	close(cg.fd);
+	run_cmd(((char *[]){ "/bin/rm", "-rf", dir, NULL }), 10, 0, &r);
+}
+END_TEST
+
 /* A v1 perf_event cgroup: the perf backend's events take it; bpf's off-CPU program cannot. */
 START_TEST(v1_perf_event_cgroup)
 {
@@ -689,13 +953,30 @@ Suite *cgroup_suite(void)
 	tcase_set_timeout(tc, 90);
 	tcase_add_unchecked_fixture(tc, setup_v2, remove_all);
 	tcase_add_checked_fixture(tc, NULL, kill_spawned);
-	tcase_add_loop_test(tc, profile_keeps_the_cgroup_and_its_children, 0, 2);
+	tcase_add_loop_test(tc, profile_keeps_the_cgroup_and_its_children, 0, NR_CG_BACKENDS);
 	tcase_add_loop_test(tc, offcputime_keeps_the_cgroup_and_its_children, 0, 2);
-	tcase_add_loop_test(tc, wall_keeps_the_cgroup, 0, 2);
-	tcase_add_loop_test(tc, pid_and_cgroup_both_apply, 0, 2);
+	tcase_add_loop_test(tc, wall_keeps_the_cgroup, 0, NR_CG_BACKENDS);
+	tcase_add_loop_test(tc, pid_and_cgroup_both_apply, 0, NR_CG_BACKENDS);
+	tcase_add_test(tc, table_knows_threads_from_their_fork);
 	tcase_add_test(tc, cgroupmap_keeps_the_mapped_cgroup);
 	tcase_add_test(tc, mntnsmap_keeps_the_mapped_namespace);
 	tcase_add_test(tc, unprivileged_where_paranoid_allows);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("hybrid");
+	tcase_set_tags(tc, TAG_ROOT);
+	tcase_set_timeout(tc, 90);
+	tcase_add_unchecked_fixture(tc, setup_hybrid, teardown_hybrid);
+	tcase_add_checked_fixture(tc, NULL, kill_spawned);
+	tcase_add_test(tc, hybrid_host_takes_the_table);
+	tcase_add_test(tc, hybrid_wall_keeps_the_cgroup);
+	tcase_add_test(tc, hybrid_in_a_pid_namespace_says_why);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("table");
+	tcase_set_tags(tc, TAG_ROOT);
+	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, table_fill_reads_the_thread_lists);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("v1");
