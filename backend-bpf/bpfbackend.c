@@ -28,6 +28,7 @@
 #include "backend-bpf/dwarf.h"
 #include "backend-bpf/idmaps.h"
 #include "backend-bpf/load.h"
+#include "backend-bpf/nsids.h"
 #include "backend-bpf/offcpu.h"
 #include "backend-bpf/probe.h"
 #include "backend-bpf/shared_maps.h"
@@ -93,6 +94,7 @@ struct backend {
 	struct bpf_dwarf *dwarf;	/* --unwind dwarf: stack copies instead of counts */
 	/* A profiler inside a pid namespace counts with tasks' ids there. */
 	struct profile_pidns_bpf *pidns;
+	struct bpf_nsids *nsids;	/* the same before Linux 5.7 */
 	/* Off-CPU time: sched_switch, summed in the kernel; and/or --cgroup's thread table. */
 	struct bpf_offcpu *offcpu;
 	enum cgroup_mode cg_mode;	/* how the on-CPU programs keep to --cgroup */
@@ -164,6 +166,8 @@ static int setup_maps(struct backend *b)
 	const pid_t *ids = o->nr_pids ? o->pids : o->tids;
 	int nr_ids = o->nr_pids ? o->nr_pids : o->nr_tids;
 	int fd = bpf_map__fd(b->skel->maps.filter_ids);
+	/* Named by records, tasks are filtered by -p/-L once renamed, in the pipeline. */
+	bool by_ids = !b->nsids;
 	__u8 one = 1;
 
 	for (int i = 0; i < nr_ids; i++) {
@@ -175,8 +179,9 @@ static int setup_maps(struct backend *b)
 	b->config.flags |= (o->user_stacks ? PROFILE_CFG_USER_STACK : 0) |
 			  (o->kernel_stacks ? PROFILE_CFG_KERNEL_STACK : 0) |
 			  (o->include_idle ? PROFILE_CFG_INCLUDE_IDLE : 0) |
-			  (o->nr_pids ? PROFILE_CFG_FILTER_TGID : 0) |
-			  (o->nr_tids ? PROFILE_CFG_FILTER_TID : 0) |
+			  (o->nr_pids && by_ids ? PROFILE_CFG_FILTER_TGID : 0) |
+			  (o->nr_tids && by_ids ? PROFILE_CFG_FILTER_TID : 0) |
+			  (o->nr_tids && !by_ids ? PROFILE_CFG_KEY_TID : 0) |
 			  (b->cg_mode == CGROUP_MODE_TABLE ? PROFILE_CFG_CGROUP_MEMBERS : 0);
 	b->config.active_counts = 0;
 	return write_config(b);
@@ -250,6 +255,7 @@ static int attach_events(struct backend *b, struct errmsg *errm)
 	int prog_fd = b->dwarf	       ? bpf_dwarf__prog_fd(b->dwarf)
 		      : b->idmap_prog ? bpf_program__fd(b->idmap_prog)
 		      : b->pidns      ? bpf_program__fd(b->pidns->progs.profile_sample_pidns)
+		      : b->nsids      ? bpf_nsids__prog_fd(b->nsids)
 				      : bpf_program__fd(b->skel->progs.profile_sample);
 	struct perf_event_attr attr;
 	int *cpus = NULL, nr, per_cpu, nr_tids, gone = 0, err = 0;
@@ -346,6 +352,40 @@ static int poll_interval(const struct backend_config *o, unsigned int stack_size
 	return ms > DRAIN_PERIOD_MS ? DRAIN_PERIOD_MS : (int)ms;
 }
 
+/*
+ * A profiler inside a pid namespace names tasks by their ids there: the
+ * counting program's 5.7 variant asks the kernel for them; before 5.7 the
+ * records' variant has the kernel write them into perf records
+ * (nsids.h). The stack-copy program has them only in its 5.15 variant.
+ */
+static int open_pidns(struct backend *b, uint64_t dev, uint64_t ino, struct errmsg *errm)
+{
+	int err;
+
+	if (b->dwarf && !bpf_dwarf__has_task_regs(b->dwarf)) {
+		errmsg__set(errm, "bpf: %s", PIDNS_DWARF_WHY);
+		return -EOPNOTSUPP;
+	}
+	if (!b->dwarf && (bpf_nsids__test_force || !(b->pidns = bpf_load__pidns_program(b->skel)))) {
+		b->nsids = bpf_nsids__open(b->skel, b->cfg->nr_tids > 0);
+		if (!b->nsids) {
+			err = -errno;
+			errmsg__set(errm, "bpf: " PIDNS_WHY, strerror(-err));
+			return err;
+		}
+		pr_info("bpf: in pid namespace %llu: tasks are named by their ids there, which "
+			"the kernel writes into perf records (without bpf_get_ns_current_pid_tgid, "
+			"Linux 5.7)\n", (unsigned long long)ino);
+		return 0;
+	}
+	b->config.flags |= PROFILE_CFG_PIDNS;
+	b->config.pidns_dev = dev;
+	b->config.pidns_ino = ino;
+	pr_info("bpf: in pid namespace %llu: tasks are named by their ids there\n",
+		(unsigned long long)ino);
+	return 0;
+}
+
 /* The counting program on cpu-clock events: on-CPU stacks. */
 static int open_counting(struct backend *b, struct errmsg *errm)
 {
@@ -386,17 +426,9 @@ static int open_counting(struct backend *b, struct errmsg *errm)
 		b->config.dump_chunks = bpf_dwarf__chunks(o->stack_dump_size);
 	}
 	if (in_pidns) {
-		if (b->dwarf ? !bpf_dwarf__has_task_regs(b->dwarf)
-			     : !(b->pidns = bpf_load__pidns_program(b->skel))) {
-			err = b->dwarf ? -EOPNOTSUPP : -errno;
-			errmsg__set(errm, "bpf: %s", b->dwarf ? PIDNS_DWARF_WHY : PIDNS_WHY);
+		err = open_pidns(b, ns_dev, ns_ino, errm);
+		if (err)
 			return err;
-		}
-		b->config.flags |= PROFILE_CFG_PIDNS;
-		b->config.pidns_dev = ns_dev;
-		b->config.pidns_ino = ns_ino;
-		pr_info("bpf: in pid namespace %llu: tasks are named by their ids there\n",
-			(unsigned long long)b->config.pidns_ino);
 	}
 	if (idmaps__filters(o)) {
 		err = bpf_load__idmap_program(b->skel, o, &b->idmap, &b->mntns, &b->idmap_prog);
@@ -544,8 +576,15 @@ static int add_entry(struct backend *b, struct stack_cache *sc, const struct pro
 {
 	uint64_t kbuf[MAX_STACK_DEPTH + 1];
 	const uint64_t *kstack, *ustack;
+	struct profile_key named;
 	struct sample s;
 
+	if (b->nsids) {
+		named = *key;
+		if (bpf_nsids__rename(b->nsids, &named, count) <= 0)
+			return 0;	/* outside the namespace, or not named: counted */
+		key = &named;
+	}
 	kstack = stack_cache__get(sc, key->kernel_stack_id);
 	ustack = stack_cache__get(sc, key->user_stack_id);
 	bpf_convert__sample(key, count, kstack, ustack, kbuf, &s);
@@ -562,6 +601,11 @@ static int add_entry_cb(void *ctx, const void *key, uint64_t count)
 /* Move every entry of generation gen's count map into the pipeline, and empty the map. */
 static int drain_counts(struct backend *b, unsigned int gen)
 {
+	/* The names of the tasks counted, all sent before their counts. */
+	int err = b->nsids ? bpf_nsids__consume(b->nsids) : 0;
+
+	if (err)
+		return err;
 	set_window(b, b->gen_since[gen]);
 	struct countmap cm = { .fd = b->counts_fd[gen], .key_size = sizeof(struct profile_key),
 			       .no_batch = &b->no_batch };
@@ -681,6 +725,7 @@ static void bpf_stats(const struct backend *b, struct backend_stats *st)
 	if (b->offcpu)
 		bpf_offcpu__stats(b->offcpu, st);
 	st->cgroup_untracked += b->cgroup_full_at_start;
+	st->pidns_unnamed = b->nsids ? bpf_nsids__unnamed(b->nsids) : 0;
 	if (!b->skel)
 		return;
 	full = read_stat(mb, PROFILE_STAT_HASH_FULL);
@@ -720,6 +765,7 @@ static void bpf_close(struct backend *b)
 	bpf_dwarf__close(b->dwarf);
 	bpf_offcpu__close(b->offcpu);
 	profile_pidns_bpf__destroy(b->pidns);
+	bpf_nsids__close(b->nsids);
 	profile_idmap_bpf__destroy(b->idmap);
 	profile_mntns_bpf__destroy(b->mntns);
 	free(b->event_fds);

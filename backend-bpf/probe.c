@@ -12,6 +12,7 @@
 #include "backend-bpf/dwarf.h"
 #include "backend-bpf/idmaps.h"
 #include "backend-bpf/load.h"
+#include "backend-bpf/nsids.h"
 #include "backend-bpf/offcpu.h"
 #include "backend-perfring/ringset.h"
 #include "compat/features.h"
@@ -36,6 +37,23 @@ static int probe_offcpu(const struct backend_config *c, bool in_pidns, bool trac
 		return -EOPNOTSUPP;
 	}
 	return bpf_offcpu__probe(c, track, why, len);
+}
+
+/*
+ * A profiler inside a pid namespace: the counting program's variant that
+ * names tasks by their ids there (5.7), else the one that has the kernel
+ * write them into perf records (4.9, nsids.h).
+ */
+static int probe_pidns(struct profile_bpf *skel, char *why, size_t len)
+{
+	struct profile_pidns_bpf *pidns = bpf_nsids__test_force ? NULL
+								 : bpf_load__pidns_program(skel);
+	int err = pidns ? 0 : bpf_nsids__probe(skel);
+
+	profile_pidns_bpf__destroy(pidns);
+	if (err)
+		snprintf(why, len, PIDNS_WHY, strerror(-err));
+	return err;
 }
 
 /* Returns 0, PROBE_PARTIAL or -errno, with why. */
@@ -150,15 +168,11 @@ static int probe(const struct backend_config *opts, char *why, size_t len)
 			return err;
 		}
 	} else if (in_pidns) {
-		struct profile_pidns_bpf *pidns = bpf_load__pidns_program(skel);
-		int err = errno;
+		int err = probe_pidns(skel, why, len);
 
-		profile_pidns_bpf__destroy(pidns);
 		profile_bpf__destroy(skel);
-		if (!pidns) {
-			snprintf(why, len, "%s: %s", PIDNS_WHY, strerror(err));
-			return -err;
-		}
+		if (err)
+			return err;
 	} else {
 		profile_bpf__destroy(skel);
 	}

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The counting program's body, shared by profile.bpf.c (Linux 4.9) and
- * profile_pidns.bpf.c (a profiler inside a pid namespace, Linux 5.7).
+ * The counting program's body, shared by profile.bpf.c (Linux 4.9) and its
+ * variants for a profiler inside a pid namespace: profile_pidns.bpf.c
+ * (Linux 5.7), profile_nsids.bpf.c (4.9, with COUNTING_NSIDS).
  */
 #ifndef BPF_COUNTING_BPF_H
 #define BPF_COUNTING_BPF_H
@@ -82,13 +83,17 @@ static __always_inline int count_sample(struct bpf_perf_event_data *ctx, int pid
 	cfg = wanted(pidns_mode, &tgid, &tid);
 	if (!cfg)
 		return 0;
+#ifdef COUNTING_NSIDS
+	if (!nsid_visible(ctx, cfg, tgid, tid))
+		return 0;
+#endif
 	/* Read once: the stacks and the count of one sample go to one generation. */
 	gen = cfg->active_counts;
 
 	/* Padding is hashed too: zero the whole key first. */
 	__builtin_memset(&key, 0, sizeof(key));
 	key.tgid = tgid;
-	if (cfg->flags & PROFILE_CFG_FILTER_TID)
+	if (cfg->flags & (PROFILE_CFG_FILTER_TID | PROFILE_CFG_KEY_TID))
 		key.tid = tid;
 	bpf_get_current_comm(&key.comm, sizeof(key.comm));
 	key.user_stack_id = PROFILE_STACK_NOT_TAKEN;

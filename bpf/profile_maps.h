@@ -28,6 +28,7 @@
 #define PROFILE_CFG_FILTER_TID (1U << 4)	/* -L: tid must be in filter_ids */
 #define PROFILE_CFG_PIDNS (1U << 5)	/* ids as seen in the pid namespace pidns_dev/ino */
 #define PROFILE_CFG_CGROUP_MEMBERS (1U << 6)	/* --cgroup: the thread must be in cg_members */
+#define PROFILE_CFG_KEY_TID (1U << 7)	/* the key holds the tid without filtering by it */
 
 /* The one element of the config ARRAY map (no global variables before 5.2). */
 struct profile_config {
@@ -47,7 +48,7 @@ struct profile_config {
 /* Key of the count maps: bcc's key_t plus the thread id under -L. */
 struct profile_key {
 	__u32 tgid;
-	__u32 tid;			/* only with PROFILE_CFG_FILTER_TID, else 0 */
+	__u32 tid;			/* with PROFILE_CFG_FILTER_TID or _KEY_TID, else 0 */
 	__s32 user_stack_id;		/* >= 0, -EFAULT (none), or an error */
 	__s32 kernel_stack_id;
 	__u64 kernel_ip;		/* the interrupted ip when in the kernel, else 0 */
@@ -113,6 +114,7 @@ enum profile_stat {
 	PROFILE_STAT_KERNEL_STACK_LOST,
 	PROFILE_STAT_STACK_OVERFLOWED,	/* collisions in the first stack map saved by the second */
 	PROFILE_STAT_STACK_NOMEM,	/* of the lost: no free element in the stack map */
+	PROFILE_STAT_NSIDS_FULL,	/* pid namespace records: a task not kept in the nsids map */
 	PROFILE_STAT_CNT,
 };
 

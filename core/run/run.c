@@ -494,6 +494,10 @@ static void print_warnings(const struct run *r, const struct profile *prof,
 		pr_warn("warning: %" PRIu64 " off-CPU intervals skipped: the kernel reported no "
 			"switch-in for them\n",
 			st->offcpu_missed_switch_in);
+	if (st->pidns_unnamed)
+		pr_warn("warning: %" PRIu64 " samples left out: the kernel's records of their "
+			"tasks' ids in this pid namespace were lost (their buffer was full)\n",
+			st->pidns_unnamed);
 	if (st->cgroup_untracked)
 		pr_warn("warning: %" PRIu64 " threads of the --cgroup cgroups were not sampled: the "
 			"bpf backend's thread table was full\n",

@@ -364,6 +364,13 @@ for b in bpf perf; do
 	fi
 done
 
+# Inside a pid namespace (a container's view): tasks named by their ids
+# there, by bpf_get_ns_current_pid_tgid from 5.7, by perf records before.
+in_pidns="unshare -p -f --mount-proc"
+for b in bpf auto; do
+	want "pidns: fp -- CMD/$b" && check_launch "pidns: fp -- CMD/$b" $b "$in_pidns"
+done
+
 want "auto" && check_auto "auto"
 
 # Unprivileged (uid 65534), auto backend, at perf_event_paranoid 2 and 1.

@@ -11,7 +11,9 @@
  * PROFILE_TEST_OOM_AFTER_STACKS=N makes counting fail as out of memory once
  * N distinct stacks are counted; PROFILE_TEST_CGROUP_TABLE=1 makes the bpf
  * backend keep to --cgroup by its thread table (the way of Linux 4.9 and
- * hybrid hosts) where perf events could follow the cgroups.
+ * hybrid hosts) where perf events could follow the cgroups;
+ * PROFILE_TEST_PIDNS_RECORDS=1 makes it name tasks in a pid namespace by
+ * the kernel's perf records (the way before 5.7) where it has the helper.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -22,6 +24,7 @@
 #include "backend-bpf/cgtrack.h"
 #include "backend-bpf/dwarf.h"
 #include "backend-bpf/interruptible.h"
+#include "backend-bpf/nsids.h"
 #include "core/agg/pipeline.h"
 #include "core/cli/cli.h"
 
@@ -52,6 +55,7 @@ int main(int argc, char **argv)
 	bpf_dwarf__test_pieces_on_stack = getenv("PROFILE_TEST_DWARF_PIECES_ON_STACK") != NULL;
 	bpf_interruptible__test_slow = getenv("PROFILE_TEST_SLOW_BPF_LOAD") != NULL;
 	bpf_cgtrack__test_table = getenv("PROFILE_TEST_CGROUP_TABLE") != NULL;
+	bpf_nsids__test_force = getenv("PROFILE_TEST_PIDNS_RECORDS") != NULL;
 
 	if (getenv("PROFILE_TEST_OOM_AFTER_STACKS"))
 		pipeline__test_oom_after = strtoul(getenv("PROFILE_TEST_OOM_AFTER_STACKS"), NULL, 10);
