@@ -7,13 +7,13 @@
 #include <linux/perf_event.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "backend-bpf/interruptible.h"
 #include "backend-bpf/shared_maps.h"
 #include "bpf/nsids_maps.h"
 #include "bpf/profile.skel.h"
 #include "bpf/profile_nsids.skel.h"
+#include "core/lib/clock.h"
 #include "core/lib/hashmap.h"
 
 bool bpf_nsids__test_force;
@@ -39,14 +39,6 @@ struct bpf_nsids {
 	uint64_t unnamed;		/* sample weight of tasks without a record */
 	uint64_t forgot_at;
 };
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 static uint64_t hash_host(const void *key)
 {
@@ -117,7 +109,7 @@ static int add_name(struct bpf_nsids *n, const struct nsid_record *rec, __u32 tg
 	}
 	nm->tgid = tgid;
 	nm->tid = tid;
-	nm->seen_ns = mono_ns();
+	nm->seen_ns = (uint64_t)mono_ns();
 	if (!tgid)
 		mark_outside(n, host);
 	return 0;
@@ -174,7 +166,7 @@ struct bpf_nsids *bpf_nsids__open(struct profile_bpf *counting, bool by_tid)
 				     on_event, n, NULL);
 	if (!n->pb)
 		goto err_out;
-	n->forgot_at = mono_ns();
+	n->forgot_at = (uint64_t)mono_ns();
 	return n;
 
 err_out:
@@ -227,7 +219,7 @@ static void forget_old(struct bpf_nsids *n, uint64_t now)
 int bpf_nsids__consume(struct bpf_nsids *n)
 {
 	int err = perf_buffer__consume(n->pb);
-	uint64_t now = mono_ns();
+	uint64_t now = (uint64_t)mono_ns();
 
 	if (err < 0)
 		return err;
