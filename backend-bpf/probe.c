@@ -66,6 +66,7 @@ static int probe(const struct backend_config *opts, char *why, size_t len)
 	bool system_wide = !opts->launch;
 	const char *partial = NULL;
 	int fd, *cpus = NULL, nr, cg_mode;
+	char cg_why[1024] = "";
 	uint64_t ns_dev, ns_ino;
 	bool in_pidns = pidns__in_child(&ns_dev, &ns_ino);
 
@@ -106,12 +107,20 @@ static int probe(const struct backend_config *opts, char *why, size_t len)
 			return err;
 	}
 	/* On-CPU --cgroup: events on the cgroups, else the thread table (cgtrack.h). */
-	cg_mode = cgtrack__mode(opts, in_pidns, why, len);
-	if (cg_mode < 0)
+	cg_mode = cgtrack__mode(opts, in_pidns, cg_why, sizeof(cg_why));
+	if (cg_mode < 0) {
+		snprintf(why, len, "%s", cg_why);
 		return cg_mode;
+	}
 	if (opts->off_cpu || cg_mode == CGROUP_MODE_TABLE) {
 		int err = probe_offcpu(opts, in_pidns, cg_mode == CGROUP_MODE_TABLE, why, len);
 
+		/* Without off-CPU time, say what the program was for. */
+		if (err && !opts->off_cpu) {
+			snprintf(cg_why + strlen(cg_why), sizeof(cg_why) - strlen(cg_why),
+				 "; the thread table that serves it here: %s", why);
+			snprintf(why, len, "%s", cg_why);
+		}
 		if (err || !opts->on_cpu)
 			return err;
 	}

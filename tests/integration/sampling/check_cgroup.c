@@ -452,20 +452,42 @@ START_TEST(offcputime_keeps_the_cgroup_and_its_children)
 }
 END_TEST
 
-/* On-CPU by the table (bpf-table) and off-CPU by the helper: one sched_switch program does both. */
-START_TEST(wall_keeps_the_cgroup)
+/*
+ * --wall on the child cgroup: its busy and sleep copies only. table: the
+ * bpf backend keeps to it by the thread table, which the off-CPU program
+ * keeps while it sums (one sched_switch program does both).
+ */
+static void wall_keeps_the_child(const char *be, bool table)
 {
-	const char *be = cg_backends[_i];
-
-	SKIP_WITHOUT_CGROUP2();
 	start_busy();
 	start_sleepers();
 	run_ok(&r, PROFILE_AS(be, "-v", "--wall", "--cgroup", T.child, "-f", "2"), 30);
-	ck_assert_msg(!strcmp(be, "bpf-table") == !!strstr(r.err, TABLE_NOTE), "%s", r.err);
+	ck_assert_msg(table == !!strstr(r.err, TABLE_NOTE), "%s", r.err);
 	ck_assert_msg(comm_total("cgkid-busy") > 0, "%s: %.300s", r.err, r.out);
 	ck_assert_msg(comm_total("cgkid-sleep") > 0, "%s: %.300s", r.err, r.out);
 	assert_only_but((const char *[]){ "cgkid-busy;", "cgkid-sleep;", "cgkid-sh;", NULL },
 			100000);
+}
+
+START_TEST(wall_keeps_the_cgroup)
+{
+	SKIP_WITHOUT_CGROUP2();
+	wall_keeps_the_child(cg_backends[_i], !strcmp(cg_backends[_i], "bpf-table"));
+}
+END_TEST
+
+/* --unwind dwarf by the table: the stack-copy program looks threads up too. */
+START_TEST(table_keeps_the_cgroup_with_dwarf)
+{
+	SKIP_WITHOUT_CGROUP2();
+	start_busy();
+	run_ok(&r, PROFILE_AS("bpf-table", "-v", "--unwind", "dwarf", "--cgroup", T.cgroup, "-f",
+			      "-F", "99", "2"),
+	       30);
+	ck_assert_msg(strstr(r.err, TABLE_NOTE), "%s", r.err);
+	ck_assert_msg(comm_total("cgin-busy") > 0, "%s: %.300s", r.err, r.out);
+	ck_assert_msg(comm_total("cgkid-busy") > 0, "%s: %.300s", r.err, r.out);
+	assert_only((const char *[]){ "cgin-busy;", "cgkid-busy;", NULL });
 }
 END_TEST
 
@@ -744,18 +766,11 @@ START_TEST(hybrid_host_takes_the_table)
 }
 END_TEST
 
-/* --wall there: one sched_switch program keeps the table and sums off-CPU time. */
+/* --wall there: the bpf backend by the table. */
 START_TEST(hybrid_wall_keeps_the_cgroup)
 {
 	SKIP_WITHOUT_HYBRID();
-	start_busy();
-	start_sleepers();
-	run_ok(&r, PROFILE("--backend", "bpf", "-v", "--wall", "--cgroup", T.child, "-f", "2"), 30);
-	ck_assert_msg(strstr(r.err, TABLE_NOTE), "%s", r.err);
-	ck_assert_msg(comm_total("cgkid-busy") > 0, "%s: %.300s", r.err, r.out);
-	ck_assert_msg(comm_total("cgkid-sleep") > 0, "%s: %.300s", r.err, r.out);
-	assert_only_but((const char *[]){ "cgkid-busy;", "cgkid-sleep;", "cgkid-sh;", NULL },
-			100000);
+	wall_keeps_the_child("bpf", true);
 }
 END_TEST
 
@@ -958,6 +973,7 @@ Suite *cgroup_suite(void)
 	tcase_add_loop_test(tc, wall_keeps_the_cgroup, 0, NR_CG_BACKENDS);
 	tcase_add_loop_test(tc, pid_and_cgroup_both_apply, 0, NR_CG_BACKENDS);
 	tcase_add_test(tc, table_knows_threads_from_their_fork);
+	tcase_add_test(tc, table_keeps_the_cgroup_with_dwarf);
 	tcase_add_test(tc, cgroupmap_keeps_the_mapped_cgroup);
 	tcase_add_test(tc, mntnsmap_keeps_the_mapped_namespace);
 	tcase_add_test(tc, unprivileged_where_paranoid_allows);
