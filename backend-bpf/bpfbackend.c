@@ -417,12 +417,16 @@ static int open_counting(struct backend *b, struct errmsg *errm)
 	b->stats_fd = bpf_map__fd(b->skel->maps.stats);
 	b->config_fd = bpf_map__fd(b->skel->maps.config);
 	if (o->dwarf && o->user_stacks) {
-		b->dwarf = bpf_dwarf__open(b->pipeline, b->skel, b->nr_cpus, o->stack_dump_size,
-					   !o->test_no_task_regs, cached_stack, b);
-		if (!b->dwarf) {
-			errmsg__set(errm, "bpf: loading the stack-copy program: %s", strerror(errno));
+		struct bpf_dwarf_opts dopts = {
+			.pipeline = b->pipeline, .cfg = o, .counting = b->skel,
+			.nr_cpus = b->nr_cpus, .task_regs_wanted = !o->test_no_task_regs,
+			.lookup = cached_stack, .lookup_ctx = b,
+			.reserved_pages = (uint64_t)(SIDEBAND_PAGES + 1) * b->nr_cpus,
+		};
+
+		b->dwarf = bpf_dwarf__open(&dopts, errm);
+		if (!b->dwarf)
 			return -errno;
-		}
 		b->config.dump_chunks = bpf_dwarf__chunks(o->stack_dump_size);
 	}
 	if (in_pidns) {
@@ -710,6 +714,8 @@ static void bpf_stop(struct backend *b)
 		bpf_offcpu__stop(b->offcpu);
 	for (int i = 0; i < b->nr_events; i++)
 		ioctl(b->event_fds[i], PERF_EVENT_IOC_DISABLE, 0);
+	if (b->dwarf)
+		bpf_dwarf__stop(b->dwarf);
 	ring_set__disable(b->sideband);
 	b->stopped = true;
 }

@@ -6,10 +6,13 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "backend-bpf/convert.h"
 #include "backend-bpf/interruptible.h"
 #include "backend-bpf/shared_maps.h"
+#include "backend-perfring/ringset.h"
 #include "bpf/dwarf.skel.h"
 #include "bpf/dwarf_map.skel.h"
 #include "bpf/dwarf_task_regs.skel.h"
@@ -28,17 +31,18 @@ struct dwarf_join {
 
 struct bpf_dwarf {
 	struct pipeline *pipeline;
+	const struct backend_config *cfg;
 	/* One of the three variants, newest first (see load_variant). */
 	struct dwarf_task_regs_bpf *skel_task_regs;
 	struct dwarf_map_bpf *skel_map;
 	struct dwarf_bpf *skel;
-	struct perf_buffer *pb;
+	struct ring_set *rs;		/* the perf event array's rings */
+	bool timed;			/* record times compare with the side-band's */
 	stack_lookup_fn lookup;
 	void *lookup_ctx;
 	size_t dump_size;	/* --stack-dump-size: the copy is cut there */
 	struct dwarf_join *cpus;
 	int nr_cpus;
-	uint64_t lost;			/* perf-buffer records lost (pieces and heads) */
 	uint64_t bad;
 	/*
 	 * Samples, not records: a stack copy is a head and its pieces, so lost
@@ -177,7 +181,8 @@ static void on_piece(struct bpf_dwarf *d, struct dwarf_join *j, const void *data
 	j->size += len;
 }
 
-static void on_head(struct bpf_dwarf *d, struct dwarf_join *j, const void *data, __u32 size)
+static void on_head(struct bpf_dwarf *d, struct dwarf_join *j, uint64_t time, const void *data,
+		    __u32 size)
 {
 	uint64_t kbuf[MAX_STACK_DEPTH + 1];
 	struct user_snapshot snap;
@@ -207,6 +212,9 @@ static void on_head(struct bpf_dwarf *d, struct dwarf_join *j, const void *data,
 	bpf_convert__sample(&key, 1, d->lookup(d->lookup_ctx, rec.kernel_stack_id),
 			    d->lookup(d->lookup_ctx, rec.user_stack_id), kbuf, &s);
 	s.cpu = (int)(j - d->cpus);
+	/* The process image of the sample's own time, where the side-band's clock is the same. */
+	if (d->timed)
+		s.time = s.time_end = time;
 	if (rec.regs_valid) {
 		/* The program sends whole pieces: the copy ends at --stack-dump-size. */
 		snap = (struct user_snapshot){ .ip = rec.ip, .sp = rec.sp, .bp = rec.bp,
@@ -226,7 +234,7 @@ out:
 	j->broken = false;
 }
 
-static void on_record(void *ctx, int cpu, void *data, __u32 size)
+static int on_record(void *ctx, int cpu, uint64_t time, const void *data, uint32_t size)
 {
 	struct bpf_dwarf *d = ctx;
 	struct dwarf_join *j;
@@ -234,7 +242,7 @@ static void on_record(void *ctx, int cpu, void *data, __u32 size)
 
 	if (cpu < 0 || cpu >= d->nr_cpus || size < sizeof(kind)) {
 		d->bad++;
-		return;
+		return 0;
 	}
 	j = &d->cpus[cpu];
 	d->records++;
@@ -242,72 +250,124 @@ static void on_record(void *ctx, int cpu, void *data, __u32 size)
 	if (kind == DWARF_REC_PIECE) {
 		on_piece(d, j, data, size);
 	} else if (kind == DWARF_REC_HEAD) {
-		on_head(d, j, data, size);
+		on_head(d, j, time, data, size);
 	} else {
 		d->bad++;
 		j->broken = true;
 	}
+	return 0;
 }
 
-static void on_lost(void *ctx, int cpu, __u64 cnt)
+static void on_lost(void *ctx, int cpu, uint64_t cnt)
 {
 	struct bpf_dwarf *d = ctx;
 
-	d->lost += cnt;
 	/* The CPU's sample being joined may have lost a piece: drop it at its head. */
 	if (cpu >= 0 && cpu < d->nr_cpus)
 		d->cpus[cpu].broken = true;
+	else
+		for (int i = 0; i < d->nr_cpus; i++)
+			d->cpus[i].broken = true;
 }
 
-/* Room for about 100 ms of records per CPU at 1000 Hz. */
-static size_t buffer_pages(unsigned int pieces)
+/*
+ * The perf event array's rings, planned as the perf backend plans its own
+ * (rate x a sample's records x 250 ms, within the locked-memory budget,
+ * less the side-band rings' share), read by a ring set's reader thread.
+ */
+static int open_rings(struct bpf_dwarf *d, const struct bpf_dwarf_opts *o, struct errmsg *errm)
 {
-	size_t want = (size_t)pieces * (PROFILE_DUMP_UNIT + 16) * 100 / 4096, pages = 64;
+	const struct backend_config *c = o->cfg;
+	unsigned int piece = d->skel ? PROFILE_DUMP_PIECE_STACK : PROFILE_DUMP_PIECE_MAP;
+	unsigned int pieces = (c->stack_dump_size + piece - 1) / piece;
+	/* A record's header, time, cpu and raw size around each piece and the head. */
+	const unsigned int around = 8 + 16 + 8 + sizeof(struct dwarf_piece);
+	uint64_t rate = c->frequency ? c->frequency : 1000000000ull / (c->period ? c->period : 1);
+	uint64_t largest = piece > sizeof(struct dwarf_head) ? piece : sizeof(struct dwarf_head);
+	struct perf_event_attr attr;
+	pid_t all = -1;
+	int *cpus = NULL, nr, pages, err;
 
-	while (pages < want && pages < 4096)
-		pages *= 2;
-	return pages;
+	nr = ring_set__cpus(c, &cpus);
+	free(cpus);
+	if (nr < 0) {
+		errmsg__set(errm, "bpf: cannot read the online CPUs: %s", strerror(-nr));
+		return nr;
+	}
+	/* Samples, each a stack copy in pieces and a head. */
+	pages = ring_set__plan("stack copies", nr, rate,
+			       c->stack_dump_size + (pieces + 1) * around + sizeof(struct dwarf_head),
+			       largest + around, o->reserved_pages, errm);
+	if (pages < 0)
+		return pages;
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = PERF_TYPE_SOFTWARE;
+	attr.config = PERF_COUNT_SW_BPF_OUTPUT;
+	attr.sample_period = 1;
+	/* Enabled now: bpf_perf_event_output fails on an event that is not (-EOPNOTSUPP). */
+	attr.disabled = 0;
+	attr.sample_type = PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_RAW;
+	attr.sample_id_all = 1;	/* PERF_RECORD_LOST says its CPU */
+	attr.use_clockid = 1;	/* the side-band's clock (4.1) */
+	attr.clockid = CLOCK_MONOTONIC;
+	attr.watermark = 1;
+	err = ring_set__open(&d->rs, "stack copies", d->pipeline, c, &attr, &all, 1,
+			     (unsigned int)pages, errm);
+	if (err)
+		return err;
+	d->timed = ring_set__monotonic(d->rs);
+	ring_set__on_raw(d->rs, on_record, d);
+	ring_set__on_lost(d->rs, on_lost, d);
+	for (int i = 0; i < ring_set__nr_events(d->rs); i++) {
+		int cpu, fd = ring_set__event_fd(d->rs, i, &cpu);
+
+		if (bpf_map_update_elem(bpf_map__fd(snapshots_map(d)), &cpu, &fd, BPF_ANY)) {
+			err = -errno;
+			errmsg__set(errm, "bpf: the stack copies' ring of CPU %d: %s", cpu,
+				    strerror(-err));
+			return err;
+		}
+	}
+	return 0;
 }
 
-struct bpf_dwarf *bpf_dwarf__open(struct pipeline *p, struct profile_bpf *counting, int nr_cpus,
-				  unsigned int dump_size, bool task_regs_wanted, stack_lookup_fn lookup,
-				  void *lookup_ctx)
+struct bpf_dwarf *bpf_dwarf__open(const struct bpf_dwarf_opts *o, struct errmsg *errm)
 {
-	unsigned int pieces = bpf_dwarf__chunks(dump_size);
 	struct bpf_dwarf *d = calloc(1, sizeof(*d));
 	int err;
 
 	if (d)
-		d->cpus = calloc(nr_cpus > 0 ? nr_cpus : 1, sizeof(*d->cpus));
+		d->cpus = calloc(o->nr_cpus > 0 ? o->nr_cpus : 1, sizeof(*d->cpus));
 	if (!d || !d->cpus) {
 		free(d);
+		errmsg__set(errm, "out of memory");
 		errno = ENOMEM;
 		return NULL;
 	}
-	d->nr_cpus = nr_cpus;
-	d->pipeline = p;
-	d->lookup = lookup;
-	d->lookup_ctx = lookup_ctx;
-	d->dump_size = dump_size;
-	err = load_variant(d, counting, task_regs_wanted);
+	d->nr_cpus = o->nr_cpus;
+	d->pipeline = o->pipeline;
+	d->cfg = o->cfg;
+	d->lookup = o->lookup;
+	d->lookup_ctx = o->lookup_ctx;
+	d->dump_size = o->cfg->stack_dump_size;
+	err = load_variant(d, o->counting, o->task_regs_wanted);
 	if (err) {
-		errno = -err;
+		errmsg__set(errm, "bpf: loading the stack-copy program: %s", strerror(-err));
 		goto err_out;
 	}
-	d->pb = perf_buffer__new(bpf_map__fd(snapshots_map(d)), buffer_pages(pieces), on_record,
-				 on_lost, d, NULL);
-	if (!d->pb)
+	err = open_rings(d, o, errm);
+	if (err)
 		goto err_out;
-	pr_info("bpf: stack copies in pieces of %u bytes through a perf buffer of %zu pages per "
-		"CPU; user registers of kernel-mode samples: %s\n",
-		d->skel ? PROFILE_DUMP_PIECE_STACK : PROFILE_DUMP_PIECE_MAP, buffer_pages(pieces),
+	pr_info("bpf: stack copies in pieces of %u bytes; user registers of kernel-mode samples: "
+		"%s\n",
+		d->skel ? PROFILE_DUMP_PIECE_STACK : PROFILE_DUMP_PIECE_MAP,
 		d->skel_task_regs ? "bpf_task_pt_regs" : "none (frame-pointer stacks for those)");
 	return d;
 
 err_out:
-	err = errno;
 	bpf_dwarf__close(d);
-	errno = err;
+	errno = -err;
 	return NULL;
 }
 
@@ -325,7 +385,7 @@ int bpf_dwarf__prog_fd(const struct bpf_dwarf *d)
 
 int bpf_dwarf__drain(struct bpf_dwarf *d)
 {
-	int err = perf_buffer__consume(d->pb);
+	int err = ring_set__drain(d->rs);
 
 	if (err < 0)
 		return err;
@@ -334,25 +394,33 @@ int bpf_dwarf__drain(struct bpf_dwarf *d)
 	return err;
 }
 
+void bpf_dwarf__stop(struct bpf_dwarf *d)
+{
+	/* Everything written is in the rings now: the last drain reads them itself. */
+	ring_set__disable(d->rs);
+}
+
 uint64_t bpf_dwarf__lost(const struct bpf_dwarf *d)
 {
 	/* Records per sample, as seen (at least one: the head). */
+	uint64_t lost = ring_set__lost(d->rs);
 	double per = d->heads ? (double)d->records / d->heads : 1;
-	uint64_t whole = per >= 1 ? (uint64_t)(d->lost / per + 0.5) : d->lost;
+	uint64_t whole = per >= 1 ? (uint64_t)(lost / per + 0.5) : lost;
 
 	return whole > d->broken_heads ? whole : d->broken_heads;
 }
 
 uint64_t bpf_dwarf__bad_records(const struct bpf_dwarf *d)
 {
-	return d->bad;
+	return d->bad + ring_set__bad_records(d->rs);
 }
 
 void bpf_dwarf__close(struct bpf_dwarf *d)
 {
 	if (!d)
 		return;
-	perf_buffer__free(d->pb);
+	/* Before the program goes: its map holds the events' fds. */
+	ring_set__close(d->rs);
 	dwarf_bpf__destroy(d->skel);
 	dwarf_map_bpf__destroy(d->skel_map);
 	dwarf_task_regs_bpf__destroy(d->skel_task_regs);

@@ -2,7 +2,7 @@
 /*
  * The bpf backend's --unwind dwarf: the stack-copy program (bpf/dwarf.bpf.c)
  * on the same events instead of the counting one, its records read from a
- * perf buffer and handed to the pipeline as snapshots to unwind.
+ * perf event array's rings and handed to the pipeline as snapshots to unwind.
  */
 #ifndef BPFBACKEND_DWARF_H
 #define BPFBACKEND_DWARF_H
@@ -12,6 +12,8 @@
 #include <stdint.h>
 
 #include "core/agg/pipeline.h"
+#include "core/lib/log.h"
+#include "core/run/backend.h"
 
 struct profile_bpf;
 struct bpf_dwarf;
@@ -19,19 +21,32 @@ struct bpf_dwarf;
 /* A stack map value by id, or NULL: the backend's cached lookup. */
 typedef const uint64_t *(*stack_lookup_fn)(void *ctx, int32_t id);
 
+struct bpf_dwarf_opts {
+	struct pipeline *pipeline;
+	const struct backend_config *cfg;	/* -C, -F/-c, --stack-dump-size */
+	struct profile_bpf *counting;
+	int nr_cpus;			/* possible CPUs */
+	bool task_regs_wanted;
+	stack_lookup_fn lookup;
+	void *lookup_ctx;
+	/* Locked-memory pages other rings of the run take (the side-band's). */
+	uint64_t reserved_pages;
+};
+
 /*
  * Load the stack-copy program sharing the maps of the loaded counting
- * program. Returns NULL with errno set when the kernel refuses it.
+ * program, and open the rings of its perf event array (read by a ring set's
+ * reader thread). Returns NULL with errno set and a reason in errm.
  */
-struct bpf_dwarf *bpf_dwarf__open(struct pipeline *p, struct profile_bpf *counting, int nr_cpus,
-				  unsigned int dump_size, bool task_regs_wanted, stack_lookup_fn lookup,
-				  void *lookup_ctx);
+struct bpf_dwarf *bpf_dwarf__open(const struct bpf_dwarf_opts *o, struct errmsg *errm);
 /* Whether kernel-mode samples get user registers (bpf_task_pt_regs, 5.15). */
 bool bpf_dwarf__has_task_regs(const struct bpf_dwarf *d);
 int bpf_dwarf__prog_fd(const struct bpf_dwarf *d);
-/* Read the perf buffer: every record waiting goes to the pipeline. */
+/* Every record waiting goes to the pipeline. */
 int bpf_dwarf__drain(struct bpf_dwarf *d);
-/* Records lost when the perf buffer was full. */
+/* After the sampling events are disabled: the next drain is the last. */
+void bpf_dwarf__stop(struct bpf_dwarf *d);
+/* Samples lost when the rings were full. */
 uint64_t bpf_dwarf__lost(const struct bpf_dwarf *d);
 /* Records too short for what they claim. */
 uint64_t bpf_dwarf__bad_records(const struct bpf_dwarf *d);

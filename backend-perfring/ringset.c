@@ -18,6 +18,7 @@
 #include "backend-perfring/decode.h"
 #include "backend-perfring/mapinode.h"
 #include "backend-perfring/ring.h"
+#include "backend-perfring/ringplan.h"
 #include "compat/cgroup.h"
 #include "compat/cpus.h"
 #include "compat/features.h"
@@ -112,6 +113,10 @@ struct ring_set {
 	void *on_sample_ctx;
 	ring_switch_fn on_switch;
 	void *on_switch_ctx;
+	ring_raw_fn on_raw;
+	void *on_raw_ctx;
+	ring_lost_fn on_lost;
+	void *on_lost_ctx;
 	bool use_clockid;		/* asked for CLOCK_MONOTONIC times */
 	int64_t mono_to_wall_ns;	/* CLOCK_MONOTONIC to wall clock in this drain; 0: not yet */
 	bool context_switch;		/* asked for switch records */
@@ -263,6 +268,34 @@ static int open_cpu(struct ring_set *rs, struct ring_event *ev, struct perf_even
 		return -ESRCH;
 	}
 	return 0;
+}
+
+int ring_set__plan(const char *what, unsigned int nr_rings, uint64_t records_per_s,
+		   uint64_t record_bytes, uint64_t max_record_bytes, uint64_t reserved_pages,
+		   struct errmsg *errm)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	struct ring_need need = { .what = what, .nr_rings = nr_rings,
+				  .records_per_s = records_per_s, .record_bytes = record_bytes,
+				  .max_record_bytes = max_record_bytes };
+	struct ring_budget budget;
+	char why[512];
+	int err;
+
+	ring_budget__read(&budget, page);
+	if (!budget.unlimited)
+		budget.pages = budget.pages > reserved_pages ? budget.pages - reserved_pages : 0;
+	err = ring_plan(&need, 1, &budget, page, why, sizeof(why));
+	if (err) {
+		errmsg__set(errm, "%s: %s", what, why);
+		return err;
+	}
+	pr_info("%s: %u x %u data pages (%u KiB each; wanted %u for %u ms of ~%llu records/s of "
+		"~%llu bytes; at least %u)\n",
+		what, need.nr_rings, need.pages, (unsigned int)(need.pages * page / 1024),
+		need.want_pages, RING_PLAN_DELAY_MS, (unsigned long long)need.records_per_s,
+		(unsigned long long)need.record_bytes, need.min_pages);
+	return (int)need.pages;
 }
 
 int ring_set__task_list(const struct backend_config *opts, pid_t **tids)
@@ -427,6 +460,29 @@ void ring_set__on_switch(struct ring_set *rs, ring_switch_fn fn, void *ctx)
 {
 	rs->on_switch = fn;
 	rs->on_switch_ctx = ctx;
+}
+
+void ring_set__on_raw(struct ring_set *rs, ring_raw_fn fn, void *ctx)
+{
+	rs->on_raw = fn;
+	rs->on_raw_ctx = ctx;
+}
+
+void ring_set__on_lost(struct ring_set *rs, ring_lost_fn fn, void *ctx)
+{
+	rs->on_lost = fn;
+	rs->on_lost_ctx = ctx;
+}
+
+int ring_set__nr_events(const struct ring_set *rs)
+{
+	return rs->nr_events;
+}
+
+int ring_set__event_fd(const struct ring_set *rs, int i, int *cpu)
+{
+	*cpu = rs->events[i].cpu;
+	return rs->events[i].fd;
 }
 
 bool ring_set__switch_records(const struct ring_set *rs)
@@ -642,6 +698,18 @@ static int handle_switch(struct ring_set *rs, const struct perf_event_header *hd
 	return rs->on_switch(rs->on_switch_ctx, sw.id.pid, sw.id.tid, sw.id.time, sw.out);
 }
 
+static int handle_raw(struct ring_set *rs, const struct perf_event_header *hdr)
+{
+	struct decoded_sample ds;
+
+	if (decode__sample(hdr, rs->sample_type, rs->regs_user, &ds) || !ds.raw) {
+		rs->bad_records++;
+		return 0;
+	}
+	return rs->on_raw(rs->on_raw_ctx, (rs->sample_type & PERF_SAMPLE_CPU) ? (int)ds.id.cpu : -1,
+			  ds.id.time, ds.raw, ds.raw_size);
+}
+
 /*
  * The wall clock at a record's time, where record times are CLOCK_MONOTONIC
  * (use_clockid, 4.1): the tracker checks files against when they were
@@ -680,6 +748,8 @@ static int handle_record(struct ring_set *rs, const struct perf_event_header *hd
 	}
 	switch (hdr->type) {
 	case PERF_RECORD_SAMPLE:
+		if (rs->on_raw)
+			return handle_raw(rs, hdr);
 		return rs->on_sample ? rs->on_sample(rs->on_sample_ctx, hdr) : 0;
 	case PERF_RECORD_MMAP:
 	case PERF_RECORD_MMAP2:
@@ -692,10 +762,19 @@ static int handle_record(struct ring_set *rs, const struct perf_event_header *hd
 	case PERF_RECORD_SWITCH_CPU_WIDE:
 		return handle_switch(rs, hdr);
 	case PERF_RECORD_LOST:
-		if (decode__lost(hdr, &lost))
+		if (decode__lost(hdr, &lost)) {
 			rs->bad_records++;
-		else
-			rs->lost += lost;
+			return 0;
+		}
+		rs->lost += lost;
+		if (rs->on_lost) {
+			struct sample_id id;
+			bool cpu_known = (rs->sample_type & PERF_SAMPLE_CPU) && rs->sample_id_all &&
+					 !decode__sample_id(hdr, rs->sample_type, rs->sample_id_all,
+							    &id);
+
+			rs->on_lost(rs->on_lost_ctx, cpu_known ? (int)id.cpu : -1, lost);
+		}
 		return 0;
 	default:
 		return 0;	/* EXIT, THROTTLE, ...: nothing to keep */

@@ -25,6 +25,14 @@ struct ring_set;
 typedef int (*ring_sample_fn)(void *ctx, const struct perf_event_header *hdr);
 /* A PERF_RECORD_SWITCH's task and time (attr.context_switch). Returns 0 or -errno. */
 typedef int (*ring_switch_fn)(void *ctx, pid_t pid, pid_t tid, uint64_t time, bool out);
+/*
+ * The raw data of a sample of sample_type RAW (with TIME and CPU: else 0),
+ * as a BPF program's bpf_perf_event_output wrote it; valid during the call
+ * and only 4-byte aligned. Returns 0 or -errno (stops the drain).
+ */
+typedef int (*ring_raw_fn)(void *ctx, int cpu, uint64_t time, const void *data, uint32_t size);
+/* A PERF_RECORD_LOST: records of that CPU's ring lost (cpu -1 when it does not say). */
+typedef void (*ring_lost_fn)(void *ctx, int cpu, uint64_t lost);
 
 /*
  * Open one event per CPU and task from attr, tasks being -1 (all), the
@@ -52,6 +60,12 @@ int ring_set__open_cgroups(struct ring_set **out, const char *what, struct pipel
 int ring_set__probe_cgroups(const struct backend_config *cfg, char *why, size_t len);
 void ring_set__on_sample(struct ring_set *rs, ring_sample_fn fn, void *ctx);
 void ring_set__on_switch(struct ring_set *rs, ring_switch_fn fn, void *ctx);
+/* Samples go to fn decoded, instead of to the on_sample handler (a BPF program's output). */
+void ring_set__on_raw(struct ring_set *rs, ring_raw_fn fn, void *ctx);
+void ring_set__on_lost(struct ring_set *rs, ring_lost_fn fn, void *ctx);
+/* The set's events, one per CPU: the fd of the i-th (i < ring_set__nr_events) and its CPU. */
+int ring_set__nr_events(const struct ring_set *rs);
+int ring_set__event_fd(const struct ring_set *rs, int i, int *cpu);
 /* Whether switch records come (attr.context_switch asked and kept, 4.3). */
 bool ring_set__switch_records(const struct ring_set *rs);
 /* Whether record times are CLOCK_MONOTONIC (attr.use_clockid asked and kept, 4.1). */
@@ -73,6 +87,17 @@ uint64_t ring_set__bad_records(const struct ring_set *rs);
 /* Counts a record the owner's handler could not decode. */
 void ring_set__count_bad(struct ring_set *rs);
 void ring_set__close(struct ring_set *rs);
+
+/*
+ * Data pages for the rings of a set planned alone (ringplan.h): nr_rings
+ * rings of records_per_s records of about record_bytes (max_record_bytes
+ * at most), within the locked-memory budget less reserved_pages that the
+ * run's other rings take. -v prints the choice. Returns the pages, or
+ * -ENOMEM with a one-line reason in errm.
+ */
+int ring_set__plan(const char *what, unsigned int nr_rings, uint64_t records_per_s,
+		   uint64_t record_bytes, uint64_t max_record_bytes, uint64_t reserved_pages,
+		   struct errmsg *errm);
 
 /* Beyond this many threads of -p/-L, one system-wide event per CPU costs fewer fds. */
 #define RING_SET_MAX_TASK_EVENTS 1024
