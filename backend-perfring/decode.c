@@ -43,6 +43,45 @@ unsigned int decode__sample_id_size(uint64_t t)
 	return n;
 }
 
+/* The fields a sample may have before its stack copy, in perf_output_sample()'s order. */
+#define FIELDS_TO_STACK_USER                                                                    \
+	(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |          \
+	 PERF_SAMPLE_ADDR | PERF_SAMPLE_ID | PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU |            \
+	 PERF_SAMPLE_PERIOD | PERF_SAMPLE_READ | PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_RAW |        \
+	 PERF_SAMPLE_BRANCH_STACK | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER)
+
+size_t decode__cut_stack_len(const struct perf_event_header *hdr, uint64_t t,
+			     const struct decoded_sample *ds)
+{
+	size_t data, size, keep;
+
+	if (!(t & PERF_SAMPLE_STACK_USER) || (t & ~(uint64_t)FIELDS_TO_STACK_USER) || !ds->stack)
+		return 0;
+	data = (size_t)(ds->stack - (const unsigned char *)hdr);
+	/* size, the copy, dyn_size: the last fields of the record. */
+	if (data < sizeof(*hdr) + 8 || data + 8 > hdr->size)
+		return 0;
+	size = hdr->size - data - 8;
+	keep = (ds->stack_size + 7) & ~(size_t)7;
+	return keep < size ? data + keep + 8 : 0;
+}
+
+void decode__cut_stack(const struct perf_event_header *hdr, const struct decoded_sample *ds,
+		       size_t len, void *out)
+{
+	unsigned char *o = out;
+	size_t data = (size_t)(ds->stack - (const unsigned char *)hdr);
+	uint64_t keep = len - data - 8;
+	struct perf_event_header h = *hdr;
+
+	/* Up to the copy, the part the kernel copied, dyn_size; then the new sizes. */
+	memcpy(o, hdr, data + keep);
+	memcpy(o + data + keep, &ds->stack_size, 8);
+	memcpy(o + data - 8, &keep, 8);
+	h.size = (uint16_t)len;
+	memcpy(o, &h, sizeof(h));
+}
+
 int decode__sample(const struct perf_event_header *hdr, uint64_t t, uint64_t regs_mask,
 		   struct decoded_sample *out)
 {

@@ -86,6 +86,20 @@ int decode__switch(const struct perf_event_header *hdr, uint64_t sample_type, bo
 int decode__lost(const struct perf_event_header *hdr, uint64_t *lost);
 
 /*
+ * A stack copy takes sample_stack_user bytes in the ring whatever the stack
+ * held; dyn_size says how many the kernel copied (less near the top of the
+ * stack's mapping; none for a kernel thread). Where the copy ends the
+ * record, the record can be cut to dyn_size rounded up to 8:
+ * decode__cut_stack_len gives the cut record's length (0: nothing to cut),
+ * decode__cut_stack writes it to out. ds is hdr decoded. The cut record
+ * decodes to the same fields.
+ */
+size_t decode__cut_stack_len(const struct perf_event_header *hdr, uint64_t sample_type,
+			     const struct decoded_sample *ds);
+void decode__cut_stack(const struct perf_event_header *hdr, const struct decoded_sample *ds,
+		       size_t len, void *out);
+
+/*
  * Split a callchain into its kernel and user parts, leaf first, dropping the
  * context markers (any ip >= PERF_CONTEXT_MAX) and guest frames.
  */

@@ -122,6 +122,7 @@ struct ring_set {
 	bool context_switch;		/* asked for switch records */
 	bool cgroup_tasks;		/* the tasks are --cgroup directories (their fds) */
 	uint64_t lost;			/* from PERF_RECORD_LOST */
+	uint64_t bytes_read, bytes_kept;	/* by the reader, stack copies cut (decode.h) */
 	/* Side-band recovery after a loss: the lost count it answered, when, how many. */
 	bool tracks_tasks;
 	uint64_t lost_resynced;
@@ -522,6 +523,10 @@ void ring_set__disable(struct ring_set *rs)
 	set_enabled(rs, PERF_EVENT_IOC_DISABLE, NULL);
 	/* The last drain reads the rings itself: all is in them once disabled. */
 	reader_stop(rs);
+	if (rs->bytes_read != rs->bytes_kept)
+		pr_info("%s: %.1f MB read from the rings, %.1f MB kept (stack copies cut to what the "
+			"kernel copied)\n",
+			rs->what, rs->bytes_read / 1e6, rs->bytes_kept / 1e6);
 }
 
 int ring_set__wait(struct ring_set *rs, int wake_fd, int timeout_ms)
@@ -552,9 +557,23 @@ static int batch_add(const struct perf_event_header *hdr, void *ctx)
 	struct batch *bt = rs->fill;
 	struct batch_rec *rec;
 	struct sample_id id;
+	struct decoded_sample ds;
+	size_t len = hdr->size, cut = 0;
+	uint64_t time = 0;
 
-	if (bt->len + hdr->size > bt->cap) {
-		size_t ncap = (bt->cap ? bt->cap * 2 : 1 << 20) + hdr->size;
+	if (hdr->type == PERF_RECORD_SAMPLE) {
+		if (!decode__sample(hdr, rs->sample_type, rs->regs_user, &ds)) {
+			time = ds.id.time;
+			/* Less to copy and to hold while the main thread is busy. */
+			cut = decode__cut_stack_len(hdr, rs->sample_type, &ds);
+			if (cut)
+				len = cut;
+		}
+	} else if (!decode__sample_id(hdr, rs->sample_type, rs->sample_id_all, &id)) {
+		time = id.time;
+	}
+	if (bt->len + len > bt->cap) {
+		size_t ncap = (bt->cap ? bt->cap * 2 : 1 << 20) + len;
 		unsigned char *tmp = realloc(bt->bytes, ncap);
 
 		if (!tmp)
@@ -574,17 +593,14 @@ static int batch_add(const struct perf_event_header *hdr, void *ctx)
 	rec = &bt->recs[bt->nr++];
 	rec->seq = bt->seq++;
 	rec->offset = bt->len;
-	rec->time = 0;
-	if (hdr->type == PERF_RECORD_SAMPLE) {
-		struct decoded_sample ds;
-
-		if (!decode__sample(hdr, rs->sample_type, rs->regs_user, &ds))
-			rec->time = ds.id.time;
-	} else if (!decode__sample_id(hdr, rs->sample_type, rs->sample_id_all, &id)) {
-		rec->time = id.time;
-	}
-	memcpy(bt->bytes + bt->len, hdr, hdr->size);
-	bt->len += hdr->size;	/* always a multiple of 8 */
+	rec->time = time;
+	rs->bytes_read += hdr->size;
+	rs->bytes_kept += len;
+	if (cut)
+		decode__cut_stack(hdr, &ds, cut, bt->bytes + bt->len);
+	else
+		memcpy(bt->bytes + bt->len, hdr, hdr->size);
+	bt->len += len;	/* always a multiple of 8 */
 	return 0;
 }
 

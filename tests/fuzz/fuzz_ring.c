@@ -2,7 +2,8 @@
 /*
  * libFuzzer target: a perf mmap ring of arbitrary bytes, read by the ring
  * reader (record framing, wrap-around), each record handed to every record
- * decoder. The ring is written by the kernel, but a bug or a hostile record
+ * decoder (and a sample's stack copy cut as the reader thread cuts it, then
+ * decoded again). The ring is written by the kernel, but a bug or a hostile record
  * must never make the reader touch memory outside the ring.
  *
  * Input: 16 bytes of parameters (sample_type choice, regs mask, tail,
@@ -52,6 +53,23 @@ static int on_record(const struct perf_event_header *hdr, void *ctx)
 		for (uint64_t i = 0; i < ds.nr_ips; i++)
 			sink ^= (unsigned char)ds.ips[i];
 		(void)sink;
+		/* A cut stack copy (the reader's) decodes to the same fields. */
+		size_t cut = decode__cut_stack_len(hdr, p->sample_type, &ds);
+
+		if (cut) {
+			unsigned char *out = malloc(cut);
+			struct decoded_sample dc;
+
+			if (!out)
+				abort();
+			decode__cut_stack(hdr, &ds, cut, out);
+			if (decode__sample((const struct perf_event_header *)out, p->sample_type,
+					   p->regs_mask, &dc) ||
+			    dc.stack_size != ds.stack_size || dc.nr_ips != ds.nr_ips ||
+			    memcmp(dc.stack, ds.stack, ds.stack_size))
+				abort();
+			free(out);
+		}
 	}
 	decode__sample_id(hdr, p->sample_type, true, &id);
 	if (!decode__mmap(hdr, p->sample_type, true, &mm))

@@ -75,6 +75,60 @@ START_TEST(guest_frames_are_dropped)
 }
 END_TEST
 
+/*
+ * A dwarf sample whose 256-byte stack copy holds 20 bytes the kernel copied
+ * (dyn_size): cut to 24, it decodes to the same fields, registers and
+ * copied bytes; a full copy, or a field after the copy, is not cut.
+ */
+START_TEST(stack_copy_is_cut_to_what_the_kernel_copied)
+{
+	const uint64_t t = SAMPLE_TYPE | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+	const uint64_t regs_mask = 0x1c0;	/* bp, sp, ip */
+	unsigned char stack[256], cut[4096];
+	struct record_builder b;
+	struct decoded_sample ds, dc;
+	const struct perf_event_header *hdr;
+	size_t len;
+
+	for (size_t i = 0; i < sizeof(stack); i++)
+		stack[i] = (unsigned char)i;
+	rb_begin(&b, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER);
+	rb_u32x2(&b, 100, 101);
+	rb_u64(&b, 123456789);
+	rb_u32x2(&b, 1, 0);
+	rb_u64(&b, 1);
+	rb_u64(&b, 0x401000);
+	rb_u64(&b, PERF_SAMPLE_REGS_ABI_64);
+	rb_u64(&b, 0x7ffc0010);	/* bp */
+	rb_u64(&b, 0x7ffc0000);	/* sp */
+	rb_u64(&b, 0x401000);	/* ip */
+	rb_u64(&b, sizeof(stack));
+	rb_put(&b, stack, sizeof(stack));
+	rb_u64(&b, 20);
+	hdr = rb_end(&b);
+	ck_assert_int_eq(decode__sample(hdr, t, regs_mask, &ds), 0);
+	len = decode__cut_stack_len(hdr, t, &ds);
+	ck_assert_uint_eq(len, hdr->size - sizeof(stack) + 24);
+	decode__cut_stack(hdr, &ds, len, cut);
+	ck_assert_uint_eq(((struct perf_event_header *)cut)->size, len);
+	ck_assert_int_eq(decode__sample((struct perf_event_header *)cut, t, regs_mask, &dc), 0);
+	ck_assert_uint_eq(dc.id.pid, 100);
+	ck_assert_uint_eq(dc.id.time, 123456789);
+	ck_assert_uint_eq(dc.nr_ips, 1);
+	ck_assert_uint_eq(dc.nr_regs, 3);
+	ck_assert_uint_eq(dc.regs[1], 0x7ffc0000);
+	ck_assert_uint_eq(dc.stack_size, 20);
+	ck_assert_int_eq(memcmp(dc.stack, stack, 20), 0);
+	/* Nothing to cut: the kernel copied it all. */
+	memcpy(cut, hdr, hdr->size);
+	memcpy(cut + hdr->size - 8, &(uint64_t){ sizeof(stack) }, 8);
+	ck_assert_int_eq(decode__sample((struct perf_event_header *)cut, t, regs_mask, &dc), 0);
+	ck_assert_uint_eq(decode__cut_stack_len((struct perf_event_header *)cut, t, &dc), 0);
+	/* A field the kernel writes after the copy (PERF_SAMPLE_WEIGHT): left whole. */
+	ck_assert_uint_eq(decode__cut_stack_len(hdr, t | PERF_SAMPLE_WEIGHT, &ds), 0);
+}
+END_TEST
+
 START_TEST(mmap2_with_trailer)
 {
 	struct record_builder b;
@@ -168,6 +222,7 @@ Suite *decode_suite(void)
 	tcase_add_test(tc, sample_fields_and_callchain);
 	tcase_add_test(tc, callchain_longer_than_record_is_rejected);
 	tcase_add_test(tc, guest_frames_are_dropped);
+	tcase_add_test(tc, stack_copy_is_cut_to_what_the_kernel_copied);
 	tcase_add_test(tc, mmap2_with_trailer);
 	tcase_add_test(tc, filename_without_nul_is_rejected);
 	tcase_add_test(tc, comm_exec_fork_lost);
