@@ -89,7 +89,8 @@ struct unwinder {
 struct unwind_ctx {
 	struct unwinder *u;
 	const struct addr_space *as;
-	const struct unwind_regs *regs;
+	const struct unwind_regs *regs;	/* where libunwind starts */
+	uint64_t copy_sp;		/* the sample's sp: where the stack copy starts */
 	const unsigned char *stack;
 	size_t stack_size;
 	/* The stack words read during the current step. */
@@ -318,7 +319,7 @@ static int access_mem(unw_addr_space_t uas, unw_word_t addr, unw_word_t *valp, i
 		      void *arg)
 {
 	struct unwind_ctx *ctx = arg;
-	uint64_t sp = ctx->regs->sp, bias;
+	uint64_t sp = ctx->copy_sp, bias;
 	const struct unwind_image *img;
 
 	(void)uas;
@@ -500,7 +501,7 @@ static bool same_key(const struct step_key *a, const struct step_key *b)
 static const struct step_entry *replay(struct unwind_ctx *ctx, const struct step_key *k)
 {
 	const struct step_entry *e = step_slot(ctx->u, k);
-	uint64_t sp = ctx->regs->sp;
+	uint64_t sp = ctx->copy_sp;
 
 	if (!e->valid || !same_key(&e->key, k))
 		return NULL;
@@ -545,21 +546,37 @@ static void step_key_of(struct step_key *k, const struct addr_space *as,
 	k->space_gen = as->generation;
 }
 
-/* Run libunwind from the leaf, recording each step. Returns the frame count. */
-static unsigned int unwind_fully(struct unwind_ctx *ctx, uint64_t *ips, unsigned int limit)
+/*
+ * Run libunwind from the frame of *cur, recording each step, until the stack
+ * ends, a step fails, limit frames are in ips, or the next frame's step is
+ * in the cache: then *cur is that frame and the caller replays from it
+ * (returns true). Consecutive samples of a process mostly differ in their
+ * innermost frames: libunwind walks those, the cache the deep rest.
+ *
+ * A fresh libunwind cursor looks up its ip itself, as for the interrupted
+ * leaf; a caller's frame is looked up at its return address - 1, the call
+ * (which may be the last instruction of its function), as libunwind does
+ * after a step. So a caller's frame starts libunwind at ip - 1.
+ */
+static bool unwind_from(struct unwind_ctx *ctx, struct unwind_regs *cur, uint64_t *ips,
+			unsigned int *np, unsigned int limit)
 {
-	struct unwind_regs cur = *ctx->regs, next;
-	unsigned int n = 1;
+	struct unwind_regs start = *cur, next;
+	unsigned int n = *np;
+	bool more = false;
 	unw_cursor_t c;
 	struct step_key k;
 	unw_word_t v;
 
+	if (n > 1)
+		start.ip--;
+	ctx->regs = &start;
 	if (unw_init_remote(&c, ctx->u->uas, ctx) < 0)
-		return n;
+		return false;
 	while (n < limit) {
 		int ret;
 
-		step_key_of(&k, ctx->as, &cur, n == 1);
+		step_key_of(&k, ctx->as, cur, n == 1);
 		ctx->nr_log = 0;
 		ctx->uncacheable = false;
 		ret = unw_step(&c);
@@ -585,10 +602,16 @@ static unsigned int unwind_fully(struct unwind_ctx *ctx, uint64_t *ips, unsigned
 		}
 		remember(ctx, &k, false, &next);
 		ips[n++] = next.ip;
-		cur = next;
+		*cur = next;
 		ctx->u->st.steps++;
+		step_key_of(&k, ctx->as, cur, false);
+		if (n < limit && replay(ctx, &k)) {
+			more = true;
+			break;
+		}
 	}
-	return n;
+	*np = n;
+	return more;
 }
 
 unsigned int unwinder__unwind(struct unwinder *u, const struct addr_space *as,
@@ -596,7 +619,8 @@ unsigned int unwinder__unwind(struct unwinder *u, const struct addr_space *as,
 			      uint64_t *ips, unsigned int max)
 {
 	struct unwind_ctx ctx = {
-		.u = u, .as = as, .regs = regs, .stack = stack, .stack_size = stack_size,
+		.u = u, .as = as, .regs = regs, .copy_sp = regs->sp, .stack = stack,
+		.stack_size = stack_size,
 	};
 	/* One frame more than asked, to know whether the stack was cut. */
 	uint64_t frames[MAX_STACK_DEPTH + 1];
@@ -615,9 +639,13 @@ unsigned int unwinder__unwind(struct unwinder *u, const struct addr_space *as,
 		step_key_of(&k, as, &cur, n == 1);
 		e = replay(&ctx, &k);
 		if (!e) {
+			bool more;
+
 			unwind_sigmask__quiet(true);
-			n = unwind_fully(&ctx, frames, limit);
+			more = unwind_from(&ctx, &cur, frames, &n, limit);
 			unwind_sigmask__quiet(false);
+			if (more)
+				continue;
 			if (ctx.ran_off_copy)
 				u->st.dump_exhausted++;
 			break;

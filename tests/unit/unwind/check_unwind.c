@@ -83,6 +83,21 @@ __attribute__((noinline, optimize("omit-frame-pointer"))) void unwind_level3(str
 	__asm__ volatile("" ::: "memory");
 }
 
+__attribute__((noinline, optimize("omit-frame-pointer"))) void unwind_level2b(struct snapshot *s)
+{
+	unwind_level1(s);
+	__asm__ volatile("" ::: "memory");
+}
+
+/* Two samples of one thread whose inner frames differ and whose callers are the same. */
+__attribute__((noinline, optimize("omit-frame-pointer"))) void unwind_level3_twice(struct snapshot *a,
+										  struct snapshot *b)
+{
+	unwind_level2(a);
+	unwind_level2b(b);
+	__asm__ volatile("" ::: "memory");
+}
+
 static struct snapshot snap;
 static struct proctrack *pt;
 static struct addr_space *as;
@@ -148,6 +163,40 @@ START_TEST(a_repeated_snapshot_is_replayed_from_the_cache_identically)
 	ck_assert_uint_eq(n1, n2);
 	ck_assert_mem_eq(first, second, n1 * sizeof(first[0]));
 	ck_assert_uint_eq(st.cached_steps, n1 - 1);
+}
+END_TEST
+
+/*
+ * A sample whose innermost frames are new runs libunwind on those only and
+ * replays its callers' steps from the cache (the deep outer frames of a
+ * compiler's samples are mostly the same): the frames are what a new
+ * unwinder finds.
+ */
+START_TEST(new_inner_frames_rejoin_the_cache_for_their_callers)
+{
+	static struct snapshot a, b;
+	uint64_t first[MAX_STACK_DEPTH], second[MAX_STACK_DEPTH], fresh[MAX_STACK_DEPTH];
+	struct unwinder *other = unwinder__new();
+	struct unwind_stats st;
+	unsigned int n1, n2, n3;
+	uint64_t cached;
+
+	ck_assert_ptr_nonnull(other);
+	unwind_level3_twice(&a, &b);
+	n1 = unwinder__unwind(uw, as, &a.regs, a.stack, a.size, first, MAX_STACK_DEPTH);
+	unwinder__stats(uw, &st);
+	cached = st.cached_steps;
+	n2 = unwinder__unwind(uw, as, &b.regs, b.stack, b.size, second, MAX_STACK_DEPTH);
+	unwinder__stats(uw, &st);
+	n3 = unwinder__unwind(other, as, &b.regs, b.stack, b.size, fresh, MAX_STACK_DEPTH);
+	unwinder__free(other);
+	ck_assert_uint_ge(n1, 6);
+	ck_assert_str_eq(name_of(second[2], false), "unwind_level2b");
+	ck_assert_str_eq(name_of(second[3], false), "unwind_level3_twice");
+	ck_assert_uint_eq(n2, n3);
+	ck_assert_mem_eq(second, fresh, n2 * sizeof(second[0]));
+	/* The callers of unwind_level3_twice: replayed, not walked again. */
+	ck_assert_uint_ge(st.cached_steps - cached, n2 - 5);
 }
 END_TEST
 
@@ -320,6 +369,7 @@ Suite *unwind_suite(void)
 	tcase_add_test(tc, unwinds_a_copy_through_functions_without_frame_pointers);
 	tcase_add_test(tc, a_repeated_snapshot_is_replayed_from_the_cache_identically);
 	tcase_add_test(tc, a_changed_return_address_is_not_replayed);
+	tcase_add_test(tc, new_inner_frames_rejoin_the_cache_for_their_callers);
 	tcase_add_test(tc, a_stack_deeper_than_the_limit_ends_with_the_marker);
 	tcase_add_test(tc, a_short_copy_stops_early_and_is_counted);
 	tcase_add_test(tc, memory_without_a_mapping_gives_the_leaf_only);
