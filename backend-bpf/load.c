@@ -34,15 +34,17 @@ unsigned int bpf_load__overflow_size(unsigned int stack)
 
 /*
  * With dwarf, only the stack-copy program runs: it takes its stack ids in
- * generation 0's maps, never cleared, and generation 1's stay minimal.
+ * generation 0's maps, never cleared, and generation 1's stay minimal, as
+ * do the count maps it never writes (preallocated at full size, they took
+ * about a tenth of a dwarf run's start-up CPU).
  */
 static void set_sizes(struct profile_bpf *skel, unsigned int hash, unsigned int stack,
 		      unsigned int nr_ids, bool dwarf, unsigned int members)
 {
 	unsigned int more = dwarf ? 1 : stack;
 
-	bpf_map__set_max_entries(skel->maps.counts0, hash);
-	bpf_map__set_max_entries(skel->maps.counts1, hash);
+	bpf_map__set_max_entries(skel->maps.counts0, dwarf ? 1 : hash);
+	bpf_map__set_max_entries(skel->maps.counts1, dwarf ? 1 : hash);
 	bpf_map__set_max_entries(skel->maps.stacks, stack);
 	bpf_map__set_max_entries(skel->maps.stacks1, more);
 	bpf_map__set_max_entries(skel->maps.overflow0, bpf_load__overflow_size(stack));
