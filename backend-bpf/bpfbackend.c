@@ -585,7 +585,8 @@ static int add_entry(struct backend *b, struct stack_cache *sc, const struct pro
 
 	if (b->nsids) {
 		named = *key;
-		if (bpf_nsids__rename(b->nsids, &named, count) <= 0)
+		if (nsid_names__rename(bpf_nsids__names(b->nsids), &named.tgid, &named.tid,
+				       count) <= 0)
 			return 0;	/* outside the namespace, or not named: counted */
 		key = &named;
 	}
@@ -606,7 +607,7 @@ static int add_entry_cb(void *ctx, const void *key, uint64_t count)
 static int drain_counts(struct backend *b, unsigned int gen)
 {
 	/* The names of the tasks counted, all sent before their counts. */
-	int err = b->nsids ? bpf_nsids__consume(b->nsids) : 0;
+	int err = b->nsids ? nsid_names__consume(bpf_nsids__names(b->nsids)) : 0;
 
 	if (err)
 		return err;
@@ -731,7 +732,7 @@ static void bpf_stats(const struct backend *b, struct backend_stats *st)
 	if (b->offcpu)
 		bpf_offcpu__stats(b->offcpu, st);
 	st->cgroup_untracked += b->cgroup_full_at_start;
-	st->pidns_unnamed = b->nsids ? bpf_nsids__unnamed(b->nsids) : 0;
+	st->pidns_unnamed += b->nsids ? nsid_names__unnamed(bpf_nsids__names(b->nsids)) : 0;
 	if (!b->skel)
 		return;
 	full = read_stat(mb, PROFILE_STAT_HASH_FULL);

@@ -18,8 +18,6 @@
 
 bool bpf_nsids__test_force;
 
-/* Tasks the kernel map keeps at once (those named within the last seconds). */
-#define NSIDS_ENTRIES 16384
 /* Records are 32 bytes: a page holds 128. */
 #define RECORD_PAGES 16
 /* Names not renewed for this long are forgotten, here and in the kernel's map. */
@@ -31,13 +29,18 @@ struct name {
 	uint64_t seen_ns;		/* CLOCK_MONOTONIC of its last record */
 };
 
-struct bpf_nsids {
-	struct profile_nsids_bpf *skel;
+struct nsid_names {
 	struct perf_buffer *pb;
+	int nsids_fd;
 	struct hashmap names;		/* host id -> struct name */
 	bool by_tid;
-	uint64_t unnamed;		/* sample weight of tasks without a record */
+	uint64_t unnamed;		/* weight of tasks without a record */
 	uint64_t forgot_at;
+};
+
+struct bpf_nsids {
+	struct profile_nsids_bpf *skel;
+	struct nsid_names *names;
 };
 
 static uint64_t hash_host(const void *key)
@@ -81,18 +84,17 @@ int bpf_nsids__probe(struct profile_bpf *counting)
 }
 
 /* Outside the namespace: the program stops counting it (until it names the id again). */
-static void mark_outside(struct bpf_nsids *n, __u32 host)
+static void mark_outside(struct nsid_names *n, __u32 host)
 {
-	int fd = bpf_map__fd(n->skel->maps.nsids);
 	struct nsid_entry e;
 
-	if (!bpf_map_lookup_elem(fd, &host, &e)) {
+	if (!bpf_map_lookup_elem(n->nsids_fd, &host, &e)) {
 		e.outside = 1;
-		bpf_map_update_elem(fd, &host, &e, BPF_EXIST);
+		bpf_map_update_elem(n->nsids_fd, &host, &e, BPF_EXIST);
 	}
 }
 
-static int add_name(struct bpf_nsids *n, const struct nsid_record *rec, __u32 tgid, __u32 tid)
+static int add_name(struct nsid_names *n, const struct nsid_record *rec, __u32 tgid, __u32 tid)
 {
 	__u32 host = n->by_tid ? rec->tid : rec->tgid;
 	struct name *nm = hashmap__find(&n->names, &host);
@@ -121,7 +123,7 @@ static int add_name(struct bpf_nsids *n, const struct nsid_record *rec, __u32 tg
  */
 static enum bpf_perf_event_ret on_event(void *ctx, int cpu, struct perf_event_header *hdr)
 {
-	struct bpf_nsids *n = ctx;
+	struct nsid_names *n = ctx;
 	const char *body = (const char *)(hdr + 1);
 	struct nsid_record rec;
 	__u32 ids[2], size;
@@ -139,21 +141,18 @@ static enum bpf_perf_event_ret on_event(void *ctx, int cpu, struct perf_event_he
 						  : LIBBPF_PERF_EVENT_CONT;
 }
 
-struct bpf_nsids *bpf_nsids__open(struct profile_bpf *counting, bool by_tid)
+struct nsid_names *nsid_names__new(int records_fd, int nsids_fd, bool by_tid)
 {
-	struct bpf_nsids *n = calloc(1, sizeof(*n));
+	struct nsid_names *n = calloc(1, sizeof(*n));
 	struct perf_event_attr attr;
-	int err;
 
 	if (!n) {
 		errno = ENOMEM;
 		return NULL;
 	}
+	n->nsids_fd = nsids_fd;
 	n->by_tid = by_tid;
 	hashmap__init(&n->names, hash_host, equal_host);
-	n->skel = load(counting, NSIDS_ENTRIES);
-	if (!n->skel)
-		goto err_out;
 	memset(&attr, 0, sizeof(attr));
 	attr.size = sizeof(attr);
 	attr.type = PERF_TYPE_SOFTWARE;
@@ -162,29 +161,22 @@ struct bpf_nsids *bpf_nsids__open(struct profile_bpf *counting, bool by_tid)
 	attr.sample_type = PERF_SAMPLE_RAW | PERF_SAMPLE_TID;
 	attr.sample_period = 1;
 	attr.wakeup_events = 1;
-	n->pb = perf_buffer__new_raw(bpf_map__fd(n->skel->maps.nsid_records), RECORD_PAGES, &attr,
-				     on_event, n, NULL);
-	if (!n->pb)
-		goto err_out;
+	n->pb = perf_buffer__new_raw(records_fd, RECORD_PAGES, &attr, on_event, n, NULL);
+	if (!n->pb) {
+		int err = errno;
+
+		nsid_names__free(n);
+		errno = err;
+		return NULL;
+	}
 	n->forgot_at = (uint64_t)mono_ns();
 	return n;
-
-err_out:
-	err = errno;
-	bpf_nsids__close(n);
-	errno = err;
-	return NULL;
-}
-
-int bpf_nsids__prog_fd(const struct bpf_nsids *n)
-{
-	return bpf_program__fd(n->skel->progs.profile_sample_nsids);
 }
 
 /* Names not renewed for FORGET_NS: tasks gone, or not sampled for long. */
-static void forget_old(struct bpf_nsids *n, uint64_t now)
+static void forget_old(struct nsid_names *n, uint64_t now)
 {
-	int fd = bpf_map__fd(n->skel->maps.nsids);
+	int fd = n->nsids_fd;
 	__u32 key = UINT32_MAX, next;	/* no task has this id: the walk starts at the first */
 	struct hashmap_entry *ent;
 	size_t bkt, nr = 0, cap = 0;
@@ -216,7 +208,7 @@ static void forget_old(struct bpf_nsids *n, uint64_t now)
 	free(old);
 }
 
-int bpf_nsids__consume(struct bpf_nsids *n)
+int nsid_names__consume(struct nsid_names *n)
 {
 	int err = perf_buffer__consume(n->pb);
 	uint64_t now = (uint64_t)mono_ns();
@@ -230,9 +222,9 @@ int bpf_nsids__consume(struct bpf_nsids *n)
 	return 0;
 }
 
-int bpf_nsids__rename(struct bpf_nsids *n, struct profile_key *key, uint64_t weight)
+int nsid_names__rename(struct nsid_names *n, __u32 *tgid, __u32 *tid, uint64_t weight)
 {
-	__u32 host = n->by_tid ? key->tid : key->tgid;
+	__u32 host = n->by_tid ? *tid : *tgid;
 	const struct name *nm = hashmap__find(&n->names, &host);
 
 	if (!nm) {
@@ -241,18 +233,18 @@ int bpf_nsids__rename(struct bpf_nsids *n, struct profile_key *key, uint64_t wei
 	}
 	if (!nm->tgid)
 		return 0;
-	key->tgid = nm->tgid;
+	*tgid = nm->tgid;
 	if (n->by_tid)
-		key->tid = nm->tid;
+		*tid = nm->tid;
 	return 1;
 }
 
-uint64_t bpf_nsids__unnamed(const struct bpf_nsids *n)
+uint64_t nsid_names__unnamed(const struct nsid_names *n)
 {
 	return n->unnamed;
 }
 
-void bpf_nsids__close(struct bpf_nsids *n)
+void nsid_names__free(struct nsid_names *n)
 {
 	struct hashmap_entry *ent;
 	size_t bkt;
@@ -260,9 +252,49 @@ void bpf_nsids__close(struct bpf_nsids *n)
 	if (!n)
 		return;
 	perf_buffer__free(n->pb);
-	profile_nsids_bpf__destroy(n->skel);
 	hashmap__for_each(&n->names, bkt, ent)
 		free(ent->value);
 	hashmap__clear(&n->names);
+	free(n);
+}
+
+struct bpf_nsids *bpf_nsids__open(struct profile_bpf *counting, bool by_tid)
+{
+	struct bpf_nsids *n = calloc(1, sizeof(*n));
+	int err;
+
+	if (!n) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	n->skel = load(counting, NSIDS_ENTRIES);
+	if (n->skel)
+		n->names = nsid_names__new(bpf_map__fd(n->skel->maps.nsid_records),
+					   bpf_map__fd(n->skel->maps.nsids), by_tid);
+	if (!n->names) {
+		err = errno;
+		bpf_nsids__close(n);
+		errno = err;
+		return NULL;
+	}
+	return n;
+}
+
+int bpf_nsids__prog_fd(const struct bpf_nsids *n)
+{
+	return bpf_program__fd(n->skel->progs.profile_sample_nsids);
+}
+
+struct nsid_names *bpf_nsids__names(struct bpf_nsids *n)
+{
+	return n->names;
+}
+
+void bpf_nsids__close(struct bpf_nsids *n)
+{
+	if (!n)
+		return;
+	nsid_names__free(n->names);
+	profile_nsids_bpf__destroy(n->skel);
 	free(n);
 }

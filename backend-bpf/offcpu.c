@@ -13,11 +13,13 @@
 #include "backend-bpf/countmap.h"
 #include "backend-bpf/idmaps.h"
 #include "backend-bpf/interruptible.h"
+#include "backend-bpf/nsids.h"
 #include "backend-bpf/stacks.h"
 #include "bpf/offcpu.skel.h"
 #include "bpf/offcpu_idmap.skel.h"
 #include "bpf/offcpu_mntns.skel.h"
 #include "bpf/offcpu_maps.h"
+#include "compat/pidns.h"
 #include "compat/tracepoint.h"
 #include "core/lib/clock.h"
 #include "core/lib/log.h"
@@ -39,6 +41,8 @@ struct bpf_offcpu {
 	struct bpf_link *fork_link;	/* --cgroup's thread table: sched_process_fork */
 	bool sums;			/* off-CPU time; else only the table is kept */
 	bool track;			/* keep --cgroup's thread table (cg_members) */
+	/* Inside a pid namespace: threads named by the kernel's records (nsids.h). */
+	struct nsid_names *names;
 	struct offcpu_config config;
 	uint32_t next_pid_off;		/* written at start: the program's on switch */
 	int config_fd, stats_fd, start_fd, counts_fd[2];
@@ -69,7 +73,7 @@ static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list 
  * one at members_fd (the on-CPU programs'), or its own if members_fd < 0.
  */
 static struct offcpu_bpf *load(const struct backend_config *c, unsigned int nr_ids, bool sums,
-			       bool track, int members_fd)
+			       bool track, int members_fd, bool named)
 {
 	struct offcpu_bpf *skel;
 	int err = 0;
@@ -84,6 +88,7 @@ static struct offcpu_bpf *load(const struct backend_config *c, unsigned int nr_i
 	bpf_map__set_max_entries(skel->maps.start, sums ? START_ENTRIES : 1);
 	bpf_map__set_max_entries(skel->maps.filter_ids, nr_ids ? nr_ids : 1);
 	bpf_map__set_max_entries(skel->maps.cgroups, c->nr_cgroups ? c->nr_cgroups : 1);
+	bpf_map__set_max_entries(skel->maps.nsids, named ? NSIDS_ENTRIES : 1);
 	if (track && members_fd >= 0)
 		err = bpf_map__reuse_fd(skel->maps.cg_members, members_fd);
 	/* With bcc's maps, only the maps: a variant of the program runs on them. */
@@ -164,7 +169,7 @@ int bpf_offcpu__probe(const struct backend_config *cfg, bool track, char *why, s
 	if (err)
 		return err;
 	small.stack_storage_size = small.hash_storage_size = 1;
-	skel = load(&small, 1, false, track, -1);
+	skel = load(&small, 1, false, track, -1, false);
 	if (!skel) {
 		err = -errno;
 		snprintf(why, len, "the kernel refused the %s program: %s (-vv shows the "
@@ -195,11 +200,13 @@ static void set_config(struct bpf_offcpu *o, const struct sched_switch_layout *l
 	struct offcpu_config *k = &o->config;
 
 	memset(k, 0, sizeof(*k));
+	/* Named by records, threads are filtered by -p/-L once renamed, in the pipeline. */
 	k->flags = (o->track ? OFFCPU_CFG_TRACK_CGROUPS : 0) |
+		   (o->names ? OFFCPU_CFG_NSIDS : 0) |
 		   (c->user_stacks ? OFFCPU_CFG_USER_STACK : 0) |
 		   (c->kernel_stacks ? OFFCPU_CFG_KERNEL_STACK : 0) |
-		   (c->nr_pids ? OFFCPU_CFG_FILTER_TGID : 0) |
-		   (c->nr_tids ? OFFCPU_CFG_FILTER_TID : 0) |
+		   (c->nr_pids && !o->names ? OFFCPU_CFG_FILTER_TGID : 0) |
+		   (c->nr_tids && !o->names ? OFFCPU_CFG_FILTER_TID : 0) |
 		   (c->state >= 0 ? OFFCPU_CFG_FILTER_STATE : 0) |
 		   (c->threads_user_only ? OFFCPU_CFG_USER_THREADS : 0) |
 		   (c->threads_kernel_only ? OFFCPU_CFG_KERNEL_THREADS : 0);
@@ -246,7 +253,9 @@ int bpf_offcpu__open(struct bpf_offcpu **out, const struct backend_config *cfg,
 	struct sched_switch_layout layout;
 	struct bpf_offcpu *o = calloc(1, sizeof(*o));
 	uint32_t child_off = 0;
+	uint64_t ns_dev, ns_ino;
 	char why[256] = "";
+	bool named;
 	int err;
 
 	*out = NULL;
@@ -266,13 +275,27 @@ int bpf_offcpu__open(struct bpf_offcpu **out, const struct backend_config *cfg,
 		errmsg__set(errm, "bpf: %s", why);
 		goto err_out;
 	}
+	named = o->sums && pidns__in_child(&ns_dev, &ns_ino);
 	o->skel = load(cfg, (unsigned int)(cfg->nr_pids + cfg->nr_tids), o->sums, o->track,
-		       members_fd);
+		       members_fd, named);
 	if (!o->skel) {
 		err = -errno;
 		errmsg__set(errm, "bpf: loading the %s program: %s",
 			    o->sums ? "off-CPU" : "sched_switch", strerror(errno));
 		goto err_out;
+	}
+	if (named) {
+		o->names = nsid_names__new(bpf_map__fd(o->skel->maps.nsid_records),
+					   bpf_map__fd(o->skel->maps.nsids), true);
+		if (!o->names) {
+			err = -errno;
+			errmsg__set(errm, "bpf: the off-CPU program's records of thread ids: %s",
+				    strerror(-err));
+			goto err_out;
+		}
+		pr_info("bpf: in pid namespace %llu: off-CPU threads are named by their ids "
+			"there, which the kernel writes into perf records\n",
+			(unsigned long long)ns_ino);
 	}
 	o->prog = o->skel->progs.offcpu_switch;
 	if (idmaps__filters(cfg)) {
@@ -365,6 +388,8 @@ static int add_interval(struct bpf_offcpu *o, const struct offcpu_key *k, uint64
 	uint64_t kbuf[MAX_STACK_DEPTH + 1];
 	struct sample s;
 
+	if (o->names && nsid_names__rename(o->names, &key.tgid, &key.tid, 1) <= 0)
+		return 0;	/* outside the namespace, or not named: counted */
 	memcpy(key.comm, k->comm, sizeof(key.comm));
 	bpf_convert__sample(&key, ns, stack_cache__get(&o->stacks, k->kernel_stack_id),
 			    stack_cache__get(&o->stacks, k->user_stack_id), kbuf, &s);
@@ -430,10 +455,16 @@ static void count_missed(struct bpf_offcpu *o)
 
 	while (!bpf_map_get_next_key(fd, &key, &next)) {
 		struct offcpu_missed m;
+		__u32 tgid, tid;
 
 		key = next;
-		if (!bpf_map_lookup_elem(fd, &key, &m) &&
-		    pipeline__wants_thread(o->pipeline, (pid_t)m.tgid, (pid_t)key))
+		if (bpf_map_lookup_elem(fd, &key, &m))
+			continue;
+		tgid = m.tgid;
+		tid = key;
+		if (o->names && nsid_names__rename(o->names, &tgid, &tid, 0) <= 0)
+			continue;
+		if (pipeline__wants_thread(o->pipeline, (pid_t)tgid, (pid_t)tid))
 			o->missed += m.count;
 	}
 }
@@ -451,6 +482,10 @@ int bpf_offcpu__drain(struct bpf_offcpu *o)
 
 	if (!o->sums)
 		return 0;
+	/* The names of the threads counted, all sent at their switch-out. */
+	err = o->names ? nsid_names__consume(o->names) : 0;
+	if (err)
+		return err;
 	if (o->stopped) {
 		err = drain_map(o, 0);
 		if (!err)
@@ -494,6 +529,7 @@ void bpf_offcpu__stats(const struct bpf_offcpu *o, struct backend_stats *st)
 	/* Those the missed map had no room for may be anyone's: counted, to be safe. */
 	st->offcpu_missed_switch_in = o->missed + stat(o, OFFCPU_STAT_MISSED_UNKEYED);
 	st->offcpu_still_off = o->still_off;
+	st->pidns_unnamed += o->names ? nsid_names__unnamed(o->names) : 0;
 	st->hash_full |= full > 0;
 	st->drains += o->drains;
 }
@@ -502,6 +538,7 @@ void bpf_offcpu__close(struct bpf_offcpu *o)
 {
 	if (!o)
 		return;
+	nsid_names__free(o->names);
 	bpf_link__destroy(o->fork_link);
 	bpf_link__destroy(o->link);
 	stack_cache__fini(&o->stacks);

@@ -23,14 +23,8 @@
  * Off-CPU time and/or --cgroup's thread table (track): what the off-CPU
  * program cannot do, then the real load.
  */
-static int probe_offcpu(const struct backend_config *c, bool in_pidns, bool track, char *why,
-			size_t len)
+static int probe_offcpu(const struct backend_config *c, bool track, char *why, size_t len)
 {
-	if (c->off_cpu && in_pidns) {
-		snprintf(why, len, "the profiler runs in a pid namespace, where the off-CPU program "
-			 "would name tasks by their ids outside it");
-		return -EOPNOTSUPP;
-	}
 	if (c->off_cpu && c->dwarf && c->user_stacks) {
 		snprintf(why, len, "off-CPU time with --unwind dwarf takes stack copies at "
 			 "switch-out, which only the perf backend does");
@@ -113,7 +107,7 @@ static int probe(const struct backend_config *opts, char *why, size_t len)
 		return cg_mode;
 	}
 	if (opts->off_cpu || cg_mode == CGROUP_MODE_TABLE) {
-		int err = probe_offcpu(opts, in_pidns, cg_mode == CGROUP_MODE_TABLE, why, len);
+		int err = probe_offcpu(opts, cg_mode == CGROUP_MODE_TABLE, why, len);
 
 		/* Without off-CPU time, say what the program was for. */
 		if (err && !opts->off_cpu) {

@@ -84,7 +84,8 @@ static __always_inline int count_sample(struct bpf_perf_event_data *ctx, int pid
 	if (!cfg)
 		return 0;
 #ifdef COUNTING_NSIDS
-	if (!nsid_visible(ctx, cfg, tgid, tid))
+	if (!nsid_visible(ctx, (cfg->flags & PROFILE_CFG_KEY_TID) ? tid : tgid, tgid, tid,
+			  PROFILE_STAT_NSIDS_FULL))
 		return 0;
 #endif
 	/* Read once: the stacks and the count of one sample go to one generation. */

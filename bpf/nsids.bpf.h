@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The counting program's naming of tasks for a profiler inside a pid
- * namespace before Linux 5.7 (see bpf/nsids_maps.h). 4.9: perf_event_output
- * from the BPF stack, map lookup/update, ktime_get_ns.
+ * The naming of tasks for a profiler inside a pid namespace (see
+ * bpf/nsids_maps.h): the counting program's before Linux 5.7, the off-CPU
+ * program's on every kernel. 4.9: perf_event_output from the BPF stack, map
+ * lookup/update, ktime_get_ns. The includer defines stat_inc() first.
  */
 #ifndef BPF_NSIDS_BPF_H
 #define BPF_NSIDS_BPF_H
 
 #include "bpf/nsids_maps.h"
-#include "bpf/profile_maps.h"
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERF_EVENT_ARRAY);
@@ -25,14 +25,15 @@ struct {
 } nsids SEC(".maps");
 
 /*
- * Whether to count this sample of task tgid/tid: not when user space found
- * it outside the namespace. Sends its record when it was not named for
- * NSID_RENAME_NS; a full nsids map is counted, and the record still sent.
+ * Whether to count this event of the current task tgid/tid (named key,
+ * its tgid or tid, in the nsids map): not when user space found it outside
+ * the namespace. Sends its record when it was not named for NSID_RENAME_NS;
+ * a full nsids map is counted in stats slot full_slot, and the record still
+ * sent.
  */
-static __always_inline int nsid_visible(void *ctx, struct profile_config *cfg, __u32 tgid,
-					__u32 tid)
+static __always_inline int nsid_visible(void *ctx, __u32 key, __u32 tgid, __u32 tid,
+					__u32 full_slot)
 {
-	__u32 key = (cfg->flags & PROFILE_CFG_KEY_TID) ? tid : tgid;
 	struct nsid_entry *e = bpf_map_lookup_elem(&nsids, &key), first;
 	__u64 now = bpf_ktime_get_ns();
 	struct nsid_record rec;
@@ -45,7 +46,7 @@ static __always_inline int nsid_visible(void *ctx, struct profile_config *cfg, _
 		__builtin_memset(&first, 0, sizeof(first));
 		first.named = now;
 		if (bpf_map_update_elem(&nsids, &key, &first, BPF_NOEXIST))
-			stat_inc(PROFILE_STAT_NSIDS_FULL);
+			stat_inc(full_slot);
 	}
 	rec.tgid = tgid;
 	rec.tid = tid;

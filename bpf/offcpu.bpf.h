@@ -83,6 +83,9 @@ static __always_inline void stat_inc(__u32 slot)
 		*v += 1;	/* per-CPU slot; sched_switch runs with interrupts off */
 }
 
+/* After stat_inc, which it uses. */
+#include "bpf/nsids.bpf.h"
+
 /* A stack id as stored; failures to store are counted, "no stack" (-EFAULT) is not. */
 static __always_inline __s32 stack_id(__s32 id)
 {
@@ -168,6 +171,10 @@ static __always_inline void switch_out(void *ctx, struct offcpu_config *cfg, __u
 	if ((cfg->flags & OFFCPU_CFG_FILTER_TGID) && !bpf_map_lookup_elem(&filter_ids, &tgid))
 		return;
 	if ((cfg->flags & OFFCPU_CFG_FILTER_TID) && !bpf_map_lookup_elem(&filter_ids, &tid))
+		return;
+	/* Inside a pid namespace: named by records, by thread; those outside it are left. */
+	if ((cfg->flags & OFFCPU_CFG_NSIDS) &&
+	    !nsid_visible(ctx, tid, tgid, tid, OFFCPU_STAT_NSIDS_FULL))
 		return;
 	/*
 	 * The thread is on-CPU: an entry of its own means its switch-in was

@@ -21,6 +21,8 @@
 #define OFFCPU_CFG_KERNEL_THREADS (1U << 8)	/* --kernel-threads-only */
 /* Keep cg_members, --cgroup's thread table for the on-CPU programs (cgroup_members.bpf.h). */
 #define OFFCPU_CFG_TRACK_CGROUPS (1U << 9)
+/* A profiler in a pid namespace: tasks are named by records (bpf/nsids.bpf.h). */
+#define OFFCPU_CFG_NSIDS (1U << 10)
 
 /*
  * The one element of the config ARRAY map (no global variables before 5.2).
@@ -121,6 +123,7 @@ enum offcpu_stat {
 	OFFCPU_STAT_MISSED_SWITCH_IN,	/* intervals dropped: the program did not see their end */
 	OFFCPU_STAT_MISSED_UNKEYED,	/* of those, not in the missed map (full): whose unknown */
 	OFFCPU_STAT_MEMBERS_FULL,	/* threads under --cgroup not tracked: cg_members full */
+	OFFCPU_STAT_NSIDS_FULL,		/* pid namespace records: a thread not kept in nsids */
 	OFFCPU_STAT_CNT,
 };
 

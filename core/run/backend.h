@@ -86,7 +86,7 @@ struct backend_stats {
 	uint64_t offcpu_still_off;	/* threads switched out at the end, counted up to it */
 	/* --cgroup by the bpf backend's thread table: threads it had no room for (not sampled). */
 	uint64_t cgroup_untracked;
-	/* bpf in a pid namespace before 5.7: samples whose task's ids there were not learnt. */
+	/* bpf in a pid namespace: samples (off-CPU: sums) whose task's ids there were not learnt. */
 	uint64_t pidns_unnamed;
 	/* bpf stack maps: samples whose stack could not be taken (the report's [Missed ...]). */
 	uint64_t user_stacks_lost;

@@ -495,8 +495,9 @@ static void print_warnings(const struct run *r, const struct profile *prof,
 			"switch-in for them\n",
 			st->offcpu_missed_switch_in);
 	if (st->pidns_unnamed)
-		pr_warn("warning: %" PRIu64 " samples left out: the kernel's records of their "
-			"tasks' ids in this pid namespace were lost (their buffer was full)\n",
+		pr_warn("warning: %" PRIu64 " samples or off-CPU sums left out: the kernel's "
+			"records of their tasks' ids in this pid namespace were lost (their buffer "
+			"was full)\n",
 			st->pidns_unnamed);
 	if (st->cgroup_untracked)
 		pr_warn("warning: %" PRIu64 " threads of the --cgroup cgroups were not sampled: the "

@@ -365,11 +365,14 @@ for b in bpf perf; do
 done
 
 # Inside a pid namespace (a container's view): tasks named by their ids
-# there, by bpf_get_ns_current_pid_tgid from 5.7, by perf records before.
+# there, on-CPU by bpf_get_ns_current_pid_tgid from 5.7 and by perf records
+# before, off-CPU by perf records.
 in_pidns="unshare -p -f --mount-proc"
 for b in bpf auto; do
 	want "pidns: fp -- CMD/$b" && check_launch "pidns: fp -- CMD/$b" $b "$in_pidns"
 done
+want "pidns: offcputime -- CMD/bpf" && check_offcpu "pidns: offcputime -- CMD/bpf" bpf "$in_pidns"
+want "pidns: --wall -- CMD/bpf" && check_wall "pidns: --wall -- CMD/bpf" bpf "$in_pidns"
 
 want "auto" && check_auto "auto"
 

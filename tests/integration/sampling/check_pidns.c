@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The bpf backend inside a pid namespace (a container's view) on kernels
- * without bpf_get_ns_current_pid_tgid (before 5.7): the counting program
- * has the kernel write each task's ids in the profiler's namespace into
- * perf records, and counts are named by them. Tested on this kernel through
- * a seam that asks for that way where the helper exists. The profiler runs
- * in a new pid namespace with its own /proc (unshare --mount-proc); copies
- * of busy run inside and outside it, the outside one invisible.
+ * The bpf backend inside a pid namespace (a container's view) where tasks
+ * are named by the ids the kernel writes into perf records: the counting
+ * program's way on kernels without bpf_get_ns_current_pid_tgid (before
+ * 5.7), tested on this kernel through a seam that asks for it, and the
+ * off-CPU program's on every kernel. The profiler runs in a new pid
+ * namespace with its own /proc (unshare --mount-proc); copies of the
+ * workloads run inside and outside it, the outside ones invisible.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,8 +29,9 @@ static void setup(void)
 	char cmd[1024];
 
 	ck_assert_ptr_nonnull(mkdtemp(dir));
-	snprintf(cmd, sizeof(cmd), "cp %s %s/nsin-busy && cp %s %s/nsout-busy", workload("busy"),
-		 dir, workload("busy"), dir);
+	snprintf(cmd, sizeof(cmd),
+		 "cp %s %s/nsin-busy && cp %s %s/nsout-busy && cp %s %s/nsout-blocking",
+		 workload("busy"), dir, workload("busy"), dir, workload("blocking"), dir);
 	ck_assert_int_eq(system(cmd), 0);
 }
 
@@ -45,18 +46,29 @@ static void teardown(void)
 }
 
 /*
- * Run script (sh) as pid 1 of a new pid namespace with its own /proc, a
- * copy of busy outside it meanwhile; PROFILE is the seamed binary there.
+ * Run script (sh) as pid 1 of a new pid namespace with its own /proc,
+ * copies of busy and blocking outside it meanwhile; PROFILE is the seamed
+ * binary there.
  */
 static void in_pidns(const char *script)
 {
 	char cmd[4096];
 
 	snprintf(cmd, sizeof(cmd),
-		 "%s/nsout-busy 1 30 & out=$!; PROFILE='" RECORDS " %s' unshare --pid --fork "
-		 "--mount-proc /bin/sh -c '%s'; rc=$?; kill $out; exit $rc",
-		 dir, seams_bin(), script);
+		 "%s/nsout-busy 1 30 & out=$!; %s/nsout-blocking sleep 30 >/dev/null & "
+		 "outb=$!; PROFILE='" RECORDS " %s' unshare --pid --fork --mount-proc "
+		 "/bin/sh -c '%s'; rc=$?; kill $out $outb; exit $rc",
+		 dir, dir, seams_bin(), script);
 	run_cmd((char *[]){ "/bin/sh", "-c", cmd, NULL }, 60, 0, &r);
+}
+
+static const char *offcputime_bin(void)
+{
+	static char path[600];
+
+	snprintf(path, sizeof(path), "%s", profile_bin());
+	strcpy(strrchr(path, '/') + 1, "offcputime");
+	return path;
 }
 
 static uint64_t comm_total(const char *comm)
@@ -141,6 +153,49 @@ START_TEST(launch_and_auto)
 }
 END_TEST
 
+/*
+ * offcputime system-wide: blocking's thread blk-sleep inside, 10 ms sleeps
+ * for 2 s, counts about 2 s; the outside copy's blk-sleep would double it.
+ */
+START_TEST(offcputime_sees_the_namespace_only)
+{
+	char script[1024];
+	uint64_t us;
+
+	snprintf(script, sizeof(script),
+		 "%s sleep 30 >/dev/null & sleep 0.3; %s --backend bpf --verbose -f 2; rc=$?; "
+		 "kill $!; exit $rc", workload("blocking"), offcputime_bin());
+	in_pidns(script);
+	ck_assert_msg(r.exit_code == 0, "exit %d: %s", r.exit_code, r.err);
+	ck_assert_msg(strstr(r.err, "off-CPU threads are named by their ids there"), "%s", r.err);
+	us = comm_total("blk-sleep");
+	ck_assert_msg(us > 1500000 && us < 2500000, "blk-sleep %llu us: %s: %.300s",
+		      (unsigned long long)us, r.err, r.out);
+	ck_assert_msg(folded_count(r.out, "sleep_loop") || folded_count(r.out, "sleep_thread"),
+		      "%.300s", r.out);
+}
+END_TEST
+
+/* --wall on a launched pingpong: pp-ping's on- and off-CPU time against its wall clock. */
+START_TEST(wall_adds_up_in_the_namespace)
+{
+	char script[1024];
+	const char *w;
+	double ratio;
+
+	snprintf(script, sizeof(script), "$PROFILE --backend bpf --wall -f -F 99 -- %s 2",
+		 workload("pingpong"));
+	in_pidns(script);
+	ck_assert_msg(r.exit_code == 0, "exit %d: %s", r.exit_code, r.err);
+	w = strstr(r.out, "comm=pp-ping ");
+	w = w ? strstr(w, "wall_us=") : NULL;
+	ck_assert_msg(w, "%.500s", r.out);
+	ratio = (double)comm_total("pp-ping") / atof(w + 8);
+	fprintf(stderr, "pidns: --wall: pp-ping %.2f of its wall clock\n", ratio);
+	ck_assert_msg(ratio > 0.8 && ratio < 1.2, "ratio %.2f: %s: %.500s", ratio, r.err, r.out);
+}
+END_TEST
+
 Suite *pidns_suite(void)
 {
 	Suite *s = suite_create("pidns");
@@ -153,6 +208,8 @@ Suite *pidns_suite(void)
 	tcase_add_test(tc, pid_is_the_namespace_s);
 	tcase_add_test(tc, tid_is_the_namespace_s);
 	tcase_add_test(tc, launch_and_auto);
+	tcase_add_test(tc, offcputime_sees_the_namespace_only);
+	tcase_add_test(tc, wall_adds_up_in_the_namespace);
 	suite_add_tcase(s, tc);
 	return s;
 }
