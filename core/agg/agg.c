@@ -5,68 +5,31 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Everything up to the weights identifies the stack, then the ips. */
-static size_t key_len(const struct agg_entry *e)
-{
-	return offsetof(struct agg_entry, weights);
-}
-
-static uint64_t entry_hash(const void *key)
-{
-	const struct agg_entry *e = key;
-	uint64_t h = hash_bytes(e, key_len(e), 0);
-
-	return hash_bytes(e->ips, (e->nr_kernel + e->nr_user) * sizeof(e->ips[0]), h);
-}
-
-static bool entry_equal(const void *a, const void *b)
-{
-	const struct agg_entry *x = a, *y = b;
-
-	return !memcmp(x, y, key_len(x)) &&
-	       !memcmp(x->ips, y->ips, (x->nr_kernel + x->nr_user) * sizeof(x->ips[0]));
-}
+#define CHUNK_ENTRIES ((size_t)1 << AGG_CHUNK_SHIFT)
 
 void agg__init(struct agg *agg)
 {
-	hashmap__init(&agg->map, entry_hash, entry_equal);
-	memset(agg->totals, 0, sizeof(agg->totals));
-	agg->fresh = NULL;
-	agg->nr_fresh = agg->cap_fresh = 0;
-}
-
-/* Not tracked when out of memory: the report resolves it at the end instead. */
-static void remember_fresh(struct agg *agg, struct agg_entry *e)
-{
-	if (agg->nr_fresh == agg->cap_fresh) {
-		size_t cap = agg->cap_fresh ? agg->cap_fresh * 2 : 1024;
-		void *p = realloc(agg->fresh, cap * sizeof(*agg->fresh));
-
-		if (!p)
-			return;
-		agg->fresh = p;
-		agg->cap_fresh = cap;
-	}
-	agg->fresh[agg->nr_fresh++] = e;
+	memset(agg, 0, sizeof(*agg));
+	idtable__init(&agg->index);
 }
 
 void agg__fini(struct agg *agg)
 {
-	struct hashmap_entry *ent;
-	size_t bkt;
+	size_t id;
+	struct agg_entry *e;
 
-	hashmap__for_each(&agg->map, bkt, ent)
-		free(ent->value);
-	hashmap__clear(&agg->map);
-	memset(agg->totals, 0, sizeof(agg->totals));
-	free(agg->fresh);
-	agg->fresh = NULL;
-	agg->nr_fresh = agg->cap_fresh = 0;
+	agg__for_each(agg, id, e)
+		free(e->raw);
+	for (size_t i = 0; i < agg->nr_chunks; i++)
+		free(agg->chunks[i]);
+	free(agg->chunks);
+	idtable__clear(&agg->index);
+	agg__init(agg);
 }
 
 size_t agg__size(const struct agg *agg)
 {
-	return agg->map.size;
+	return agg->nr;
 }
 
 uint64_t agg__total(const struct agg *agg, enum weight_kind kind)
@@ -74,30 +37,66 @@ uint64_t agg__total(const struct agg *agg, enum weight_kind kind)
 	return (unsigned int)kind < NR_WEIGHT_KINDS ? agg->totals[kind] : 0;
 }
 
-void agg__forget_fresh(struct agg *agg, size_t n)
+void agg__release(struct agg *agg, struct agg_entry *e)
 {
-	if (n > agg->nr_fresh)
-		n = agg->nr_fresh;
-	if (!n)
-		return;		/* fresh may still be NULL */
-	memmove(agg->fresh, agg->fresh + n, (agg->nr_fresh - n) * sizeof(*agg->fresh));
-	agg->nr_fresh -= n;
+	if (!e->raw)
+		return;
+	free(e->raw);
+	e->raw = NULL;
+	agg->nr_released++;
+}
+
+struct fp_query {
+	const struct agg *agg;
+	const uint64_t *fp;
+};
+
+static bool fp_match(const void *ctx, uint32_t id)
+{
+	const struct fp_query *q = ctx;
+	const struct agg_entry *e = agg__entry(q->agg, id);
+
+	return e->fp[0] == q->fp[0] && e->fp[1] == q->fp[1];
+}
+
+/* A new entry at the end, zeroed; NULL when out of memory. */
+static struct agg_entry *new_entry(struct agg *agg)
+{
+	size_t chunk = agg->nr >> AGG_CHUNK_SHIFT;
+
+	if (agg->nr >= UINT32_MAX)
+		return NULL;	/* ids are 32-bit */
+	if (chunk == agg->nr_chunks) {
+		struct agg_entry **chunks = realloc(agg->chunks, (chunk + 1) * sizeof(*chunks));
+
+		if (!chunks)
+			return NULL;
+		agg->chunks = chunks;
+		chunks[chunk] = calloc(CHUNK_ENTRIES, sizeof(struct agg_entry));
+		if (!chunks[chunk])
+			return NULL;
+		agg->nr_chunks++;
+	}
+	return agg__entry(agg, agg->nr);
 }
 
 int agg__add(struct agg *agg, const struct sample *s, const struct addr_space *as, pid_t tid)
 {
 	unsigned int nr_k = s->nr_kernel > MAX_STACK_DEPTH ? MAX_STACK_DEPTH : s->nr_kernel;
 	unsigned int nr_u = s->nr_user > MAX_STACK_DEPTH ? MAX_STACK_DEPTH : s->nr_user;
-	size_t size = sizeof(struct agg_entry) + (nr_k + nr_u) * sizeof(uint64_t);
-	struct agg_entry *key, *found;
+	size_t size = sizeof(struct agg_stack) + (nr_k + nr_u) * sizeof(uint64_t);
+	struct agg_stack *key;
+	struct agg_entry *e;
+	uint64_t fp[2];
+	int64_t found;
 	union {
-		struct agg_entry e;
-		char buf[sizeof(struct agg_entry) + 2 * MAX_STACK_DEPTH * sizeof(uint64_t)];
+		struct agg_stack st;
+		char buf[sizeof(struct agg_stack) + 2 * MAX_STACK_DEPTH * sizeof(uint64_t)];
 	} tmp;
 
-	/* Zeroed so that padding hashes and compares equal. */
+	/* Zeroed so that the comm's tail is the same in every copy of a stack. */
 	memset(&tmp, 0, size);
-	key = &tmp.e;
+	key = &tmp.st;
 	key->as = as;
 	key->pid = s->pid;
 	key->tid = tid;
@@ -108,19 +107,28 @@ int agg__add(struct agg *agg, const struct sample *s, const struct addr_space *a
 	key->nr_user = nr_u;
 	sample__copy_ips(s, key->ips, nr_k, nr_u);
 
-	found = hashmap__find(&agg->map, key);
-	if (!found) {
-		found = malloc(size);
-		if (!found)
+	hash_bytes128(key, size, fp);
+	found = idtable__find(&agg->index, fp[0], fp_match, &(struct fp_query){ agg, fp });
+	if (found >= 0) {
+		e = agg__entry(agg, (size_t)found);
+	} else {
+		e = new_entry(agg);
+		if (!e)
 			return -ENOMEM;
-		memcpy(found, key, size);
-		if (hashmap__add(&agg->map, found, found)) {
-			free(found);
+		e->raw = malloc(size);
+		if (!e->raw)
+			return -ENOMEM;
+		memcpy(e->raw, key, size);
+		if (idtable__add(&agg->index, fp[0], (uint32_t)agg->nr)) {
+			free(e->raw);
+			e->raw = NULL;
 			return -ENOMEM;
 		}
-		remember_fresh(agg, found);
+		e->fp[0] = fp[0];
+		e->fp[1] = fp[1];
+		agg->nr++;
 	}
-	found->weights[s->kind] += s->weight;
+	e->weights[s->kind] += s->weight;
 	agg->totals[s->kind] += s->weight;
 	return 0;
 }

@@ -3,6 +3,12 @@
  * Counts identical raw stacks: same process image, thread (when threads are
  * kept apart), comm and addresses. Each stack carries one total per weight
  * kind, so on-CPU samples and off-CPU time can share a profile.
+ *
+ * A stack is known by a keyed 128-bit fingerprint of all that. Its raw form
+ * (the addresses) is kept only until its consumer, the model, has taken
+ * what it needs (agg__release): under a compile loop most samples are new
+ * stacks of new processes, and their addresses would otherwise be most of
+ * the profiler's memory.
  */
 #ifndef CORE_AGG_AGG_H
 #define CORE_AGG_AGG_H
@@ -14,7 +20,8 @@
 #include "core/lib/hashmap.h"
 #include "core/proc/proctrack.h"
 
-struct agg_entry {
+/* A stack as it was counted. Laid out without padding: all of it is the key. */
+struct agg_stack {
 	const struct addr_space *as;	/* where user addresses resolve; may be NULL */
 	pid_t pid;
 	pid_t tid;			/* 0 unless stacks are kept apart by thread */
@@ -23,16 +30,26 @@ struct agg_entry {
 	int user_err;
 	uint32_t nr_kernel;
 	uint32_t nr_user;
-	uint64_t weights[NR_WEIGHT_KINDS];
 	uint64_t ips[];			/* nr_kernel kernel ips, then nr_user user ips */
 };
 
+struct agg_entry {
+	uint64_t fp[2];			/* the fingerprint of the stack (hash_bytes128) */
+	uint64_t weights[NR_WEIGHT_KINDS];
+	struct agg_stack *raw;		/* NULL once released */
+	uint32_t model;			/* the consumer's: 1 + what the stack became; 0: nothing yet */
+};
+
+#define AGG_CHUNK_SHIFT 10	/* 1024 entries a chunk: entries never move */
+
 struct agg {
-	struct hashmap map;		/* entry -> entry */
+	struct idtable index;		/* entry ids by fingerprint */
+	struct agg_entry **chunks;
+	size_t nr, nr_chunks;
 	uint64_t totals[NR_WEIGHT_KINDS];
-	/* Entries added since they were last looked at, oldest first (work done during the run). */
-	struct agg_entry **fresh;
-	size_t nr_fresh, cap_fresh;
+	/* Entries from this id on were added since they were last looked at (work done during the run). */
+	size_t nr_seen;
+	size_t nr_released;
 };
 
 void agg__init(struct agg *agg);
@@ -48,10 +65,19 @@ size_t agg__size(const struct agg *agg);
 /* The sum of the weights of one kind: samples kept, or ns off-CPU. */
 uint64_t agg__total(const struct agg *agg, enum weight_kind kind);
 
-/* The first n of agg->fresh have been looked at. */
-void agg__forget_fresh(struct agg *agg, size_t n);
+static inline struct agg_entry *agg__entry(const struct agg *agg, size_t id)
+{
+	return &agg->chunks[id >> AGG_CHUNK_SHIFT][id & ((1u << AGG_CHUNK_SHIFT) - 1)];
+}
 
-#define agg__for_each(agg, bkt, ent, e)                                         \
-	hashmap__for_each(&(agg)->map, bkt, ent) if (((e) = (ent)->value), 1)
+/*
+ * Free e's raw stack: its consumer has what it needs of it (e->model).
+ * Samples of the same stack still count into e.
+ */
+void agg__release(struct agg *agg, struct agg_entry *e);
+
+/* Entries in the order they were first counted. */
+#define agg__for_each(agg, id, e)                                                          \
+	for ((id) = 0; (id) < (agg)->nr && (((e) = agg__entry((agg), (id))), 1); (id)++)
 
 #endif

@@ -2,6 +2,7 @@
 #include "core/lib/hashmap.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,14 +58,21 @@ static void __attribute__((constructor)) init_run_key(void)
 		v2 += v1; v1 = ROTL(v1, 17); v1 ^= v2; v2 = ROTL(v2, 32);              \
 	} while (0)
 
-/* SipHash-2-4 (Aumasson and Bernstein, 2012) of len bytes under the key k0, k1. */
-uint64_t siphash24(const void *data, size_t len, uint64_t k0, uint64_t k1)
+/*
+ * SipHash-2-4 (Aumasson and Bernstein, 2012) of len bytes under the key k0,
+ * k1: one 64-bit word, or with wide the reference's 128-bit output in out[0]
+ * (its first eight bytes, little-endian) and out[1].
+ */
+static void siphash(const void *data, size_t len, uint64_t k0, uint64_t k1, bool wide,
+		    uint64_t *out)
 {
 	const unsigned char *p = data, *end = p + (len & ~(size_t)7);
 	uint64_t v0 = k0 ^ 0x736f6d6570736575ULL, v1 = k1 ^ 0x646f72616e646f6dULL;
 	uint64_t v2 = k0 ^ 0x6c7967656e657261ULL, v3 = k1 ^ 0x7465646279746573ULL;
 	uint64_t b = (uint64_t)len << 56;
 
+	if (wide)
+		v1 ^= 0xee;
 	for (; p != end; p += 8) {
 		uint64_t m = 0;
 
@@ -82,12 +90,38 @@ uint64_t siphash24(const void *data, size_t len, uint64_t k0, uint64_t k1)
 	SIPROUND;
 	SIPROUND;
 	v0 ^= b;
-	v2 ^= 0xff;
+	v2 ^= wide ? 0xee : 0xff;
 	SIPROUND;
 	SIPROUND;
 	SIPROUND;
 	SIPROUND;
-	return v0 ^ v1 ^ v2 ^ v3;
+	out[0] = v0 ^ v1 ^ v2 ^ v3;
+	if (!wide)
+		return;
+	v1 ^= 0xdd;
+	SIPROUND;
+	SIPROUND;
+	SIPROUND;
+	SIPROUND;
+	out[1] = v0 ^ v1 ^ v2 ^ v3;
+}
+
+uint64_t siphash24(const void *data, size_t len, uint64_t k0, uint64_t k1)
+{
+	uint64_t h;
+
+	siphash(data, len, k0, k1, false, &h);
+	return h;
+}
+
+void siphash24_128(const void *data, size_t len, uint64_t k0, uint64_t k1, uint64_t out[2])
+{
+	siphash(data, len, k0, k1, true, out);
+}
+
+void hash_bytes128(const void *data, size_t len, uint64_t out[2])
+{
+	siphash(data, len, run_key[0], run_key[1], true, out);
 }
 
 uint64_t hash_bytes(const void *data, size_t len, uint64_t seed)
@@ -248,4 +282,78 @@ uint64_t hashmap_str_hash(const void *key)
 bool hashmap_str_equal(const void *a, const void *b)
 {
 	return !strcmp(a, b);
+}
+
+void idtable__init(struct idtable *t)
+{
+	t->slots = NULL;
+	t->nr_slots = 0;
+	t->size = 0;
+}
+
+void idtable__clear(struct idtable *t)
+{
+	free(t->slots);
+	idtable__init(t);
+}
+
+static inline uint32_t idtable_tag(uint64_t hash)
+{
+	return (uint32_t)(hash >> 32);
+}
+
+int64_t idtable__find(const struct idtable *t, uint64_t hash, idtable_match_fn match,
+		      const void *ctx)
+{
+	uint32_t tag = idtable_tag(hash);
+	size_t mask = t->nr_slots - 1;
+
+	if (!t->nr_slots)
+		return -1;
+	for (size_t i = tag & mask;; i = (i + 1) & mask) {
+		uint64_t slot = t->slots[i];
+
+		if (!slot)
+			return -1;
+		if ((uint32_t)(slot >> 32) == tag && match(ctx, (uint32_t)slot - 1))
+			return (int64_t)((uint32_t)slot - 1);
+	}
+}
+
+/* Put a slot in the first free place from its tag's (there is one: never full). */
+static void idtable_place(uint64_t *slots, size_t nr_slots, uint64_t slot)
+{
+	size_t mask = nr_slots - 1;
+	size_t i = (size_t)(slot >> 32) & mask;
+
+	while (slots[i])
+		i = (i + 1) & mask;
+	slots[i] = slot;
+}
+
+int idtable__add(struct idtable *t, uint64_t hash, uint32_t id)
+{
+	if (id == UINT32_MAX)
+		return -ENOMEM;
+	/* Grown at 70% full: linear probing stays short. */
+	if ((t->size + 1) * 10 > t->nr_slots * 7) {
+		size_t nr = t->nr_slots ? t->nr_slots * 2 : 64;
+		uint64_t *slots;
+
+		/* Tags place ids: a table of more than 2^32 slots would not spread them. */
+		if (nr > ((size_t)1 << 32))
+			return -ENOMEM;
+		slots = calloc(nr, sizeof(*slots));
+		if (!slots)
+			return -ENOMEM;
+		for (size_t i = 0; i < t->nr_slots; i++)
+			if (t->slots[i])
+				idtable_place(slots, nr, t->slots[i]);
+		free(t->slots);
+		t->slots = slots;
+		t->nr_slots = nr;
+	}
+	idtable_place(t->slots, t->nr_slots, (uint64_t)idtable_tag(hash) << 32 | ((uint64_t)id + 1));
+	t->size++;
+	return 0;
 }

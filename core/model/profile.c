@@ -97,6 +97,15 @@ int profile__add_stack(struct profile *p, const struct profile_stack *s, const u
 	return (int)p->nr_stacks++;
 }
 
+int profile__add_stack_run(struct profile *p, const struct profile_stack *s)
+{
+	if ((size_t)s->first + s->nr_kernel + s->nr_user > p->nr_stack_frames ||
+	    !RESERVE(p, stacks, 1))
+		return -ENOMEM;
+	p->stacks[p->nr_stacks] = *s;
+	return (int)p->nr_stacks++;
+}
+
 uint64_t profile__text_value(const struct profile *p, const struct profile_stack *s)
 {
 	uint64_t v = 0;

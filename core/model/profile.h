@@ -120,6 +120,12 @@ static inline const struct profile_frame *profile__frame(const struct profile *p
 	return &p->frames[p->stack_frames[s->first + i]];
 }
 
+/*
+ * A stack whose frames are already in stack_frames: s->first and the
+ * s->nr_kernel + s->nr_user frames from there (another stack's run).
+ */
+int profile__add_stack_run(struct profile *p, const struct profile_stack *s);
+
 /* The number text formats print for a stack: the sum of the in_text columns. */
 uint64_t profile__text_value(const struct profile *p, const struct profile_stack *s);
 

@@ -4,7 +4,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "core/agg/stack.h"
 #include "core/lib/clock.h"
@@ -16,47 +15,74 @@
 /* The kernel's half of the address space, as pprof tools expect it. */
 #define KERNEL_MAPPING_START 0xffff800000000000ULL
 
-/* One distinct frame: a Location in pprof's terms. Zeroed whole: padding is hashed. */
+/*
+ * One distinct frame: a Location in pprof's terms. Zeroed whole: padding is
+ * hashed. A user frame is one per address of an address space, or, where
+ * no writer prints addresses (spec.frames_by_file), one per offset into a
+ * file, whatever the process: every compiler process maps cc1 and libc at
+ * its own addresses, but names them alike.
+ */
 struct frame_key {
-	const void *space;	/* the address space of a user frame; NULL otherwise */
-	uint64_t ip;
+	/*
+	 * A user frame's address space, or its file's identity (by_file, from
+	 * the symbolizer) or &vdso_space; NULL for other frames.
+	 */
+	const void *space;
+	uint64_t ip;		/* as sampled; by_file: its offset into the file (or the vdso) */
 	uint8_t kind;
 	uint8_t caller;
+	uint8_t by_file;
 };
+
+/* The space of vdso frames keyed by their offset: every process maps the kernel's one image. */
+static const char vdso_space;
 
 struct mapping_key {
 	const struct addr_space *as;	/* NULL: the kernel */
 	uint64_t start, end, pgoff, ino;
 };
 
+/*
+ * The file identity of recently seen mappings, so that keying a frame by
+ * its file costs a look here rather than the symbolizer's file check (a
+ * stat) each time. Direct-mapped: bounded, whatever the number of processes.
+ */
+#define FILE_MEMO_SLOTS 1024
+
+struct file_memo {
+	const struct addr_space *as;
+	unsigned int generation;	/* of as's maps */
+	uint64_t start, end, pgoff;
+	const void *file;		/* NULL: a free slot */
+};
+
 struct resolver {
 	struct symbolizer *sym;
 	struct resolve_spec spec;
 	struct profile prof;		/* frames, mappings, stacks and strings so far */
-	struct hashmap frames;		/* struct frame_key * -> index + 1 */
+	struct frame_key *keys;		/* frame i's key (inlined calls have none) */
+	size_t cap_keys;
+	struct idtable frames;		/* frame indexes by key */
 	struct hashmap mappings;	/* struct mapping_key * -> index + 1 */
-	struct hashmap stacks;		/* struct agg_entry * -> index + 1 */
+	/*
+	 * Stacks by the frames they hold, so that the many stacks that differ
+	 * only by pid (a new process each) share one run of stack_frames.
+	 */
+	struct idtable runs;
+	struct file_memo memo[FILE_MEMO_SLOTS];
 	bool oom;
 };
 
-static uint64_t frame_hash(const void *k)
-{
-	return hash_bytes(k, sizeof(struct frame_key), 0);
-}
+struct frame_query {
+	const struct resolver *r;
+	const struct frame_key *key;
+};
 
-static bool frame_equal(const void *a, const void *b)
+static bool frame_match(const void *ctx, uint32_t id)
 {
-	return !memcmp(a, b, sizeof(struct frame_key));
-}
+	const struct frame_query *q = ctx;
 
-static uint64_t ptr_hash(const void *k)
-{
-	return hash_u64((uint64_t)(uintptr_t)k);
-}
-
-static bool ptr_equal(const void *a, const void *b)
-{
-	return a == b;
+	return !memcmp(&q->r->keys[id], q->key, sizeof(*q->key));
 }
 
 static uint64_t mapping_hash(const void *k)
@@ -81,9 +107,9 @@ struct resolver *resolver__new(struct symbolizer *sym, const struct resolve_spec
 	if (r->spec.source_lines)
 		symbolizer__want_source(sym);
 	profile__init(&r->prof);
-	hashmap__init(&r->frames, frame_hash, frame_equal);
+	idtable__init(&r->frames);
 	hashmap__init(&r->mappings, mapping_hash, mapping_equal);
-	hashmap__init(&r->stacks, ptr_hash, ptr_equal);
+	idtable__init(&r->runs);
 	return r;
 }
 
@@ -97,13 +123,23 @@ static void free_keys(struct hashmap *map)
 	hashmap__clear(map);
 }
 
+/* What the resolver keeps to build the profile, once it has moved out. */
+static void forget_all(struct resolver *r)
+{
+	free(r->keys);
+	r->keys = NULL;
+	r->cap_keys = 0;
+	idtable__clear(&r->frames);
+	free_keys(&r->mappings);
+	idtable__clear(&r->runs);
+	memset(r->memo, 0, sizeof(r->memo));
+}
+
 void resolver__free(struct resolver *r)
 {
 	if (!r)
 		return;
-	free_keys(&r->frames);
-	free_keys(&r->mappings);
-	hashmap__clear(&r->stacks);
+	forget_all(r);
 	profile__fini(&r->prof);
 	free(r);
 }
@@ -120,6 +156,35 @@ static void remember(struct resolver *r, struct hashmap *map, const void *key, s
 		free(copy);
 		r->oom = true;
 	}
+}
+
+static uint64_t key_hash(const struct frame_key *key)
+{
+	return hash_bytes(key, sizeof(*key), 0);
+}
+
+/* Frame idx is key's from now on. */
+static void remember_frame(struct resolver *r, const struct frame_key *key, int idx)
+{
+	if ((size_t)idx >= r->cap_keys) {
+		size_t cap = r->cap_keys ? r->cap_keys : 256;
+		struct frame_key *keys;
+
+		while (cap <= (size_t)idx)
+			cap *= 2;
+		keys = realloc(r->keys, cap * sizeof(*keys));
+		if (!keys) {
+			r->oom = true;
+			return;
+		}
+		memset(keys + r->cap_keys, 0, (cap - r->cap_keys) * sizeof(*keys));
+		r->keys = keys;
+		r->cap_keys = cap;
+	}
+	/* Padding too: keys are compared whole. */
+	memcpy(&r->keys[idx], key, sizeof(*key));
+	if (idtable__add(&r->frames, key_hash(key), (uint32_t)idx))
+		r->oom = true;
 }
 
 static const char *intern(struct resolver *r, const char *s)
@@ -196,18 +261,20 @@ static void set_source(struct resolver *r, struct profile_frame *f, const struct
 }
 
 /*
- * The functions inlined at a user frame's address go into the profile just
- * before it (see profile_frame.nr_inline); the frame gets its own line.
+ * The functions inlined at a user frame's address (ip in as) go into the
+ * profile just before it (see profile_frame.nr_inline); the frame gets its
+ * own line.
  */
-static int add_source(struct resolver *r, const struct frame_key *key, struct profile_frame *f)
+static int add_source(struct resolver *r, const struct addr_space *as, uint64_t ip, bool caller,
+		      struct profile_frame *f)
 {
 	struct src_frame src[DWARF_MAX_FRAMES];
 	unsigned int n;
 
-	if (key->ip == STACK_TRUNCATED_IP || key->ip == STACK_GO_SWITCH_IP)
+	if (ip == STACK_TRUNCATED_IP || ip == STACK_GO_SWITCH_IP)
 		return 0;
-	n = symbolizer__user_source(r->sym, key->space, stack__lookup_addr(key->ip, key->caller),
-				    src, DWARF_MAX_FRAMES);
+	n = symbolizer__user_source(r->sym, as, stack__lookup_addr(ip, caller), src,
+				    DWARF_MAX_FRAMES);
 	for (unsigned int i = 0; i + 1 < n; i++) {
 		struct profile_frame in = { .address = f->address,
 					    .kind = FRAME_INLINE,
@@ -230,22 +297,28 @@ static int add_source(struct resolver *r, const struct frame_key *key, struct pr
 	return r->oom ? -ENOMEM : 0;
 }
 
-/* The profile frame for key, symbolized now. Returns its index, or -ENOMEM. */
-static int resolve_frame(struct resolver *r, const struct frame_key *key)
+/*
+ * The profile frame for key, symbolized now from ip as sampled in as (for a
+ * frame keyed by its file, any process that maps the file there). Returns
+ * its index, or -ENOMEM.
+ */
+static int resolve_frame(struct resolver *r, const struct frame_key *key,
+			 const struct addr_space *as, uint64_t ip)
 {
-	const struct addr_space *as = key->space;
-	struct profile_frame f = { .address = key->ip, .kind = key->kind, .caller = key->caller };
+	struct profile_frame f = { .address = ip, .kind = key->kind, .caller = key->caller };
 	struct frame_sym fs = { 0 };
 	int idx;
 
 	switch (key->kind) {
 	case FRAME_KERNEL:
-		symbolizer__kernel(r->sym, stack__lookup_addr(key->ip, key->caller), &fs);
+		symbolizer__kernel(r->sym, stack__lookup_addr(ip, key->caller), &fs);
 		f.mapping = kernel_mapping(r);
 		break;
 	case FRAME_USER:
-		symbolizer__user_frame(r->sym, as, key->ip, key->caller, &fs);
-		f.mapping = user_mapping(r, as, stack__lookup_addr(key->ip, key->caller));
+		symbolizer__user_frame(r->sym, as, ip, key->caller, &fs);
+		/* Mappings are of one process: a frame of many has none (no writer shows it). */
+		if (!key->by_file)
+			f.mapping = user_mapping(r, as, stack__lookup_addr(ip, key->caller));
 		break;
 	default:
 		/* A placeholder for a stack the kernel could not store. */
@@ -256,14 +329,15 @@ static int resolve_frame(struct resolver *r, const struct frame_key *key)
 	f.name = intern(r, fs.name);
 	f.module = intern(r, fs.module);
 	f.offset = fs.offset;
-	if (key->kind == FRAME_USER && r->spec.source_lines && add_source(r, key, &f))
+	if (key->kind == FRAME_USER && r->spec.source_lines &&
+	    add_source(r, as, ip, key->caller, &f))
 		return -ENOMEM;
 	if (r->oom)
 		return -ENOMEM;
 	idx = profile__add_frame(&r->prof, &f);
 	if (idx < 0)
 		return idx;
-	remember(r, &r->frames, key, sizeof(*key), idx);
+	remember_frame(r, key, idx);
 	return r->oom ? -ENOMEM : idx;
 }
 
@@ -277,12 +351,100 @@ static void frame_key(struct frame_key *key, const void *space, uint64_t ip, enu
 	key->caller = caller;
 }
 
-/* Index of the frame, resolved now if it has not been. */
-static int frame_index(struct resolver *r, const struct frame_key *key)
+/* The identity of the file m maps in as (symbolizer__file_of), remembered a while. */
+static const void *file_of(struct resolver *r, const struct addr_space *as,
+			   const struct mapping *m)
 {
-	uintptr_t found = (uintptr_t)hashmap__find(&r->frames, key);
+	struct file_memo *fm =
+		&r->memo[hash_u64((uint64_t)(uintptr_t)as ^ m->start) & (FILE_MEMO_SLOTS - 1)];
+	const void *file;
 
-	return found ? (int)(found - 1) : resolve_frame(r, key);
+	if (fm->file && fm->as == as && fm->generation == as->generation &&
+	    fm->start == m->start && fm->end == m->end && fm->pgoff == m->pgoff)
+		return fm->file;
+	file = symbolizer__file_of(r->sym, as, m);
+	if (file)
+		*fm = (struct file_memo){ .as = as,
+					  .generation = as->generation,
+					  .start = m->start,
+					  .end = m->end,
+					  .pgoff = m->pgoff,
+					  .file = file };
+	return file;
+}
+
+/*
+ * The key of user frame `index` (0 is the leaf) of a stack of as. With
+ * frames_by_file, a frame in a file (or the vdso) is keyed by the file and
+ * the offset, and the markers by themselves: they name alike in every
+ * process. Anything else (JIT code, which a process's own perf map names;
+ * an address no mapping holds) stays its process's.
+ */
+static void user_key(struct resolver *r, struct frame_key *key, const struct addr_space *as,
+		     uint64_t ip, unsigned int index)
+{
+	const struct mapping *m;
+	const void *file;
+
+	frame_key(key, as, ip, FRAME_USER, index > 0);
+	if (!r->spec.frames_by_file)
+		return;
+	if (ip == STACK_TRUNCATED_IP || ip == STACK_GO_SWITCH_IP) {
+		key->space = NULL;
+		return;
+	}
+	m = as ? addr_space__find(as, stack__lookup_addr(ip, index)) : NULL;
+	if (!m)
+		return;
+	if (mapping__is_file(m)) {
+		file = file_of(r, as, m);
+		if (!file)
+			return;
+		key->space = file;
+		key->ip = ip - m->start + m->pgoff;
+		key->by_file = 1;
+	} else if (!strcmp(m->path, "[vdso]")) {
+		key->space = &vdso_space;
+		key->ip = ip - m->start;
+		key->by_file = 1;
+	}
+}
+
+/* Index of the frame, resolved now (from ip in as) if it has not been. */
+static int frame_index(struct resolver *r, const struct frame_key *key,
+		       const struct addr_space *as, uint64_t ip)
+{
+	int64_t found = idtable__find(&r->frames, key_hash(key), frame_match,
+				      &(struct frame_query){ r, key });
+
+	return found >= 0 ? (int)found : resolve_frame(r, key, as, ip);
+}
+
+static int kernel_frame_index(struct resolver *r, uint64_t ip, unsigned int index)
+{
+	struct frame_key key;
+
+	frame_key(&key, NULL, ip, FRAME_KERNEL, index > 0);
+	return frame_index(r, &key, NULL, ip);
+}
+
+static int user_frame_index(struct resolver *r, const struct addr_space *as, uint64_t ip,
+			    unsigned int index)
+{
+	struct frame_key key;
+
+	user_key(r, &key, as, ip, index);
+	return frame_index(r, &key, as, ip);
+}
+
+/* The placeholder of a missed kernel or user stack. */
+static int missed_frame_index(struct resolver *r, bool kernel)
+{
+	struct frame_key key;
+
+	/* The marker's caller flag tells the kernel's placeholder from the user's. */
+	frame_key(&key, NULL, 0, FRAME_MISSED, kernel);
+	return frame_index(r, &key, NULL, 0);
 }
 
 /*
@@ -367,48 +529,42 @@ static bool go_stack_switch(const char *name)
 	return false;
 }
 
-/* Frames of e (kernel leaf..root, then user leaf..root) into idx; returns how many or -ENOMEM. */
-static int stack_of(struct resolver *r, const struct agg_entry *e, const struct resolve_spec *spec,
-		    struct profile_stack *s, uint32_t *idx)
+/* Frames of st (kernel leaf..root, then user leaf..root) into idx; returns how many or -ENOMEM. */
+static int stack_of(struct resolver *r, const struct agg_stack *st,
+		    const struct resolve_spec *spec, struct profile_stack *s, uint32_t *idx)
 {
-	struct frame_key key;
 	unsigned int n = 0;
 	int i;
 
 	if (spec->kernel_frames) {
-		if (e->kernel_err) {
-			/* The marker's caller flag tells the kernel's placeholder from the user's. */
-			frame_key(&key, NULL, 0, FRAME_MISSED, true);
-			if ((i = frame_index(r, &key)) < 0)
+		if (st->kernel_err) {
+			if ((i = missed_frame_index(r, true)) < 0)
 				return i;
 			idx[n++] = (uint32_t)i;
 			s->kernel_missed = true;
-			s->kernel_withheld = e->kernel_err == -EACCES;
-			s->collision |= e->kernel_err == -EEXIST;
-			s->map_full |= e->kernel_err == -ENOMEM;
+			s->kernel_withheld = st->kernel_err == -EACCES;
+			s->collision |= st->kernel_err == -EEXIST;
+			s->map_full |= st->kernel_err == -ENOMEM;
 		}
-		for (unsigned int k = 0; k < e->nr_kernel && !e->kernel_err; k++) {
-			frame_key(&key, NULL, e->ips[k], FRAME_KERNEL, k > 0);
-			if ((i = frame_index(r, &key)) < 0)
+		for (unsigned int k = 0; k < st->nr_kernel && !st->kernel_err; k++) {
+			if ((i = kernel_frame_index(r, st->ips[k], k)) < 0)
 				return i;
 			idx[n++] = (uint32_t)i;
 		}
 	}
 	s->nr_kernel = (uint16_t)n;
 	if (spec->user_frames) {
-		if (e->user_err) {
-			frame_key(&key, NULL, 0, FRAME_MISSED, false);
-			if ((i = frame_index(r, &key)) < 0)
+		if (st->user_err) {
+			if ((i = missed_frame_index(r, false)) < 0)
 				return i;
 			idx[n++] = (uint32_t)i;
 			s->user_missed = true;
-			s->user_withheld = e->user_err == -EACCES;
-			s->collision |= e->user_err == -EEXIST;
-			s->map_full |= e->user_err == -ENOMEM;
+			s->user_withheld = st->user_err == -EACCES;
+			s->collision |= st->user_err == -EEXIST;
+			s->map_full |= st->user_err == -ENOMEM;
 		}
-		for (unsigned int u = 0; u < e->nr_user && !e->user_err; u++) {
-			frame_key(&key, e->as, e->ips[e->nr_kernel + u], FRAME_USER, u > 0);
-			if ((i = frame_index(r, &key)) < 0)
+		for (unsigned int u = 0; u < st->nr_user && !st->user_err; u++) {
+			if ((i = user_frame_index(r, st->as, st->ips[st->nr_kernel + u], u)) < 0)
 				return i;
 			/* --inline: the inlined calls, innermost first, then the frame holding them. */
 			if (spec->inline_frames)
@@ -417,8 +573,7 @@ static int stack_of(struct resolver *r, const struct agg_entry *e, const struct 
 			idx[n++] = (uint32_t)i;
 		}
 		if (n > s->nr_kernel && go_stack_switch(r->prof.frames[idx[n - 1]].name)) {
-			frame_key(&key, e->as, STACK_GO_SWITCH_IP, FRAME_USER, true);
-			if ((i = frame_index(r, &key)) < 0)
+			if ((i = user_frame_index(r, st->as, STACK_GO_SWITCH_IP, 1)) < 0)
 				return i;
 			idx[n++] = (uint32_t)i;
 		}
@@ -427,60 +582,104 @@ static int stack_of(struct resolver *r, const struct agg_entry *e, const struct 
 	return (int)n;
 }
 
+struct run_query {
+	const struct profile *p;
+	const uint32_t *idx;
+	unsigned int nr, nr_kernel;
+};
+
+static bool run_match(const void *ctx, uint32_t id)
+{
+	const struct run_query *q = ctx;
+	const struct profile_stack *s = &q->p->stacks[id];
+
+	return s->nr_kernel == q->nr_kernel && s->nr_kernel + s->nr_user == q->nr &&
+	       !memcmp(q->p->stack_frames + s->first, q->idx, q->nr * sizeof(*q->idx));
+}
+
+/*
+ * s with its nr frames idx; stacks of the same frames (other pids, other
+ * comms) share their run. Returns the stack's index or -ENOMEM.
+ */
+static int add_run(struct resolver *r, struct profile_stack *s, const uint32_t *idx,
+		   unsigned int nr)
+{
+	struct run_query q = { &r->prof, idx, nr, s->nr_kernel };
+	uint64_t hash = hash_bytes(idx, nr * sizeof(*idx), s->nr_kernel);
+	int64_t found = idtable__find(&r->runs, hash, run_match, &q);
+	int i;
+
+	if (found >= 0) {
+		s->first = r->prof.stacks[found].first;
+		return profile__add_stack_run(&r->prof, s);
+	}
+	i = profile__add_stack(&r->prof, s, idx, nr);
+	/* Out of memory here only costs the sharing. */
+	if (i >= 0)
+		idtable__add(&r->runs, hash, (uint32_t)i);
+	return i;
+}
+
 /* e as a profile stack (values left zero); returns its index or -ENOMEM. */
 static int add_stack(struct resolver *r, const struct agg_entry *e)
 {
 	uint32_t idx[MAX_RESOLVED_FRAMES];
 	struct profile_stack s = { 0 };
-	int n = stack_of(r, e, &r->spec, &s, idx), i;
+	const struct agg_stack *st = e->raw;
+	int n;
 
+	if (!st)
+		return -EINVAL;	/* released, by another resolver */
+	n = stack_of(r, st, &r->spec, &s, idx);
 	if (n < 0)
 		return n;
-	s.comm = intern(r, e->comm);
-	s.pid = e->pid;
-	s.tid = e->tid;
+	s.comm = intern(r, st->comm);
+	s.pid = st->pid;
+	s.tid = st->tid;
 	if (r->oom)
 		return -ENOMEM;
-	i = profile__add_stack(&r->prof, &s, idx, (unsigned int)n);
-	if (i < 0)
-		return i;
-	if (hashmap__add(&r->stacks, e, (void *)(uintptr_t)(i + 1)))
-		return -ENOMEM;
-	return i;
+	return add_run(r, &s, idx, (unsigned int)n);
 }
 
-/* Whether every frame of e has its final name now (see user_frame_final). */
-static bool entry_final(const struct resolver *r, const struct agg_entry *e)
+/* Whether every frame of st has its final name now (see user_frame_final). */
+static bool stack_final(const struct resolver *r, const struct agg_stack *st)
 {
-	if (!r->spec.user_frames || e->user_err)
+	if (!r->spec.user_frames || st->user_err)
 		return true;
-	for (unsigned int i = 0; i < e->nr_user; i++)
-		if (!user_frame_final(e->as, e->ips[e->nr_kernel + i], i))
+	for (unsigned int i = 0; i < st->nr_user; i++)
+		if (!user_frame_final(st->as, st->ips[st->nr_kernel + i], i))
 			return false;
 	return true;
 }
 
-/* A stack whose names are final becomes a profile stack; of the others, the final frames resolve. */
-static void prepare_entry(struct resolver *r, const struct agg_entry *e)
+/*
+ * A stack whose names are final becomes a profile stack, and its raw form
+ * goes; of the others, the final frames resolve.
+ */
+static void prepare_entry(struct resolver *r, struct agg *agg, struct agg_entry *e)
 {
-	struct frame_key key;
+	const struct agg_stack *st = e->raw;
+	int i;
 
-	if (entry_final(r, e)) {
-		if (!hashmap__find(&r->stacks, e) && add_stack(r, e) < 0)
+	if (!st || e->model)
+		return;
+	if (stack_final(r, st)) {
+		i = add_stack(r, e);
+		if (i < 0) {
 			r->oom = true;
+			return;
+		}
+		e->model = (uint32_t)i + 1;
+		agg__release(agg, e);
 		return;
 	}
-	for (unsigned int i = 0; i < e->nr_kernel && r->spec.kernel_frames; i++) {
-		frame_key(&key, NULL, e->ips[i], FRAME_KERNEL, i > 0);
-		frame_index(r, &key);
-	}
-	for (unsigned int i = 0; i < e->nr_user; i++) {
-		uint64_t ip = e->ips[e->nr_kernel + i];
+	for (unsigned int k = 0; k < st->nr_kernel && r->spec.kernel_frames; k++)
+		kernel_frame_index(r, st->ips[k], k);
+	for (unsigned int u = 0; u < st->nr_user; u++) {
+		uint64_t ip = st->ips[st->nr_kernel + u];
 
-		if (!user_frame_final(e->as, ip, i))
-			continue;
-		frame_key(&key, e->as, ip, FRAME_USER, i > 0);
-		frame_index(r, &key);
+		if (user_frame_final(st->as, ip, u))
+			user_frame_index(r, st->as, ip, u);
 	}
 }
 
@@ -489,22 +688,20 @@ void resolver__prepare(struct resolver *r, struct agg *agg, int budget_ms)
 	int64_t t0 = mono_ms();
 	size_t done = 0;
 
-	while (done < agg->nr_fresh && !r->oom) {
-		prepare_entry(r, agg->fresh[done++]);
+	/* What is left waits for the next call, or for the end. */
+	while (agg->nr_seen < agg->nr && !r->oom) {
+		prepare_entry(r, agg, agg__entry(agg, agg->nr_seen++));
 		/* Checking the clock every 64 entries is cheap enough. */
-		if (!(done % 64) && mono_ms() - t0 >= budget_ms)
+		if (!(++done % 64) && mono_ms() - t0 >= budget_ms)
 			break;
 	}
-	/* What is left waits for the next call, or for the end. */
-	agg__forget_fresh(agg, done);
 }
 
 int resolver__build(struct resolver *r, const struct agg *agg, const struct resolve_meta *meta,
 		    struct profile *out)
 {
-	struct hashmap_entry *ent;
 	struct agg_entry *e;
-	size_t bkt;
+	size_t id;
 	int err = 0;
 
 	/* A failure while preparing may have been a large allocation: the build tries again. */
@@ -514,12 +711,11 @@ int resolver__build(struct resolver *r, const struct agg *agg, const struct reso
 	r->prof.duration_ns = meta->duration_ns;
 	r->prof.title = intern(r, meta->title ? meta->title : "");
 	r->prof.comment = intern(r, meta->comment);
-	agg__for_each(agg, bkt, ent, e) {
-		uintptr_t found = (uintptr_t)hashmap__find(&r->stacks, e);
-		int i = found ? (int)found - 1 : add_stack(r, e);
+	agg__for_each(agg, id, e) {
+		int i = e->model ? (int)e->model - 1 : add_stack(r, e);
 
-		if (i < 0 || r->oom) {
-			err = -ENOMEM;
+		if (i < 0 || r->oom || (size_t)i >= r->prof.nr_stacks) {
+			err = i == -EINVAL ? -EINVAL : -ENOMEM;
 			break;
 		}
 		set_values(&r->prof.stacks[i], e, &r->spec);
@@ -532,8 +728,6 @@ int resolver__build(struct resolver *r, const struct agg *agg, const struct reso
 	/* The profile moves out; the resolver keeps nothing that points into it. */
 	*out = r->prof;
 	profile__init(&r->prof);
-	free_keys(&r->frames);
-	free_keys(&r->mappings);
-	hashmap__clear(&r->stacks);
+	forget_all(r);
 	return err;
 }

@@ -31,6 +31,12 @@ struct resolve_spec {
 	uint64_t period_ns;	/* what one on-CPU sample stands for */
 	bool source_lines;	/* user frames get file, line and inlined calls from DWARF */
 	bool inline_frames;	/* --inline: stacks hold the inlined calls as frames */
+	/*
+	 * No writer will print a user frame's address or mapping (not pprof,
+	 * not -A): frames in files are one per file and offset, shared by
+	 * every process that maps the file, and have no mapping.
+	 */
+	bool frames_by_file;
 };
 
 /* What is known of the run only at its end. */
@@ -53,15 +59,17 @@ void resolver__free(struct resolver *r);
 /*
  * Resolve the stacks counted since the last call, for about budget_ms:
  * those whose frames' names are final (user frames in a file or the vdso
- * whose mapping is known, kernel frames) become profile stacks now; of the
- * others, the final frames are resolved. JIT code waits for the end, when
- * its perf map is complete.
+ * whose mapping is known, kernel frames) become profile stacks now, and
+ * their raw forms are released from agg; of the others, the final frames
+ * are resolved. JIT code waits for the end, when its perf map is complete.
+ * One resolver takes an agg's stacks: they are no longer there for another.
  */
 void resolver__prepare(struct resolver *r, struct agg *agg, int budget_ms);
 
 /*
  * The profile of every stack in agg, with their values as they are now.
- * What the resolver built moves into it: call once. Returns 0 or -ENOMEM;
+ * What the resolver built moves into it: call once. Returns 0, -ENOMEM, or
+ * -EINTR (a signal), -EINVAL (agg's stacks were taken by another resolver);
  * out is freed by profile__fini() in every case.
  */
 int resolver__build(struct resolver *r, const struct agg *agg, const struct resolve_meta *meta,

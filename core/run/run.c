@@ -261,6 +261,8 @@ static int set_up(struct run *r)
 		/* pprof has a place for source lines and inlined calls: fill it when DWARF allows. */
 		.source_lines = o->format == FORMAT_PPROF,
 		.inline_frames = o->inline_frames,
+		/* Where no address is printed, one frame per offset of a file, whatever the process. */
+		.frames_by_file = o->format != FORMAT_PPROF && !o->addresses && !o->raw_addresses,
 	};
 
 	if (run_opts__off_cpu(o) && !o->user_only &&

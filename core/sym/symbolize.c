@@ -312,6 +312,12 @@ void symbolizer__user_frame(struct symbolizer *s, const struct addr_space *as, u
 	symbolizer__user(s, as, ip - caller, out);
 }
 
+const void *symbolizer__file_of(struct symbolizer *s, const struct addr_space *as,
+				const struct mapping *m)
+{
+	return m && mapping__is_file(m) ? elf_for_mapping(s, as, m) : NULL;
+}
+
 const char *symbolizer__build_id(struct symbolizer *s, const struct addr_space *as,
 				 const struct mapping *m)
 {

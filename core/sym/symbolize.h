@@ -54,6 +54,16 @@ unsigned int symbolizer__user_source(struct symbolizer *s, const struct addr_spa
 				     uint64_t addr, struct src_frame *out, unsigned int max);
 void symbolizer__kernel(struct symbolizer *s, uint64_t addr, struct frame_sym *out);
 
+/*
+ * The file a mapping's symbols come from, as an identity: one pointer for
+ * every mapping of the same file (device, inode, change time and path, as
+ * checked when it is opened), whatever the process, valid as long as s. A
+ * user address of a file mapping is named from this and its offset into
+ * the file alone. NULL for memory that is not a file, or out of memory.
+ */
+const void *symbolizer__file_of(struct symbolizer *s, const struct addr_space *as,
+				const struct mapping *m);
+
 /* The build-id (hex) of the file behind a mapping, or NULL. */
 const char *symbolizer__build_id(struct symbolizer *s, const struct addr_space *as,
 				 const struct mapping *m);

@@ -20,6 +20,8 @@ void render_profile(const struct agg *agg, struct symbolizer *sym, const struct 
 		/* As the run asks: source lines for pprof, inlined frames with --inline. */
 		.source_lines = o->format == FORMAT_PPROF,
 		.inline_frames = o->inline_frames,
+		/* As the run does: frames shared across processes where no address is printed. */
+		.frames_by_file = o->format != FORMAT_PPROF && !o->addresses,
 	};
 	struct resolve_meta meta = {
 		.start_ns = o->start_ns,

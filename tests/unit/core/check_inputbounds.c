@@ -32,6 +32,78 @@ START_TEST(siphash_gives_the_reference_values)
 }
 END_TEST
 
+/* SipHash-2-4-128's vectors (vectors_sip128 of the reference code: key 00..0f, message 00..len-1). */
+START_TEST(siphash128_gives_the_reference_values)
+{
+	static const struct {
+		size_t len;
+		uint64_t h[2];
+	} want[] = {
+		{ 0, { 0xe6a825ba047f81a3ULL, 0x930255c71472f66dULL } },
+		{ 1, { 0x44af996bd8c187daULL, 0x45fc229b11597634ULL } },
+		{ 8, { 0x61f55862baa9623bULL, 0xb49714f364e2830fULL } },
+		{ 9, { 0xabbad90a06994426ULL, 0xed716dbb028b7fc4ULL } },
+	};
+	uint64_t k0 = 0x0706050403020100ULL, k1 = 0x0f0e0d0c0b0a0908ULL, h[2];
+	unsigned char msg[16];
+
+	for (int i = 0; i < 16; i++)
+		msg[i] = (unsigned char)i;
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		siphash24_128(msg, want[i].len, k0, k1, h);
+		ck_assert_uint_eq(h[0], want[i].h[0]);
+		ck_assert_uint_eq(h[1], want[i].h[1]);
+	}
+	/* The run's fingerprint is keyed: not the zero key's. */
+	hash_bytes128(msg, 9, h);
+	ck_assert_uint_ne(h[0], want[3].h[0]);
+}
+END_TEST
+
+struct id_keys {
+	const uint64_t *keys;
+	uint64_t want;
+};
+
+static bool id_key_match(const void *ctx, uint32_t id)
+{
+	const struct id_keys *q = ctx;
+
+	return q->keys[id] == q->want;
+}
+
+/*
+ * The id table finds every id by its key, ids whose hashes are equal (a
+ * flood of one hash costs time, never answers) included.
+ */
+START_TEST(id_table_finds_every_id)
+{
+	enum { N = 100000, SAME = 50 };
+	uint64_t *keys = malloc(N * sizeof(*keys));
+	struct idtable t;
+
+	ck_assert_ptr_nonnull(keys);
+	idtable__init(&t);
+	ck_assert_int_eq(idtable__find(&t, 1, id_key_match, &(struct id_keys){ keys, 1 }), -1);
+	for (uint32_t i = 0; i < N; i++) {
+		keys[i] = (uint64_t)i * 7919 + 3;
+		ck_assert_int_eq(idtable__add(&t, i < SAME ? 42 : hash_bytes(&keys[i], 8, 0), i), 0);
+	}
+	ck_assert_uint_eq(t.size, N);
+	ck_assert_uint_le(t.size * 10, t.nr_slots * 7);
+	for (uint32_t i = 0; i < N; i++) {
+		uint64_t h = i < SAME ? 42 : hash_bytes(&keys[i], 8, 0);
+
+		ck_assert_int_eq(idtable__find(&t, h, id_key_match, &(struct id_keys){ keys, keys[i] }),
+				 i);
+	}
+	ck_assert_int_eq(idtable__find(&t, 42, id_key_match, &(struct id_keys){ keys, 5 }), -1);
+	ck_assert_int_eq(idtable__add(&t, 1, UINT32_MAX), -ENOMEM);
+	idtable__clear(&t);
+	free(keys);
+}
+END_TEST
+
 START_TEST(hash_of_bytes_is_keyed_per_run)
 {
 	const char *name = "a_name_any_run_hashes";
@@ -353,6 +425,8 @@ Suite *inputbounds_suite(void)
 
 	tcase_set_timeout(th, 240);
 	tcase_add_test(th, siphash_gives_the_reference_values);
+	tcase_add_test(th, siphash128_gives_the_reference_values);
+	tcase_add_test(th, id_table_finds_every_id);
 	tcase_add_test(th, hash_of_bytes_is_keyed_per_run);
 	tcase_add_test(th, names_crafted_to_collide_cost_what_others_do);
 	suite_add_tcase(s, th);

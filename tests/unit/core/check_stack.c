@@ -96,9 +96,8 @@ START_TEST(the_pipeline_applies_them)
 	struct pipeline p;
 	struct sample s = { .pid = 3000000, .tid = 3000000, .comm = "x", .user_ips = ips,
 			    .nr_user = MAX_STACK_DEPTH, .kind = WEIGHT_SAMPLES, .weight = 1 };
-	struct hashmap_entry *ent;
 	struct agg_entry *e;
-	size_t bkt;
+	size_t id;
 
 	for (unsigned int i = 0; i < MAX_STACK_DEPTH; i++)
 		ips[i] = TEXT_START + (i < 3 ? 0x100 * i + 4 : 0x804);
@@ -107,9 +106,9 @@ START_TEST(the_pipeline_applies_them)
 	ck_assert_int_eq(proctrack__mmap(p.procs, s.pid, &as.maps[0]), 0);
 	ck_assert_int_eq(pipeline__add(&p, &s), 0);
 	ck_assert_uint_eq(agg__size(&p.agg), 1);
-	agg__for_each(&p.agg, bkt, ent, e) {
-		ck_assert_uint_eq(e->nr_user, 5);
-		ck_assert_uint_eq(e->ips[e->nr_kernel + 4], STACK_TRUNCATED_IP);
+	agg__for_each(&p.agg, id, e) {
+		ck_assert_uint_eq(e->raw->nr_user, 5);
+		ck_assert_uint_eq(e->raw->ips[e->raw->nr_kernel + 4], STACK_TRUNCATED_IP);
 	}
 	pipeline__fini(&p);
 }
@@ -123,9 +122,8 @@ START_TEST(a_stack_of_the_image_before_an_exec_resolves_there)
 	struct pipeline p;
 	struct sample s = { .pid = 3000001, .tid = 3000001, .comm = "new", .user_ips = ips,
 			    .nr_user = 2, .kind = WEIGHT_SAMPLES, .weight = 1 };
-	struct hashmap_entry *ent;
 	struct agg_entry *e;
-	size_t bkt;
+	size_t id;
 
 	ck_assert_int_eq(pipeline__init(&p, &pc), 0);
 	ck_assert_int_eq(proctrack__exec(p.procs, s.pid, "old", 0), 0);
@@ -133,10 +131,10 @@ START_TEST(a_stack_of_the_image_before_an_exec_resolves_there)
 	/* The exec: the process is "new" and has nothing mapped yet. */
 	ck_assert_int_eq(proctrack__exec(p.procs, s.pid, "new", 0), 0);
 	ck_assert_int_eq(pipeline__add(&p, &s), 0);
-	agg__for_each(&p.agg, bkt, ent, e) {
-		ck_assert_uint_eq(e->nr_user, 2);
-		ck_assert_ptr_nonnull(e->as);
-		ck_assert_uint_eq(e->as->nr_maps, 1);
+	agg__for_each(&p.agg, id, e) {
+		ck_assert_uint_eq(e->raw->nr_user, 2);
+		ck_assert_ptr_nonnull(e->raw->as);
+		ck_assert_uint_eq(e->raw->as->nr_maps, 1);
 	}
 	pipeline__fini(&p);
 }
@@ -150,16 +148,15 @@ static const struct addr_space *counted_in(struct pipeline *p, uint64_t addr, ui
 	struct sample s = { .pid = 3000002, .tid = 3000002, .comm = "same", .user_ips = ips,
 			    .nr_user = 1, .kind = WEIGHT_SAMPLES, .weight = 1 };
 	const struct addr_space *as = NULL;
-	struct hashmap_entry *ent;
 	struct agg_entry *e;
-	size_t bkt;
+	size_t id;
 
 	pipeline__set_window(p, t0, t1);
 	agg__fini(&p->agg);
 	agg__init(&p->agg);
 	ck_assert_int_eq(pipeline__add(p, &s), 0);
-	agg__for_each(&p->agg, bkt, ent, e)
-		as = e->as;
+	agg__for_each(&p->agg, id, e)
+		as = e->raw->as;
 	return as;
 }
 

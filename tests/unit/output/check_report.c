@@ -115,7 +115,7 @@ START_TEST(frames_resolved_during_the_run_report_the_same)
 	add(1234, "app", k1, 2, u1, 2, 0, 1);
 	add(1234, "app", NULL, 0, nowhere, 1, 0, 1);
 	resolver__prepare(r, &agg, 1000);
-	ck_assert_uint_eq(agg.nr_fresh, 0);
+	ck_assert_uint_eq(agg.nr_seen, agg.nr);
 	add_standard_set();
 	resolver__prepare(r, &agg, 1000);
 	ck_assert_int_eq(resolver__build(r, &agg, &meta, &prof), 0);
@@ -290,6 +290,186 @@ START_TEST(names_cannot_add_frames_or_lines)
 }
 END_TEST
 
+/* fx's maps moved by delta, as another process of the same binary maps them (ASLR). */
+static void moved_space(struct addr_space *as, uint64_t delta, uint64_t ino_delta)
+{
+	memset(as, 0, sizeof(*as));
+	for (size_t i = 0; i < fx.as.nr_maps; i++) {
+		struct mapping m = fx.as.maps[i];
+
+		m.start += delta;
+		m.end += delta;
+		if (mapping__is_file(&m))
+			m.ino += ino_delta;
+		ck_assert_int_eq(addr_space__insert(as, &m), 0);
+	}
+}
+
+static void free_space(struct addr_space *as)
+{
+	for (size_t i = 0; i < as->nr_maps; i++)
+		free(as->maps[i].path);
+	free(as->maps);
+}
+
+#define DELTA 0x100000000ULL
+
+/* The same stacks in three processes: two at other addresses, as ASLR puts them. */
+static void count_in_three_processes(const struct addr_space *moved)
+{
+	uint64_t k[] = { K_LEAF + 4, K_MID + 0x10 };
+	uint64_t u[] = { fx.alpha + 4, fx.beta + 6, fx.main + 10 };
+	uint64_t v[] = { fx.alpha + 4 + DELTA, fx.beta + 6 + DELTA, fx.main + 10 + DELTA };
+	uint64_t w[] = { fx.gamma + 2 + DELTA, fx.main + 10 + DELTA };
+
+	fixture_count(&agg, &fx.as, 100, "cc1", k, 2, u, 3, 0, 3);
+	fixture_count(&agg, moved, 101, "cc1", k, 2, v, 3, 0, 2);
+	fixture_count(&agg, moved, 102, "cc1", k, 2, v, 3, 0, 1);
+	fixture_count(&agg, moved, 102, "cc1", NULL, 0, w, 2, 0, 4);
+}
+
+/*
+ * A profile of the counts of three processes (as during a run: prepared,
+ * then built), with user frames by file or by address, and its folded and
+ * multi-line texts.
+ */
+static void build_three(const struct addr_space *moved, bool by_file, struct profile *p,
+			char **folded, char **bcc)
+{
+	struct resolve_spec spec = { .kind = PROFILE_ON_CPU, .user_frames = true,
+				     .kernel_frames = true, .period_ns = 1,
+				     .frames_by_file = by_file };
+	struct resolve_meta meta = { 0 };
+	struct resolver *r = resolver__new(sym, &spec);
+	size_t len;
+	FILE *f;
+
+	ck_assert_ptr_nonnull(r);
+	agg__fini(&agg);
+	agg__init(&agg);
+	count_in_three_processes(moved);
+	resolver__prepare(r, &agg, 1000);
+	ck_assert_int_eq(resolver__build(r, &agg, &meta, p), 0);
+	resolver__free(r);
+	f = open_memstream(folded, &len);
+	ck_assert_int_eq(writer__folded(f, p, &(struct writer_opts){ 0 }), 0);
+	fclose(f);
+	f = open_memstream(bcc, &len);
+	ck_assert_int_eq(writer__bcc(f, p, &(struct writer_opts){ .delimited = true }), 0);
+	fclose(f);
+}
+
+/* The profiles of the three processes with frames by address and by file, which print alike. */
+struct both_ways {
+	struct addr_space moved;
+	struct profile by_addr, by_file;
+	char *folded;		/* by file */
+};
+
+static void build_both_ways(struct both_ways *b, uint64_t ino_delta)
+{
+	char *fa, *ba, *bf;
+
+	moved_space(&b->moved, DELTA, ino_delta);
+	build_three(&b->moved, false, &b->by_addr, &fa, &ba);
+	build_three(&b->moved, true, &b->by_file, &b->folded, &bf);
+	ck_assert_str_eq(b->folded, fa);
+	ck_assert_str_eq(bf, ba);
+	free(fa);
+	free(ba);
+	free(bf);
+}
+
+static void free_both_ways(struct both_ways *b)
+{
+	free(b->folded);
+	profile__fini(&b->by_addr);
+	profile__fini(&b->by_file);
+	free_space(&b->moved);
+}
+
+/*
+ * Issues 20 and 22: every compiler process maps cc1 at its own addresses.
+ * Where no address is printed, its frames are one per offset of the file,
+ * and stacks that differ only by process share their frames: the report
+ * is the one frames per address give.
+ */
+START_TEST(processes_of_one_binary_share_frames)
+{
+	struct both_ways b;
+
+	build_both_ways(&b, 0);
+	ck_assert_str_eq(b.folded, "cc1;main;fixture_gamma_static 4\n"
+				   "cc1;main;fixture_beta;fixture_alpha;k_mid;k_leaf 6\n");
+	/* Kernel 2 + user 3 (+ gamma) frames, where each process had its own. */
+	ck_assert_uint_eq(b.by_file.nr_frames, 6);
+	ck_assert_uint_eq(b.by_addr.nr_frames, 9);
+	/* Four stacks (one per process and stack), three of them one run of frames. */
+	ck_assert_uint_eq(b.by_file.nr_stacks, 4);
+	ck_assert_uint_eq(b.by_file.stacks[0].first, b.by_file.stacks[1].first);
+	ck_assert_uint_eq(b.by_file.stacks[1].first, b.by_file.stacks[2].first);
+	ck_assert_uint_eq(b.by_file.nr_stack_frames, 5 + 2);
+	ck_assert_uint_eq(b.by_addr.stacks[1].first, b.by_addr.stacks[2].first);
+	ck_assert_uint_ne(b.by_addr.stacks[0].first, b.by_addr.stacks[1].first);
+	free_both_ways(&b);
+}
+END_TEST
+
+/*
+ * A process whose mapping names the binary's path but another file (an
+ * inode that is not the path's any more: the binary was replaced) shares
+ * no frame with one that maps the real file: its frames name nothing.
+ */
+START_TEST(another_file_at_the_same_path_shares_no_frames)
+{
+	struct both_ways b;
+
+	build_both_ways(&b, 1);
+	ck_assert_str_eq(b.folded, "cc1;[unknown];[unknown];[unknown];k_mid;k_leaf 3\n"
+				   "cc1;main;fixture_beta;fixture_alpha;k_mid;k_leaf 3\n"
+				   "cc1;[unknown];[unknown] 4\n");
+	free_both_ways(&b);
+}
+END_TEST
+
+/*
+ * Once a stack is in the profile, its addresses are freed (issue 22); more
+ * samples of it still count. A stack whose names may still change (no
+ * mapping yet: JIT code, or a side-band record to come) keeps them.
+ */
+START_TEST(raw_stacks_are_freed_once_in_the_profile)
+{
+	struct resolve_spec spec = { .kind = PROFILE_ON_CPU, .user_frames = true,
+				     .kernel_frames = true, .period_ns = 1, .frames_by_file = true };
+	struct resolve_meta meta = { 0 };
+	struct resolver *r = resolver__new(sym, &spec);
+	uint64_t u[] = { fx.alpha + 4, fx.main + 10 }, nowhere[] = { 0x10 };
+	struct profile p;
+	char *buf = NULL;
+	size_t len;
+	FILE *f;
+
+	add(1, "a", NULL, 0, u, 2, 0, 1);
+	add(1, "a", NULL, 0, nowhere, 1, 0, 1);
+	resolver__prepare(r, &agg, 1000);
+	ck_assert_uint_eq(agg.nr_released, 1);
+	ck_assert_ptr_null(agg__entry(&agg, 0)->raw);
+	ck_assert_ptr_nonnull(agg__entry(&agg, 1)->raw);
+	add(1, "a", NULL, 0, u, 2, 0, 5);
+	add(1, "a", NULL, 0, nowhere, 1, 0, 2);
+	ck_assert_uint_eq(agg__size(&agg), 2);
+	ck_assert_int_eq(resolver__build(r, &agg, &meta, &p), 0);
+	f = open_memstream(&buf, &len);
+	ck_assert_int_eq(writer__folded(f, &p, &(struct writer_opts){ 0 }), 0);
+	fclose(f);
+	ck_assert_str_eq(buf, "a;[unknown] 3\n"
+			      "a;main;fixture_alpha 6\n");
+	free(buf);
+	profile__fini(&p);
+	resolver__free(r);
+}
+END_TEST
+
 Suite *report_suite(void)
 {
 	Suite *s = suite_create("report");
@@ -298,6 +478,9 @@ Suite *report_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, identical_samples_count_once);
 	tcase_add_test(tc, frames_resolved_during_the_run_report_the_same);
+	tcase_add_test(tc, processes_of_one_binary_share_frames);
+	tcase_add_test(tc, another_file_at_the_same_path_shares_no_frames);
+	tcase_add_test(tc, raw_stacks_are_freed_once_in_the_profile);
 	tcase_add_test(tc, folded_sorted_ascending_merged_by_text);
 	tcase_add_test(tc, folded_delimited_annotated);
 	tcase_add_test(tc, multiline_as_bcc_prints_it);
