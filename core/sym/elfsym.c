@@ -57,9 +57,21 @@ struct load_segment {
 	uint64_t filesz;
 };
 
+/*
+ * A symbol as lookups need it, once the table is built: 16 bytes, where
+ * the 40 of struct elf_sym served to build it (a busy host's profile holds
+ * the tables of every binary it saw: cc1, libLLVM, qemu, ...).
+ */
+struct sym_entry {
+	uint64_t addr;
+	uint32_t size;		/* capped at 4 GiB - 1, which no function reaches */
+	uint32_t name;		/* offset into names */
+};
+
 struct elf_symtab {
-	struct elf_sym *syms;	/* sorted by addr, one per address */
+	struct elf_sym *syms;	/* while loading: sorted by addr, one per address */
 	size_t nr_syms, syms_cap;
+	struct sym_entry *table;	/* once loaded: what syms became */
 	char *names;		/* string tables, kept once, then names that are copies */
 	size_t names_len, names_cap;
 	size_t copied, copy_budget;	/* bytes of names copied, and the most allowed */
@@ -596,6 +608,69 @@ static int load_from_debug_file(Elf *elf, int self_fd, const char *path, struct 
 	return err;
 }
 
+/*
+ * The loaded symbols as lookups need them: the table, and a string pool of
+ * only the names it uses, where that is smaller than the pool it has (the
+ * string tables whole, and copies: most names of a table are of objects
+ * and aliases, dropped); a pool of names that overlap, as a hostile table
+ * makes them, is kept as it is. No slack is left in either.
+ */
+static int compact(struct elf_symtab *st)
+{
+	size_t need = 0, at = 0;
+	char *names = NULL;
+
+	for (size_t i = 0; i < st->nr_syms; i++)
+		need += strlen(st->names + st->syms[i].name_off) + 1;
+	if (need < st->names_len) {
+		names = malloc(need ? need : 1);
+		if (!names)
+			return -ENOMEM;
+	} else if (st->names_len > UINT32_MAX) {
+		return -EFBIG;	/* offsets are 32-bit: a 4 GiB pool is no symbol table */
+	}
+	st->table = malloc((st->nr_syms ? st->nr_syms : 1) * sizeof(*st->table));
+	if (!st->table) {
+		free(names);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < st->nr_syms; i++) {
+		const struct elf_sym *s = &st->syms[i];
+		struct sym_entry *e = &st->table[i];
+
+		e->addr = s->addr;
+		e->size = s->size < UINT32_MAX ? (uint32_t)s->size : UINT32_MAX;
+		if (names) {
+			size_t len = strlen(st->names + s->name_off) + 1;
+
+			memcpy(names + at, st->names + s->name_off, len);
+			e->name = (uint32_t)at;
+			at += len;
+		} else {
+			e->name = (uint32_t)s->name_off;
+		}
+	}
+	if (names) {
+		free(st->names);
+		st->names = names;
+		st->names_len = st->names_cap = need;
+	} else if (st->names_len < st->names_cap) {
+		char *tmp = realloc(st->names, st->names_len ? st->names_len : 1);
+
+		if (tmp) {
+			st->names = tmp;
+			st->names_cap = st->names_len;
+		}
+	}
+	free(st->syms);
+	st->syms = NULL;
+	st->syms_cap = 0;
+	free(st->sections);
+	st->sections = NULL;
+	st->nr_sections = 0;
+	return 0;
+}
+
 static struct elf_symtab *load_elf(Elf *elf, int self_fd, size_t file_size, const char *path,
 				   const char *prefer)
 {
@@ -645,6 +720,23 @@ err_out:
 	return NULL;
 }
 
+/*
+ * A loaded table made compact: after its ELF handle is gone, and libelf's
+ * copies of the sections with it, which would otherwise still take their
+ * memory while the compact copy is made. NULL (errno set) on failure.
+ */
+static struct elf_symtab *finish(struct elf_symtab *st)
+{
+	int err = st ? compact(st) : 0;
+
+	if (err) {
+		elf_symtab__free(st);
+		errno = -err;
+		return NULL;
+	}
+	return st;
+}
+
 struct elf_symtab *elf_symtab__load(const char *path)
 {
 	return elf_symtab__load_as(path, path);
@@ -672,7 +764,7 @@ struct elf_symtab *elf_symtab__load_as(const char *open_path, const char *path)
 	err = errno;
 	elf_file__close(&h);
 	errno = err;
-	return st;
+	return finish(st);
 }
 
 const void *elf_own_vdso(size_t *size)
@@ -714,7 +806,7 @@ struct elf_symtab *elf_symtab__load_mem(const void *image, size_t size)
 	st = load_elf(elf, -1, size, NULL, "__vdso_");
 	elf_end(elf);
 	free(copy);
-	return st;
+	return finish(st);
 }
 
 void elf_symtab__free(struct elf_symtab *st)
@@ -722,6 +814,7 @@ void elf_symtab__free(struct elf_symtab *st)
 	if (!st)
 		return;
 	free(st->syms);
+	free(st->table);
 	free(st->names);
 	free(st->segs);
 	free(st->sections);
@@ -752,18 +845,18 @@ const char *elf_symtab__lookup_vaddr(const struct elf_symtab *st, uint64_t vaddr
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (st->syms[mid].addr <= vaddr)
+		if (st->table[mid].addr <= vaddr)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
 	/* Walk back a little for a symbol that contains vaddr (nested symbols). */
 	for (size_t i = lo, tries = 0; i > 0 && tries < 4; i--, tries++) {
-		const struct elf_sym *s = &st->syms[i - 1];
+		const struct sym_entry *s = &st->table[i - 1];
 
 		if (vaddr - s->addr < s->size) {
 			*sym_off = vaddr - s->addr;
-			return s->name;
+			return st->names + s->name;
 		}
 	}
 	return NULL;
