@@ -37,10 +37,22 @@ uint64_t agg__total(const struct agg *agg, enum weight_kind kind)
 	return (unsigned int)kind < NR_WEIGHT_KINDS ? agg->totals[kind] : 0;
 }
 
+size_t agg__bytes(const struct agg *agg)
+{
+	return agg->nr_chunks * (CHUNK_ENTRIES * sizeof(struct agg_entry) + sizeof(*agg->chunks)) +
+	       agg->index.nr_slots * sizeof(*agg->index.slots) + agg->raw_bytes;
+}
+
+static size_t raw_size(const struct agg_stack *st)
+{
+	return sizeof(*st) + (st->nr_kernel + st->nr_user) * sizeof(st->ips[0]);
+}
+
 void agg__release(struct agg *agg, struct agg_entry *e)
 {
 	if (!e->raw)
 		return;
+	agg->raw_bytes -= raw_size(e->raw);
 	free(e->raw);
 	e->raw = NULL;
 	agg->nr_released++;
@@ -127,6 +139,7 @@ int agg__add(struct agg *agg, const struct sample *s, const struct addr_space *a
 		e->fp[0] = fp[0];
 		e->fp[1] = fp[1];
 		agg->nr++;
+		agg->raw_bytes += size;
 	}
 	e->weights[s->kind] += s->weight;
 	agg->totals[s->kind] += s->weight;

@@ -50,6 +50,7 @@ struct agg {
 	/* Entries from this id on were added since they were last looked at (work done during the run). */
 	size_t nr_seen;
 	size_t nr_released;
+	size_t raw_bytes;		/* of the raw stacks not released */
 };
 
 void agg__init(struct agg *agg);
@@ -64,6 +65,8 @@ int agg__add(struct agg *agg, const struct sample *s, const struct addr_space *a
 size_t agg__size(const struct agg *agg);
 /* The sum of the weights of one kind: samples kept, or ns off-CPU. */
 uint64_t agg__total(const struct agg *agg, enum weight_kind kind);
+/* Bytes held for the stacks counted: entries, their index, raw stacks not released. */
+size_t agg__bytes(const struct agg *agg);
 
 static inline struct agg_entry *agg__entry(const struct agg *agg, size_t id)
 {

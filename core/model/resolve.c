@@ -697,6 +697,13 @@ void resolver__prepare(struct resolver *r, struct agg *agg, int budget_ms)
 	}
 }
 
+size_t resolver__stack_bytes(const struct resolver *r)
+{
+	return r->prof.cap_stacks * sizeof(*r->prof.stacks) +
+	       r->prof.cap_stack_frames * sizeof(*r->prof.stack_frames) +
+	       r->runs.nr_slots * sizeof(*r->runs.slots);
+}
+
 int resolver__build(struct resolver *r, const struct agg *agg, const struct resolve_meta *meta,
 		    struct profile *out)
 {

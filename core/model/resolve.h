@@ -66,6 +66,9 @@ void resolver__free(struct resolver *r);
  */
 void resolver__prepare(struct resolver *r, struct agg *agg, int budget_ms);
 
+/* Bytes the profile holds for its stacks so far (not their frames: those are per code address). */
+size_t resolver__stack_bytes(const struct resolver *r);
+
 /*
  * The profile of every stack in agg, with their values as they are now.
  * What the resolver built moves into it: call once. Returns 0, -ENOMEM, or

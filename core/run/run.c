@@ -288,11 +288,35 @@ static int set_up(struct run *r)
 	return 0;
 }
 
+/* With -v, a line a minute: how a long run grows, its stacks and the rest. */
+#define STATUS_INTERVAL_MS 60000
+
+static void print_status(struct run *r, int64_t elapsed_ms)
+{
+	size_t stacks = agg__bytes(&r->pipeline.agg) + resolver__stack_bytes(r->resolver);
+	long pages = 0, resident = 0;
+	struct backend_stats st;
+	FILE *f;
+
+	r->ops->stats(r->backend, &st);
+	f = fopen("/proc/self/statm", "r");
+	if (f) {
+		if (fscanf(f, "%ld %ld", &pages, &resident) != 2)
+			resident = 0;
+		fclose(f);
+	}
+	pr_info("%lld s: %llu samples, %zu unique raw stacks (%.1f MB), RSS %.1f MB\n",
+		(long long)(elapsed_ms / 1000), (unsigned long long)st.samples,
+		agg__size(&r->pipeline.agg), stacks / 1048576.0,
+		resident * (double)sysconf(_SC_PAGESIZE) / 1048576.0);
+}
+
 /* Sample until the duration ends, a signal arrives, or the command exits. */
 static int sample_loop(struct run *r)
 {
 	const struct run_opts *o = &r->eff;
-	int64_t deadline = o->duration ? mono_ms() + (int64_t)o->duration * 1000 : 0;
+	int64_t start = mono_ms(), deadline = o->duration ? start + (int64_t)o->duration * 1000 : 0;
+	int64_t next_status = start + STATUS_INTERVAL_MS;
 	int err = 0;
 
 	progress__init(&r->progress, o, mono_ms());
@@ -325,6 +349,10 @@ static int sample_loop(struct run *r)
 		if (err)
 			break;
 		resolver__prepare(r->resolver, &r->pipeline.agg, PREPARE_BUDGET_MS);
+		if (log_verbosity() >= LOG_INFO && mono_ms() >= next_status) {
+			print_status(r, mono_ms() - start);
+			next_status += STATUS_INTERVAL_MS;
+		}
 		if (r->progress.on) {
 			struct backend_stats st;
 
