@@ -23,8 +23,16 @@ enum {
 	KSYM_LOCAL = 1 << 8,
 };
 
+/* A symbol once the table is built: the rank has done its work. */
+struct kentry {
+	uint64_t addr;
+	uint32_t name;
+	uint32_t module;
+};
+
 struct ksyms {
-	struct ksym *syms;
+	struct ksym *syms;	/* while loading */
+	struct kentry *table;	/* then: sorted, one per address */
 	size_t nr;
 	char *text;		/* the kept names and module names, NUL-terminated */
 	bool restricted;
@@ -175,6 +183,26 @@ static int compact_names(struct ksyms *ks)
 	return 0;
 }
 
+/*
+ * The symbols as lookups need them, 16 bytes each, in the array that held
+ * them (each entry is written over bytes already read), shrunk to size.
+ */
+static void make_table(struct ksyms *ks)
+{
+	char *bytes = (char *)ks->syms;
+	void *tmp;
+
+	for (size_t i = 0; i < ks->nr; i++) {
+		const struct ksym k = ks->syms[i];
+		const struct kentry e = { .addr = k.addr, .name = k.name, .module = k.module };
+
+		memcpy(bytes + i * sizeof(e), &e, sizeof(e));
+	}
+	ks->syms = NULL;
+	tmp = realloc(bytes, (ks->nr ? ks->nr : 1) * sizeof(struct kentry));
+	ks->table = tmp ? tmp : (void *)bytes;
+}
+
 /* Lines are "ffffffff81000000 T name\t[module]"; parsed in place. */
 struct ksyms *ksyms__load(const char *path)
 {
@@ -243,16 +271,12 @@ next:
 		p = nl + 1;
 	}
 	ks->restricted = any && !any_nonzero;
+	/* Aliases go first, so that the names kept are only the symbols'. */
+	sort_ksyms(ks);
 	err = compact_names(ks);
 	if (err)
 		goto err_out;
-	if (ks->nr && ks->nr < cap) {
-		struct ksym *tmp = realloc(ks->syms, ks->nr * sizeof(*tmp));
-
-		if (tmp)
-			ks->syms = tmp;
-	}
-	sort_ksyms(ks);
+	make_table(ks);
 	return ks;
 
 err_out:
@@ -267,6 +291,7 @@ void ksyms__free(struct ksyms *ks)
 		return;
 	free(ks->text);
 	free(ks->syms);
+	free(ks->table);
 	free(ks);
 }
 
@@ -285,14 +310,14 @@ const char *ksyms__lookup(const struct ksyms *ks, uint64_t addr, uint64_t *sym_o
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (ks->syms[mid].addr <= addr)
+		if (ks->table[mid].addr <= addr)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
 	if (lo == 0)
 		return NULL;
-	*sym_off = addr - ks->syms[lo - 1].addr;
-	*module = ks->syms[lo - 1].module ? ks->text + ks->syms[lo - 1].module : NULL;
-	return ks->text + ks->syms[lo - 1].name;
+	*sym_off = addr - ks->table[lo - 1].addr;
+	*module = ks->table[lo - 1].module ? ks->text + ks->table[lo - 1].module : NULL;
+	return ks->text + ks->table[lo - 1].name;
 }
