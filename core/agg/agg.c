@@ -13,7 +13,8 @@ void agg__init(struct agg *agg)
 	idtable__init(&agg->index);
 }
 
-void agg__fini(struct agg *agg)
+/* Every entry, and its index, freed. */
+static void free_entries(struct agg *agg)
 {
 	size_t id;
 	struct agg_entry *e;
@@ -24,12 +25,25 @@ void agg__fini(struct agg *agg)
 		free(agg->chunks[i]);
 	free(agg->chunks);
 	idtable__clear(&agg->index);
+}
+
+void agg__fini(struct agg *agg)
+{
+	free_entries(agg);
 	agg__init(agg);
+}
+
+void agg__forget_entries(struct agg *agg)
+{
+	free_entries(agg);
+	agg->chunks = NULL;
+	agg->nr_forgotten += agg->nr;
+	agg->nr = agg->nr_chunks = agg->nr_seen = agg->nr_released = agg->raw_bytes = 0;
 }
 
 size_t agg__size(const struct agg *agg)
 {
-	return agg->nr;
+	return agg->nr + agg->nr_forgotten;
 }
 
 uint64_t agg__total(const struct agg *agg, enum weight_kind kind)

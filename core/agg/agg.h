@@ -51,6 +51,7 @@ struct agg {
 	size_t nr_seen;
 	size_t nr_released;
 	size_t raw_bytes;		/* of the raw stacks not released */
+	size_t nr_forgotten;		/* entries agg__forget_entries() let go */
 };
 
 void agg__init(struct agg *agg);
@@ -78,6 +79,12 @@ static inline struct agg_entry *agg__entry(const struct agg *agg, size_t id)
  * Samples of the same stack still count into e.
  */
 void agg__release(struct agg *agg, struct agg_entry *e);
+
+/*
+ * The stacks have moved into a profile (the report): their entries go,
+ * their number and the totals stay. Stacks counted after this are new.
+ */
+void agg__forget_entries(struct agg *agg);
 
 /* Entries in the order they were first counted. */
 #define agg__for_each(agg, id, e)                                                          \

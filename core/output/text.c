@@ -146,17 +146,13 @@ int text__merge(const struct profile *p, const struct writer_opts *o, enum text_
 {
 	struct hashmap merged;		/* text -> 1 + index into out->stacks */
 	struct strbuf sb = { 0 };
+	size_t cap = 0;
 	struct frame_texts ft;
 	int err = 0;
 
 	memset(out, 0, sizeof(*out));
 	if (frame_texts__init(&ft, p, o, esc))
 		return -ENOMEM;
-	out->stacks = calloc(p->nr_stacks ? p->nr_stacks : 1, sizeof(*out->stacks));
-	if (!out->stacks) {
-		frame_texts__fini(&ft);
-		return -ENOMEM;
-	}
 	hashmap__init(&merged, text_hash, text_equal);
 	for (size_t i = 0; i < p->nr_stacks && !err; i++) {
 		const struct profile_stack *s = &p->stacks[i];
@@ -179,6 +175,18 @@ int text__merge(const struct profile *p, const struct writer_opts *o, enum text_
 			out->stacks[found - 1].value += value;
 			continue;
 		}
+		/* Grown as texts come: stacks of many processes print as few (no pid in them). */
+		if (out->nr == cap) {
+			size_t ncap = cap ? cap * 2 : 1024;
+			struct text_stack *tmp = realloc(out->stacks, ncap * sizeof(*tmp));
+
+			if (!tmp) {
+				err = -ENOMEM;
+				break;
+			}
+			out->stacks = tmp;
+			cap = ncap;
+		}
 		ts = &out->stacks[out->nr];
 		ts->text = copy_text(out, sb.buf, sb.len);
 		ts->value = value;
@@ -195,7 +203,8 @@ int text__merge(const struct profile *p, const struct writer_opts *o, enum text_
 		text_stacks__free(out);
 		return err;
 	}
-	qsort(out->stacks, out->nr, sizeof(*out->stacks), cmp_text_stack);
+	if (out->nr)	/* an empty profile has no array */
+		qsort(out->stacks, out->nr, sizeof(*out->stacks), cmp_text_stack);
 	return 0;
 }
 

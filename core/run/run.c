@@ -427,6 +427,8 @@ static int write_report(struct run *r, struct profile *prof)
 			 o->frequency ? "Hz" : "events", (r->t_end - r->t_start) / 1000.0);
 	t0 = mono_ms();
 	err = resolver__build(r->resolver, &r->pipeline.agg, &meta, prof);
+	/* The counts are in the profile now: their entries' memory serves the writer. */
+	agg__forget_entries(&r->pipeline.agg);
 	t1 = mono_ms();
 	if (err == -ENOMEM) {
 		/* What was built before memory ran out is a consistent, smaller profile. */
