@@ -22,9 +22,16 @@ perf record alone, without perf report) and bytes per unique stack: (peak
 RSS - peak RSS of the same command on an idle 1 s run) / unique raw stacks.
 
 BENCH_SOAK=SECONDS adds the soak: one long run of each backend under the
-same load, VmRSS from /proc/PID/status every 10 s; RSS after the first
-minute, at the end, the growth between them, unique stacks and bytes per
-unique stack. BENCH_SOAK_UNWIND=fp,dwarf chooses the unwinders (fp).
+same load. Our -v prints a line each minute (unique raw stacks, the bytes
+held for them, RSS); from the first minute to the end: RSS, the growth,
+bytes per unique stack added (RSS growth / stacks added: everything that
+grew, charged to the stacks), and the growth of the rest, RSS without the
+bytes held for stacks (issue 22: within 1.5x). VmRSS from /proc/PID/status
+every 10 s is kept as a trace. BENCH_SOAK_UNWIND=fp,dwarf chooses the
+unwinders (fp).
+
+BENCH_BASELINE=PATH adds another profile binary (an older build) to the
+rounds as "baseline bpf fp" and so on: before and after in the same run.
 
 Called by bench.py with itself as an argument, like offcpu.py.
 """
@@ -38,6 +45,10 @@ FREQ = 999
 BPFTRACE_PROG = "profile:hz:%d { @[kstack, ustack, comm] = count(); } interval:s:%d { exit(); }"
 TOOLS = ("perf record -g", "perf record dwarf", "profile bpf fp", "profile bpf dwarf",
          "profile perf fp", "profile perf dwarf", "bpftrace")
+OURS = TOOLS[2:6]
+BASELINE = os.environ.get("BENCH_BASELINE")
+if BASELINE:
+    TOOLS = TOOLS + tuple(n.replace("profile", "baseline") for n in OURS)
 
 
 def ncpus():
@@ -82,10 +93,17 @@ def parse_ours(r):
             "uniq": count(r"kept.*?, (\d+) unique raw stacks", r.err)}
 
 
+def minute_lines(err):
+    """-v's line a minute: (seconds, unique raw stacks, MB held for them, RSS MB)."""
+    return [(int(m.group(1)), int(m.group(2)), float(m.group(3)), float(m.group(4)))
+            for m in re.finditer(r"^profile: (\d+) s: \d+ samples, (\d+) unique raw stacks "
+                                 r"\(([\d.]+) MB\), RSS ([\d.]+) MB$", err, re.M)]
+
+
 def ours_argv(b, name, seconds):
-    _, backend, unwind = name.split()
-    return [b.PROFILE, "--backend", backend, "--unwind", unwind,
-            "-v", "-F", str(FREQ), "-f", str(seconds)]
+    who, backend, unwind = name.split()
+    return [BASELINE if who == "baseline" else b.PROFILE, "--backend", backend, "--unwind",
+            unwind, "-v", "-F", str(FREQ), "-f", str(seconds)]
 
 
 def perf_stats(b, data):
@@ -136,7 +154,7 @@ def idle_rss(b, tmp):
     """
     idle = {}
     for n in TOOLS:
-        if n.startswith("profile"):
+        if n.startswith(("profile", "baseline")):
             idle[n] = min((one(b, n, 1, tmp) for _ in range(2)), key=lambda x: x["rss"])
             b.results.append(("busy", "idle 1 s, " + n, "peak RSS %.1f MB, %d unique stacks" % (
                 idle[n]["rss"], idle[n]["uniq"])))
@@ -174,7 +192,7 @@ def table(b, rounds, seconds, idle):
         m = med[n]
         anchor = med["perf record dwarf" if n.endswith("dwarf") else "perf record -g"]
         ratios = "-"
-        if n.startswith("profile"):
+        if n.startswith(("profile", "baseline")):
             ratios = "%.2f, %.2f" % (m["rss"][0] / anchor["rss"][0],
                                      m["cpu"][0] / anchor["cpu"][0])
         lost = f(m["lost"])
@@ -199,7 +217,7 @@ def table(b, rounds, seconds, idle):
 
 def verdicts(b, rounds, med):
     """Issue 22's 'done means', judged on this run."""
-    for n in TOOLS[2:6]:
+    for n in OURS:
         anchor = "perf record dwarf" if n.endswith("dwarf") else "perf record -g"
         # Only rounds where perf record lost nothing count.
         pairs = [(x["lost"], a["lost"]) for x, a in zip(rounds[n], rounds[anchor])]
@@ -222,14 +240,15 @@ def vm_rss_kb(pid):
         return 0
 
 
-def soak(b, seconds, idle, tmp):
-    """One long run per backend; VmRSS every 10 s."""
-    if seconds < 70:
-        b.log("bench: BENCH_SOAK=%d is under 70 s: RSS after the first minute needs more" %
-              seconds)
+def soak(b, seconds, tmp):
+    """One long run per backend; -v's line a minute, and VmRSS every 10 s."""
+    if seconds < 130:
+        b.log("bench: BENCH_SOAK=%d is under 130 s: growth after the first minute needs two "
+              "more minutes at least" % seconds)
     rows = ["| soak, %d s, %d Hz | RSS at 1 min MB | RSS at end MB | growth | peak RSS MB "
-            "| unique stacks | bytes / unique stack | samples seen | lost | side-band lost "
-            "| CPU s |" % (seconds, FREQ), "|---|---|---|---|---|---|---|---|---|---|---|"]
+            "| unique stacks at 1 min, end | bytes / unique stack added | stacks held MB at "
+            "1 min, end | growth of the rest | samples seen | lost | side-band lost | CPU s |" % (
+                seconds, FREQ), "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     unwinds = os.environ.get("BENCH_SOAK_UNWIND", "fp").split(",")
     for unwind in unwinds:
         for backend in ("bpf", "perf"):
@@ -251,17 +270,29 @@ def soak(b, seconds, idle, tmp):
             r.wait()
             x = parse_ours(r)
             x["rss"] = r.rss_kb / 1024.0
-            minute = next((kb for t, kb in trace if t >= min(60, seconds / 2)), 0) / 1024.0
-            end = trace[-1][1] / 1024.0 if trace else 0
-            ps = per_stack(x, idle.get(name))
-            rows.append("| %s | %.1f | %.1f | %.2fx | %.1f | %d | %.0f | %d | %d | %d | %.1f |" %
-                        (name, minute, end, end / minute if minute else float("nan"), x["rss"],
-                         x["uniq"], ps, x["samples"], x["lost"], x["sideband"], r.cpu))
+            lines = minute_lines(r.err)
+            nan = float("nan")
+            if len(lines) >= 2:
+                (_, u0, h0, m0), (_, u1, h1, m1) = lines[0], lines[-1]
+                per_stack = (m1 - m0) * 1048576 / (u1 - u0) if u1 > u0 else nan
+                rest = (m1 - h1) / (m0 - h0) if m0 > h0 else nan
+            else:
+                u0 = u1 = 0
+                h0 = h1 = m0 = m1 = per_stack = rest = nan
+                b.log("bench: soak, %s: fewer than two minute lines in -v" % name)
+            rows.append("| %s | %.1f | %.1f | %.2fx | %.1f | %d, %d | %.0f | %.1f, %.1f | %.2fx "
+                        "| %d | %d | %d | %.1f |" % (
+                            name, m0, m1, m1 / m0 if m0 else nan, x["rss"], u0, u1, per_stack,
+                            h0, h1, rest, x["samples"], x["lost"], x["sideband"], r.cpu))
             b.results.append(("soak", name, "RSS %.1f MB at 1 min, %.1f MB at the end (%.2fx), "
-                              "%d unique stacks, %.0f B/stack; VmRSS every 10 s: %s" % (
-                                  minute, end, end / minute if minute else float("nan"),
-                                  x["uniq"], ps,
+                              "%d -> %d unique stacks, %.0f B per stack added, the rest grew "
+                              "%.2fx; VmRSS every 10 s: %s" % (
+                                  m0, m1, m1 / m0 if m0 else nan, u0, u1, per_stack, rest,
                                   " ".join("%.0f" % (kb / 1024.0) for _, kb in trace))))
+            b.verdict("soak %s: bytes per unique stack added" % name, "%.0f" % per_stack,
+                      "<= 1024", per_stack <= 1024)
+            b.verdict("soak %s: growth of RSS without the stacks, 1 min to end" % name,
+                      "%.2fx" % rest, "<= 1.5x", rest <= 1.5)
     return rows
 
 
@@ -282,7 +313,7 @@ def run(b, tmp, table_too=True):
                     rounds[n].append(one(b, n, seconds, tmp))
             rows += table(b, rounds, seconds, idle)
         if os.environ.get("BENCH_SOAK"):
-            rows += [""] + soak(b, int(os.environ["BENCH_SOAK"]), idle, tmp)
+            rows += [""] + soak(b, int(os.environ["BENCH_SOAK"]), tmp)
     finally:
         stop_compile_loop(load)
     b.log("\n".join(rows))
