@@ -17,6 +17,7 @@
 
 #include "core/lib/clock.h"
 #include "core/lib/userfile.h"
+#include "core/proc/buildid.h"
 
 struct proc {
 	pid_t pid;
@@ -30,18 +31,35 @@ struct thread_comm {
 
 /*
  * Binaries by (dev, ino), opened once for the whole run. A file the tracker
- * holds open keeps its inode: no other file can take its number. One it
- * could not keep (no fds left, or gone when first seen) is looked for again
- * by path, and an inode number is reused once its file is deleted: the
- * file found must also have the inode change time (ctime: set by the
- * kernel on every change, never by users) seen when the mapping was.
+ * holds open keeps its inode: no other file can take its number, but its
+ * owner may still rewrite it in place, so each open of it checks that its
+ * build-id (or, without one, its size and modification time) is still the
+ * one first seen. One it could not keep (no fds left, or gone when first
+ * seen) is looked for again by path, and an inode number is reused once its
+ * file is deleted: the file found must also have the inode change time
+ * (ctime: set by the kernel on every change, never by users) seen when the
+ * mapping was, and the same build-id.
  */
 struct open_file {
 	uint64_t dev, ino;	/* the key */
 	int fd;			/* -1: not kept open */
 	int64_t ctime_ns;	/* the file's ctime when first seen; 0 if it could not be read */
+	int64_t mtime_ns;	/* and its mtime and size, for a file without a build-id */
+	int64_t size;
 	int64_t seen_ns;	/* wall clock when first seen: an unread file changed no later */
+	struct build_id bid;	/* from the mmap record (5.12+) or the file's note; size 0: none */
+	bool bid_known;		/* bid was learnt (else the file could not be read) */
 	bool conflict;		/* two files had this (dev, ino) in the run: no names from it */
+};
+
+/*
+ * What a file opened now must be to stand for a mapping's: the mapping's
+ * (dev, ino) where known, and the rest of what was learnt at first sight.
+ */
+struct expect {
+	int64_t ctime_ns;		/* 0: not known */
+	int64_t not_after_ns;		/* with ctime not known: changed no later than this; 0: any */
+	const struct build_id *bid;	/* NULL: not known; size 0: the file has none */
 };
 
 struct file_table {
@@ -153,6 +171,16 @@ static void release_maps(struct addr_space *as)
 	as->maps_refs = NULL;
 	as->maps = NULL;
 	as->nr_maps = as->cap_maps = 0;
+}
+
+/* as's mappings become maps (sorted, disjoint, its own): nr of them in room for cap. */
+static void adopt_maps(struct addr_space *as, struct mapping *maps, size_t nr, size_t cap)
+{
+	release_maps(as);
+	as->maps = maps;
+	as->nr_maps = nr;
+	as->cap_maps = cap;
+	as->generation++;
 }
 
 static void addr_space_free(struct addr_space *as)
@@ -404,10 +432,7 @@ int addr_space__load_maps_file(struct addr_space *as, const char *path)
 	for (size_t i = 1; i < nr; i++)
 		disjoint &= got[i - 1].end <= got[i].start;
 	if (!err && disjoint && !as->nr_maps) {
-		release_maps(as);
-		as->maps = got;
-		as->nr_maps = as->cap_maps = nr;
-		as->generation++;
+		adopt_maps(as, got, nr, nr);
 		return 0;
 	}
 	for (size_t i = 0; i < nr; i++) {
@@ -445,97 +470,165 @@ static uid_t read_uid(pid_t pid)
 	return ret;
 }
 
-int file_table__fd(const struct file_table *ft, const struct mapping *m)
+static struct open_file *find_file(const struct file_table *ft, const struct mapping *m)
 {
-	struct open_file key = { .dev = m->dev, .ino = m->ino }, *f;
+	struct open_file key = { .dev = m->dev, .ino = m->ino };
 
-	if (!ft || !m->ino)
-		return -1;
-	f = hashmap__find(&ft->files, &key);
-	return f && !f->conflict ? f->fd : -1;
+	return ft && m->ino ? hashmap__find(&ft->files, &key) : NULL;
 }
 
-static int64_t ctime_of(const struct stat *st)
+static int64_t ns_of(const struct timespec *ts)
 {
-	return (int64_t)st->st_ctim.tv_sec * 1000000000LL + st->st_ctim.tv_nsec;
+	return (int64_t)ts->tv_sec * 1000000000LL + ts->tv_nsec;
+}
+
+/* Whether the file open as fd has build-id bid (size 0: has none). */
+static bool build_id_is(int fd, const struct build_id *bid)
+{
+	struct build_id got;
+
+	return build_id__read_fd(fd, &got) >= 0 && build_id__equal(&got, bid);
 }
 
 /*
- * An fd for path that is the file (dev, ino) the mapping names, or -1;
- * with f, also the file first seen (see struct open_file).
+ * Whether the file open as fd (st: its fstat) may stand for m's: the same
+ * (dev, ino) where m names them, and what e expects. A mapping that names
+ * neither an inode nor a build-id matches no file.
  */
-static int open_same_file(const char *path, const struct mapping *m, const struct open_file *f)
+static bool file_matches(int fd, const struct stat *st, const struct mapping *m,
+			 const struct expect *e)
+{
+	if (m->ino ? (m->dev && st->st_dev != m->dev) || st->st_ino != m->ino : !e->bid)
+		return false;
+	if (e->ctime_ns && ns_of(&st->st_ctim) != e->ctime_ns)
+		return false;
+	if (!e->ctime_ns && e->not_after_ns && ns_of(&st->st_ctim) > e->not_after_ns)
+		return false;
+	return !e->bid || build_id_is(fd, e->bid);
+}
+
+/* An fd for path if it is the file m maps (file_matches), or -1; *st is its fstat. */
+static int open_matching(const char *path, const struct mapping *m, const struct expect *e,
+			 struct stat *st)
 {
 	/* Paths anyone may swap: a FIFO or a device there must not block us. */
 	uint64_t size;
 	int fd = userfile__open(path, false, UINT64_MAX, &size);
-	struct stat st;
 
 	if (fd < 0)
 		return -1;
-	if (fstat(fd, &st) || (m->dev && st.st_dev != m->dev) || st.st_ino != m->ino ||
-	    (f && f->ctime_ns && ctime_of(&st) != f->ctime_ns) ||
-	    (f && !f->ctime_ns && ctime_of(&st) > f->seen_ns)) {
+	if (fstat(fd, st) || !file_matches(fd, st, m, e)) {
 		close(fd);
 		return -1;	/* replaced since: better unknown than wrong */
 	}
 	return fd;
 }
 
+/*
+ * Whether the file f holds open still has the contents first seen: its
+ * owner may rewrite it in place (cp over it) while the inode stays. The
+ * build-id tells; without one, size and modification time. Not the ctime:
+ * an upgrade renaming over a running binary changes the old file's link
+ * count, and so its ctime, not its contents.
+ */
+static bool kept_file_unchanged(const struct open_file *f)
+{
+	struct stat st;
+
+	if (f->bid_known && f->bid.size)
+		return build_id_is(f->fd, &f->bid);
+	return !fstat(f->fd, &st) && ns_of(&st.st_mtim) == f->mtime_ns && st.st_size == f->size;
+}
+
 int file_table__open(const struct file_table *ft, const struct mapping *m, bool *owned)
 {
-	struct open_file key = { .dev = m->dev, .ino = m->ino }, *f;
-	int fd = -1;
+	struct open_file *f = find_file(ft, m);
+	struct expect e = { 0 };
+	struct stat st;
 
 	*owned = false;
-	f = ft && m->ino ? hashmap__find(&ft->files, &key) : NULL;
 	if (f && f->conflict)
 		return -1;
 	if (f && f->fd >= 0)
-		return f->fd;
+		return kept_file_unchanged(f) ? f->fd : -1;
 	*owned = true;
-	if (mapping__is_file(m))
-		fd = open_same_file(m->path, m, f);
-	return fd;
+	if (!mapping__is_file(m))
+		return -1;
+	if (f)
+		e = (struct expect){ .ctime_ns = f->ctime_ns,
+				     .not_after_ns = f->seen_ns,
+				     .bid = f->bid_known ? &f->bid : NULL };
+	return open_matching(m->path, m, &e, &st);
+}
+
+bool file_table__identity(const struct file_table *ft, const struct mapping *m,
+			  struct file_identity *out)
+{
+	const struct open_file *f = find_file(ft, m);
+
+	memset(out, 0, sizeof(*out));
+	if (!f || f->conflict)
+		return false;
+	out->ctime_ns = f->ctime_ns;
+	out->bid_known = f->bid_known;
+	out->bid = f->bid;
+	return true;
 }
 
 /*
  * Open the binary of m now, while pid may still be alive: through
  * /proc/PID/map_files (the very file, deleted or not), else under the
  * process's root (containers), else by its path. Kept open while the fd
- * budget lasts; past it, only its ctime is kept.
+ * budget lasts; past it, only what identifies it is kept. rec: the
+ * build-id the mmap record carried (5.12+), or NULL. Such a record names
+ * no device or inode: m takes those of the file found with its build-id,
+ * and keeps none (frames [unknown]) when there is no such file.
  */
-static void open_binary(struct proctrack *pt, pid_t pid, const struct mapping *m)
+static void open_binary(struct proctrack *pt, pid_t pid, struct mapping *m,
+			const struct build_id *rec)
 {
-	struct open_file key = { .dev = m->dev, .ino = m->ino }, *f;
+	/* A file found by path must be no newer than the mmap (see struct open_file). */
+	struct expect bound = { .not_after_ns = pt->record_wall_ns ? pt->record_wall_ns
+								   : wall_ns(),
+				.bid = rec };
+	struct expect very = { .bid = rec };
+	struct open_file *f;
 	char path[4200];
 	struct stat st;
 	int fd = -1;
 
-	if (!m->ino || !m->path || m->path[0] != '/' || m->path[1] == '/')
+	if (!mapping__is_file(m) || (!m->ino && !rec))
 		return;
-	/* A file found by path must be no newer than the mmap (see struct open_file). */
-	struct open_file bound = { .seen_ns = pt->record_wall_ns ? pt->record_wall_ns
-								  : wall_ns() };
-
-	f = hashmap__find(&pt->files.files, &key);
+	f = find_file(&pt->files, m);
 	if (f && f->fd >= 0)
 		return;		/* held open: it is the one file with this number */
 	if (pid > 0) {
 		/* The very file the process maps, deleted or not: no check of times needed. */
 		snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)pid,
 			 m->start, m->end);
-		fd = open_same_file(path, m, NULL);
+		fd = open_matching(path, m, &very, &st);
 		if (fd < 0) {
 			snprintf(path, sizeof(path), "/proc/%d/root%s", (int)pid, m->path);
-			fd = open_same_file(path, m, &bound);
+			fd = open_matching(path, m, &bound, &st);
 		}
 	}
 	if (fd < 0 && !f)
-		fd = open_same_file(m->path, m, &bound);
+		fd = open_matching(m->path, m, &bound, &st);
+	if (!m->ino) {
+		if (fd < 0)
+			return;
+		m->dev = st.st_dev;
+		m->ino = st.st_ino;
+		f = find_file(&pt->files, m);
+		if (f && f->fd >= 0) {
+			close(fd);
+			return;
+		}
+	}
 	if (f) {
 		/* Seen before and not kept: the same file again, or another with its number? */
-		if (fd >= 0 && !fstat(fd, &st) && f->ctime_ns && ctime_of(&st) != f->ctime_ns)
+		if (fd >= 0 && ((f->ctime_ns && ns_of(&st.st_ctim) != f->ctime_ns) ||
+				(f->bid_known && !build_id_is(fd, &f->bid))))
 			f->conflict = true;
 		if (fd >= 0)
 			close(fd);
@@ -547,11 +640,22 @@ static void open_binary(struct proctrack *pt, pid_t pid, const struct mapping *m
 			close(fd);
 		return;
 	}
-	*f = key;
+	f->dev = m->dev;
+	f->ino = m->ino;
 	f->fd = -1;
-	f->seen_ns = bound.seen_ns;
-	if (fd >= 0 && !fstat(fd, &st))
-		f->ctime_ns = ctime_of(&st);
+	f->seen_ns = bound.not_after_ns;
+	if (fd >= 0) {
+		f->ctime_ns = ns_of(&st.st_ctim);
+		f->mtime_ns = ns_of(&st.st_mtim);
+		f->size = st.st_size;
+	}
+	/* Learnt once: the kernel's, read from the file as it mapped it, else the file's own. */
+	if (rec) {
+		f->bid = *rec;
+		f->bid_known = true;
+	} else if (fd >= 0) {
+		f->bid_known = build_id__read_fd(fd, &f->bid) >= 0;
+	}
 	if (hashmap__add(&pt->files.files, f, f)) {
 		if (fd >= 0)
 			close(fd);
@@ -609,7 +713,7 @@ struct addr_space *proctrack__addr_space(struct proctrack *pt, pid_t pid)
 		read_comm(pid, pid, as->comm, sizeof(as->comm));
 		as->uid = read_uid(pid);
 		for (size_t i = 0; i < as->nr_maps; i++)
-			open_binary(pt, pid, &as->maps[i]);
+			open_binary(pt, pid, &as->maps[i], NULL);
 	}
 	p = add_proc(pt, pid, as);
 	return p ? p->as : NULL;
@@ -622,6 +726,13 @@ void proctrack__set_record_time(struct proctrack *pt, int64_t wall_ns)
 
 int proctrack__mmap(struct proctrack *pt, pid_t pid, const struct mapping *m)
 {
+	return proctrack__mmap_build_id(pt, pid, m, NULL);
+}
+
+int proctrack__mmap_build_id(struct proctrack *pt, pid_t pid, const struct mapping *m,
+			     const struct build_id *bid)
+{
+	struct mapping mine = *m;
 	struct addr_space *as;
 
 	if (!m->exec)
@@ -629,8 +740,8 @@ int proctrack__mmap(struct proctrack *pt, pid_t pid, const struct mapping *m)
 	as = proctrack__addr_space(pt, pid);
 	if (!as)
 		return -ENOMEM;
-	open_binary(pt, pid, m);
-	return addr_space__insert(as, m);
+	open_binary(pt, pid, &mine, bid && bid->size ? bid : NULL);
+	return addr_space__insert(as, &mine);
 }
 
 int proctrack__exec(struct proctrack *pt, pid_t pid, const char *comm, uint64_t time)
@@ -752,11 +863,7 @@ static int resync_one(struct proctrack *pt, struct proc *p, uint64_t time)
 		err = proctrack__exec(pt, p->pid, comm, time);
 		if (!err) {
 			cur = p->as;
-			release_maps(cur);
-			cur->maps = fresh.maps;
-			cur->nr_maps = fresh.nr_maps;
-			cur->cap_maps = fresh.cap_maps;
-			cur->generation++;
+			adopt_maps(cur, fresh.maps, fresh.nr_maps, fresh.cap_maps);
 			fresh.maps = NULL;
 			fresh.nr_maps = 0;
 		}
@@ -766,7 +873,7 @@ static int resync_one(struct proctrack *pt, struct proc *p, uint64_t time)
 				err = addr_space__insert(cur, &fresh.maps[i]);
 	}
 	for (size_t i = 0; i < cur->nr_maps; i++)
-		open_binary(pt, p->pid, &cur->maps[i]);
+		open_binary(pt, p->pid, &cur->maps[i], NULL);
 	release_maps(&fresh);
 	return err ? err : 1;
 }

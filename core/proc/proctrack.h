@@ -13,6 +13,7 @@
 
 #include "core/lib/hashmap.h"
 #include "core/agg/sample.h"
+#include "core/proc/buildid.h"
 
 struct mapping {
 	uint64_t start;
@@ -99,6 +100,14 @@ void proctrack__set_record_time(struct proctrack *pt, int64_t wall_ns);
 /* An mmap of pid (PERF_RECORD_MMAP/MMAP2); only executable mappings matter. */
 int proctrack__mmap(struct proctrack *pt, pid_t pid, const struct mapping *m);
 /*
+ * The same for an MMAP2 record that carried the file's build-id (5.12+,
+ * attr.build_id) instead of its device and inode (m has none): they are
+ * taken from the file the process maps if it has that build-id. Without
+ * such a file the mapping names no file and its frames print [unknown].
+ */
+int proctrack__mmap_build_id(struct proctrack *pt, pid_t pid, const struct mapping *m,
+			     const struct build_id *bid);
+/*
  * pid called exec (now named comm) at time: later samples belong to a new,
  * empty address space. time 0: not known (the new image covers all time).
  */
@@ -116,16 +125,29 @@ int proctrack__set_comm(struct proctrack *pt, pid_t tid, const char *comm);
 int proctrack__inherit_comm(struct proctrack *pt, pid_t tid, pid_t ppid, pid_t ptid);
 
 /*
- * The binary behind a mapping, opened when the mapping was first seen (so a
- * binary deleted, replaced, or visible only inside a container since still
- * reads): an fd owned by the tracker, or -1.
- */
-int file_table__fd(const struct file_table *ft, const struct mapping *m);
-/*
- * The same fd if the tracker has one (*owned false), else m's path opened
- * now and checked to be the file mapped (*owned true: close it). -1 if neither.
+ * The binary behind a mapping, checked to be the file that was mapped: the
+ * fd the tracker opened at first sight (so a binary deleted, replaced, or
+ * visible only inside a container since still reads), if it still has the
+ * build-id (else size and mtime) it had then: *owned false, do not close.
+ * Else m's path opened now, if it has m's device and inode, the ctime seen
+ * at first sight and the same build-id: *owned true, close it. -1 if
+ * neither: no names rather than another file's.
  */
 int file_table__open(const struct file_table *ft, const struct mapping *m, bool *owned);
+
+/* What the tracker learnt of a mapped file when it first saw it. */
+struct file_identity {
+	int64_t ctime_ns;	/* its ctime then; 0 if it could not be read */
+	bool bid_known;		/* bid is the file's (from the mmap record or the file) */
+	struct build_id bid;	/* size 0: the file has none */
+};
+
+/*
+ * The identity of m's file, with no system call: false when the tracker
+ * knows no such file, or two files had its device and inode in the run.
+ */
+bool file_table__identity(const struct file_table *ft, const struct mapping *m,
+			  struct file_identity *out);
 
 /* Whether m maps a file by path: not "//anon" (perf's name for anonymous memory), "[heap]", "". */
 static inline bool mapping__is_file(const struct mapping *m)

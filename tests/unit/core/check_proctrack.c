@@ -272,6 +272,185 @@ START_TEST(a_fifo_at_a_mapping_path_does_not_block)
 }
 END_TEST
 
+/* A temporary directory for the identity tests, and shell commands run in it. */
+static char idir[] = "/tmp/profile-fileid-XXXXXX";
+
+static void sh(const char *fmt, const char *a, const char *b)
+{
+	char cmd[1024];
+
+	snprintf(cmd, sizeof(cmd), fmt, a, b);
+	ck_assert_msg(system(cmd) == 0, "%s", cmd);
+}
+
+/* prog running (its exec done), or killed and reaped when stop. */
+static pid_t run_prog(const char *prog)
+{
+	char exe[4096];
+	pid_t pid = fork();
+
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		execl(prog, prog, "1", "5", (char *)NULL);
+		_exit(127);
+	}
+	for (int i = 0; i < 500; i++) {
+		char link[64];
+		ssize_t n;
+
+		snprintf(link, sizeof(link), "/proc/%d/exe", (int)pid);
+		n = readlink(link, exe, sizeof(exe) - 1);
+		if (n > 0 && (exe[n] = '\0', !strcmp(exe, prog)))
+			return pid;
+		usleep(10000);
+	}
+	ck_abort_msg("%s did not start", prog);
+	return -1;
+}
+
+static void stop_prog(pid_t pid)
+{
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+}
+
+/* The mapping of prog's code in as (its executable segment). */
+static const struct mapping *prog_map(const struct addr_space *as, const char *prog)
+{
+	for (size_t i = 0; i < as->nr_maps; i++)
+		if (!strcmp(as->maps[i].path, prog))
+			return &as->maps[i];
+	ck_abort_msg("%s not mapped", prog);
+	return NULL;
+}
+
+/*
+ * The tracker keeps the binary open from first sight, so that a file
+ * renamed over it later cannot lend its names. But cp over a file that no
+ * process runs rewrites it in place, inode and all: the kept fd then reads
+ * another program. It is refused once its build-id (or, without one, its
+ * size and mtime) is not what was first seen; a rename over the path
+ * leaves the kept file as it was, and it still reads.
+ */
+static void kept_file_rewritten(bool with_build_id)
+{
+	char prog[128], repl[128], moved[128];
+	struct proctrack *pt = proctrack__new();
+	struct addr_space *as;
+	struct mapping m;
+	bool owned;
+	pid_t pid;
+	int fd;
+
+	ck_assert_ptr_nonnull(mkdtemp(idir));
+	snprintf(prog, sizeof(prog), "%s/prog", idir);
+	snprintf(repl, sizeof(repl), "%s/repl", idir);
+	snprintf(moved, sizeof(moved), "%s/moved", idir);
+	sh(with_build_id ? "cp '%s' '%s'" : "objcopy --remove-section .note.gnu.build-id '%s' '%s'",
+	   workload("busy"), prog);
+	sh(with_build_id ? "cp '%s' '%s'" : "objcopy --remove-section .note.gnu.build-id '%s' '%s'",
+	   workload("ratio31"), repl);
+	pid = run_prog(prog);
+	as = proctrack__addr_space(pt, pid);
+	m = *prog_map(as, prog);
+	stop_prog(pid);
+	fd = file_table__open(as->files, &m, &owned);
+	ck_assert_int_ge(fd, 0);
+	ck_assert(!owned);	/* kept from first sight */
+
+	/* Renamed away and over: the kept file is still the one mapped. */
+	sh("mv '%s' '%s'", prog, moved);
+	sh("cp '%s' '%s'", repl, prog);
+	ck_assert_int_eq(file_table__open(as->files, &m, &owned), fd);
+	/* Rewritten in place (same inode), at the same size: refused. */
+	sh("truncate -s $(stat -c %%s '%s') '%s'", repl, moved);
+	sh("cat '%s' > '%s'", repl, moved);
+	ck_assert_int_lt(file_table__open(as->files, &m, &owned), 0);
+	proctrack__free(pt);
+	sh("rm -rf '%s'%s", idir, "");
+	strcpy(idir, "/tmp/profile-fileid-XXXXXX");
+}
+
+START_TEST(a_kept_binary_rewritten_in_place_is_refused)
+{
+	kept_file_rewritten(true);
+}
+END_TEST
+
+START_TEST(a_kept_binary_without_build_id_rewritten_in_place_is_refused)
+{
+	kept_file_rewritten(false);
+}
+END_TEST
+
+/* A pid that no process has now: a child that exited. */
+static pid_t gone_pid(void)
+{
+	pid_t pid = fork();
+
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0)
+		_exit(0);
+	waitpid(pid, NULL, 0);
+	return pid;
+}
+
+/*
+ * An MMAP2 record of 5.12+ carries the build-id the kernel read from the
+ * file mapped, and no device or inode: those come from the file at the
+ * path if it has that build-id. A process gone, its binary renamed over
+ * by one of the same size and another build-id: nothing is named from it.
+ */
+START_TEST(a_build_id_record_names_only_the_file_with_that_build_id)
+{
+	struct mapping rec = { .start = 0x400000, .end = 0x401000, .exec = true };
+	char prog[128], repl[128];
+	struct proctrack *pt = proctrack__new();
+	const struct mapping *m;
+	struct build_id bid;
+	struct stat st;
+	struct file_identity id;
+	bool owned;
+	pid_t pid = gone_pid();
+	int fd;
+
+	ck_assert_ptr_nonnull(mkdtemp(idir));
+	snprintf(prog, sizeof(prog), "%s/prog", idir);
+	snprintf(repl, sizeof(repl), "%s/repl", idir);
+	sh("cp '%s' '%s'", workload("busy"), prog);
+	sh("cp '%s' '%s'", workload("ratio31"), repl);
+	sh("truncate -s $(stat -c %%s '%s') '%s'", repl, prog);
+	sh("truncate -s $(stat -c %%s '%s') '%s'", prog, repl);
+	fd = open(prog, O_RDONLY);
+	ck_assert_int_eq(build_id__read_fd(fd, &bid), 1);
+	close(fd);
+	ck_assert_int_eq(stat(prog, &st), 0);
+	rec.path = prog;
+
+	/* The file with the record's build-id: its inode, its identity, its fd. */
+	ck_assert_int_eq(proctrack__mmap_build_id(pt, pid, &rec, &bid), 0);
+	m = addr_space__find(proctrack__addr_space(pt, pid), 0x400000);
+	ck_assert_uint_eq(m->ino, st.st_ino);
+	ck_assert_uint_eq(m->dev, st.st_dev);
+	ck_assert(file_table__identity(proctrack__addr_space(pt, pid)->files, m, &id));
+	ck_assert(id.bid_known && build_id__equal(&id.bid, &bid));
+	ck_assert_int_ge(file_table__open(proctrack__addr_space(pt, pid)->files, m, &owned), 0);
+
+	/* Renamed over (same size, another build-id) before the next record was read. */
+	sh("mv '%s' '%s'", repl, prog);
+	rec.start = 0x500000;
+	rec.end = 0x501000;
+	ck_assert_int_eq(proctrack__mmap_build_id(pt, pid, &rec, &bid), 0);
+	m = addr_space__find(proctrack__addr_space(pt, pid), 0x500000);
+	ck_assert_uint_eq(m->ino, 0);
+	fd = file_table__open(proctrack__addr_space(pt, pid)->files, m, &owned);
+	ck_assert_int_lt(fd, 0);
+	proctrack__free(pt);
+	sh("rm -rf '%s'%s", idir, "");
+	strcpy(idir, "/tmp/profile-fileid-XXXXXX");
+}
+END_TEST
+
 Suite *proctrack_suite(void)
 {
 	Suite *s = suite_create("proctrack");
@@ -285,6 +464,9 @@ Suite *proctrack_suite(void)
 	tcase_add_test(tc, comm_cached_inherited_or_placeholder);
 	tcase_add_test(tc, first_sight_reads_proc_maps);
 	tcase_add_test(tc, a_fifo_at_a_mapping_path_does_not_block);
+	tcase_add_test(tc, a_kept_binary_rewritten_in_place_is_refused);
+	tcase_add_test(tc, a_kept_binary_without_build_id_rewritten_in_place_is_refused);
+	tcase_add_test(tc, a_build_id_record_names_only_the_file_with_that_build_id);
 	suite_add_tcase(s, tc);
 	return s;
 }
