@@ -238,13 +238,21 @@ int decode__mmap(const struct perf_event_header *hdr, uint64_t t, bool sample_id
 	    !take(&c, &out->len, 8) || !take(&c, &out->pgoff, 8))
 		return -EBADMSG;
 	if (hdr->type == PERF_RECORD_MMAP2) {
-		if (!take(&c, &out->maj, 4) || !take(&c, &out->min, 4) ||
-		    !take(&c, &out->ino, 8) || !take(&c, NULL, 8) || !take(&c, &prot, 4) ||
-		    !take(&c, &flags, 4))
+		/* maj, min, ino, ino_generation; or build_id_size, 3 reserved bytes, build_id[20] */
+		unsigned char ident[24];
+
+		if (!take(&c, ident, sizeof(ident)) || !take(&c, &prot, 4) || !take(&c, &flags, 4))
 			return -EBADMSG;
-		/* 5.12+ may carry a build id in place of maj/min/ino. */
-		if (hdr->misc & (1 << 14))
-			out->maj = out->min = 0, out->ino = 0;
+		if (hdr->misc & PERF_RECORD_MISC_MMAP_BUILD_ID) {
+			if (ident[0] > sizeof(out->build_id))
+				return -EBADMSG;
+			out->build_id_size = ident[0];
+			memcpy(out->build_id, ident + 4, sizeof(out->build_id));
+		} else {
+			memcpy(&out->maj, ident, 4);
+			memcpy(&out->min, ident + 4, 4);
+			memcpy(&out->ino, ident + 8, 8);
+		}
 		out->exec = prot & PROT_EXEC;
 	} else {
 		/* PERF_RECORD_MISC_MMAP_DATA marks data maps; we never ask for those. */

@@ -50,6 +50,13 @@ struct decoded_mmap {
 	uint64_t addr, len, pgoff;
 	uint32_t maj, min;
 	uint64_t ino;
+	/*
+	 * attr.build_id (5.12): where the kernel could read the file's build-id,
+	 * MMAP2 carries it (PERF_RECORD_MISC_MMAP_BUILD_ID) in place of maj, min
+	 * and ino, which are then 0.
+	 */
+	uint8_t build_id_size;	/* 0: none in the record */
+	uint8_t build_id[20];
 	bool exec;
 	const char *filename;	/* NUL-terminated inside the record */
 };

@@ -160,6 +160,8 @@ void ring_set__track_tasks(struct perf_event_attr *attr)
 	attr->clockid = CLOCK_MONOTONIC;
 	attr->mmap = 1;
 	attr->mmap2 = 1;
+	/* MMAP2 with the build-id the kernel read from the file mapped (5.12; the ladder drops it). */
+	attr->build_id = 1;
 	attr->comm = 1;
 	attr->comm_exec = 1;
 	attr->task = 1;
@@ -616,6 +618,7 @@ static int cmp_batch_rec(const void *a, const void *b)
 static int handle_mmap(struct ring_set *rs, const struct perf_event_header *hdr)
 {
 	struct decoded_mmap mm;
+	struct build_id bid = { 0 };
 	uint64_t dev = 0;
 
 	if (decode__mmap(hdr, rs->sample_type, rs->sample_id_all, &mm)) {
@@ -638,14 +641,18 @@ static int handle_mmap(struct ring_set *rs, const struct perf_event_header *hdr)
 		pr_debug("%s: no inode for %s of pid %d: it is gone\n", rs->what, mm.filename,
 			 (int)mm.pid);
 	}
-	return proctrack__mmap(rs->pipeline->procs, mm.pid,
-			       &(struct mapping){ .start = mm.addr,
-						  .end = mm.addr + mm.len,
-						  .pgoff = mm.pgoff,
-						  .dev = dev,
-						  .ino = mm.ino,
-						  .exec = mm.exec,
-						  .path = (char *)mm.filename });
+	/* The kernel read it from the very file mapped: the tracker checks files against it. */
+	bid.size = mm.build_id_size;
+	memcpy(bid.data, mm.build_id, mm.build_id_size);
+	return proctrack__mmap_build_id(rs->pipeline->procs, mm.pid,
+					&(struct mapping){ .start = mm.addr,
+							   .end = mm.addr + mm.len,
+							   .pgoff = mm.pgoff,
+							   .dev = dev,
+							   .ino = mm.ino,
+							   .exec = mm.exec,
+							   .path = (char *)mm.filename },
+					&bid);
 }
 
 /* When a side-band record was written (its sample_id), 0 if it does not say. */

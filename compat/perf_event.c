@@ -63,6 +63,7 @@ int perf_event_open_cloexec(struct perf_event_attr *attr, pid_t pid, int cpu, in
 }
 
 static const char *const feature_names[__PERF_ATTR_FEATURE_CNT] = {
+	[PERF_ATTR_BUILD_ID] = "build_id (5.12)",
 	[PERF_ATTR_SAMPLE_MAX_STACK] = "sample_max_stack (4.8)",
 	[PERF_ATTR_CONTEXT_SWITCH] = "context_switch (4.3)",
 	[PERF_ATTR_USE_CLOCKID] = "use_clockid (4.1)",
@@ -80,6 +81,10 @@ const char *perf_attr_feature__name(enum perf_attr_feature feat)
 static void drop_feature(struct perf_event_attr *attr, enum perf_attr_feature feat)
 {
 	switch (feat) {
+	case PERF_ATTR_BUILD_ID:
+		/* MMAP2 records then name device and inode; the tracker reads build-ids itself. */
+		attr->build_id = 0;
+		break;
 	case PERF_ATTR_SAMPLE_MAX_STACK:
 		attr->sample_max_stack = 0;
 		/* Kernels before 4.8 refuse a larger attr with non-zero tail (E2BIG). */

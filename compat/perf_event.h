@@ -26,6 +26,9 @@
 #ifndef PERF_RECORD_MISC_SWITCH_OUT	/* 4.3 */
 #define PERF_RECORD_MISC_SWITCH_OUT (1 << 13)
 #endif
+#ifndef PERF_RECORD_MISC_MMAP_BUILD_ID	/* 5.12: attr.build_id, MMAP2 with a build-id */
+#define PERF_RECORD_MISC_MMAP_BUILD_ID (1 << 14)
+#endif
 #ifndef PERF_ATTR_SIZE_VER5		/* 4.8: sample_max_stack */
 #define PERF_ATTR_SIZE_VER5 112
 #endif
@@ -44,6 +47,7 @@ bool perf_event_cloexec_flag_missing(void);
 
 /* Attributes the ladder may drop, newest first. */
 enum perf_attr_feature {
+	PERF_ATTR_BUILD_ID,		/* 5.12 */
 	PERF_ATTR_SAMPLE_MAX_STACK,	/* 4.8 */
 	PERF_ATTR_CONTEXT_SWITCH,	/* 4.3 */
 	PERF_ATTR_USE_CLOCKID,		/* 4.1 */

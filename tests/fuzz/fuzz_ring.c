@@ -72,8 +72,11 @@ static int on_record(const struct perf_event_header *hdr, void *ctx)
 		}
 	}
 	decode__sample_id(hdr, p->sample_type, true, &id);
-	if (!decode__mmap(hdr, p->sample_type, true, &mm))
+	if (!decode__mmap(hdr, p->sample_type, true, &mm)) {
 		(void)strlen(mm.filename);
+		if (mm.build_id_size > sizeof(mm.build_id))
+			abort();
+	}
 	if (!decode__comm(hdr, p->sample_type, true, &cm))
 		(void)strlen(cm.comm);
 	decode__task(hdr, &tk);

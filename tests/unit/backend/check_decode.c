@@ -161,6 +161,43 @@ START_TEST(mmap2_with_trailer)
 }
 END_TEST
 
+/* 5.12's attr.build_id: the build-id in place of maj, min, ino and ino_generation. */
+static const struct perf_event_header *mmap2_build_id(struct record_builder *b, uint8_t size)
+{
+	unsigned char ident[24] = { size };
+
+	for (int i = 0; i < 20; i++)
+		ident[4 + i] = (unsigned char)(0xa0 + i);
+	rb_begin(b, PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER | PERF_RECORD_MISC_MMAP_BUILD_ID);
+	rb_u32x2(b, 300, 300);
+	rb_u64(b, 0x400000);
+	rb_u64(b, 0x1000);
+	rb_u64(b, 0);
+	rb_put(b, ident, sizeof(ident));
+	rb_u32x2(b, PROT_READ | PROT_EXEC, MAP_PRIVATE);
+	rb_str(b, "/usr/bin/prog");
+	rb_trailer(b, 300, 300, 777, 0);
+	return rb_end(b);
+}
+
+START_TEST(mmap2_with_build_id)
+{
+	struct record_builder b;
+	struct decoded_mmap mm;
+
+	ck_assert_int_eq(decode__mmap(mmap2_build_id(&b, 20), SAMPLE_TYPE, true, &mm), 0);
+	ck_assert_uint_eq(mm.build_id_size, 20);
+	ck_assert_uint_eq(mm.build_id[0], 0xa0);
+	ck_assert_uint_eq(mm.build_id[19], 0xb3);
+	ck_assert_uint_eq(mm.maj, 0);
+	ck_assert_uint_eq(mm.ino, 0);
+	ck_assert(mm.exec);
+	ck_assert_str_eq(mm.filename, "/usr/bin/prog");
+	/* A size the union cannot hold is a bad record, not a read past the build-id. */
+	ck_assert_int_eq(decode__mmap(mmap2_build_id(&b, 21), SAMPLE_TYPE, true, &mm), -EBADMSG);
+}
+END_TEST
+
 START_TEST(filename_without_nul_is_rejected)
 {
 	struct record_builder b;
@@ -224,6 +261,7 @@ Suite *decode_suite(void)
 	tcase_add_test(tc, guest_frames_are_dropped);
 	tcase_add_test(tc, stack_copy_is_cut_to_what_the_kernel_copied);
 	tcase_add_test(tc, mmap2_with_trailer);
+	tcase_add_test(tc, mmap2_with_build_id);
 	tcase_add_test(tc, filename_without_nul_is_rejected);
 	tcase_add_test(tc, comm_exec_fork_lost);
 	suite_add_tcase(s, tc);

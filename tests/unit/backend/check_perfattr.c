@@ -14,7 +14,9 @@
 #include <stddef.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <stdio.h>
 #include <sys/syscall.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "compat/features.h"
@@ -131,12 +133,36 @@ START_TEST(what_the_probe_learnt_spares_the_ladder_its_attrs)
 }
 END_TEST
 
+/* 5.12 added attr.build_id: kept where the kernel is that new, dropped (EINVAL) before. */
+START_TEST(build_id_mmap_records_where_the_kernel_has_them)
+{
+	struct perf_attr_ladder ladder = { 0 };
+	struct perf_event_attr attr;
+	struct utsname u;
+	int major = 0, minor = 0, fd;
+
+	ck_assert_int_eq(uname(&u), 0);
+	ck_assert_int_eq(sscanf(u.release, "%d.%d", &major, &minor), 2);
+	self_attr(&attr);
+	attr.build_id = 1;
+	fd = perf_attr__open(&ladder, &attr, 0, -1);
+	if (fd == -EACCES)
+		return;
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(ladder.dropped[PERF_ATTR_BUILD_ID], major < 5 || (major == 5 && minor < 12));
+	ck_assert_int_eq(attr.build_id, !ladder.dropped[PERF_ATTR_BUILD_ID]);
+	ck_assert(!ladder.dropped[PERF_ATTR_MMAP2]);
+	close(fd);
+}
+END_TEST
+
 Suite *perfattr_suite(void)
 {
 	Suite *s = suite_create("perfattr");
 	TCase *tc = tcase_create("cloexec");
 
 	tcase_add_test(tc, the_flag_is_kept_where_the_kernel_has_it);
+	tcase_add_test(tc, build_id_mmap_records_where_the_kernel_has_them);
 	tcase_add_test(tc, a_refused_flag_is_a_ladder_step_and_fcntl_sets_cloexec);
 	tcase_add_test(tc, what_the_probe_learnt_spares_the_ladder_its_attrs);
 	suite_add_tcase(s, tc);
