@@ -224,18 +224,27 @@ void elf_file__close(struct elf_file *h)
 		close(h->fd);
 }
 
-static bool build_id_matches(Elf *elf, const char *hex)
+/*
+ * Whether the debug file dh belongs to the binary whose build-id is hex:
+ * it must carry the same note. gdb takes a debug file without one on
+ * trust; here it would lend another build's names to every frame.
+ */
+static bool build_id_matches(const struct elf_file *dh, const char *hex)
 {
 	char own[2 * 64 + 1];
 
-	/* A debug file without the note is taken on trust, as gdb does. */
-	return !elf_file__build_id(elf, own, sizeof(own)) || !strcmp(own, hex);
+	return elf_file__build_id(dh->elf, own, sizeof(own)) && !strcmp(own, hex);
 }
 
-/* As gdb does: the build-id names the file exactly; the debuglink only by name and CRC. */
+/*
+ * The build-id names the file exactly, the debuglink by name and CRC; a
+ * binary with a build-id takes only a debug file with the same one, found
+ * either way (a CRC is four bytes anyone can make match).
+ */
 int elf_file__open_debug(Elf *elf, int self_fd, const char *hex, const char *path, char *out,
 			 size_t len, enum elf_sym_source *src, struct elf_file *dh)
 {
+	bool other_build = false;
 	char rel[160];
 	uint64_t size;
 	int fd;
@@ -246,19 +255,24 @@ int elf_file__open_debug(Elf *elf, int self_fd, const char *hex, const char *pat
 	    snprintf(out, len, "%s/%s", debug_root, rel) < (int)len) {
 		fd = userfile__open_in(debug_root, rel, USERFILE_MAX_SIZE, &size);
 		if (fd >= 0 && !elf_file__open_fd(fd, dh)) {
-			if (build_id_matches(dh->elf, hex)) {
+			if (build_id_matches(dh, hex)) {
 				*src = ELF_SYM_DEBUG_BUILD_ID;
 				return 0;
 			}
+			other_build = true;
 			elf_file__close(dh);
 		}
 	}
 	fd = find_debuglink(elf, self_fd, path, out, len);
 	if (fd >= 0 && !elf_file__open_fd(fd, dh)) {
-		*src = ELF_SYM_DEBUG_LINK;
-		return 0;
+		if (!hex[0] || build_id_matches(dh, hex)) {
+			*src = ELF_SYM_DEBUG_LINK;
+			return 0;
+		}
+		other_build = true;
+		elf_file__close(dh);
 	}
-	return -ENOENT;
+	return other_build ? -ESTALE : -ENOENT;
 }
 
 /* Whether elf holds DWARF itself (an unstripped binary, or a debug file). */
@@ -315,5 +329,5 @@ int elf_debug_file(const char *open_path, const char *path, char *out, size_t le
 	if (!err)
 		elf_file__close(&dh);
 	elf_file__close(&h);
-	return err;
+	return err ? -ENOENT : 0;
 }

@@ -36,8 +36,9 @@ bool elf_file__build_id(Elf *elf, char *hex, size_t hex_len);
 /*
  * The separate debug file of elf (open as self_fd, installed at path), opened
  * into dh: by build-id (hex, may be "") under the debug root, else by
- * .gnu_debuglink. Sets its path in out and where it was found in *src.
- * 0 or -ENOENT.
+ * .gnu_debuglink; where elf has a build-id, the debug file must have the
+ * same. Sets its path in out and where it was found in *src. 0, -ENOENT,
+ * or -ESTALE when only debug files of another build were found.
  */
 int elf_file__open_debug(Elf *elf, int self_fd, const char *hex, const char *path, char *out,
 			 size_t len, enum elf_sym_source *src, struct elf_file *dh);

@@ -82,6 +82,7 @@ struct elf_symtab {
 	size_t nr_sections;
 	char build_id[130];		/* hex, "" if none */
 	enum elf_sym_source source;
+	bool debug_of_other_build;	/* the debug files found were another build's: ignored */
 };
 
 /*
@@ -581,11 +582,15 @@ static int load_from_debug_file(Elf *elf, int self_fd, const char *path, struct 
 	size_t budget;
 	struct stat sb;
 	Elf_Scn *scn;
-	int err = -ENOENT;
+	int err;
 
-	if (elf_file__open_debug(elf, self_fd, st->build_id, path, debug_path, sizeof(debug_path),
-				 &src, &h))
+	err = elf_file__open_debug(elf, self_fd, st->build_id, path, debug_path,
+				   sizeof(debug_path), &src, &h);
+	if (err) {
+		st->debug_of_other_build = err == -ESTALE;
 		return -ENOENT;
+	}
+	err = -ENOENT;
 	budget = st->copy_budget;
 	if (!fstat(h.fd, &sb))
 		st->copy_budget += 2 * (size_t)sb.st_size;
@@ -824,6 +829,11 @@ void elf_symtab__free(struct elf_symtab *st)
 const char *elf_symtab__build_id(const struct elf_symtab *st)
 {
 	return st->build_id[0] ? st->build_id : NULL;
+}
+
+bool elf_symtab__debug_of_other_build(const struct elf_symtab *st)
+{
+	return st->debug_of_other_build;
 }
 
 enum elf_sym_source elf_symtab__source(const struct elf_symtab *st)

@@ -9,6 +9,7 @@
 #ifndef CORE_SYM_ELFSYM_H
 #define CORE_SYM_ELFSYM_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -36,6 +37,11 @@ struct elf_symtab *elf_symtab__load_mem(const void *image, size_t size);
 void elf_symtab__free(struct elf_symtab *st);
 
 enum elf_sym_source elf_symtab__source(const struct elf_symtab *st);
+/*
+ * Whether the file is stripped and the only debug files found for it had
+ * another build-id (or none): ignored, so its names come from .dynsym.
+ */
+bool elf_symtab__debug_of_other_build(const struct elf_symtab *st);
 /* The GNU build-id in hex, or NULL. */
 const char *elf_symtab__build_id(const struct elf_symtab *st);
 size_t elf_symtab__count(const struct elf_symtab *st);

@@ -19,10 +19,11 @@
 #include "core/sym/perfmap.h"
 
 struct elf_cache_entry {
-	char *key;		/* "dev:ino:path" */
+	char *key;		/* "dev:ino:ctime:build-id:path" */
 	const char *module;	/* base name of path, inside key */
 	struct elf_symtab *st;	/* NULL when the file could not be read */
 	struct dwarf_lines *dl;	/* its DWARF when source lines are wanted; NULL if none */
+	char build_id[2 * BUILD_ID_MAX + 1];	/* hex, the one checked; "" if none known */
 };
 
 struct symbolizer {
@@ -34,6 +35,7 @@ struct symbolizer {
 	bool vdso_tried;
 	unsigned int unreadable_files;
 	unsigned int replaced_files;	/* mapped files that could not be opened as such */
+	unsigned int other_build_debug;	/* binaries whose debug files were another build's */
 	bool want_source;	/* open each binary's DWARF with its symbols */
 	struct hashmap perfmaps;	/* addr_space -> struct perfmap_entry */
 	bool kernel_restricted_used;
@@ -165,35 +167,61 @@ static struct dwarf_lines *open_dwarf(const char *open_path, const char *path)
 }
 
 /*
- * The symbols of the file behind m: the file the tracker opened when the
- * mapping was first seen, else the path opened now and checked to be the
- * very file mapped (device, inode and change time): a binary replaced at
- * its path since, or one the tracker had no fd left for, gives no names
- * rather than another file's. Cached by that identity, change time
- * included, so that a file that took a deleted one's inode number never
- * shares its entry.
+ * The cache key of m's file: its device, inode, and what identifies it
+ * among the files that had that number in the run (the ctime and build-id
+ * the tracker learnt at first sight, no system call), or, for one first
+ * read after its process was gone, the ctime of the file found (fd).
+ * Without a file: "-", an entry with no names.
+ */
+static void cache_key(char *key, size_t len, const struct mapping *m,
+		      const struct file_identity *id, int fd)
+{
+	char hex[2 * BUILD_ID_MAX + 1];
+	struct stat st;
+
+	if (id && id->ctime_ns) {
+		build_id__hex(&id->bid, hex, sizeof(hex));
+		snprintf(key, len, "%" PRIx64 ":%" PRIu64 ":%" PRId64 ":%s%s:%s", m->dev, m->ino,
+			 id->ctime_ns, id->bid_known ? "b" : "", hex, m->path);
+	} else if (fd >= 0 && !fstat(fd, &st)) {
+		snprintf(key, len, "%" PRIx64 ":%" PRIu64 ":%lld.%09ld:-:%s", m->dev, m->ino,
+			 (long long)st.st_ctim.tv_sec, st.st_ctim.tv_nsec, m->path);
+	} else {
+		snprintf(key, len, "%" PRIx64 ":%" PRIu64 ":-:%s", m->dev, m->ino, m->path);
+	}
+}
+
+/*
+ * The symbols of m's file, read from the file the tracker checks to be
+ * the one mapped (file_table__open: its device and inode, build-id, and
+ * ctime or contents as first seen): a binary replaced at its path since,
+ * rewritten in place, or one the tracker had no fd left for and that is
+ * gone, gives no names rather than another file's. A file whose section
+ * headers name another build-id than its program headers (what the kernel
+ * and the tracker read) gives none either: its debug files would be found
+ * by the other one.
  */
 static struct elf_cache_entry *elf_for_mapping(struct symbolizer *s, const struct addr_space *as,
 					       const struct mapping *m)
 {
 	struct elf_cache_entry *e;
 	char key[4200], open_path[4200];
-	const char *slash;
-	bool owned = false;
-	struct stat st;
-	int fd;
+	struct file_identity id;
+	bool known, owned = false, other_notes = false;
+	const char *slash, *own;
+	int fd = -1;
 
-	fd = as ? file_table__open(as->files, m, &owned) : -1;
-	if (fd >= 0 && fstat(fd, &st)) {
-		if (owned)
-			close(fd);
-		fd = -1;
+	known = as && file_table__identity(as->files, m, &id);
+	if (known && id.ctime_ns) {
+		/* Checked when it was loaded; the identity says it is the same file. */
+		cache_key(key, sizeof(key), m, &id, -1);
+		e = hashmap__find(&s->elfs, key);
+		if (e)
+			return e;
 	}
-	if (fd >= 0)
-		snprintf(key, sizeof(key), "%" PRIx64 ":%" PRIu64 ":%lld.%09ld:%s", m->dev, m->ino,
-			 (long long)st.st_ctim.tv_sec, st.st_ctim.tv_nsec, m->path);
-	else
-		snprintf(key, sizeof(key), "%" PRIx64 ":%" PRIu64 ":-:%s", m->dev, m->ino, m->path);
+	if (as)
+		fd = file_table__open(as->files, m, &owned);
+	cache_key(key, sizeof(key), m, fd >= 0 && known ? &id : NULL, fd);
 	e = hashmap__find(&s->elfs, key);
 	if (e)
 		goto out;
@@ -208,21 +236,40 @@ static struct elf_cache_entry *elf_for_mapping(struct symbolizer *s, const struc
 	}
 	slash = strrchr(m->path, '/');
 	e->module = e->key + (strlen(key) - strlen(slash ? slash + 1 : m->path));
-	if (fd < 0) {
-		s->replaced_files++;
-		pr_info("%s: not the file that was mapped any more (replaced or gone); its frames "
-			"print [unknown]\n",
-			m->path);
-	} else {
+	if (fd >= 0) {
 		snprintf(open_path, sizeof(open_path), "/proc/self/fd/%d", fd);
 		e->st = elf_symtab__load_as(open_path, m->path);
 		if (!e->st) {
 			s->unreadable_files++;
 			pr_info("cannot read symbols of %s: %s\n", m->path, strerror(errno));
-		} else if (s->want_source) {
-			/* Now, while the file is open. */
-			e->dl = open_dwarf(open_path, m->path);
 		}
+	}
+	/* The kernel's or the tracker's, read from the file mapped: the one checked. */
+	if (known && id.bid_known)
+		build_id__hex(&id.bid, e->build_id, sizeof(e->build_id));
+	if (e->st) {
+		own = elf_symtab__build_id(e->st);
+		if (!(known && id.bid_known))
+			snprintf(e->build_id, sizeof(e->build_id), "%s", own ? own : "");
+		if (own && strcmp(own, e->build_id)) {
+			elf_symtab__free(e->st);
+			e->st = NULL;
+			other_notes = true;
+		}
+	}
+	if (fd < 0 || other_notes) {
+		s->replaced_files++;
+		pr_info("%s: not the file that was mapped any more (replaced or gone); its frames "
+			"print [unknown]\n",
+			m->path);
+	} else if (e->st) {
+		if (elf_symtab__debug_of_other_build(e->st)) {
+			s->other_build_debug++;
+			pr_info("%s: its debug files are of another build (build-id %s): ignored\n",
+				m->path, e->build_id[0] ? e->build_id : "none");
+		}
+		if (s->want_source)	/* now, while the file is open */
+			e->dl = open_dwarf(open_path, m->path);
 	}
 	if (hashmap__add(&s->elfs, e->key, e)) {
 		elf_symtab__free(e->st);
@@ -326,7 +373,7 @@ const char *symbolizer__build_id(struct symbolizer *s, const struct addr_space *
 	if (!m || !mapping__is_file(m))
 		return NULL;
 	e = elf_for_mapping(s, as, m);
-	return e && e->st ? elf_symtab__build_id(e->st) : NULL;
+	return e && e->build_id[0] ? e->build_id : NULL;
 }
 
 void symbolizer__preload_kernel(struct symbolizer *s)
@@ -372,4 +419,9 @@ void symbolizer__report_problems(struct symbolizer *s)
 		pr_warn("warning: could not read symbols of %u binaries; their frames print "
 			"[unknown] (-v names them)\n",
 			s->unreadable_files);
+	if (s->other_build_debug)
+		pr_warn("warning: the debug files found for %u stripped binaries were of another "
+			"build (another build-id, or none) and were ignored; their frames have "
+			"fewer names (-v names them)\n",
+			s->other_build_debug);
 }

@@ -1170,6 +1170,55 @@ START_TEST(perf_map_bounds_lines_and_rejects_malformed_ones)
 }
 END_TEST
 
+/*
+ * A stripped binary with a build-id takes only a debug file with the same
+ * one: not one without the note at its build-id's path (gdb takes that on
+ * trust), not another build's named by .gnu_debuglink with a CRC that
+ * matches. Either would name the fixture's code after another program's
+ * functions; it gets its .dynsym names instead, and says why.
+ */
+START_TEST(a_debug_file_of_another_build_is_ignored)
+{
+	char build_id[128] = "", cmd[1024], path[600];
+	struct elf_symtab *st;
+	FILE *p;
+
+	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+	make_stripped_fixture(true);
+	snprintf(cmd, sizeof(cmd), "readelf -n %s | awk '/Build ID/{print $3}'",
+		 workload("symfixture"));
+	p = popen(cmd, "r");
+	ck_assert_ptr_nonnull(fgets(build_id, sizeof(build_id), p));
+	pclose(p);
+	build_id[strcspn(build_id, "\n")] = '\0';
+	/* Another program's debug file, its note removed, at the fixture's build-id. */
+	sh("mkdir -p %s/.build-id/%.2s && objcopy --only-keep-debug "
+	   "--remove-section=.note.gnu.build-id %s %s/.build-id/%.2s/%s.debug",
+	   tmpdir, build_id, workload("busy"), tmpdir, build_id, build_id + 2);
+	elf_symtab__set_debug_root(tmpdir);
+	snprintf(path, sizeof(path), "%s/bin", tmpdir);
+	st = elf_symtab__load(path);
+	ck_assert_ptr_nonnull(st);
+	ck_assert_int_eq(elf_symtab__source(st), ELF_SYM_DYNSYM);
+	ck_assert(elf_symtab__debug_of_other_build(st));
+	assert_names(st, false);
+	elf_symtab__free(st);
+
+	/* Another build's debug file by .gnu_debuglink, with its own (right) CRC. */
+	sh("rm -rf %s/.build-id && objcopy --only-keep-debug %s %s/other.debug", tmpdir,
+	   workload("busy"), tmpdir);
+	snprintf(cmd, sizeof(cmd), "%s/other.debug", tmpdir);
+	set_debuglink("other.debug", cmd);
+	st = elf_symtab__load(path);
+	elf_symtab__set_debug_root("/usr/lib/debug");
+	ck_assert_ptr_nonnull(st);
+	ck_assert_int_eq(elf_symtab__source(st), ELF_SYM_DYNSYM);
+	ck_assert(elf_symtab__debug_of_other_build(st));
+	elf_symtab__free(st);
+	sh("rm -rf %s", tmpdir);
+}
+END_TEST
+
 Suite *elfsym_suite(void)
 {
 	Suite *s = suite_create("elfsym");
@@ -1182,6 +1231,7 @@ Suite *elfsym_suite(void)
 	tcase_add_test(tc, symtab_of_the_binary);
 	tcase_add_test(tc, stripped_binary_uses_build_id_debug_file);
 	tcase_add_test(tc, stripped_binary_uses_debuglink_then_dynsym);
+	tcase_add_test(tc, a_debug_file_of_another_build_is_ignored);
 	tcase_add_test(tc, not_an_elf_file_fails_cleanly);
 	tcase_add_test(tc, symbolizer_resolves_a_process_and_libc);
 	tcase_add_test(tc, libc_debug_symbols_from_libc6_dbg);
