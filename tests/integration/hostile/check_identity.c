@@ -13,12 +13,14 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "tests/support/tests.h"
 
 static struct run_result r;
 static char dir[] = "/tmp/profile-identity-XXXXXX";
 static const char *backend;
+static char planted[256];	/* a debug file put under /usr/lib/debug, removed in teardown */
 
 static void setup(void)
 {
@@ -30,6 +32,12 @@ static void teardown(void)
 	char cmd[128];
 
 	run_result_free(&r);
+	if (planted[0]) {
+		unlink(planted);
+		*strrchr(planted, '/') = '\0';
+		rmdir(planted);		/* the xx/ directory, if made for it alone */
+		planted[0] = '\0';
+	}
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	ck_assert_int_eq(system(cmd), 0);
 	strcpy(dir, "/tmp/profile-identity-XXXXXX");
@@ -274,6 +282,187 @@ START_TEST(a_reused_pid_lends_no_perf_map)
 }
 END_TEST
 
+/* from copied to to, without its build-id note if plain. */
+static void copy_binary(const char *from, const char *to, bool plain)
+{
+	char cmd[512];
+
+	snprintf(cmd, sizeof(cmd),
+		 plain ? "objcopy --remove-section .note.gnu.build-id '%s' '%s'" : "cp '%s' '%s'",
+		 from, to);
+	ck_assert_int_eq(system(cmd), 0);
+}
+
+/* Both files padded with zeros to the larger size: no size tells them apart. */
+static void same_size(const char *a, const char *b)
+{
+	char cmd[1024];
+
+	snprintf(cmd, sizeof(cmd),
+		 "n=$(stat -c %%s '%s'); m=$(stat -c %%s '%s'); [ $m -gt $n ] && n=$m; "
+		 "truncate -s $n '%s' '%s'",
+		 a, b, a, b);
+	ck_assert_int_eq(system(cmd), 0);
+}
+
+/*
+ * cp over a binary that no process runs any more rewrites it in place:
+ * same device, same inode, same size here. The profiler keeps the file it
+ * saw mapped open, so no rename can lend names; but this is the kept file
+ * itself, read when the report is made. Its build-id (or, without one, its
+ * size and mtime) is no longer what was mapped: [unknown] with the warning,
+ * never the new program's names. Both backends, with and without build-ids.
+ */
+START_TEST(a_binary_copied_over_in_place_lends_no_names)
+{
+	char prog[128], orig[128], repl[128], script[1024];
+	bool plain = _i >= 2;
+	unsigned long samples;
+	struct bg_proc bg;
+
+	backend = test_backends[_i % 2];
+	snprintf(prog, sizeof(prog), "%s/prog", dir);
+	snprintf(orig, sizeof(orig), "%s/orig", dir);
+	snprintf(repl, sizeof(repl), "%s/repl", dir);
+	copy_binary(workload("busy"), orig, plain);
+	copy_binary(workload("ratio31"), repl, plain);
+	same_size(orig, repl);
+	snprintf(script, sizeof(script), "cp '%s' '%s'", orig, prog);
+	ck_assert_int_eq(system(script), 0);
+	/* prog runs for a second while sampled, exits, and is rewritten before the report. */
+	snprintf(script, sizeof(script),
+		 "echo ready; sleep 0.5; '%s' 2 1 && cat '%s' > '%s' && sleep 10", prog, repl,
+		 prog);
+	bg_start(&bg, (char *[]){ "/bin/sh", "-c", script, NULL });
+	run_cmd((char *[]){ (char *)profile_bin(), "--backend", (char *)backend, "-U", "-F", "999",
+			    "-f", "3", NULL },
+		60, 0, &r);
+	bg_stop(&bg);
+	ck_assert_msg(r.exit_code == 0, "exit %d: %s", r.exit_code, r.err);
+	ck_assert_uint_eq(forged_frames(r.out, orig, repl, &samples), 0);
+	ck_assert_msg(samples >= 50, "prog was sampled %lu times", samples);
+	/* Named while it ran (frames resolve as they come), or [unknown] with a warning. */
+	ck_assert_msg(strstr(r.out, "burn_") || strstr(r.err, "replaced or removed"),
+		      "neither names nor a warning: %s", r.err);
+}
+END_TEST
+
+/* The 4 bytes that, appended to data whose CRC-32 is crc, make it want (CRC-32 is linear). */
+static void crc_forge(uint32_t crc, uint32_t want, unsigned char out[4])
+{
+	uint32_t table[256], s;
+	unsigned char top[256], k[4];
+
+	for (uint32_t i = 0; i < 256; i++) {
+		uint32_t c = i;
+
+		for (int j = 0; j < 8; j++)
+			c = c & 1 ? 0xedb88320u ^ (c >> 1) : c >> 1;
+		table[i] = c;
+		top[c >> 24] = (unsigned char)i;	/* the top bytes are all different */
+	}
+	/* Backwards from the register wanted: which table entry each byte selected. */
+	s = ~want;
+	for (int i = 3; i >= 0; i--) {
+		k[i] = top[s >> 24];
+		s = (s ^ table[k[i]]) << 8;
+	}
+	/* Forwards from the register of the data: the bytes that select them. */
+	s = ~crc;
+	for (int i = 0; i < 4; i++) {
+		out[i] = (unsigned char)((s ^ k[i]) & 0xff);
+		s = (s >> 8) ^ table[k[i]];
+	}
+}
+
+/* CRC-32 (zlib's, as .gnu_debuglink states it) of the file at path. */
+static uint32_t file_crc(const char *path)
+{
+	unsigned char buf[65536];
+	uint32_t crc = (uint32_t)crc32(0L, Z_NULL, 0);
+	FILE *f = fopen(path, "rb");
+	size_t n;
+
+	ck_assert_ptr_nonnull(f);
+	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
+		crc = (uint32_t)crc32(crc, buf, (uInt)n);
+	fclose(f);
+	return crc;
+}
+
+
+/*
+ * A stripped binary's names come from its debug file: found by build-id
+ * under /usr/lib/debug/.build-id, or by .gnu_debuglink (a name and a
+ * CRC-32, which four appended bytes make anything match). A debug file
+ * of another program must not name its frames: one without a build-id
+ * note at the build-id's path (taken on trust before), or one of another
+ * build with its CRC made to match. The binary gets a build-id of its own
+ * (random), so that no other profile on the host finds the planted file.
+ */
+START_TEST(a_debug_file_of_another_build_lends_no_names)
+{
+	bool by_link = _i >= 2;
+	char prog[128], other[160], real[160], note[128], cmd[2048], hex[41];
+	unsigned char bid[20], tail[4];
+	unsigned long samples;
+	FILE *f;
+
+	backend = test_backends[_i % 2];
+	snprintf(prog, sizeof(prog), "%s/prog", dir);
+	snprintf(real, sizeof(real), "%s/prog.debug", dir);
+	snprintf(other, sizeof(other), "%s/other.debug", dir);
+	snprintf(note, sizeof(note), "%s/note", dir);
+	ck_assert_int_eq(getentropy(bid, sizeof(bid)), 0);
+	for (int i = 0; i < 20; i++)
+		snprintf(hex + 2 * i, 3, "%02x", bid[i]);
+	f = fopen(note, "wb");
+	ck_assert_ptr_nonnull(f);
+	fwrite(&(uint32_t[3]){ 4, 20, 3 /* NT_GNU_BUILD_ID */ }, 4, 3, f);
+	fwrite("GNU", 1, 4, f);
+	fwrite(bid, 1, sizeof(bid), f);
+	fclose(f);
+	snprintf(cmd, sizeof(cmd),
+		 "cp '%s' '%s' && objcopy --update-section .note.gnu.build-id='%s' '%s' && "
+		 "objcopy --only-keep-debug '%s' '%s' && objcopy --strip-all '%s' && "
+		 "objcopy --only-keep-debug '%s' '%s'",
+		 workload("busy"), prog, note, prog, prog, real, prog, workload("ratio31"), other);
+	ck_assert_int_eq(system(cmd), 0);
+	if (by_link) {
+		/* prog names prog.debug and its CRC; another build's, made to match, is put there. */
+		uint32_t want = file_crc(real);
+
+		snprintf(cmd, sizeof(cmd), "cd '%s' && objcopy --add-gnu-debuglink=prog.debug prog",
+			 dir);
+		ck_assert_int_eq(system(cmd), 0);
+		crc_forge(file_crc(other), want, tail);
+		f = fopen(other, "ab");
+		ck_assert_ptr_nonnull(f);
+		fwrite(tail, 1, 4, f);
+		fclose(f);
+		ck_assert_uint_eq(file_crc(other), want);
+		ck_assert_int_eq(rename(other, real), 0);
+	} else {
+		/* At the build-id's path: another program's debug file, without a note. */
+		snprintf(planted, sizeof(planted), "/usr/lib/debug/.build-id/%.2s/%s.debug", hex,
+			 hex + 2);
+		unlink(real);
+		snprintf(cmd, sizeof(cmd),
+			 "mkdir -p \"$(dirname '%s')\" && objcopy --remove-section "
+			 ".note.gnu.build-id '%s' '%s'",
+			 planted, other, planted);
+		ck_assert_int_eq(system(cmd), 0);
+	}
+	run_cmd((char *[]){ (char *)profile_bin(), "--backend", (char *)backend, "-U", "-F", "999",
+			    "-f", "--", prog, "2", "1", NULL },
+		60, 0, &r);
+	ck_assert_msg(r.exit_code == 0, "exit %d: %s", r.exit_code, r.err);
+	ck_assert_uint_eq(forged_frames(r.out, workload("busy"), workload("ratio31"), &samples), 0);
+	ck_assert_msg(samples >= 50, "prog was sampled %lu times", samples);
+	ck_assert_msg(strstr(r.err, "of another build"), "no warning: %s", r.err);
+}
+END_TEST
+
 Suite *identity_suite(void)
 {
 	Suite *s = suite_create("identity");
@@ -287,6 +476,14 @@ Suite *identity_suite(void)
 	tcase_add_loop_test(tc, many_mappings_start_quickly, 0, 2);
 	tcase_add_loop_test(tc, forks_share_their_mappings, 0, 2);
 	tcase_add_loop_test(tc, a_reused_pid_lends_no_perf_map, 0, 2);
+	suite_add_tcase(s, tc);
+	/* What build-ids tell apart where device, inode and times cannot. */
+	tc = tcase_create("buildid");
+	tcase_set_tags(tc, TAG_ROOT);
+	tcase_set_timeout(tc, 120);
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_loop_test(tc, a_binary_copied_over_in_place_lends_no_names, 0, 4);
+	tcase_add_loop_test(tc, a_debug_file_of_another_build_lends_no_names, 0, 4);
 	suite_add_tcase(s, tc);
 	return s;
 }
