@@ -106,21 +106,29 @@ START_TEST(symtab_of_the_binary)
 }
 END_TEST
 
+/* The symfixture workload's build-id in hex (readelf's). */
+static void fixture_build_id(char *hex, size_t len)
+{
+	char cmd[1024];
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "readelf -n %s | awk '/Build ID/{print $3}'",
+		 workload("symfixture"));
+	p = popen(cmd, "r");
+	ck_assert_ptr_nonnull(fgets(hex, (int)len, p));
+	pclose(p);
+	hex[strcspn(hex, "\n")] = '\0';
+}
+
 START_TEST(stripped_binary_uses_build_id_debug_file)
 {
-	char build_id[128] = "", cmd[1024], path[600];
+	char build_id[128] = "", path[600];
 	struct elf_symtab *st;
-	FILE *p;
 
 	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
 	sh("objcopy --only-keep-debug %s %s/fixture.debug", workload("symfixture"), tmpdir);
 	sh("strip -s -o %s/fixture %s", tmpdir, workload("symfixture"));
-	snprintf(cmd, sizeof(cmd), "readelf -n %s | awk '/Build ID/{print $3}'",
-		 workload("symfixture"));
-	p = popen(cmd, "r");
-	ck_assert_ptr_nonnull(fgets(build_id, sizeof(build_id), p));
-	pclose(p);
-	build_id[strcspn(build_id, "\n")] = '\0';
+	fixture_build_id(build_id, sizeof(build_id));
 	ck_assert_int_gt(strlen(build_id), 8);
 	sh("mkdir -p %s/.build-id/%.2s && cp %s/fixture.debug %s/.build-id/%.2s/%s.debug", tmpdir,
 	   build_id, tmpdir, tmpdir, build_id, build_id + 2);
@@ -377,17 +385,11 @@ END_TEST
 
 START_TEST(build_id_debug_file_that_is_a_fifo_is_refused)
 {
-	char build_id[128] = "", cmd[1024];
-	FILE *p;
+	char build_id[128] = "";
 
 	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
 	make_stripped_fixture(true);
-	snprintf(cmd, sizeof(cmd), "readelf -n %s | awk '/Build ID/{print $3}'",
-		 workload("symfixture"));
-	p = popen(cmd, "r");
-	ck_assert_ptr_nonnull(fgets(build_id, sizeof(build_id), p));
-	pclose(p);
-	build_id[strcspn(build_id, "\n")] = '\0';
+	fixture_build_id(build_id, sizeof(build_id));
 	sh("mkdir -p %s/.build-id/%.2s && mkfifo %s/.build-id/%.2s/%s.debug", tmpdir, build_id,
 	   tmpdir, build_id, build_id + 2);
 	elf_symtab__set_debug_root(tmpdir);
@@ -1181,16 +1183,10 @@ START_TEST(a_debug_file_of_another_build_is_ignored)
 {
 	char build_id[128] = "", cmd[1024], path[600];
 	struct elf_symtab *st;
-	FILE *p;
 
 	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
 	make_stripped_fixture(true);
-	snprintf(cmd, sizeof(cmd), "readelf -n %s | awk '/Build ID/{print $3}'",
-		 workload("symfixture"));
-	p = popen(cmd, "r");
-	ck_assert_ptr_nonnull(fgets(build_id, sizeof(build_id), p));
-	pclose(p);
-	build_id[strcspn(build_id, "\n")] = '\0';
+	fixture_build_id(build_id, sizeof(build_id));
 	/* Another program's debug file, its note removed, at the fixture's build-id. */
 	sh("mkdir -p %s/.build-id/%.2s && objcopy --only-keep-debug "
 	   "--remove-section=.note.gnu.build-id %s %s/.build-id/%.2s/%s.debug",
