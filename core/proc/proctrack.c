@@ -72,6 +72,21 @@ struct file_table {
 	 * address spaces can share their arrays.
 	 */
 	struct hashmap paths;
+	struct hashmap by_build_id;	/* bid_entry -> itself */
+};
+
+/*
+ * An MMAP2 record of 5.12+ names a file by path and build-id only. The
+ * file kept open that was found at that path with that build-id stands for
+ * every later record naming both, with no system call (opening
+ * /proc/PID/map_files again costs some 50 us a record): a build-id names a
+ * build's contents, and an owner who forges one forges only the frames of
+ * programs run from paths they may write.
+ */
+struct bid_entry {
+	const char *path;	/* the tracker's pooled copy: compared as a pointer */
+	struct build_id bid;
+	struct open_file *f;
 };
 
 struct proctrack {
@@ -112,6 +127,20 @@ static uint64_t file_hash(const void *key)
 	return hash_u64(f->dev * 31 + f->ino);
 }
 
+static uint64_t bid_hash(const void *key)
+{
+	const struct bid_entry *e = key;
+
+	return hash_bytes(e->bid.data, e->bid.size, (uint64_t)(uintptr_t)e->path);
+}
+
+static bool bid_equal(const void *a, const void *b)
+{
+	const struct bid_entry *x = a, *y = b;
+
+	return x->path == y->path && build_id__equal(&x->bid, &y->bid);
+}
+
 static bool file_equal(const void *a, const void *b)
 {
 	const struct open_file *x = a, *y = b;
@@ -142,6 +171,7 @@ struct proctrack *proctrack__new(void)
 		return NULL;
 	hashmap__init(&pt->files.files, file_hash, file_equal);
 	hashmap__init(&pt->files.paths, hashmap_str_hash, hashmap_str_equal);
+	hashmap__init(&pt->files.by_build_id, bid_hash, bid_equal);
 	pt->files.max_open = fd_budget();
 	hashmap__init(&pt->procs, pid_hash, pid_equal);
 	hashmap__init(&pt->comms, pid_hash, pid_equal);
@@ -208,6 +238,9 @@ void proctrack__free(struct proctrack *pt)
 		free(f);
 	}
 	hashmap__clear(&pt->files.files);
+	hashmap__for_each(&pt->files.by_build_id, bkt, ent)
+		free(ent->value);
+	hashmap__clear(&pt->files.by_build_id);
 	while (pt->all) {
 		struct addr_space *next = pt->all->next_all;
 
@@ -238,24 +271,27 @@ static struct addr_space *new_space(struct proctrack *pt, pid_t pid)
 	return as;
 }
 
-/* path as the tracker keeps it (its pool), or a copy a space made elsewhere owns. */
-static char *keep_path(const struct addr_space *as, const char *path)
+/* path in ft's pool (added if new), or NULL when out of memory. */
+static char *pool_path(struct file_table *ft, const char *path)
 {
-	char *copy;
+	char *copy = hashmap__find(&ft->paths, path);
 
-	if (!path)
-		path = "";
-	if (!as->files)
-		return strdup(path);
-	copy = hashmap__find(&as->files->paths, path);
 	if (copy)
 		return copy;
 	copy = strdup(path);
-	if (copy && hashmap__add(&as->files->paths, copy, copy)) {
+	if (copy && hashmap__add(&ft->paths, copy, copy)) {
 		free(copy);
 		copy = NULL;
 	}
 	return copy;
+}
+
+/* path as the tracker keeps it (its pool), or a copy a space made elsewhere owns. */
+static char *keep_path(const struct addr_space *as, const char *path)
+{
+	if (!path)
+		path = "";
+	return as->files ? pool_path(as->files, path) : strdup(path);
 }
 
 static int copy_mapping(const struct addr_space *as, struct mapping *dst,
@@ -575,6 +611,36 @@ bool file_table__identity(const struct file_table *ft, const struct mapping *m,
 	return true;
 }
 
+/* The kept file found before at m's path with build-id bid: m takes its device and inode. */
+static bool known_by_build_id(struct file_table *ft, struct mapping *m,
+			      const struct build_id *bid)
+{
+	struct bid_entry key = { .path = hashmap__find(&ft->paths, m->path), .bid = *bid }, *e;
+
+	e = key.path ? hashmap__find(&ft->by_build_id, &key) : NULL;
+	if (!e || e->f->fd < 0 || e->f->conflict)
+		return false;
+	m->dev = e->f->dev;
+	m->ino = e->f->ino;
+	return true;
+}
+
+/* Remember f, kept open, as the file at path with build-id bid (see struct bid_entry). */
+static void remember_build_id(struct file_table *ft, const char *path,
+			      const struct build_id *bid, struct open_file *f)
+{
+	struct bid_entry *e = calloc(1, sizeof(*e));
+
+	if (!e)
+		return;
+	e->path = pool_path(ft, path);
+	e->bid = *bid;
+	e->f = f;
+	/* Not remembered when out of memory (or known): the next record looks again. */
+	if (!e->path || hashmap__find(&ft->by_build_id, e) || hashmap__add(&ft->by_build_id, e, e))
+		free(e);
+}
+
 /*
  * Open the binary of m now, while pid may still be alive: through
  * /proc/PID/map_files (the very file, deleted or not), else under the
@@ -599,6 +665,8 @@ static void open_binary(struct proctrack *pt, pid_t pid, struct mapping *m,
 
 	if (!mapping__is_file(m) || (!m->ino && !rec))
 		return;
+	if (!m->ino && known_by_build_id(&pt->files, m, rec))
+		return;
 	f = find_file(&pt->files, m);
 	if (f && f->fd >= 0)
 		return;		/* held open: it is the one file with this number */
@@ -622,6 +690,7 @@ static void open_binary(struct proctrack *pt, pid_t pid, struct mapping *m,
 		f = find_file(&pt->files, m);
 		if (f && f->fd >= 0) {
 			close(fd);
+			remember_build_id(&pt->files, m->path, rec, f);
 			return;
 		}
 	}
@@ -665,6 +734,8 @@ static void open_binary(struct proctrack *pt, pid_t pid, struct mapping *m,
 	if (fd >= 0 && pt->files.nr_open < pt->files.max_open) {
 		f->fd = fd;
 		pt->files.nr_open++;
+		if (rec)
+			remember_build_id(&pt->files, m->path, rec, f);
 	} else if (fd >= 0) {
 		close(fd);	/* out of fds: fewer names later, never wrong ones */
 	}

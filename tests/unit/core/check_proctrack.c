@@ -150,6 +150,30 @@ START_TEST(images_by_time)
 END_TEST
 
 /*
+ * Wait until pid has code of a file whose path contains needle mapped: its
+ * exec is done (/proc/PID/exe changes before the new image is mapped).
+ */
+static void wait_mapped(pid_t pid, const char *needle)
+{
+	char path[64], line[4200];
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	for (int i = 0; i < 1000; i++) {
+		FILE *f = fopen(path, "r");
+		bool found = false;
+
+		while (f && !found && fgets(line, sizeof(line), f))
+			found = strstr(line, " r-xp ") && strstr(line, needle);
+		if (f)
+			fclose(f);
+		if (found)
+			return;
+		usleep(10000);
+	}
+	ck_abort_msg("pid %d never mapped %s", (int)pid, needle);
+}
+
+/*
  * Side-band records lost (issue 22): the processes still running are read
  * again. A mapping the tracker missed is added; a process whose image it
  * got wrong (a lost exec) gets a new one with what /proc shows.
@@ -182,7 +206,7 @@ START_TEST(resync_after_lost_records)
 		execl("/bin/sleep", "sleep", "5", (char *)NULL);
 		_exit(127);
 	}
-	usleep(200000);
+	wait_mapped(child, "/sleep");
 	ck_assert_int_eq(proctrack__exec(pt, child, "old", 10), 0);
 	for (size_t i = 0; i < before->nr_maps; i++)
 		ck_assert_int_eq(proctrack__mmap(pt, child, &before->maps[i]), 0);
@@ -283,10 +307,9 @@ static void sh(const char *fmt, const char *a, const char *b)
 	ck_assert_msg(system(cmd) == 0, "%s", cmd);
 }
 
-/* prog running (its exec done), or killed and reaped when stop. */
+/* prog running, its exec done. */
 static pid_t run_prog(const char *prog)
 {
-	char exe[4096];
 	pid_t pid = fork();
 
 	ck_assert_int_ge(pid, 0);
@@ -294,18 +317,8 @@ static pid_t run_prog(const char *prog)
 		execl(prog, prog, "1", "5", (char *)NULL);
 		_exit(127);
 	}
-	for (int i = 0; i < 500; i++) {
-		char link[64];
-		ssize_t n;
-
-		snprintf(link, sizeof(link), "/proc/%d/exe", (int)pid);
-		n = readlink(link, exe, sizeof(exe) - 1);
-		if (n > 0 && (exe[n] = '\0', !strcmp(exe, prog)))
-			return pid;
-		usleep(10000);
-	}
-	ck_abort_msg("%s did not start", prog);
-	return -1;
+	wait_mapped(pid, prog);
+	return pid;
 }
 
 static void stop_prog(pid_t pid)
@@ -405,9 +418,9 @@ START_TEST(a_build_id_record_names_only_the_file_with_that_build_id)
 {
 	struct mapping rec = { .start = 0x400000, .end = 0x401000, .exec = true };
 	char prog[128], repl[128];
-	struct proctrack *pt = proctrack__new();
+	struct proctrack *pt = proctrack__new(), *fresh;
 	const struct mapping *m;
-	struct build_id bid;
+	struct build_id bid, other;
 	struct stat st;
 	struct file_identity id;
 	bool owned;
@@ -440,11 +453,21 @@ START_TEST(a_build_id_record_names_only_the_file_with_that_build_id)
 	sh("mv '%s' '%s'", repl, prog);
 	rec.start = 0x500000;
 	rec.end = 0x501000;
+	/* The file kept from the first record has that path and build-id: it stands for it. */
 	ck_assert_int_eq(proctrack__mmap_build_id(pt, pid, &rec, &bid), 0);
 	m = addr_space__find(proctrack__addr_space(pt, pid), 0x500000);
-	ck_assert_uint_eq(m->ino, 0);
+	ck_assert_uint_eq(m->ino, st.st_ino);
 	fd = file_table__open(proctrack__addr_space(pt, pid)->files, m, &owned);
-	ck_assert_int_lt(fd, 0);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(build_id__read_fd(fd, &other), 1);
+	ck_assert(build_id__equal(&other, &bid));
+	/* A tracker that never saw it (first sight now): nothing at the path has the build-id. */
+	fresh = proctrack__new();
+	ck_assert_int_eq(proctrack__mmap_build_id(fresh, pid, &rec, &bid), 0);
+	m = addr_space__find(proctrack__addr_space(fresh, pid), 0x500000);
+	ck_assert_uint_eq(m->ino, 0);
+	ck_assert_int_lt(file_table__open(proctrack__addr_space(fresh, pid)->files, m, &owned), 0);
+	proctrack__free(fresh);
 	proctrack__free(pt);
 	sh("rm -rf '%s'%s", idir, "");
 	strcpy(idir, "/tmp/profile-fileid-XXXXXX");
