@@ -19,6 +19,7 @@
 #include "backend-perfring/offcpu.h"
 #include "backend-perfring/ringplan.h"
 #include "backend-perfring/ringset.h"
+#include "backend-perfring/withheld.h"
 #include "compat/features.h"
 #include "compat/perf_event.h"
 #include "core/lib/clock.h"
@@ -46,6 +47,7 @@ struct backend {
 	struct ring_set *rs;		/* cpu-clock samples (on-CPU) */
 	struct ring_set *off_rs;	/* switches (off-CPU) */
 	struct perf_offcpu *off;
+	struct withheld_time *withheld;	/* --wall without kernel samples: their time */
 	bool off_on_exec;		/* the off-CPU events enable themselves at exec */
 	uint64_t stop_ns;		/* CLOCK_MONOTONIC when sampling stopped */
 	bool stopped;
@@ -314,14 +316,16 @@ bool perfring__user_snapshot(const struct decoded_sample *ds, uint64_t mask,
 	return true;
 }
 
-int perfring__feed_sample(struct pipeline *p, uint64_t sample_type, uint64_t regs_user,
-			  const struct perf_event_header *hdr)
+/* feed_sample, saying whose sample was counted (*tid 0: none was). */
+static int feed(struct pipeline *p, uint64_t sample_type, uint64_t regs_user,
+		const struct perf_event_header *hdr, pid_t *pid, pid_t *tid)
 {
 	uint64_t kernel[MAX_STACK_DEPTH], user[MAX_STACK_DEPTH];
 	struct decoded_sample ds;
 	struct user_snapshot snap;
 	struct sample s;
 
+	*pid = *tid = 0;
 	if (decode__sample(hdr, sample_type, regs_user, &ds))
 		return -EBADMSG;
 	if (!pipeline__wants_thread(p, ds.id.pid, ds.id.tid)) {
@@ -334,19 +338,32 @@ int perfring__feed_sample(struct pipeline *p, uint64_t sample_type, uint64_t reg
 		if (perfring__user_snapshot(&ds, regs_user, &snap))
 			s.user_snapshot = &snap;
 	}
+	*pid = s.pid;
+	*tid = s.tid;
 	return pipeline__count(p, &s);
+}
+
+int perfring__feed_sample(struct pipeline *p, uint64_t sample_type, uint64_t regs_user,
+			  const struct perf_event_header *hdr)
+{
+	pid_t pid, tid;
+
+	return feed(p, sample_type, regs_user, hdr, &pid, &tid);
 }
 
 static int handle_sample(void *ctx, const struct perf_event_header *hdr)
 {
 	struct backend *b = ctx;
-	int err = perfring__feed_sample(b->pipeline, b->sample_type, b->regs_user, hdr);
+	pid_t pid, tid;
+	int err = feed(b->pipeline, b->sample_type, b->regs_user, hdr, &pid, &tid);
 
 	if (err == -EBADMSG) {
 		ring_set__count_bad(b->rs);
 		return 0;
 	}
 	b->samples++;
+	if (!err && tid && b->withheld)
+		err = withheld_time__sample(b->withheld, pid, tid);
 	return err;
 }
 
@@ -420,7 +437,36 @@ static int offcpu_sample(void *ctx, const struct perf_event_header *hdr)
 
 static int offcpu_switch(void *ctx, pid_t pid, pid_t tid, uint64_t time, bool out)
 {
-	return perf_offcpu__switch(((struct backend *)ctx)->off, pid, tid, time, out);
+	struct backend *b = ctx;
+	int err = perf_offcpu__switch(b->off, pid, tid, time, out);
+
+	if (!err && b->withheld)
+		err = withheld_time__switch(b->withheld, pid, tid, time, out);
+	return err;
+}
+
+static int task_event(void *ctx, bool exit, pid_t pid, pid_t tid, uint64_t time)
+{
+	return withheld_time__task(((struct backend *)ctx)->withheld, exit, pid, tid, time);
+}
+
+/*
+ * --wall without kernel samples (kernel.perf_event_paranoid 2): the time
+ * its threads spent on a CPU in the kernel, from their switch records.
+ */
+static int count_withheld_time(struct backend *b, struct errmsg *errm)
+{
+	const struct backend_config *c = b->cfg;
+
+	b->withheld = withheld_time__new(b->pipeline, c->frequency ? 1000000000ull / c->frequency
+								   : c->period);
+	if (!b->withheld) {
+		errmsg__set(errm, "out of memory");
+		return -ENOMEM;
+	}
+	/* Execs and exits come with the side-band records, on the on-CPU rings. */
+	ring_set__on_task(b->rs, task_event, b);
+	return 0;
 }
 
 /*
@@ -475,6 +521,11 @@ static int open_off_cpu(struct backend *b, pid_t target, struct errmsg *errm)
 	ring_set__on_sample(b->off_rs, offcpu_sample, b);
 	ring_set__on_switch(b->off_rs, offcpu_switch, b);
 	perf_offcpu__use_switch_records(b->off, ring_set__switch_records(b->off_rs));
+	if (b->rs && c->user_mode_only && source == OFFCPU_SWITCHES_ONLY) {
+		err = count_withheld_time(b, errm);
+		if (err)
+			return err;
+	}
 	pr_info("perf: off-CPU time from %s\n",
 		source == OFFCPU_TRACEPOINT	    ? "sched:sched_switch on every CPU"
 		: source == OFFCPU_SWITCH_SAMPLES ? "context-switch samples of the tasks"
@@ -588,6 +639,9 @@ static int perfring_start(struct backend *b, struct errmsg *err)
 {
 	int ret = 0;
 
+	/* Threads on a CPU at the start: from now (a launched command: from its exec). */
+	if (b->withheld && !b->launched)
+		withheld_time__set_start(b->withheld, (uint64_t)mono_ns());
 	/* A launched command's events enable themselves at its exec. */
 	if (b->rs && !b->launched)
 		ret = ring_set__enable(b->rs, err);
@@ -608,11 +662,15 @@ static int perfring_drain(struct backend *b)
 
 	if (!err && b->off_rs)
 		err = ring_set__drain(b->off_rs);
-	/* At the end, threads still switched out are counted up to it. */
-	if (!err && b->off && b->stopped)
-		err = perf_offcpu__finish(b->off, ring_set__monotonic(b->off_rs)
-							  ? b->stop_ns
-							  : perf_offcpu__last_time(b->off));
+	/* At the end, threads still switched out (or in) are counted up to it. */
+	if (!err && b->off && b->stopped) {
+		uint64_t end = ring_set__monotonic(b->off_rs) ? b->stop_ns
+							      : perf_offcpu__last_time(b->off);
+
+		err = perf_offcpu__finish(b->off, end);
+		if (!err && b->withheld)
+			err = withheld_time__finish(b->withheld, end);
+	}
 	return err;
 }
 
@@ -643,6 +701,7 @@ static void perfring_stats(const struct backend *b, struct backend_stats *st)
 		st->lost += ring_set__lost(b->off_rs);
 		st->malformed_records += ring_set__bad_records(b->off_rs);
 		perf_offcpu__stats(b->off, st);
+		st->kernel_withheld_ns = withheld_time__ns(b->withheld);
 	}
 }
 
@@ -653,6 +712,7 @@ static void perfring_close(struct backend *b)
 	ring_set__close(b->rs);
 	ring_set__close(b->off_rs);
 	perf_offcpu__free(b->off);
+	withheld_time__free(b->withheld);
 	free(b);
 }
 

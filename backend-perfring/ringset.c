@@ -117,6 +117,8 @@ struct ring_set {
 	void *on_raw_ctx;
 	ring_lost_fn on_lost;
 	void *on_lost_ctx;
+	ring_task_fn on_task;
+	void *on_task_ctx;
 	bool use_clockid;		/* asked for CLOCK_MONOTONIC times */
 	int64_t mono_to_wall_ns;	/* CLOCK_MONOTONIC to wall clock in this drain; 0: not yet */
 	bool context_switch;		/* asked for switch records */
@@ -488,6 +490,12 @@ int ring_set__event_fd(const struct ring_set *rs, int i, int *cpu)
 	return rs->events[i].fd;
 }
 
+void ring_set__on_task(struct ring_set *rs, ring_task_fn fn, void *ctx)
+{
+	rs->on_task = fn;
+	rs->on_task_ctx = ctx;
+}
+
 bool ring_set__switch_records(const struct ring_set *rs)
 {
 	return rs->context_switch && !rs->ladder.dropped[PERF_ATTR_CONTEXT_SWITCH];
@@ -680,6 +688,8 @@ static int handle_comm(struct ring_set *rs, const struct perf_event_header *hdr)
 	/* Without comm_exec (before 3.16), a COMM of the main thread stands for an exec. */
 	if (cm.exec || (!rs->comm_exec && cm.pid == cm.tid)) {
 		err = proctrack__exec(pt, cm.pid, cm.comm, record_time(rs, hdr));
+		if (!err && rs->on_task)
+			err = rs->on_task(rs->on_task_ctx, false, cm.pid, cm.tid, record_time(rs, hdr));
 		if (err)
 			return err;
 	}
@@ -706,6 +716,21 @@ static int handle_fork(struct ring_set *rs, const struct perf_event_header *hdr)
 			return err;
 	}
 	return proctrack__inherit_comm(pt, tk.tid, tk.ppid, tk.ptid);
+}
+
+static int handle_exit(struct ring_set *rs, const struct perf_event_header *hdr)
+{
+	struct decoded_task tk;
+
+	if (!rs->on_task)
+		return 0;
+	if (decode__task(hdr, &tk)) {
+		rs->bad_records++;
+		return 0;
+	}
+	if (!pipeline__wants_pid(rs->pipeline, tk.pid))
+		return 0;
+	return rs->on_task(rs->on_task_ctx, true, tk.pid, tk.tid, record_time(rs, hdr));
 }
 
 static int handle_switch(struct ring_set *rs, const struct perf_event_header *hdr)
@@ -784,6 +809,8 @@ static int handle_record(struct ring_set *rs, const struct perf_event_header *hd
 	case PERF_RECORD_SWITCH:
 	case PERF_RECORD_SWITCH_CPU_WIDE:
 		return handle_switch(rs, hdr);
+	case PERF_RECORD_EXIT:
+		return handle_exit(rs, hdr);
 	case PERF_RECORD_LOST:
 		if (decode__lost(hdr, &lost)) {
 			rs->bad_records++;
@@ -800,7 +827,7 @@ static int handle_record(struct ring_set *rs, const struct perf_event_header *hd
 		}
 		return 0;
 	default:
-		return 0;	/* EXIT, THROTTLE, ...: nothing to keep */
+		return 0;	/* THROTTLE, ...: nothing to keep */
 	}
 }
 

@@ -33,6 +33,8 @@ typedef int (*ring_switch_fn)(void *ctx, pid_t pid, pid_t tid, uint64_t time, bo
 typedef int (*ring_raw_fn)(void *ctx, int cpu, uint64_t time, const void *data, uint32_t size);
 /* A PERF_RECORD_LOST: records of that CPU's ring lost (cpu -1 when it does not say). */
 typedef void (*ring_lost_fn)(void *ctx, int cpu, uint64_t lost);
+/* An exec (a COMM record that says so) or a PERF_RECORD_EXIT of a wanted task. */
+typedef int (*ring_task_fn)(void *ctx, bool exit, pid_t pid, pid_t tid, uint64_t time);
 
 /*
  * Open one event per CPU and task from attr, tasks being -1 (all), the
@@ -66,6 +68,7 @@ void ring_set__on_lost(struct ring_set *rs, ring_lost_fn fn, void *ctx);
 /* The set's events, one per CPU: the fd of the i-th (i < ring_set__nr_events) and its CPU. */
 int ring_set__nr_events(const struct ring_set *rs);
 int ring_set__event_fd(const struct ring_set *rs, int i, int *cpu);
+void ring_set__on_task(struct ring_set *rs, ring_task_fn fn, void *ctx);
 /* Whether switch records come (attr.context_switch asked and kept, 4.3). */
 bool ring_set__switch_records(const struct ring_set *rs);
 /* Whether record times are CLOCK_MONOTONIC (attr.use_clockid asked and kept, 4.1). */

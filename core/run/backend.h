@@ -88,6 +88,8 @@ struct backend_stats {
 	uint64_t cgroup_untracked;
 	/* bpf in a pid namespace: samples (off-CPU: sums) whose task's ids there were not learnt. */
 	uint64_t pidns_unnamed;
+	/* --wall: on-CPU time in the kernel, whose samples the kernel withheld, counted anyway. */
+	uint64_t kernel_withheld_ns;
 	/* bpf stack maps: samples whose stack could not be taken (the report's [Missed ...]). */
 	uint64_t user_stacks_lost;
 	uint64_t kernel_stacks_lost;

@@ -54,6 +54,11 @@ struct run {
 	struct launch child;
 	bool launched;
 	struct run_filters filters;	/* --cgroup, --cgroupmap, --mntnsmap */
+	/*
+	 * --wall without kernel samples and without -U: the kernel part of a
+	 * stack stays, for the placeholder of time the kernel withheld.
+	 */
+	bool kernel_placeholder;
 	uint64_t start_ns;		/* wall clock at the start */
 	int64_t t_start, t_end;		/* monotonic ms */
 	struct progress progress;	/* the line on a terminal during a timed run */
@@ -218,6 +223,7 @@ static int choose(struct run *r, const struct backend_ops *const *backends)
 	if (!r->ops)
 		return -ENOENT;
 	if (plan.user_mode_only) {
+		r->kernel_placeholder = r->eff.mode == MODE_WALL && !r->eff.user_only;
 		/* What a user without privileges can have: their own user stacks. */
 		r->eff.user_only = true;
 		r->eff.kernel_only = false;
@@ -242,7 +248,7 @@ static int set_up(struct run *r)
 		.skip_user_threads = o->threads == THREADS_KERNEL,
 		.skip_kernel_threads = o->threads == THREADS_USER,
 		.user_stacks = !o->kernel_only,
-		.kernel_stacks = !o->user_only,
+		.kernel_stacks = !o->user_only || r->kernel_placeholder,
 		/* Off-CPU time belongs to a thread: bcc's offcputime keys by it. */
 		.by_thread = o->mode != MODE_ON_CPU,
 		.launched = o->command != NULL,
@@ -255,7 +261,7 @@ static int set_up(struct run *r)
 	struct resolve_spec spec = {
 		.kind = kinds[o->mode],
 		.user_frames = !o->kernel_only,
-		.kernel_frames = !o->user_only,
+		.kernel_frames = !o->user_only || r->kernel_placeholder,
 		/* cpu-clock counts nanoseconds: a sample stands for its period. */
 		.period_ns = o->frequency ? 1000000000ULL / o->frequency : o->period,
 		/* pprof has a place for source lines and inlined calls: fill it when DWARF allows. */
@@ -535,6 +541,14 @@ static void print_warnings(const struct run *r, const struct profile *prof,
 		pr_warn("warning: %" PRIu64 " threads of the --cgroup cgroups were not sampled: the "
 			"bpf backend's thread table was full\n",
 			st->cgroup_untracked);
+	if (st->kernel_withheld_ns)
+		pr_warn("note: %.3f s that threads spent on a CPU in the kernel are counted from their "
+			"switch records, without stacks (%s): kernel.perf_event_paranoid is %d, which "
+			"withholds samples taken in the kernel; kernel.perf_event_paranoid=1, "
+			"CAP_PERFMON or root would give their stacks\n",
+			st->kernel_withheld_ns / 1e9,
+			r->kernel_placeholder ? "[Missed Kernel Stack]" : "[Missed User Stack]",
+			perf_event_paranoid());
 	if (st->offcpu_still_off)
 		pr_info("%" PRIu64 " threads were still switched out at the end: counted up to it\n",
 			st->offcpu_still_off);
