@@ -36,7 +36,10 @@ file == 1 {
 	if (row == "kernel") { info[k] = detail; next }
 	if (row == "done") { done[k] = 1; next }
 	if (row == "boot") { boot[k] = detail; next }
-	if (row == "auto-decision") { auto_s[k] = status; auto_b[k] = detail; next }
+	if (row == "auto-decision") {
+		auto_s[k] = status; auto_b[k] = detail; auto_go[k] = measured
+		next
+	}
 	if (row == "start") { next }
 	# A row that a crash interrupted may have no other line; a line wins.
 	if (status == "crash" && (k, row) in st) { next }
@@ -102,9 +105,10 @@ END {
 			bad = 1
 		i_k = info[k]
 		sub("^" k " ", "", i_k)
-		printf "- %s: %s; auto chose %s after %s s; run %s%s\n", k, i_k, \
+		printf "- %s: %s; auto chose %s after %s s%s; run %s%s\n", k, i_k, \
 			(auto_b[k] != "" ? auto_b[k] : "?"), \
 			(auto_s[k] != "" ? sprintf("%.2f", auto_s[k]) : "?"), \
+			(auto_go[k] ~ /^[0-9.]+$/ ? sprintf(", sampling from %.2f s", auto_go[k]) : ""), \
 			boot[k], (k in done) ? "" : " **(did not finish)**"
 	}
 	printf "- qemu %s, %d s in all\n\n", toupper(accel), total_secs

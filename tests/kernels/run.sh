@@ -7,10 +7,14 @@
 #
 # Usage: run.sh BUILD_DIR KERNELS_DIR
 # Env: KM_TIMEOUT (seconds per check, default 60), KM_BOOT_TIMEOUT (seconds
-#      per kernel, default 480), KM_SECONDS (workload seconds, default 2),
+#      per kernel, default 480), KM_STALL (seconds without a result line
+#      before a guest is taken for hung, default 2 x KM_TIMEOUT + 30),
+#      KM_SECONDS (workload seconds, default 2),
 #      KM_ONLY (grep -E pattern of the rows to run), KM_ACCEL (kvm or tcg;
 #      default kvm when it works), KM_DEBUG=1 (every command's output in the
-#      log), KM_CRASH (grep -E pattern: crash the guest at that row).
+#      log), KM_CRASH (grep -E pattern: crash the guest at that row),
+#      KM_HANG (grep -E pattern: the guest stops making progress at that
+#      row, for the watchdog), KM_SMP (the guest's CPUs, default 2).
 # Exit status: 0 when every cell is works/other/refused/timeout or an expected
 # failure (tests/kernels/expected), 1 for a WRONG cell or a kernel whose run
 # did not finish, 2 for bad usage.
@@ -52,16 +56,44 @@ append="$append KM_SECONDS=${KM_SECONDS:-2} KM_ACCEL=$accel"
 [ -z "${KM_ONLY:-}" ] || append="$append KM_ONLY=$KM_ONLY"
 [ -z "${KM_DEBUG:-}" ] || append="$append KM_DEBUG=1"
 [ -z "${KM_CRASH:-}" ] || append="$append KM_CRASH=$KM_CRASH"
+[ -z "${KM_HANG:-}" ] || append="$append KM_HANG=$KM_HANG"
 
 results=""
+stall=${KM_STALL:-$((2 * ${KM_TIMEOUT:-60} + 30))}
+
+# The @KM lines in a console log so far.
+km_lines() { tr -d '\r' <"$1" | grep -ac '@KM|' || true; }
+
 # A guest kernel that crashes (an oops under TCG's cross-modifying code, or
 # a real one) loses the rest of its rows: the row it crashed in is marked
 # crash, and the kernel boots again from the row after it (at most 3 times).
+# One that hangs is stopped when no @KM line has come for $stall seconds
+# (a check takes at most twice KM_TIMEOUT; an oopsed kernel may go on
+# printing RCU stall warnings, so any output would not do), and is then
+# treated as crashed.
 boot() {
+	local n last since qpid
 	set +e
 	timeout -k 10 "${KM_BOOT_TIMEOUT:-480}" qemu-system-x86_64 -accel "$accel" -machine q35 \
-		-cpu max -smp 2 -m 2048 -nographic -no-reboot -kernel "$img" \
-		-initrd "$out/initramfs.cpio.gz" -append "$append KM_SKIP=$1" </dev/null >"$log" 2>&1
+		-cpu max -smp "${KM_SMP:-2}" -m 2048 -nographic -no-reboot -kernel "$img" \
+		-initrd "$out/initramfs.cpio.gz" -append "$append KM_SKIP=$1" </dev/null >"$log" 2>&1 &
+	qpid=$!
+	last=0
+	since=$(date +%s)
+	stalled=
+	while kill -0 $qpid 2>/dev/null; do
+		sleep 2
+		n=$(km_lines "$log")
+		if [ "$n" != "$last" ]; then
+			last=$n
+			since=$(date +%s)
+		elif [ $(($(date +%s) - since)) -ge "$stall" ]; then
+			stalled="no result line for ${stall} s"
+			kill -TERM $qpid 2>/dev/null
+			break
+		fi
+	done
+	wait $qpid
 	qrc=$?
 	set -e
 }
@@ -87,6 +119,7 @@ for img in $images; do
 		row=$(echo "$last" | cut -d'|' -f4)
 		why=$(tr -d '\r' <"$log" | grep -a -m1 -E 'BUG|Oops|int3:|general protection|panic|stall' |
 			sed 's/^\[[ 0-9.]*\] //' | tr -s ' |' ' /' | cut -c1-160)
+		[ -z "$stalled" ] || why="${why:+$why; }$stalled"
 		grep -q "^$name|$row|" "$out/$name.results" ||
 			echo "$name|$row|crash|${why:-the guest stopped (qemu exit $qrc)} in attempt $attempt; $log|" \
 				>>"$out/$name.results"
