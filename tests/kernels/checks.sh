@@ -481,3 +481,18 @@ sysctl_paranoid 2
 # Last: a BPF verifier that runs for minutes under TCG (4.19) cannot be
 # killed, and would slow every check after it.
 want "dwarf -- CMD/bpf" && check_dwarf "dwarf -- CMD/bpf" bpf ""
+
+# Optional (KM_FLIPS=N): the kernel patches the jump labels in __schedule
+# 2N times (flipkeys) while pingpong switches on every CPU: what hung qemu's
+# multi-threaded TCG. Progress as tick lines, for the host's watchdog.
+if [ "${KM_FLIPS:-0}" -gt 0 ] && want "static keys flipped"; then
+	sysctl_paranoid 1
+	$W/pingpong 100000 >/dev/null &
+	ppid=$!
+	t0=$(now)
+	as_nobody "$W/flipkeys $KM_FLIPS 50" | while read -r line; do echo "@KM|tick|$line"; done
+	kill $ppid
+	wait $ppid 2>/dev/null
+	sysctl_paranoid 2
+	km "static keys flipped" works "" "$KM_FLIPS rounds in $(($(now) - t0)) s"
+fi

@@ -40,7 +40,7 @@ file == 1 {
 		auto_s[k] = status; auto_b[k] = detail; auto_go[k] = measured
 		next
 	}
-	if (row == "start") { next }
+	if (row == "start" || row == "tick") { next }
 	# A row that a crash interrupted may have no other line; a line wins.
 	if (status == "crash" && (k, row) in st) { next }
 	if (!(row in seen_row)) { seen_row[row] = 1; rows[++nr] = row }
@@ -111,7 +111,9 @@ END {
 			(auto_go[k] ~ /^[0-9.]+$/ ? sprintf(", sampling from %.2f s", auto_go[k]) : ""), \
 			boot[k], (k in done) ? "" : " **(did not finish)**"
 	}
-	printf "- qemu %s, %d s in all\n\n", toupper(accel), total_secs
+	how = toupper(accel)
+	sub(/,THREAD=SINGLE/, " (one host thread)", how)
+	printf "- qemu %s, %d s in all\n\n", how, total_secs
 	for (n = 1; n <= nnotes; n++)
 		printf "%d. %s\n", n, esc(notes[n])
 	exit bad
