@@ -574,6 +574,7 @@ static int start(struct run *r)
 {
 	const struct run_opts *o = &r->eff;
 	struct errmsg em = { "" };
+	int64_t t0 = mono_ms(), t_open, t_read;
 	int err;
 
 	if (o->command) {
@@ -595,11 +596,13 @@ static int start(struct run *r)
 		return err;
 	}
 	warn_shrunk_maps(r);
+	t_open = mono_ms();
 	err = pipeline__snapshot_processes(&r->pipeline);
 	if (err) {
 		pr_warn("reading /proc: %s\n", strerror(-err));
 		return err;
 	}
+	t_read = mono_ms();
 	if (o->format == FORMAT_BCC && o->print_header) {
 		o->print_header(r->out.f, o);
 		fflush(r->out.f);
@@ -618,6 +621,9 @@ static int start(struct run *r)
 			return err;
 		}
 	}
+	pr_debug("timing: backend opened in %lld ms, processes read in %lld ms, enabled in %lld "
+		 "ms\n",
+		 (long long)(t_open - t0), (long long)(t_read - t_open), (long long)(mono_ms() - t_read));
 	/* -v: tells whoever waits on it (the real-program tests) that samples are being taken. */
 	pr_info("%s: sampling started\n", r->ops->name);
 	return 0;
@@ -708,6 +714,7 @@ int run__main(const struct run_opts *opts, const struct backend_ops *const *back
 {
 	struct run r = { .eff = *opts, .child = { .pid = -1 } };
 	struct errmsg em = { "" };
+	int64_t t0, t1;
 	int err, code = 1;
 
 	log_set_verbosity(opts->verbose);
@@ -732,13 +739,17 @@ int run__main(const struct run_opts *opts, const struct backend_ops *const *back
 		pr_warn("cannot set up signal handling: %s\n", strerror(-err));
 		goto out;
 	}
+	t0 = mono_ms();
 	if (choose(&r, backends) || interrupted())
 		goto out;
+	t1 = mono_ms();
 	err = set_up(&r);
 	if (err) {
 		pr_warn("out of memory\n");
 		goto out;
 	}
+	pr_debug("timing: backend chosen in %lld ms, set up (kernel symbols read) in %lld ms\n",
+		 (long long)(t1 - t0), (long long)(mono_ms() - t1));
 	if (interrupted() || start(&r) || interrupted())
 		goto out;
 
