@@ -183,6 +183,21 @@ uint64_t folded_count_exact(const char *out, const char *stack)
 	return sum;
 }
 
+unsigned long long workload_field(const char *out, const char *comm, const char *field)
+{
+	char key[64];
+	const char *p, *eol;
+
+	snprintf(key, sizeof(key), " comm=%s ", comm);
+	p = strstr(out, key);
+	ck_assert_msg(p, "the workload printed nothing for %s:\n%.500s", comm, out);
+	eol = strchr(p, '\n');
+	snprintf(key, sizeof(key), " %s=", field);
+	p = strstr(p, key);
+	ck_assert_msg(p && (!eol || p < eol), "no %s for %s", field, comm);
+	return strtoull(p + strlen(key), NULL, 10);
+}
+
 uint64_t folded_total(const char *out, size_t *lines)
 {
 	return sum_lines(out, NULL, false, lines);

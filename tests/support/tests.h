@@ -41,6 +41,12 @@ uint64_t folded_count(const char *out, const char *needle);
 uint64_t folded_count_prefix(const char *out, const char *prefix);
 /* The count of the folded line whose stack is exactly stack (0 if none). */
 uint64_t folded_count_exact(const char *out, const char *stack);
+/*
+ * A number a workload printed on its line for a thread ("... comm=COMM ...
+ * FIELD=N ...", as blocking and pingpong print them); fails the test when
+ * the line or the field is missing.
+ */
+unsigned long long workload_field(const char *out, const char *comm, const char *field);
 /* Sum of all counts of folded output; number of lines in *lines. */
 uint64_t folded_total(const char *out, size_t *lines);
 /* Share of hot_loop among hot_loop + warm_loop samples (ratio31), in percent. */

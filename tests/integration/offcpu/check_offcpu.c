@@ -51,26 +51,10 @@ static void set_paranoid(int level)
 	fclose(f);
 }
 
-/* A value the workload printed for its thread comm ("offcpu tid= comm= us= ..." lines). */
-static unsigned long long truth_field(const char *out, const char *comm, const char *field)
-{
-	char key[64];
-	const char *p, *eol;
-
-	snprintf(key, sizeof(key), " comm=%s us=", comm);
-	p = strstr(out, key);
-	ck_assert_msg(p, "the workload printed nothing for %s:\n%.500s", comm, out);
-	eol = strchr(p, '\n');
-	snprintf(key, sizeof(key), " %s=", field);
-	p = strstr(p, key);
-	ck_assert_msg(p && (!eol || p < eol), "no %s for %s", field, comm);
-	return strtoull(p + strlen(key), NULL, 10);
-}
-
 /* The time it blocked. */
 static unsigned long long truth(const char *out, const char *comm)
 {
-	return truth_field(out, comm, "us");
+	return workload_field(out, comm, "us");
 }
 
 /*
@@ -91,7 +75,7 @@ static unsigned long long truth_low(const char *out, const char *comm)
 	st = strstr(line, " steal_us=");
 	if (!st || (eol && st > eol))
 		return us;
-	steal = truth_field(out, comm, "steal_us");
+	steal = workload_field(out, comm, "steal_us");
 	return steal < us ? us - steal : 0;
 }
 
@@ -543,7 +527,7 @@ START_TEST(wall_view_adds_up)
 		char comm[16];
 
 		snprintf(comm, sizeof(comm), "blk-spin%d", i);
-		assert_within(reported(r.out, comm), truth_field(r.out, comm, "wall_us"), 5, comm);
+		assert_within(reported(r.out, comm), workload_field(r.out, comm, "wall_us"), 5, comm);
 	}
 }
 END_TEST
