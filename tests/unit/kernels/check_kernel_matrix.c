@@ -116,6 +116,25 @@ START_TEST(an_expected_wrong_cell_passes)
 }
 END_TEST
 
+/* Progress lines of a long row are no row; auto's line gives its decision and first sample. */
+START_TEST(ticks_are_no_rows_and_auto_has_its_times)
+{
+	struct run_result r;
+	char k1_more[512];
+
+	snprintf(k1_more, sizeof(k1_more), "%.*s1.0|tick|flips=50\n"
+		 "1.0|auto-decision|0.21|bpf|1.35\n1.0|done|1.0|\n",
+		 (int)(strstr(k1, "1.0|done") - k1), k1);
+	render(&r, "^1\\.0$|off/perf|issue 21\n", k1_more, k2);
+	ck_assert_msg(r.exit_code == 0, "exit %d: %s", r.exit_code, r.out);
+	ck_assert_msg(!strstr(r.out, "tick"), "%s", r.out);
+	ck_assert_msg(strstr(r.out, "- 1.0: one; auto chose bpf after 0.21 s, sampling from 1.35 s;"),
+		      "%s", r.out);
+	ck_assert_msg(strstr(r.out, "- 2.0: two; auto chose ? after ? s; run"), "%s", r.out);
+	run_result_free(&r);
+}
+END_TEST
+
 START_TEST(an_unfinished_kernel_fails)
 {
 	struct run_result r;
@@ -141,6 +160,7 @@ Suite *kernel_matrix_suite(void)
 	tcase_add_test(tc, a_wrong_cell_fails);
 	tcase_add_test(tc, an_expected_wrong_cell_passes);
 	tcase_add_test(tc, an_unfinished_kernel_fails);
+	tcase_add_test(tc, ticks_are_no_rows_and_auto_has_its_times);
 	suite_add_tcase(s, tc);
 	return s;
 }
