@@ -417,8 +417,6 @@ cg_setup
 # Unprivileged: uid 65534 with RLIMIT_MEMLOCK at 64 KiB, the default before
 # Linux 5.16 (RHEL 7, Ubuntu 16.04-20.04), whatever this kernel's default is.
 as_nobody() { su -s /bin/sh nobody -c "ulimit -l 64; $*"; }
-# As root in a new pid namespace with its own /proc, as in a container.
-in_pidns() { unshare -p -f --mount-proc "$@"; }
 
 for b in bpf perf; do
 	want "fp -- CMD/$b" && check_launch "fp -- CMD/$b" $b ""
@@ -431,9 +429,6 @@ for b in bpf perf; do
 done
 want "dwarf -- CMD/perf" && check_dwarf "dwarf -- CMD/perf" perf ""
 want "bad inputs" && check_badinputs "bad inputs"
-for b in bpf perf; do
-	want "pid namespace: fp -- CMD/$b" && check_launch "pid namespace: fp -- CMD/$b" $b in_pidns
-done
 
 # cgroup v2 alone first (perf_event is v2's until a v1 hierarchy takes it),
 # then v1, then v2 next to v1's perf_event as on hybrid systemd hosts.
@@ -460,7 +455,7 @@ done
 # there, on-CPU by bpf_get_ns_current_pid_tgid from 5.7 and by perf records
 # before, off-CPU by perf records.
 in_pidns="unshare -p -f --mount-proc"
-for b in bpf auto; do
+for b in bpf perf auto; do
 	want "pidns: fp -- CMD/$b" && check_launch "pidns: fp -- CMD/$b" $b "$in_pidns"
 done
 want "pidns: offcputime -- CMD/bpf" && check_offcpu "pidns: offcputime -- CMD/bpf" bpf "$in_pidns"
