@@ -28,7 +28,7 @@ bytes per unique stack added (RSS growth / stacks added: everything that
 grew, charged to the stacks), and the growth of the rest, RSS without the
 bytes held for stacks (issue 22: within 1.5x). VmRSS from /proc/PID/status
 every 10 s is kept as a trace. BENCH_SOAK_UNWIND=fp,dwarf chooses the
-unwinders (fp).
+unwinders (fp); BENCH_SOAK_TOGETHER=1 runs every soak at once.
 
 BENCH_BASELINE=PATH adds another profile binary (an older build) to the
 rounds as "baseline bpf fp" and so on: before and after in the same run.
@@ -250,23 +250,29 @@ def soak(b, seconds, tmp):
             "1 min, end | growth of the rest | samples seen | lost | side-band lost | CPU s |" % (
                 seconds, FREQ), "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     unwinds = os.environ.get("BENCH_SOAK_UNWIND", "fp").split(",")
-    for unwind in unwinds:
-        for backend in ("bpf", "perf"):
-            name = "profile %s %s" % (backend, unwind)
-            b.log("bench: soak, %s, %d s" % (name, seconds))
-            r = b.Run(ours_argv(b, name, seconds), stdout=subprocess.DEVNULL)
-            pid = b.command_pid(r.proc)
-            t0 = time.monotonic()
-            trace = []  # (seconds since start, VmRSS kB)
-            # Not poll(): it would reap time, whose rusage Run.wait() needs.
-            next_t = 0
-            while pid and os.path.exists("/proc/%d" % pid):
-                if time.monotonic() - t0 >= next_t:
-                    kb = vm_rss_kb(pid)
+    names = ["profile %s %s" % (backend, unwind) for unwind in unwinds
+             for backend in ("bpf", "perf")]
+    # BENCH_SOAK_TOGETHER=1 runs the soaks at once: an hour each fits in an
+    # hour, and they share the load (and the CPUs) they are measured under.
+    together = os.environ.get("BENCH_SOAK_TOGETHER") == "1"
+    batches = [names] if together else [[n] for n in names]
+    for batch in batches:
+        b.log("bench: soak, %s, %d s" % (", ".join(batch), seconds))
+        runs = [b.Run(ours_argv(b, name, seconds), stdout=subprocess.DEVNULL) for name in batch]
+        pids = [b.command_pid(r.proc) for r in runs]
+        t0 = time.monotonic()
+        traces = [[] for _ in runs]  # (seconds since start, VmRSS kB)
+        # Not poll(): it would reap time, whose rusage Run.wait() needs.
+        next_t = 0
+        while any(pid and os.path.exists("/proc/%d" % pid) for pid in pids):
+            if time.monotonic() - t0 >= next_t:
+                for pid, trace in zip(pids, traces):
+                    kb = vm_rss_kb(pid) if pid else None
                     if kb:
                         trace.append((time.monotonic() - t0, kb))
-                    next_t += 10
-                time.sleep(0.5)
+                next_t += 10
+            time.sleep(0.5)
+        for name, r, trace in zip(batch, runs, traces):
             r.wait()
             x = parse_ours(r)
             x["rss"] = r.rss_kb / 1024.0
