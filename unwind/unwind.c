@@ -52,13 +52,19 @@ struct step_key {
 	uint64_t ip, sp, bp;
 	unsigned int space_id;
 	unsigned int space_gen;
-	bool leaf;		/* libunwind looks up the leaf's ip itself, callers' ip - 1 */
+	/*
+	 * The frame was interrupted, not calling: the leaf, or the frame a
+	 * signal trampoline returns to. libunwind looks such an ip up itself,
+	 * a caller's at ip - 1 (the call).
+	 */
+	bool exact;
 };
 
 struct step_entry {
 	struct step_key key;
 	bool valid;
 	bool end;		/* the outermost frame: no caller */
+	bool next_exact;	/* this frame is a signal trampoline: next was interrupted */
 	struct unwind_regs next;
 	unsigned int nr_reads;
 	struct stack_read reads[MAX_STEP_READS];
@@ -485,7 +491,7 @@ void unwinder__free(struct unwinder *u)
 
 static struct step_entry *step_slot(struct unwinder *u, const struct step_key *k)
 {
-	uint64_t h = hash_u64(k->ip ^ hash_u64(k->sp ^ hash_u64(k->bp + k->leaf)) ^
+	uint64_t h = hash_u64(k->ip ^ hash_u64(k->sp ^ hash_u64(k->bp + k->exact)) ^
 			      ((uint64_t)k->space_id << 32 | k->space_gen));
 
 	return &u->steps[h & (((uint64_t)1 << STEP_CACHE_BITS) - 1)];
@@ -493,7 +499,7 @@ static struct step_entry *step_slot(struct unwinder *u, const struct step_key *k
 
 static bool same_key(const struct step_key *a, const struct step_key *b)
 {
-	return a->ip == b->ip && a->sp == b->sp && a->bp == b->bp && a->leaf == b->leaf &&
+	return a->ip == b->ip && a->sp == b->sp && a->bp == b->bp && a->exact == b->exact &&
 	       a->space_id == b->space_id && a->space_gen == b->space_gen;
 }
 
@@ -518,7 +524,7 @@ static const struct step_entry *replay(struct unwind_ctx *ctx, const struct step
 }
 
 static void remember(struct unwind_ctx *ctx, const struct step_key *k, bool end,
-		     const struct unwind_regs *next)
+		     const struct unwind_regs *next, bool next_exact)
 {
 	struct step_entry *e;
 
@@ -528,6 +534,7 @@ static void remember(struct unwind_ctx *ctx, const struct step_key *k, bool end,
 	e->key = *k;
 	e->valid = true;
 	e->end = end;
+	e->next_exact = next_exact;
 	if (next)
 		e->next = *next;
 	e->nr_reads = ctx->nr_log;
@@ -535,13 +542,13 @@ static void remember(struct unwind_ctx *ctx, const struct step_key *k, bool end,
 }
 
 static void step_key_of(struct step_key *k, const struct addr_space *as,
-			const struct unwind_regs *r, bool leaf)
+			const struct unwind_regs *r, bool exact)
 {
 	memset(k, 0, sizeof(*k));
 	k->ip = r->ip;
 	k->sp = r->sp;
 	k->bp = r->bp;
-	k->leaf = leaf;
+	k->exact = exact;
 	k->space_id = as->id;
 	k->space_gen = as->generation;
 }
@@ -556,10 +563,11 @@ static void step_key_of(struct step_key *k, const struct addr_space *as,
  * A fresh libunwind cursor looks up its ip itself, as for the interrupted
  * leaf; a caller's frame is looked up at its return address - 1, the call
  * (which may be the last instruction of its function), as libunwind does
- * after a step. So a caller's frame starts libunwind at ip - 1.
+ * after a step. So a caller's frame starts libunwind at ip - 1, unless
+ * *exact: the frame a signal trampoline returns to was interrupted at ip.
  */
-static bool unwind_from(struct unwind_ctx *ctx, struct unwind_regs *cur, uint64_t *ips,
-			unsigned int *np, unsigned int limit)
+static bool unwind_from(struct unwind_ctx *ctx, struct unwind_regs *cur, bool *exact,
+			uint64_t *ips, unsigned int *np, unsigned int limit)
 {
 	struct unwind_regs start = *cur, next;
 	unsigned int n = *np;
@@ -568,18 +576,24 @@ static bool unwind_from(struct unwind_ctx *ctx, struct unwind_regs *cur, uint64_
 	struct step_key k;
 	unw_word_t v;
 
-	if (n > 1)
+	if (!*exact)
 		start.ip--;
 	ctx->regs = &start;
 	if (unw_init_remote(&c, ctx->u->uas, ctx) < 0)
 		return false;
 	while (n < limit) {
+		bool sig;
 		int ret;
 
-		step_key_of(&k, ctx->as, cur, n == 1);
+		step_key_of(&k, ctx->as, cur, *exact);
 		ctx->nr_log = 0;
 		ctx->uncacheable = false;
 		ret = unw_step(&c);
+		/*
+		 * After a step, libunwind (1.6) says whether the frame it
+		 * stepped from had a signal frame's CFI ('S'): *cur.
+		 */
+		sig = ret > 0 && unw_is_signal_frame(&c) > 0;
 		if (ret > 0) {
 			if (unw_get_reg(&c, UNW_X86_64_RIP, &v))
 				break;
@@ -597,14 +611,15 @@ static bool unwind_from(struct unwind_ctx *ctx, struct unwind_regs *cur, uint64_
 		if (ret < 0)
 			break;	/* not remembered: an error may depend on more than we key on */
 		if (ret == 0 || next.ip == 0) {
-			remember(ctx, &k, true, NULL);
+			remember(ctx, &k, true, NULL, false);
 			break;
 		}
-		remember(ctx, &k, false, &next);
+		remember(ctx, &k, false, &next, sig);
 		ips[n++] = next.ip;
 		*cur = next;
+		*exact = sig;
 		ctx->u->st.steps++;
-		step_key_of(&k, ctx->as, cur, false);
+		step_key_of(&k, ctx->as, cur, sig);
 		if (n < limit && replay(ctx, &k)) {
 			more = true;
 			break;
@@ -626,6 +641,7 @@ unsigned int unwinder__unwind(struct unwinder *u, const struct addr_space *as,
 	uint64_t frames[MAX_STACK_DEPTH + 1];
 	unsigned int n = 1, limit = (max < MAX_STACK_DEPTH ? max : MAX_STACK_DEPTH) + 1;
 	struct unwind_regs cur = *regs;
+	bool exact = true;	/* the leaf */
 	uint64_t t0 = (uint64_t)mono_ns(), dt;
 	struct step_key k;
 
@@ -636,13 +652,13 @@ unsigned int unwinder__unwind(struct unwinder *u, const struct addr_space *as,
 	while (n < limit) {
 		const struct step_entry *e;
 
-		step_key_of(&k, as, &cur, n == 1);
+		step_key_of(&k, as, &cur, exact);
 		e = replay(&ctx, &k);
 		if (!e) {
 			bool more;
 
 			unwind_sigmask__quiet(true);
-			more = unwind_from(&ctx, &cur, frames, &n, limit);
+			more = unwind_from(&ctx, &cur, &exact, frames, &n, limit);
 			unwind_sigmask__quiet(false);
 			if (more)
 				continue;
@@ -653,6 +669,7 @@ unsigned int unwinder__unwind(struct unwinder *u, const struct addr_space *as,
 		if (e->end)
 			break;
 		cur = e->next;
+		exact = e->next_exact;
 		frames[n++] = cur.ip;
 		u->st.steps++;
 		u->st.cached_steps++;

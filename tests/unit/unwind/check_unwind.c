@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <sys/ucontext.h>
 #include <sys/wait.h>
 
 #include "core/proc/proctrack.h"
@@ -200,6 +201,103 @@ START_TEST(new_inner_frames_rejoin_the_cache_for_their_callers)
 }
 END_TEST
 
+/*
+ * A frame a signal interrupted, written in assembly so that the lookup
+ * address matters: at the ud2 the frame is 16 bytes (after the sub), at
+ * ud2 - 1 (inside the sub) the CFI says 8, and the caller read there is
+ * the word the sub reserved. unwind_two_calls calls it from two sites at
+ * the same stack depth, so the two samples differ only in its return
+ * address: the second rejoins the cache at the interrupted frame.
+ */
+__asm__(".text\n"
+	".hidden unwind_sig_target\n"
+	".type unwind_sig_target, @function\n"
+	"unwind_sig_target:\n"
+	".cfi_startproc\n"
+	"	sub $8, %rsp\n"
+	".cfi_adjust_cfa_offset 8\n"
+	"	ud2\n"
+	"	add $8, %rsp\n"
+	".cfi_adjust_cfa_offset -8\n"
+	"	ret\n"
+	".cfi_endproc\n"
+	".size unwind_sig_target, . - unwind_sig_target\n"
+	".globl unwind_two_calls\n"
+	".hidden unwind_two_calls\n"
+	".type unwind_two_calls, @function\n"
+	"unwind_two_calls:\n"
+	".cfi_startproc\n"
+	"	sub $8, %rsp\n"
+	".cfi_adjust_cfa_offset 8\n"
+	"	call unwind_sig_target\n"
+	"	call unwind_sig_target\n"
+	"	add $8, %rsp\n"
+	".cfi_adjust_cfa_offset -8\n"
+	"	ret\n"
+	".cfi_endproc\n"
+	".size unwind_two_calls, . - unwind_two_calls\n");
+void unwind_two_calls(void);
+
+static struct snapshot sig_snaps[2];
+static unsigned int nr_sig_snaps;
+
+/* Samples inside the handler, then resumes after the ud2. */
+static void on_sigill(int sig, siginfo_t *si, void *ucv)
+{
+	ucontext_t *uc = ucv;
+
+	(void)sig;
+	(void)si;
+	if (nr_sig_snaps < 2)
+		capture(&sig_snaps[nr_sig_snaps++]);
+	uc->uc_mcontext.gregs[REG_RIP] += 2;
+}
+
+START_TEST(a_frame_a_signal_interrupted_is_rejoined_at_its_ip)
+{
+	struct sigaction sa = { .sa_sigaction = on_sigill, .sa_flags = SA_SIGINFO }, old;
+	uint64_t first[MAX_STACK_DEPTH], second[MAX_STACK_DEPTH], fresh[MAX_STACK_DEPTH];
+	struct unwinder *other = unwinder__new();
+	unsigned int n1, n2, n3, at = 0;
+	struct unwind_stats st;
+
+	ck_assert_ptr_nonnull(other);
+	sigemptyset(&sa.sa_mask);
+	ck_assert_int_eq(sigaction(SIGILL, &sa, &old), 0);
+	nr_sig_snaps = 0;
+	unwind_two_calls();
+	sigaction(SIGILL, &old, NULL);
+	ck_assert_uint_eq(nr_sig_snaps, 2);
+	/* The tracker read this process's mappings before the handler ran: read them again. */
+	proctrack__free(pt);
+	pt = proctrack__new();
+	as = proctrack__addr_space(pt, getpid());
+	ck_assert_ptr_nonnull(as);
+
+	n1 = unwinder__unwind(uw, as, &sig_snaps[0].regs, sig_snaps[0].stack,
+			      sig_snaps[0].size, first, MAX_STACK_DEPTH);
+	n2 = unwinder__unwind(uw, as, &sig_snaps[1].regs, sig_snaps[1].stack,
+			      sig_snaps[1].size, second, MAX_STACK_DEPTH);
+	unwinder__stats(uw, &st);
+	n3 = unwinder__unwind(other, as, &sig_snaps[1].regs, sig_snaps[1].stack,
+			      sig_snaps[1].size, fresh, MAX_STACK_DEPTH);
+	unwinder__free(other);
+	ck_assert_uint_ge(n1, 6);
+	for (unsigned int i = 1; i < n3 && !at; i++)
+		if (!strcmp(name_of(fresh[i], true), "unwind_sig_target"))
+			at = i;
+	ck_assert_msg(at, "no unwind_sig_target in %u fresh frames", n3);
+	ck_assert_uint_lt(at + 2, n3);
+	ck_assert_str_eq(name_of(fresh[at + 1], false), "unwind_two_calls");
+	ck_assert_str_eq(name_of(fresh[at + 2], false),
+			 "a_frame_a_signal_interrupted_is_rejoined_at_its_ip_fn");
+	ck_assert_uint_ne(first[at + 1], fresh[at + 1]);	/* the two call sites */
+	ck_assert_uint_gt(st.cached_steps, 0);
+	ck_assert_uint_eq(n2, n3);
+	ck_assert_mem_eq(second, fresh, n2 * sizeof(second[0]));
+}
+END_TEST
+
 START_TEST(a_changed_return_address_is_not_replayed)
 {
 	uint64_t first[MAX_STACK_DEPTH], second[MAX_STACK_DEPTH];
@@ -370,6 +468,7 @@ Suite *unwind_suite(void)
 	tcase_add_test(tc, a_repeated_snapshot_is_replayed_from_the_cache_identically);
 	tcase_add_test(tc, a_changed_return_address_is_not_replayed);
 	tcase_add_test(tc, new_inner_frames_rejoin_the_cache_for_their_callers);
+	tcase_add_test(tc, a_frame_a_signal_interrupted_is_rejoined_at_its_ip);
 	tcase_add_test(tc, a_stack_deeper_than_the_limit_ends_with_the_marker);
 	tcase_add_test(tc, a_short_copy_stops_early_and_is_counted);
 	tcase_add_test(tc, memory_without_a_mapping_gives_the_leaf_only);
