@@ -427,7 +427,8 @@ static int open_counting(struct backend *b, struct errmsg *errm)
 		b->dwarf = bpf_dwarf__open(&dopts, errm);
 		if (!b->dwarf)
 			return -errno;
-		b->config.dump_chunks = bpf_dwarf__chunks(o->stack_dump_size);
+		b->config.dump_chunks = bpf_dwarf__chunks(o->stack_dump_size,
+							  bpf_dwarf__piece(b->dwarf));
 	}
 	if (in_pidns) {
 		err = open_pidns(b, ns_dev, ns_ino, errm);

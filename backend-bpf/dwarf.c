@@ -55,9 +55,23 @@ struct bpf_dwarf {
 
 bool bpf_dwarf__test_pieces_on_stack;
 
-unsigned int bpf_dwarf__chunks(unsigned int dump_size)
+unsigned int bpf_dwarf__piece(const struct bpf_dwarf *d)
 {
-	unsigned int n = (dump_size + PROFILE_DUMP_UNIT - 1) / PROFILE_DUMP_UNIT;
+	return d->skel ? PROFILE_DUMP_PIECE_STACK : PROFILE_DUMP_PIECE_MAP;
+}
+
+unsigned int bpf_dwarf__chunks(unsigned int dump_size, unsigned int piece)
+{
+	unsigned int pieces = (dump_size + piece - 1) / piece;
+	/*
+	 * The program sends piece i while i * piece < chunks * UNIT: the most
+	 * units that send the pieces covering dump_size and not one more
+	 * (rounding units up from 16384 bytes sent five 4096-byte pieces: a
+	 * quarter more to copy into the batch and again into the join; from
+	 * 65528, seventeen, more than a join holds: samples with that much
+	 * stack above sp were dropped as malformed).
+	 */
+	unsigned int n = pieces ? pieces * piece / PROFILE_DUMP_UNIT : 1;
 
 	return n > PROFILE_DUMP_MAX_UNITS ? PROFILE_DUMP_MAX_UNITS : n;
 }
@@ -278,7 +292,7 @@ static void on_lost(void *ctx, int cpu, uint64_t cnt)
 static int open_rings(struct bpf_dwarf *d, const struct bpf_dwarf_opts *o, struct errmsg *errm)
 {
 	const struct backend_config *c = o->cfg;
-	unsigned int piece = d->skel ? PROFILE_DUMP_PIECE_STACK : PROFILE_DUMP_PIECE_MAP;
+	unsigned int piece = bpf_dwarf__piece(d);
 	unsigned int pieces = (c->stack_dump_size + piece - 1) / piece;
 	/* A record's header, time, cpu and raw size around each piece and the head. */
 	const unsigned int around = 8 + 16 + 8 + sizeof(struct dwarf_piece);
@@ -361,7 +375,7 @@ struct bpf_dwarf *bpf_dwarf__open(const struct bpf_dwarf_opts *o, struct errmsg 
 		goto err_out;
 	pr_info("bpf: stack copies in pieces of %u bytes; user registers of kernel-mode samples: "
 		"%s\n",
-		d->skel ? PROFILE_DUMP_PIECE_STACK : PROFILE_DUMP_PIECE_MAP,
+		bpf_dwarf__piece(d),
 		d->skel_task_regs ? "bpf_task_pt_regs" : "none (frame-pointer stacks for those)");
 	return d;
 

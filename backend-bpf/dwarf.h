@@ -60,8 +60,14 @@ void bpf_dwarf__close(struct bpf_dwarf *d);
 int bpf_dwarf__probe(struct profile_bpf *counting, int nr_cpus, bool task_regs_wanted,
 		     bool *task_regs);
 
-/* profile_config.dump_chunks for --stack-dump-size bytes: PROFILE_DUMP_UNITs, capped. */
-unsigned int bpf_dwarf__chunks(unsigned int dump_size);
+/* The bytes of each piece of a stack copy: the loaded variant's. */
+unsigned int bpf_dwarf__piece(const struct bpf_dwarf *d);
+
+/*
+ * profile_config.dump_chunks for --stack-dump-size bytes in pieces of
+ * `piece` bytes: PROFILE_DUMP_UNITs, capped.
+ */
+unsigned int bpf_dwarf__chunks(unsigned int dump_size, unsigned int piece);
 
 /* Test seam: load Linux 4.9's variant (pieces on the BPF stack) on any kernel. */
 extern bool bpf_dwarf__test_pieces_on_stack;
