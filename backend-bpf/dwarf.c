@@ -397,6 +397,11 @@ int bpf_dwarf__prog_fd(const struct bpf_dwarf *d)
 						  : d->skel->progs.dwarf_sample);
 }
 
+struct ring_set *bpf_dwarf__ring_set(const struct bpf_dwarf *d)
+{
+	return d->rs;
+}
+
 int bpf_dwarf__drain(struct bpf_dwarf *d)
 {
 	int err = ring_set__drain(d->rs);

@@ -17,6 +17,7 @@
 
 struct profile_bpf;
 struct bpf_dwarf;
+struct ring_set;
 
 /* A stack map value by id, or NULL: the backend's cached lookup. */
 typedef const uint64_t *(*stack_lookup_fn)(void *ctx, int32_t id);
@@ -42,6 +43,8 @@ struct bpf_dwarf *bpf_dwarf__open(const struct bpf_dwarf_opts *o, struct errmsg 
 /* Whether kernel-mode samples get user registers (bpf_task_pt_regs, 5.15). */
 bool bpf_dwarf__has_task_regs(const struct bpf_dwarf *d);
 int bpf_dwarf__prog_fd(const struct bpf_dwarf *d);
+/* The stack copies' rings, for waiting on them (ring_set__wait_sets). */
+struct ring_set *bpf_dwarf__ring_set(const struct bpf_dwarf *d);
 /* Every record waiting goes to the pipeline. */
 int bpf_dwarf__drain(struct bpf_dwarf *d);
 /* After the sampling events are disabled: the next drain is the last. */

@@ -99,7 +99,6 @@ struct ring_set {
 	const struct backend_config *cfg;
 	struct ring_event *events;
 	int nr_events;
-	struct pollfd *pfds;		/* one per event, plus a wake fd */
 	uint64_t sample_type;
 	uint64_t regs_user;		/* sample_regs_user, for decoding */
 	bool sample_id_all;
@@ -377,8 +376,7 @@ static int open_set(struct ring_set **out, const char *what, struct pipeline *p,
 		return nr;
 	}
 	rs->events = calloc(nr, sizeof(*rs->events));
-	rs->pfds = calloc(nr + 1, sizeof(*rs->pfds));
-	if (!rs->events || !rs->pfds) {
+	if (!rs->events) {
 		errmsg__set(errm, "out of memory");
 		err = -ENOMEM;
 		goto err_out;
@@ -388,8 +386,6 @@ static int open_set(struct ring_set **out, const char *what, struct pipeline *p,
 		err = open_cpu(rs, &rs->events[i], attr, tasks, nr_tasks, cpus[i], errm);
 		if (err)
 			goto err_out;
-		rs->pfds[i].fd = rs->events[i].fd;
-		rs->pfds[i].events = POLLIN;
 	}
 	for (int f = 0; f < __PERF_ATTR_FEATURE_CNT; f++)
 		if (rs->ladder.dropped[f])
@@ -539,26 +535,55 @@ void ring_set__disable(struct ring_set *rs)
 			rs->what, rs->bytes_read / 1e6, rs->bytes_kept / 1e6);
 }
 
-int ring_set__wait(struct ring_set *rs, int wake_fd, int timeout_ms)
+/* The fds that say rs has something: its reader's eventfd, else its rings. */
+static int wait_fds(const struct ring_set *rs, struct pollfd *pfds)
 {
-	int n = rs->nr_events;
-
 	if (rs->reader.on) {
-		struct pollfd pfds[2] = { { .fd = rs->reader.efd, .events = POLLIN },
-					  { .fd = wake_fd, .events = POLLIN } };
+		pfds[0] = (struct pollfd){ .fd = rs->reader.efd, .events = POLLIN };
+		return 1;
+	}
+	for (int i = 0; i < rs->nr_events; i++)
+		pfds[i] = (struct pollfd){ .fd = rs->events[i].fd, .events = POLLIN };
+	return rs->nr_events;
+}
+
+int ring_set__wait_sets(struct ring_set *const *sets, int nr_sets, int wake_fd, int timeout_ms)
+{
+	struct pollfd stack_pfds[16], *pfds = stack_pfds;
+	int want = 1, n = 0;
+
+	for (int i = 0; i < nr_sets; i++)
+		want += sets[i]->reader.on ? 1 : sets[i]->nr_events;
+	if (want > (int)(sizeof(stack_pfds) / sizeof(stack_pfds[0]))) {
+		pfds = calloc((size_t)want, sizeof(*pfds));
+		if (!pfds)
+			return -ENOMEM;
+	}
+	for (int i = 0; i < nr_sets; i++)
+		n += wait_fds(sets[i], pfds + n);
+	pfds[n++] = (struct pollfd){ .fd = wake_fd, .events = POLLIN };
+	if (poll(pfds, (nfds_t)n, timeout_ms) < 0 && errno != EINTR) {
+		int err = -errno;
+
+		if (pfds != stack_pfds)
+			free(pfds);
+		return err;
+	}
+	/* Clear the readers' signals; EAGAIN after a timeout is no error. */
+	for (int i = 0; i < nr_sets; i++) {
 		uint64_t cnt;
 
-		if (poll(pfds, 2, timeout_ms) < 0 && errno != EINTR)
-			return -errno;
-		/* Clear the signal; EAGAIN after a timeout is no error. */
-		(void)!read(rs->reader.efd, &cnt, sizeof(cnt));
-		return 0;
+		if (sets[i]->reader.on)
+			(void)!read(sets[i]->reader.efd, &cnt, sizeof(cnt));
 	}
-	rs->pfds[n].fd = wake_fd;
-	rs->pfds[n].events = POLLIN;
-	if (poll(rs->pfds, n + 1, timeout_ms) < 0 && errno != EINTR)
-		return -errno;
+	if (pfds != stack_pfds)
+		free(pfds);
 	return 0;
+}
+
+int ring_set__wait(struct ring_set *rs, int wake_fd, int timeout_ms)
+{
+	return ring_set__wait_sets(&rs, 1, wake_fd, timeout_ms);
 }
 
 static int batch_add(const struct perf_event_header *hdr, void *ctx)
@@ -1107,7 +1132,6 @@ void ring_set__close(struct ring_set *rs)
 			close(ev->fd);
 	}
 	free(rs->events);
-	free(rs->pfds);
 	free(rs->batch.bytes);
 	free(rs->batch.recs);
 	map_inode__fini(&rs->maps);

@@ -76,6 +76,12 @@ bool ring_set__monotonic(const struct ring_set *rs);
 int ring_set__enable(struct ring_set *rs, struct errmsg *err);
 void ring_set__disable(struct ring_set *rs);
 int ring_set__wait(struct ring_set *rs, int wake_fd, int timeout_ms);
+/*
+ * Wait until any of the sets has records for a drain (its reader's signal,
+ * or its rings' watermark where it has no reader), wake_fd is readable or
+ * timeout_ms passed. Returns 0 or -errno.
+ */
+int ring_set__wait_sets(struct ring_set *const *sets, int nr_sets, int wake_fd, int timeout_ms);
 /* Read every ring, order the records by time, handle them. */
 int ring_set__drain(struct ring_set *rs);
 /* Samples the kernel dropped (PERF_RECORD_LOST). */
