@@ -27,6 +27,7 @@ struct name {
 	__u32 host;			/* tgid, or tid by_tid, in the initial namespace */
 	__u32 tgid, tid;		/* in this process's namespace; 0 outside it */
 	uint64_t seen_ns;		/* CLOCK_MONOTONIC of its last record */
+	bool doomed;			/* old at the last pass of forget_old */
 };
 
 struct nsid_names {
@@ -36,6 +37,8 @@ struct nsid_names {
 	bool by_tid;
 	uint64_t unnamed;		/* weight of tasks without a record */
 	uint64_t forgot_at;
+	nsid_keep_fn keep;		/* names in use however old (nsid_names__set_keep) */
+	void *keep_ctx;
 };
 
 struct bpf_nsids {
@@ -112,9 +115,27 @@ static int add_name(struct nsid_names *n, const struct nsid_record *rec, __u32 t
 	nm->tgid = tgid;
 	nm->tid = tid;
 	nm->seen_ns = (uint64_t)mono_ns();
+	nm->doomed = false;
 	if (!tgid)
 		mark_outside(n, host);
 	return 0;
+}
+
+/*
+ * Whether a record's ids (this namespace's) are those of a task the kernel
+ * has already unhashed: a thread at its last switch-out, or sampled on its
+ * way out. The kernel writes -1 for what it cannot find then, or 0 where it
+ * does not mark them (seen: -1 for both on 4.19, -1 for the tid and the
+ * live leader's tgid on 6.18). Taken as the task's name, they would rename
+ * what was counted of it (of its whole process, by process) to ids no task
+ * has, and the pipeline would drop it unsaid. Both 0 is a task outside the
+ * namespace.
+ */
+static bool leaving(__u32 tgid, __u32 tid)
+{
+	if (!tgid && !tid)
+		return false;
+	return !tgid || !tid || tgid == UINT32_MAX || tid == UINT32_MAX;
 }
 
 /*
@@ -137,6 +158,8 @@ static enum bpf_perf_event_ret on_event(void *ctx, int cpu, struct perf_event_he
 	if (size < sizeof(rec))
 		return LIBBPF_PERF_EVENT_CONT;
 	memcpy(&rec, body + 12, sizeof(rec));
+	if (leaving(ids[0], ids[1]))
+		return LIBBPF_PERF_EVENT_CONT;
 	return add_name(n, &rec, ids[0], ids[1]) ? LIBBPF_PERF_EVENT_ERROR
 						  : LIBBPF_PERF_EVENT_CONT;
 }
@@ -173,7 +196,21 @@ struct nsid_names *nsid_names__new(int records_fd, int nsids_fd, bool by_tid)
 	return n;
 }
 
-/* Names not renewed for FORGET_NS: tasks gone, or not sampled for long. */
+void nsid_names__set_keep(struct nsid_names *n, nsid_keep_fn keep, void *ctx)
+{
+	n->keep = keep;
+	n->keep_ctx = ctx;
+}
+
+/*
+ * Names not renewed for FORGET_NS: tasks gone, or not sampled for long.
+ * A name is forgotten at the second pass in a row that finds it old and
+ * not kept: counts taken before the first pass (an off-CPU interval that
+ * ended just before it, its thread no longer kept) are drained meanwhile,
+ * and a task that runs again after the first sends a record, which makes
+ * its name new. The kernel's entries go with the names, or when they have
+ * none (their record was lost): the task is named again at its next event.
+ */
 static void forget_old(struct nsid_names *n, uint64_t now)
 {
 	int fd = n->nsids_fd;
@@ -182,18 +219,17 @@ static void forget_old(struct nsid_names *n, uint64_t now)
 	size_t bkt, nr = 0, cap = 0;
 	__u32 *old = NULL;
 
-	while (!bpf_map_get_next_key(fd, &key, &next)) {
-		struct nsid_entry e;
-
-		key = next;
-		if (!bpf_map_lookup_elem(fd, &key, &e) && e.named + FORGET_NS < now)
-			bpf_map_delete_elem(fd, &key);
-	}
 	hashmap__for_each(&n->names, bkt, ent) {
-		const struct name *nm = ent->value;
+		struct name *nm = ent->value;
 
-		if (nm->seen_ns + FORGET_NS >= now)
+		if (nm->seen_ns + FORGET_NS >= now || (n->keep && n->keep(n->keep_ctx, nm->host))) {
+			nm->doomed = false;
 			continue;
+		}
+		if (!nm->doomed) {
+			nm->doomed = true;
+			continue;
+		}
 		if (nr == cap) {
 			__u32 *more = realloc(old, (cap = cap ? cap * 2 : 64) * sizeof(*old));
 
@@ -206,6 +242,14 @@ static void forget_old(struct nsid_names *n, uint64_t now)
 	for (size_t i = 0; i < nr; i++)
 		free(hashmap__remove(&n->names, &old[i]));
 	free(old);
+	while (!bpf_map_get_next_key(fd, &key, &next)) {
+		struct nsid_entry e;
+
+		key = next;
+		if (!bpf_map_lookup_elem(fd, &key, &e) && e.named + FORGET_NS < now &&
+		    !hashmap__find(&n->names, &key))
+			bpf_map_delete_elem(fd, &key);
+	}
 }
 
 int nsid_names__consume(struct nsid_names *n)

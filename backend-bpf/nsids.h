@@ -30,6 +30,14 @@ struct nsid_names;
  * thread, else by process. NULL with errno set.
  */
 struct nsid_names *nsid_names__new(int records_fd, int nsids_fd, bool by_tid);
+/*
+ * A task whose name is in use however old its record: keep(ctx, host) for
+ * its id in the initial namespace (the off-CPU program's: a thread still
+ * switched out, whose interval it counts when the thread comes back, and
+ * which sends no record meanwhile).
+ */
+typedef bool (*nsid_keep_fn)(void *ctx, __u32 host);
+void nsid_names__set_keep(struct nsid_names *n, nsid_keep_fn keep, void *ctx);
 /* Read the records that arrived: 0 or -errno. */
 int nsid_names__consume(struct nsid_names *n);
 /*

@@ -247,6 +247,14 @@ static int fill_filter(struct bpf_offcpu *o)
 	return 0;
 }
 
+/* A thread still switched out: its name is in use when it comes back, or at the end. */
+static bool switched_out(void *ctx, __u32 tid)
+{
+	struct offcpu_start st;
+
+	return !bpf_map_lookup_elem(((struct bpf_offcpu *)ctx)->start_fd, &tid, &st);
+}
+
 int bpf_offcpu__open(struct bpf_offcpu **out, const struct backend_config *cfg,
 		     struct pipeline *p, int members_fd, struct errmsg *errm)
 {
@@ -315,6 +323,8 @@ int bpf_offcpu__open(struct bpf_offcpu **out, const struct backend_config *cfg,
 	o->start_fd = bpf_map__fd(o->skel->maps.start);
 	o->counts_fd[0] = bpf_map__fd(o->skel->maps.counts0);
 	o->counts_fd[1] = bpf_map__fd(o->skel->maps.counts1);
+	if (o->names)
+		nsid_names__set_keep(o->names, switched_out, o);
 	stack_cache__init(&o->stacks, bpf_map__fd(o->skel->maps.stacks));
 	set_config(o, &layout);
 	o->config.child_pid_off = child_off;

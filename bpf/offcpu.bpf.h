@@ -172,10 +172,6 @@ static __always_inline void switch_out(void *ctx, struct offcpu_config *cfg, __u
 		return;
 	if ((cfg->flags & OFFCPU_CFG_FILTER_TID) && !bpf_map_lookup_elem(&filter_ids, &tid))
 		return;
-	/* Inside a pid namespace: named by records, by thread; those outside it are left. */
-	if ((cfg->flags & OFFCPU_CFG_NSIDS) &&
-	    !nsid_visible(ctx, tid, tgid, tid, OFFCPU_STAT_NSIDS_FULL))
-		return;
 	/*
 	 * The thread is on-CPU: an entry of its own means its switch-in was
 	 * not seen. The program is skipped while another tracing program
@@ -197,6 +193,14 @@ static __always_inline void switch_out(void *ctx, struct offcpu_config *cfg, __u
 		return;
 	}
 	if (state & cfg->exit_states)
+		return;
+	/*
+	 * Inside a pid namespace: named by records, by thread; those outside
+	 * it are left. Not at an exit (above): the kernel has no ids of the
+	 * thread left to write into its record (nsids.c).
+	 */
+	if ((cfg->flags & OFFCPU_CFG_NSIDS) &&
+	    !nsid_visible(ctx, tid, tgid, tid, OFFCPU_STAT_NSIDS_FULL))
 		return;
 	if (cfg->flags & OFFCPU_CFG_FILTER_STATE) {
 		if (cfg->state == 0 ? (state & cfg->state_mask) != 0 :

@@ -176,6 +176,104 @@ START_TEST(offcputime_sees_the_namespace_only)
 }
 END_TEST
 
+/* blocking's line for comm at its end ("offcpu tid=TID comm=COMM us=US ..."): us, and its tid. */
+static double blocked_us(const char *comm, long *tid)
+{
+	for (const char *p = strstr(r.out, "offcpu tid="); p; p = strstr(p + 1, "offcpu tid=")) {
+		char name[32];
+		unsigned long long us;
+
+		if (sscanf(p, "offcpu tid=%ld comm=%31s us=%llu", tid, name, &us) == 3 &&
+		    !strcmp(name, comm))
+			return (double)us;
+	}
+	ck_abort_msg("blocking printed no line for %s: %s: %.500s", comm, r.err, r.out);
+	return 0;
+}
+
+/*
+ * bcc's format names each stack's thread "COMM (TID)" and gives its count on
+ * the next line: the total of comm's stacks under tid, and in *others the
+ * number of its stacks under any other id.
+ */
+static uint64_t bcc_thread_total(const char *comm, long tid, int *others)
+{
+	char key[64];
+	uint64_t sum = 0;
+	size_t n;
+
+	snprintf(key, sizeof(key), " %s (", comm);
+	n = strlen(key);
+	*others = 0;
+	for (const char *p = strstr(r.out, key); p; p = strstr(p + n, key)) {
+		char *end;
+		long id = strtol(p + n, &end, 10);
+
+		if (id != tid || *end != ')')
+			(*others)++;
+		else
+			sum += strtoull(end + 2, NULL, 10);
+	}
+	return sum;
+}
+
+/*
+ * Threads that exit long after their last record (more than the second
+ * after which the program names a thread again): blocking's lock threads
+ * block at once and wake only to die at the end. The kernel has no ids of
+ * a thread left at its last switch-out; its name must stay what it was, so
+ * that its intervals, drained after it, keep its tid (4.19 wrote -1 for both
+ * ids: its time was left out unsaid; 6.18 writes -1 for the tid).
+ */
+START_TEST(offcputime_thread_exit_keeps_its_name)
+{
+	static const char *const comms[] = { "blk-lockA", "blk-lockB" };
+	char script[1024];
+
+	snprintf(script, sizeof(script), "%s --backend bpf -- %s deadlock 2", offcputime_bin(),
+		 workload("blocking"));
+	in_pidns(script);
+	ck_assert_msg(r.exit_code == 0, "exit %d: %s", r.exit_code, r.err);
+	for (int i = 0; i < 2; i++) {
+		long tid;
+		double want = blocked_us(comms[i], &tid);
+		int others;
+		double ratio = (double)bcc_thread_total(comms[i], tid, &others) / want;
+
+		ck_assert_msg(others == 0 && ratio > 0.9 && ratio < 1.1,
+			      "%s (%ld): %.2f of its %.0f us, %d stacks under another id: %s: "
+			      "%.3000s", comms[i], tid, ratio, want, others, r.err, r.out);
+	}
+}
+END_TEST
+
+/*
+ * A thread blocked for longer than a name lasts without a record (10 s):
+ * blocking's lock threads block at once and stay blocked for 17 s, sending
+ * no record meanwhile; their intervals are counted when the process exits.
+ * Each must count its whole time, with no record said to be lost.
+ */
+START_TEST(offcputime_long_block_keeps_its_name)
+{
+	static const char *const comms[] = { "blk-lockA", "blk-lockB" };
+	char script[1024];
+
+	snprintf(script, sizeof(script), "%s --backend bpf --verbose -f -- %s deadlock 17",
+		 offcputime_bin(), workload("blocking"));
+	in_pidns(script);
+	ck_assert_msg(r.exit_code == 0, "exit %d: %s", r.exit_code, r.err);
+	for (int i = 0; i < 2; i++) {
+		long tid;
+		double want = blocked_us(comms[i], &tid);
+		double ratio = (double)comm_total(comms[i]) / want;
+
+		ck_assert_msg(ratio > 0.9 && ratio < 1.1, "%s: %.2f of its %.0f us: %s: %.500s",
+			      comms[i], ratio, want, r.err, r.out);
+	}
+	ck_assert_msg(!strstr(r.err, "left out"), "%s", r.err);
+}
+END_TEST
+
 /* --wall on a launched pingpong: pp-ping's on- and off-CPU time against its wall clock. */
 START_TEST(wall_adds_up_in_the_namespace)
 {
@@ -209,6 +307,8 @@ Suite *pidns_suite(void)
 	tcase_add_test(tc, tid_is_the_namespace_s);
 	tcase_add_test(tc, launch_and_auto);
 	tcase_add_test(tc, offcputime_sees_the_namespace_only);
+	tcase_add_test(tc, offcputime_long_block_keeps_its_name);
+	tcase_add_test(tc, offcputime_thread_exit_keeps_its_name);
 	tcase_add_test(tc, wall_adds_up_in_the_namespace);
 	suite_add_tcase(s, tc);
 	return s;
