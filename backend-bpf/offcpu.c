@@ -521,6 +521,14 @@ int bpf_offcpu__drain(struct bpf_offcpu *o)
 	if (err)
 		return err;
 	nanosleep(&(struct timespec){ 0, 2000000 }, NULL);
+	/*
+	 * Again: a thread that first switched out after the read above may
+	 * have switched in before the switch, its interval in the map drained
+	 * now; its record was sent before that interval began.
+	 */
+	err = o->names ? nsid_names__consume(o->names) : 0;
+	if (err)
+		return err;
 	o->drains++;
 	return drain_map(o, !o->config.active_counts);
 }
