@@ -605,6 +605,7 @@ bool file_table__identity(const struct file_table *ft, const struct mapping *m,
 	memset(out, 0, sizeof(*out));
 	if (!f || f->conflict)
 		return false;
+	out->kept = f->fd >= 0;
 	out->ctime_ns = f->ctime_ns;
 	out->bid_known = f->bid_known;
 	out->bid = f->bid;
@@ -668,8 +669,17 @@ static void open_binary(struct proctrack *pt, pid_t pid, struct mapping *m,
 	if (!m->ino && known_by_build_id(&pt->files, m, rec))
 		return;
 	f = find_file(&pt->files, m);
-	if (f && f->fd >= 0)
-		return;		/* held open: it is the one file with this number */
+	if (f && f->fd >= 0) {
+		/*
+		 * Held open: the one file with this number, but its owner may
+		 * have rewritten it in place since. Names already read from it
+		 * are keyed by what it was (file_table__identity): no names
+		 * from it any more rather than the old ones for the new code.
+		 */
+		if (!f->conflict && !kept_file_unchanged(f))
+			f->conflict = true;
+		return;
+	}
 	if (pid > 0) {
 		/* The very file the process maps, deleted or not: no check of times needed. */
 		snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)pid,
@@ -690,7 +700,11 @@ static void open_binary(struct proctrack *pt, pid_t pid, struct mapping *m,
 		f = find_file(&pt->files, m);
 		if (f && f->fd >= 0) {
 			close(fd);
-			remember_build_id(&pt->files, m->path, rec, f);
+			/* The kept file, first seen with another build-id: rewritten in place. */
+			if (!f->bid_known || !build_id__equal(&f->bid, rec))
+				f->conflict = true;
+			else
+				remember_build_id(&pt->files, m->path, rec, f);
 			return;
 		}
 	}

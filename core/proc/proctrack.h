@@ -137,6 +137,13 @@ int file_table__open(const struct file_table *ft, const struct mapping *m, bool 
 
 /* What the tracker learnt of a mapped file when it first saw it. */
 struct file_identity {
+	/*
+	 * The tracker holds it open: the one file with its device and inode
+	 * for the whole run, and checked again at each new mapping of it
+	 * (rewritten in place: no identity any more). One not held open may
+	 * be another file by now (the inode reused): only an open tells.
+	 */
+	bool kept;
 	int64_t ctime_ns;	/* its ctime then; 0 if it could not be read */
 	bool bid_known;		/* bid is the file's (from the mmap record or the file) */
 	struct build_id bid;	/* size 0: the file has none */

@@ -212,8 +212,13 @@ static struct elf_cache_entry *elf_for_mapping(struct symbolizer *s, const struc
 	int fd = -1;
 
 	known = as && file_table__identity(as->files, m, &id);
-	if (known && id.ctime_ns) {
-		/* Checked when it was loaded; the identity says it is the same file. */
+	if (known && id.kept && id.ctime_ns) {
+		/*
+		 * Checked when it was loaded, and held open by the tracker since,
+		 * which checks it again at each new mapping: the same file. One
+		 * not held open is opened and checked again below (its inode may
+		 * be another file's by now).
+		 */
 		cache_key(key, sizeof(key), m, &id, -1);
 		e = hashmap__find(&s->elfs, key);
 		if (e)

@@ -65,31 +65,40 @@ static bool has_symbol(const char *path, const char *name)
 }
 
 /*
- * Every frame of the lines of comm "prog" that names a function of the
- * replacement (and not of the original) is a forged frame.
+ * Every frame of the lines of comm that names a function of the binary
+ * other (and not of own, the one that comm ran) is a forged frame.
  */
-static unsigned int forged_frames(const char *out, const char *orig, const char *repl,
-				  unsigned long *prog_samples)
+static unsigned int forged_frames_of(const char *out, const char *comm, const char *own,
+				     const char *other, unsigned long *comm_samples)
 {
 	unsigned int forged = 0;
 	char *copy = strdup(out), *save = NULL;
+	size_t len = strlen(comm);
 
-	*prog_samples = 0;
+	*comm_samples = 0;
 	for (char *line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		char *sp = strrchr(line, ' '), *fsave = NULL;
 
-		if (strncmp(line, "prog;", 5) || !sp)
+		if (strncmp(line, comm, len) || line[len] != ';' || !sp)
 			continue;
 		*sp = '\0';
-		*prog_samples += strtoul(sp + 1, NULL, 10);
-		for (char *f = strtok_r(line + 5, ";", &fsave); f; f = strtok_r(NULL, ";", &fsave))
-			if (has_symbol(repl, f) && !has_symbol(orig, f)) {
-				fprintf(stderr, "identity: forged frame %s\n", f);
+		*comm_samples += strtoul(sp + 1, NULL, 10);
+		for (char *f = strtok_r(line + len + 1, ";", &fsave); f;
+		     f = strtok_r(NULL, ";", &fsave))
+			if (has_symbol(other, f) && !has_symbol(own, f)) {
+				fprintf(stderr, "identity: %s: forged frame %s\n", comm, f);
 				forged++;
 			}
 	}
 	free(copy);
 	return forged;
+}
+
+/* Forged frames of comm "prog", which ran orig: names of repl. */
+static unsigned int forged_frames(const char *out, const char *orig, const char *repl,
+				  unsigned long *prog_samples)
+{
+	return forged_frames_of(out, "prog", orig, repl, prog_samples);
 }
 
 START_TEST(a_binary_renamed_over_lends_no_names)
@@ -311,36 +320,47 @@ static void same_size(const char *a, const char *b)
  * saw mapped open, so no rename can lend names; but this is the kept file
  * itself, read when the report is made. Its build-id (or, without one, its
  * size and mtime) is no longer what was mapped: [unknown] with the warning,
- * never the new program's names. Both backends, with and without build-ids.
+ * never the new program's names. Then the rewritten file runs (as prog2, a
+ * symlink: its own comm): its frames must not get the names read from the
+ * first program while it ran (cached by the file's identity at first
+ * sight). Both backends, with and without build-ids.
  */
 START_TEST(a_binary_copied_over_in_place_lends_no_names)
 {
-	char prog[128], orig[128], repl[128], script[1024];
+	char prog[128], prog2[128], orig[128], repl[128], script[1024];
 	bool plain = _i >= 2;
-	unsigned long samples;
+	unsigned long samples, samples2;
 	struct bg_proc bg;
 
 	backend = test_backends[_i % 2];
 	snprintf(prog, sizeof(prog), "%s/prog", dir);
+	snprintf(prog2, sizeof(prog2), "%s/prog2", dir);
 	snprintf(orig, sizeof(orig), "%s/orig", dir);
 	snprintf(repl, sizeof(repl), "%s/repl", dir);
 	copy_binary(workload("busy"), orig, plain);
 	copy_binary(workload("ratio31"), repl, plain);
 	same_size(orig, repl);
-	snprintf(script, sizeof(script), "cp '%s' '%s'", orig, prog);
+	snprintf(script, sizeof(script), "cp '%s' '%s' && ln -s prog '%s'", orig, prog, prog2);
 	ck_assert_int_eq(system(script), 0);
-	/* prog runs for a second while sampled, exits, and is rewritten before the report. */
+	/*
+	 * prog runs for a second while sampled, exits, and is rewritten a
+	 * second later (its frames named by then, as they come), then runs
+	 * again for a second as prog2.
+	 */
 	snprintf(script, sizeof(script),
-		 "echo ready; sleep 0.5; '%s' 2 1 && cat '%s' > '%s' && sleep 10", prog, repl,
-		 prog);
+		 "echo ready; sleep 0.5; '%s' 2 1 && sleep 1 && cat '%s' > '%s' && "
+		 "'%s' 1 > /dev/null && sleep 10",
+		 prog, repl, prog, prog2);
 	bg_start(&bg, (char *[]){ "/bin/sh", "-c", script, NULL });
 	run_cmd((char *[]){ (char *)profile_bin(), "--backend", (char *)backend, "-U", "-F", "999",
-			    "-f", "3", NULL },
+			    "-f", "5", NULL },
 		60, 0, &r);
 	bg_stop(&bg);
 	ck_assert_msg(r.exit_code == 0, "exit %d: %s", r.exit_code, r.err);
 	ck_assert_uint_eq(forged_frames(r.out, orig, repl, &samples), 0);
 	ck_assert_msg(samples >= 50, "prog was sampled %lu times", samples);
+	ck_assert_uint_eq(forged_frames_of(r.out, "prog2", repl, orig, &samples2), 0);
+	ck_assert_msg(samples2 >= 50, "prog2 was sampled %lu times", samples2);
 	/* Named while it ran (frames resolve as they come), or [unknown] with a warning. */
 	ck_assert_msg(strstr(r.out, "burn_") || strstr(r.err, "replaced or removed"),
 		      "neither names nor a warning: %s", r.err);

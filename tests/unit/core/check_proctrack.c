@@ -6,10 +6,12 @@
 #include <sys/mman.h>
 #include <signal.h>
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/proc/proctrack.h"
+#include "core/sym/symbolize.h"
 #include "tests/support/tests.h"
 
 static struct mapping map_of(uint64_t start, uint64_t end, uint64_t pgoff, const char *path)
@@ -349,6 +351,7 @@ static void kept_file_rewritten(bool with_build_id)
 {
 	char prog[128], repl[128], moved[128];
 	struct proctrack *pt = proctrack__new();
+	struct file_identity id;
 	struct addr_space *as;
 	struct mapping m;
 	bool owned;
@@ -379,6 +382,16 @@ static void kept_file_rewritten(bool with_build_id)
 	sh("truncate -s $(stat -c %%s '%s') '%s'", repl, moved);
 	sh("cat '%s' > '%s'", repl, moved);
 	ck_assert_int_lt(file_table__open(as->files, &m, &owned), 0);
+	/*
+	 * Names read while it was the file mapped are cached by its identity
+	 * (no system call): the identity stands until the rewritten file is
+	 * mapped again, and then no more.
+	 */
+	ck_assert(file_table__identity(as->files, &m, &id));
+	pid = run_prog(moved);
+	ck_assert_uint_eq(prog_map(proctrack__addr_space(pt, pid), moved)->ino, m.ino);
+	stop_prog(pid);
+	ck_assert(!file_table__identity(as->files, &m, &id));
 	proctrack__free(pt);
 	sh("rm -rf '%s'%s", idir, "");
 	strcpy(idir, "/tmp/profile-fileid-XXXXXX");
@@ -474,6 +487,143 @@ START_TEST(a_build_id_record_names_only_the_file_with_that_build_id)
 }
 END_TEST
 
+/* A new file whose ELF notes name it rewritten in place: the record of a kept file. */
+START_TEST(a_build_id_record_of_a_kept_file_rewritten_in_place_ends_its_names)
+{
+	struct mapping rec = { .start = 0x400000, .end = 0x401000, .exec = true };
+	char prog[128], repl[128];
+	struct proctrack *pt = proctrack__new();
+	struct build_id bid, other;
+	struct file_identity id;
+	struct mapping first;
+	pid_t pid = gone_pid();
+	int fd;
+
+	ck_assert_ptr_nonnull(mkdtemp(idir));
+	snprintf(prog, sizeof(prog), "%s/prog", idir);
+	snprintf(repl, sizeof(repl), "%s/repl", idir);
+	sh("cp '%s' '%s'", workload("busy"), prog);
+	sh("cp '%s' '%s'", workload("ratio31"), repl);
+	sh("truncate -s $(stat -c %%s '%s') '%s'", repl, prog);
+	sh("truncate -s $(stat -c %%s '%s') '%s'", prog, repl);
+	fd = open(prog, O_RDONLY);
+	ck_assert_int_eq(build_id__read_fd(fd, &bid), 1);
+	close(fd);
+	fd = open(repl, O_RDONLY);
+	ck_assert_int_eq(build_id__read_fd(fd, &other), 1);
+	close(fd);
+	rec.path = prog;
+	ck_assert_int_eq(proctrack__mmap_build_id(pt, pid, &rec, &bid), 0);
+	first = *addr_space__find(proctrack__addr_space(pt, pid), 0x400000);
+	ck_assert(file_table__identity(proctrack__addr_space(pt, pid)->files, &first, &id));
+	ck_assert(id.kept);
+
+	/* cp over it: the same inode, now with the other build-id, mapped again. */
+	sh("cat '%s' > '%s'", repl, prog);
+	rec.start = 0x500000;
+	rec.end = 0x501000;
+	ck_assert_int_eq(proctrack__mmap_build_id(pt, pid, &rec, &other), 0);
+	/* The names cached by its first identity are no one's: not the new mapping's, nor the first's. */
+	ck_assert(!file_table__identity(proctrack__addr_space(pt, pid)->files, &first, &id));
+	ck_assert(!file_table__identity(proctrack__addr_space(pt, pid)->files,
+					addr_space__find(proctrack__addr_space(pt, pid), 0x500000),
+					&id));
+	proctrack__free(pt);
+	sh("rm -rf '%s'%s", idir, "");
+	strcpy(idir, "/tmp/profile-fileid-XXXXXX");
+}
+END_TEST
+
+/* The address of symbol name in the ELF file at path (nm). */
+static uint64_t symbol_addr(const char *path, const char *name)
+{
+	char cmd[512], line[1024], sym[512], type;
+	unsigned long long a, addr = 0;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "nm '%s'", path);
+	p = popen(cmd, "r");
+	ck_assert_ptr_nonnull(p);
+	while (fgets(line, sizeof(line), p))
+		if (sscanf(line, "%llx %c %511s", &a, &type, sym) == 3 && !strcmp(sym, name))
+			addr = a;
+	pclose(p);
+	ck_assert_msg(addr, "%s: no symbol %s", path, name);
+	return addr;
+}
+
+/* A record of pid mapping all of path (device and inode st's) at 0x400000. */
+static void map_whole(struct proctrack *pt, pid_t pid, const char *path, const struct stat *st)
+{
+	struct mapping rec = { .start = 0x400000,
+			       .end = 0x400000 + (((uint64_t)st->st_size + 4095) & ~4095ull),
+			       .dev = st->st_dev,
+			       .ino = st->st_ino,
+			       .exec = true,
+			       .path = (char *)path };
+
+	ck_assert_int_eq(proctrack__mmap(pt, pid, &rec), 0);
+}
+
+/*
+ * Past the fd budget a binary is not kept open, only what identifies it
+ * (device, inode, ctime, build-id). Once it is deleted its inode number
+ * may go to a new file, and a process that maps that file may be gone
+ * before its record is read: the tracker can open nothing to tell them
+ * apart, and a record with the old file's device and inode (what the
+ * kernel writes for the new file that took its number; written here) names
+ * the identity of the old one. Its names, read while it was there, must
+ * not name the new file's frames: a file not kept open is opened and
+ * checked again (gone, or another ctime: no names).
+ */
+START_TEST(an_inode_reused_past_the_fd_budget_lends_no_cached_names)
+{
+	struct rlimit rl = { 64, 64 };
+	struct symbolizer *s = symbolizer__new();
+	struct proctrack *pt;
+	struct frame_sym fs;
+	struct stat st, fill;
+	char prog[128], path[160];
+	uint64_t addr;
+	pid_t pid = gone_pid(), pid2 = gone_pid();
+
+	ck_assert_ptr_nonnull(mkdtemp(idir));
+	/* This test's process only (CK_FORK): a budget of 32 files. */
+	ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &rl), 0);
+	pt = proctrack__new();
+	for (int i = 0; i < 32; i++) {
+		FILE *f;
+
+		snprintf(path, sizeof(path), "%s/fill%d", idir, i);
+		f = fopen(path, "w");
+		ck_assert_ptr_nonnull(f);
+		fputs("not a binary, but an fd of the budget\n", f);
+		fclose(f);
+		ck_assert_int_eq(stat(path, &fill), 0);
+		map_whole(pt, pid, path, &fill);
+	}
+	snprintf(prog, sizeof(prog), "%s/prog", idir);
+	sh("cp '%s' '%s'", workload("busy"), prog);
+	ck_assert_int_eq(stat(prog, &st), 0);
+	map_whole(pt, pid, prog, &st);
+	addr = 0x400000 + symbol_addr(prog, "burn_a") + 1;
+	symbolizer__user(s, proctrack__addr_space(pt, pid), addr, &fs);
+	ck_assert_ptr_nonnull(fs.name);
+	ck_assert_str_eq(fs.name, "burn_a");
+
+	/* Deleted; another program at its path; a record of its old number. */
+	sh("rm '%s'%s", prog, "");
+	sh("cp '%s' '%s'", workload("ratio31"), prog);
+	map_whole(pt, pid2, prog, &st);
+	symbolizer__user(s, proctrack__addr_space(pt, pid2), addr, &fs);
+	ck_assert_msg(!fs.name, "the new file's frame named %s", fs.name);
+	symbolizer__free(s);
+	proctrack__free(pt);
+	sh("rm -rf '%s'%s", idir, "");
+	strcpy(idir, "/tmp/profile-fileid-XXXXXX");
+}
+END_TEST
+
 Suite *proctrack_suite(void)
 {
 	Suite *s = suite_create("proctrack");
@@ -490,6 +640,8 @@ Suite *proctrack_suite(void)
 	tcase_add_test(tc, a_kept_binary_rewritten_in_place_is_refused);
 	tcase_add_test(tc, a_kept_binary_without_build_id_rewritten_in_place_is_refused);
 	tcase_add_test(tc, a_build_id_record_names_only_the_file_with_that_build_id);
+	tcase_add_test(tc, a_build_id_record_of_a_kept_file_rewritten_in_place_ends_its_names);
+	tcase_add_test(tc, an_inode_reused_past_the_fd_budget_lends_no_cached_names);
 	suite_add_tcase(s, tc);
 	return s;
 }
