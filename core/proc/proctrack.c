@@ -80,8 +80,11 @@ struct file_table {
  * file kept open that was found at that path with that build-id stands for
  * every later record naming both, with no system call (opening
  * /proc/PID/map_files again costs some 50 us a record): a build-id names a
- * build's contents, and an owner who forges one forges only the frames of
- * programs run from paths they may write.
+ * build's contents. But anyone may write a build-id note into their own
+ * file, and the path is the one the mapping process saw: in a mount
+ * namespace of their own (unshare -Urm) any user can mount their file over
+ * /usr/bin/foo and run it. So only a file that no user but root can have
+ * written stands for a path: owned by root and writable by no one else.
  */
 struct bid_entry {
 	const char *path;	/* the tracker's pooled copy: compared as a pointer */
@@ -626,12 +629,19 @@ static bool known_by_build_id(struct file_table *ft, struct mapping *m,
 	return true;
 }
 
-/* Remember f, kept open, as the file at path with build-id bid (see struct bid_entry). */
+/*
+ * Remember f, kept open (st: its fstat), as the file at path with build-id
+ * bid, if it is root's alone (see struct bid_entry).
+ */
 static void remember_build_id(struct file_table *ft, const char *path,
-			      const struct build_id *bid, struct open_file *f)
+			      const struct build_id *bid, struct open_file *f,
+			      const struct stat *st)
 {
-	struct bid_entry *e = calloc(1, sizeof(*e));
+	struct bid_entry *e;
 
+	if (st->st_uid != 0 || (st->st_mode & (S_IWGRP | S_IWOTH)))
+		return;		/* each record of it looks again */
+	e = calloc(1, sizeof(*e));
 	if (!e)
 		return;
 	e->path = pool_path(ft, path);
@@ -704,7 +714,7 @@ static void open_binary(struct proctrack *pt, pid_t pid, struct mapping *m,
 			if (!f->bid_known || !build_id__equal(&f->bid, rec))
 				f->conflict = true;
 			else
-				remember_build_id(&pt->files, m->path, rec, f);
+				remember_build_id(&pt->files, m->path, rec, f, &st);
 			return;
 		}
 	}
@@ -749,7 +759,7 @@ static void open_binary(struct proctrack *pt, pid_t pid, struct mapping *m,
 		f->fd = fd;
 		pt->files.nr_open++;
 		if (rec)
-			remember_build_id(&pt->files, m->path, rec, f);
+			remember_build_id(&pt->files, m->path, rec, f, &st);
 	} else if (fd >= 0) {
 		close(fd);	/* out of fds: fewer names later, never wrong ones */
 	}

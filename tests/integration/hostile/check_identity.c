@@ -483,6 +483,65 @@ START_TEST(a_debug_file_of_another_build_lends_no_names)
 }
 END_TEST
 
+/*
+ * An MMAP2 record of 5.12+ names a file by the path the mapping process
+ * saw, in its own mount namespace, and the build-id the kernel read from
+ * it, which anyone may write into their own file. User 65534 makes a user
+ * and mount namespace (unshare -Urm), mounts a program of theirs with the
+ * build-id note of root's DIR/bin/prog over that path, and runs it (as
+ * "run", a symlink: its own comm); then root runs the real DIR/bin/prog.
+ * Root's frames must be named from root's program, never from the file the
+ * user mounted (the profiler once took the file first found at a path with
+ * a build-id for every later record naming both).
+ */
+START_TEST(a_build_id_forged_in_a_mount_namespace_lends_no_names)
+{
+	char bin[160], prog[200], evil[160], mine[200], run[200], note[160], cmd[2048];
+	unsigned char bid[20];
+	unsigned long samples, own;
+	FILE *f;
+
+	backend = test_backends[_i];
+	snprintf(bin, sizeof(bin), "%s/bin", dir);
+	snprintf(prog, sizeof(prog), "%s/prog", bin);
+	snprintf(evil, sizeof(evil), "%s/evil", dir);
+	snprintf(mine, sizeof(mine), "%s/prog", evil);
+	snprintf(run, sizeof(run), "%s/run", evil);
+	snprintf(note, sizeof(note), "%s/note", dir);
+	/* A build-id of their own, so that no other profile on the host meets it. */
+	ck_assert_int_eq(getentropy(bid, sizeof(bid)), 0);
+	f = fopen(note, "wb");
+	ck_assert_ptr_nonnull(f);
+	fwrite(&(uint32_t[3]){ 4, 20, 3 /* NT_GNU_BUILD_ID */ }, 4, 3, f);
+	fwrite("GNU", 1, 4, f);
+	fwrite(bid, 1, sizeof(bid), f);
+	fclose(f);
+	snprintf(cmd, sizeof(cmd),
+		 "chmod 755 '%s' && mkdir -m 755 '%s' '%s' && "
+		 "objcopy --update-section .note.gnu.build-id='%s' '%s' '%s' && "
+		 "objcopy --update-section .note.gnu.build-id='%s' '%s' '%s' && "
+		 "chown 65534:65534 '%s' && ln -s '%s' '%s'",
+		 dir, bin, evil, note, workload("busy"), prog, note, workload("ratio31"), mine, mine,
+		 prog, run);
+	ck_assert_int_eq(system(cmd), 0);
+	snprintf(cmd, sizeof(cmd),
+		 "setpriv --reuid 65534 --regid 65534 --clear-groups unshare -Urm sh -c "
+		 "\"mount --bind '%s' '%s' && exec '%s' 1 > /dev/null\" && '%s' 2 1",
+		 mine, prog, run, prog);
+	run_cmd((char *[]){ (char *)profile_bin(), "--backend", (char *)backend, "-U", "-F", "999",
+			    "-f", "--", "/bin/sh", "-c", cmd, NULL },
+		60, 0, &r);
+	ck_assert_msg(r.exit_code == 0, "exit %d: %s", r.exit_code, r.err);
+	/* The user's program ran from the mount, sampled and named as itself. */
+	ck_assert_msg(folded_count_prefix(r.out, "run;") >= 50, "run was not sampled: %s", r.err);
+	ck_assert_msg(folded_count(r.out, ";hot_loop") > 0, "run was not the user's program");
+	ck_assert_uint_eq(forged_frames_of(r.out, "run", mine, prog, &own), 0);
+	/* Root's program: its own names, or none. */
+	ck_assert_uint_eq(forged_frames(r.out, prog, mine, &samples), 0);
+	ck_assert_msg(samples >= 50, "prog was sampled %lu times", samples);
+}
+END_TEST
+
 Suite *identity_suite(void)
 {
 	Suite *s = suite_create("identity");
@@ -504,6 +563,7 @@ Suite *identity_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_loop_test(tc, a_binary_copied_over_in_place_lends_no_names, 0, 4);
 	tcase_add_loop_test(tc, a_debug_file_of_another_build_lends_no_names, 0, 4);
+	tcase_add_loop_test(tc, a_build_id_forged_in_a_mount_namespace_lends_no_names, 0, 2);
 	suite_add_tcase(s, tc);
 	return s;
 }

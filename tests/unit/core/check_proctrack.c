@@ -466,14 +466,21 @@ START_TEST(a_build_id_record_names_only_the_file_with_that_build_id)
 	sh("mv '%s' '%s'", repl, prog);
 	rec.start = 0x500000;
 	rec.end = 0x501000;
-	/* The file kept from the first record has that path and build-id: it stands for it. */
+	/*
+	 * The file kept from the first record has that path and build-id: it
+	 * stands for it, if root's alone (else nothing at the path has it).
+	 */
 	ck_assert_int_eq(proctrack__mmap_build_id(pt, pid, &rec, &bid), 0);
 	m = addr_space__find(proctrack__addr_space(pt, pid), 0x500000);
-	ck_assert_uint_eq(m->ino, st.st_ino);
+	ck_assert_uint_eq(m->ino, geteuid() == 0 ? st.st_ino : 0);
 	fd = file_table__open(proctrack__addr_space(pt, pid)->files, m, &owned);
-	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(build_id__read_fd(fd, &other), 1);
-	ck_assert(build_id__equal(&other, &bid));
+	if (geteuid() == 0) {
+		ck_assert_int_ge(fd, 0);
+		ck_assert_int_eq(build_id__read_fd(fd, &other), 1);
+		ck_assert(build_id__equal(&other, &bid));
+	} else {
+		ck_assert_int_lt(fd, 0);
+	}
 	/* A tracker that never saw it (first sight now): nothing at the path has the build-id. */
 	fresh = proctrack__new();
 	ck_assert_int_eq(proctrack__mmap_build_id(fresh, pid, &rec, &bid), 0);
@@ -528,6 +535,81 @@ START_TEST(a_build_id_record_of_a_kept_file_rewritten_in_place_ends_its_names)
 	ck_assert(!file_table__identity(proctrack__addr_space(pt, pid)->files,
 					addr_space__find(proctrack__addr_space(pt, pid), 0x500000),
 					&id));
+	proctrack__free(pt);
+	sh("rm -rf '%s'%s", idir, "");
+	strcpy(idir, "/tmp/profile-fileid-XXXXXX");
+}
+END_TEST
+
+/* A copy of from at to whose build-id note says bid (both of the same size). */
+static void copy_with_build_id(const char *from, const char *to, const unsigned char bid[20])
+{
+	char note[160], cmd[1024];
+	FILE *f;
+
+	snprintf(note, sizeof(note), "%s/note", idir);
+	f = fopen(note, "wb");
+	ck_assert_ptr_nonnull(f);
+	fwrite(&(uint32_t[3]){ 4, 20, 3 /* NT_GNU_BUILD_ID */ }, 4, 3, f);
+	fwrite("GNU", 1, 4, f);
+	fwrite(bid, 1, 20, f);
+	fclose(f);
+	snprintf(cmd, sizeof(cmd), "objcopy --update-section .note.gnu.build-id='%s' '%s' '%s'",
+		 note, from, to);
+	ck_assert_msg(system(cmd) == 0, "%s", cmd);
+}
+
+/*
+ * A record of 5.12+ names a file by the path the mapping process saw (in
+ * its own mount namespace, where any user may mount their own file over
+ * /usr/bin/foo) and by a build-id (which anyone may write into their
+ * file). The file found first at a path with a build-id stands for later
+ * records naming both only if no user but root could have made it: here a
+ * file others may write (0), one another user owns (1), then root's own
+ * (2, the shortcut). The first file found at prog has build-id X; then
+ * another program of build-id X is at prog (another mount namespace's
+ * view, or as here renamed over) and its record comes.
+ */
+START_TEST(a_build_id_stands_for_its_path_only_in_a_file_root_owns_alone)
+{
+	struct mapping rec = { .start = 0x400000, .end = 0x401000, .exec = true };
+	char prog[128], forged[128], real[128];
+	struct proctrack *pt = proctrack__new();
+	const struct mapping *m;
+	unsigned char raw[20];
+	struct build_id bid;
+	struct stat fst, rst;
+	pid_t pid = gone_pid();
+	bool roots = _i == 2 && geteuid() == 0;
+	int fd;
+
+	ck_assert_ptr_nonnull(mkdtemp(idir));
+	snprintf(prog, sizeof(prog), "%s/prog", idir);
+	snprintf(forged, sizeof(forged), "%s/forged", idir);
+	snprintf(real, sizeof(real), "%s/real", idir);
+	ck_assert_int_eq(getentropy(raw, sizeof(raw)), 0);
+	copy_with_build_id(workload("ratio31"), forged, raw);
+	copy_with_build_id(workload("busy"), real, raw);
+	ck_assert_int_eq(chmod(forged, _i == 0 ? 0775 : 0755), 0);
+	if (_i == 1 && geteuid() == 0)
+		ck_assert_int_eq(chown(forged, 65534, 65534), 0);
+	fd = open(forged, O_RDONLY);
+	ck_assert_int_eq(build_id__read_fd(fd, &bid), 1);
+	close(fd);
+	ck_assert_int_eq(stat(forged, &fst), 0);
+	ck_assert_int_eq(stat(real, &rst), 0);
+	sh("mv '%s' '%s'", forged, prog);
+	rec.path = prog;
+	ck_assert_int_eq(proctrack__mmap_build_id(pt, pid, &rec, &bid), 0);
+	ck_assert_uint_eq(addr_space__find(proctrack__addr_space(pt, pid), 0x400000)->ino,
+			  fst.st_ino);
+
+	sh("mv '%s' '%s'", real, prog);
+	rec.start = 0x500000;
+	rec.end = 0x501000;
+	ck_assert_int_eq(proctrack__mmap_build_id(pt, pid, &rec, &bid), 0);
+	m = addr_space__find(proctrack__addr_space(pt, pid), 0x500000);
+	ck_assert_uint_eq(m->ino, roots ? fst.st_ino : rst.st_ino);
 	proctrack__free(pt);
 	sh("rm -rf '%s'%s", idir, "");
 	strcpy(idir, "/tmp/profile-fileid-XXXXXX");
@@ -642,6 +724,8 @@ Suite *proctrack_suite(void)
 	tcase_add_test(tc, a_build_id_record_names_only_the_file_with_that_build_id);
 	tcase_add_test(tc, a_build_id_record_of_a_kept_file_rewritten_in_place_ends_its_names);
 	tcase_add_test(tc, an_inode_reused_past_the_fd_budget_lends_no_cached_names);
+	tcase_add_loop_test(tc, a_build_id_stands_for_its_path_only_in_a_file_root_owns_alone, 0,
+			    3);
 	suite_add_tcase(s, tc);
 	return s;
 }
