@@ -422,6 +422,27 @@ static pid_t gone_pid(void)
 }
 
 /*
+ * In a new idir: prog (busy) and repl (ratio31), each padded to the other's
+ * size, so that only their contents and build-ids tell them apart; *bid is
+ * prog's build-id.
+ */
+static void same_size_pair(char *prog, char *repl, size_t size, struct build_id *bid)
+{
+	int fd;
+
+	ck_assert_ptr_nonnull(mkdtemp(idir));
+	snprintf(prog, size, "%s/prog", idir);
+	snprintf(repl, size, "%s/repl", idir);
+	sh("cp '%s' '%s'", workload("busy"), prog);
+	sh("cp '%s' '%s'", workload("ratio31"), repl);
+	sh("truncate -s $(stat -c %%s '%s') '%s'", repl, prog);
+	sh("truncate -s $(stat -c %%s '%s') '%s'", prog, repl);
+	fd = open(prog, O_RDONLY);
+	ck_assert_int_eq(build_id__read_fd(fd, bid), 1);
+	close(fd);
+}
+
+/*
  * An MMAP2 record of 5.12+ carries the build-id the kernel read from the
  * file mapped, and no device or inode: those come from the file at the
  * path if it has that build-id. A process gone, its binary renamed over
@@ -440,16 +461,7 @@ START_TEST(a_build_id_record_names_only_the_file_with_that_build_id)
 	pid_t pid = gone_pid();
 	int fd;
 
-	ck_assert_ptr_nonnull(mkdtemp(idir));
-	snprintf(prog, sizeof(prog), "%s/prog", idir);
-	snprintf(repl, sizeof(repl), "%s/repl", idir);
-	sh("cp '%s' '%s'", workload("busy"), prog);
-	sh("cp '%s' '%s'", workload("ratio31"), repl);
-	sh("truncate -s $(stat -c %%s '%s') '%s'", repl, prog);
-	sh("truncate -s $(stat -c %%s '%s') '%s'", prog, repl);
-	fd = open(prog, O_RDONLY);
-	ck_assert_int_eq(build_id__read_fd(fd, &bid), 1);
-	close(fd);
+	same_size_pair(prog, repl, sizeof(prog), &bid);
 	ck_assert_int_eq(stat(prog, &st), 0);
 	rec.path = prog;
 
@@ -506,16 +518,7 @@ START_TEST(a_build_id_record_of_a_kept_file_rewritten_in_place_ends_its_names)
 	pid_t pid = gone_pid();
 	int fd;
 
-	ck_assert_ptr_nonnull(mkdtemp(idir));
-	snprintf(prog, sizeof(prog), "%s/prog", idir);
-	snprintf(repl, sizeof(repl), "%s/repl", idir);
-	sh("cp '%s' '%s'", workload("busy"), prog);
-	sh("cp '%s' '%s'", workload("ratio31"), repl);
-	sh("truncate -s $(stat -c %%s '%s') '%s'", repl, prog);
-	sh("truncate -s $(stat -c %%s '%s') '%s'", prog, repl);
-	fd = open(prog, O_RDONLY);
-	ck_assert_int_eq(build_id__read_fd(fd, &bid), 1);
-	close(fd);
+	same_size_pair(prog, repl, sizeof(prog), &bid);
 	fd = open(repl, O_RDONLY);
 	ck_assert_int_eq(build_id__read_fd(fd, &other), 1);
 	close(fd);
