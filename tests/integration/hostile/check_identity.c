@@ -410,6 +410,20 @@ static uint32_t file_crc(const char *path)
 	return crc;
 }
 
+/* At path, an ELF note section's bytes: NT_GNU_BUILD_ID of a random bid[20]. */
+static void write_random_build_id_note(const char *path, unsigned char bid[20])
+{
+	FILE *f;
+
+	ck_assert_int_eq(getentropy(bid, 20), 0);
+	f = fopen(path, "wb");
+	ck_assert_ptr_nonnull(f);
+	fwrite(&(uint32_t[3]){ 4, 20, 3 /* NT_GNU_BUILD_ID */ }, 4, 3, f);
+	fwrite("GNU", 1, 4, f);
+	fwrite(bid, 1, 20, f);
+	fclose(f);
+}
+
 
 /*
  * A stripped binary's names come from its debug file: found by build-id
@@ -433,15 +447,9 @@ START_TEST(a_debug_file_of_another_build_lends_no_names)
 	snprintf(real, sizeof(real), "%s/prog.debug", dir);
 	snprintf(other, sizeof(other), "%s/other.debug", dir);
 	snprintf(note, sizeof(note), "%s/note", dir);
-	ck_assert_int_eq(getentropy(bid, sizeof(bid)), 0);
+	write_random_build_id_note(note, bid);
 	for (int i = 0; i < 20; i++)
 		snprintf(hex + 2 * i, 3, "%02x", bid[i]);
-	f = fopen(note, "wb");
-	ck_assert_ptr_nonnull(f);
-	fwrite(&(uint32_t[3]){ 4, 20, 3 /* NT_GNU_BUILD_ID */ }, 4, 3, f);
-	fwrite("GNU", 1, 4, f);
-	fwrite(bid, 1, sizeof(bid), f);
-	fclose(f);
 	snprintf(cmd, sizeof(cmd),
 		 "cp '%s' '%s' && objcopy --update-section .note.gnu.build-id='%s' '%s' && "
 		 "objcopy --only-keep-debug '%s' '%s' && objcopy --strip-all '%s' && "
@@ -499,7 +507,6 @@ START_TEST(a_build_id_forged_in_a_mount_namespace_lends_no_names)
 	char bin[160], prog[200], evil[160], mine[200], run[200], note[160], cmd[2048];
 	unsigned char bid[20];
 	unsigned long samples, own;
-	FILE *f;
 
 	backend = test_backends[_i];
 	snprintf(bin, sizeof(bin), "%s/bin", dir);
@@ -509,13 +516,7 @@ START_TEST(a_build_id_forged_in_a_mount_namespace_lends_no_names)
 	snprintf(run, sizeof(run), "%s/run", evil);
 	snprintf(note, sizeof(note), "%s/note", dir);
 	/* A build-id of their own, so that no other profile on the host meets it. */
-	ck_assert_int_eq(getentropy(bid, sizeof(bid)), 0);
-	f = fopen(note, "wb");
-	ck_assert_ptr_nonnull(f);
-	fwrite(&(uint32_t[3]){ 4, 20, 3 /* NT_GNU_BUILD_ID */ }, 4, 3, f);
-	fwrite("GNU", 1, 4, f);
-	fwrite(bid, 1, sizeof(bid), f);
-	fclose(f);
+	write_random_build_id_note(note, bid);
 	snprintf(cmd, sizeof(cmd),
 		 "chmod 755 '%s' && mkdir -m 755 '%s' '%s' && "
 		 "objcopy --update-section .note.gnu.build-id='%s' '%s' '%s' && "
