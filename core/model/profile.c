@@ -124,7 +124,7 @@ uint64_t profile__missed_stacks(const struct profile *p, bool *collision, bool *
 	for (size_t i = 0; i < p->nr_stacks; i++) {
 		const struct profile_stack *s = &p->stacks[i];
 
-		n += (s->kernel_missed && !s->kernel_withheld) + (s->user_missed && !s->user_withheld);
+		n += profile_stack__kernel_lost(s) + profile_stack__user_lost(s);
 		*collision |= s->collision;
 		*map_full |= s->map_full;
 	}

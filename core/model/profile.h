@@ -129,6 +129,17 @@ int profile__add_stack_run(struct profile *p, const struct profile_stack *s);
 /* The number text formats print for a stack: the sum of the in_text columns. */
 uint64_t profile__text_value(const struct profile *p, const struct profile_stack *s);
 
+/* Whether a stack's kernel (user) part was lost: missed, and not withheld on purpose. */
+static inline bool profile_stack__kernel_lost(const struct profile_stack *s)
+{
+	return s->kernel_missed && !s->kernel_withheld;
+}
+
+static inline bool profile_stack__user_lost(const struct profile_stack *s)
+{
+	return s->user_missed && !s->user_withheld;
+}
+
 /*
  * Missed parts of stacks (bcc's "stack traces could not be displayed"), and
  * whether any was a collision (-EEXIST) or a full map (-ENOMEM).

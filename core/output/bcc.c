@@ -41,6 +41,7 @@ int writer__bcc(FILE *out, const struct profile *p, const struct writer_opts *o)
 		return err;
 	for (size_t i = 0; i < ts.nr && !interrupt__pending(); i++)
 		fprintf(out, "%s        %" PRIu64 "\n\n", ts.stacks[i].text, ts.stacks[i].value);
+	writer__printed_missed(o, ts.missed);
 	text_stacks__free(&ts);
 	return writer__flush(out);
 }

@@ -45,8 +45,8 @@ static int write_differential(FILE *out, const struct profile *p, const struct w
 			fprintf(out, "%s %" PRIu64 " %" PRIu64 "\n", sb.buf, s->values[0],
 				s->values[1]);
 	}
-	if (!err)
-		frame_texts__fini(&ft);
+	/* Safe after a failed init too: it leaves nothing allocated. */
+	frame_texts__fini(&ft);
 	strbuf__free(&sb);
 	return err ? err : writer__flush(out);
 }
@@ -66,6 +66,7 @@ int writer__folded(FILE *out, const struct profile *p, const struct writer_opts 
 		return err;
 	for (size_t i = 0; i < ts.nr && !interrupt__pending(); i++)
 		fprintf(out, "%s %" PRIu64 "\n", ts.stacks[i].text, ts.stacks[i].value);
+	writer__printed_missed(o, ts.missed);
 	text_stacks__free(&ts);
 	return writer__flush(out);
 }

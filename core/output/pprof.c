@@ -495,6 +495,12 @@ int writer__pprof(FILE *out, const struct profile *p, const struct writer_opts *
 	err = write_gzip(out, buf, len);
 	if (!err)
 		err = writer__flush(out);
+	if (!err) {
+		bool collision, map_full;
+
+		/* A Sample per stack: each stack's markers are written (see writer.h). */
+		writer__printed_missed(o, profile__missed_stacks(p, &collision, &map_full));
+	}
 out:
 	free(buf);
 	builder_free(&b);

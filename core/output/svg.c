@@ -38,6 +38,8 @@ struct fg_node {
 	uint64_t base;		/* two profiles compared: the base's value (count is the new's) */
 	struct fg_node **children;
 	size_t nr_children, cap_children;
+	/* A stack with a lost kernel (user) part ends here: its marker is on this path. */
+	bool ends_kernel_lost, ends_user_lost;
 };
 
 static struct fg_node *node_new(const char *name, size_t len, bool kernel)
@@ -149,7 +151,21 @@ static int add_stack(struct fg_node *root, const struct profile *p, const struct
 		frame_texts__put(sb, ft, p, s, i);
 		err = sb->oom ? -ENOMEM : descend(&n, sb->buf, sb->len, f->kind == FRAME_KERNEL, count);
 	}
+	if (!err) {
+		n->ends_kernel_lost |= profile_stack__kernel_lost(s);
+		n->ends_user_lost |= profile_stack__user_lost(s);
+	}
 	return err;
+}
+
+/* Markers of lost stacks on the graph's paths: one per path, as folded lines merge. */
+static uint64_t missed_paths(const struct fg_node *n)
+{
+	uint64_t nr = n->ends_kernel_lost + n->ends_user_lost;
+
+	for (size_t i = 0; i < n->nr_children; i++)
+		nr += missed_paths(n->children[i]);
+	return nr;
 }
 
 static int cmp_node(const void *a, const void *b)
@@ -480,6 +496,7 @@ int writer__svg(FILE *out, const struct profile *p, const struct writer_opts *op
 		c.height - 17);
 	emit(&c, root, PAD_SIDE, 0, true);
 	fputs("</g>\n</svg>\n", out);
+	writer__printed_missed(opts, missed_paths(root));
 	err = writer__flush(out);
 out:
 	node_free(root);

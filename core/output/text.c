@@ -172,7 +172,10 @@ int text__merge(const struct profile *p, const struct writer_opts *o, enum text_
 		}
 		found = (uintptr_t)hashmap__find(&merged, sb.buf);
 		if (found) {
-			out->stacks[found - 1].value += value;
+			ts = &out->stacks[found - 1];
+			ts->value += value;
+			ts->kernel_lost |= profile_stack__kernel_lost(s);
+			ts->user_lost |= profile_stack__user_lost(s);
 			continue;
 		}
 		/* Grown as texts come: stacks of many processes print as few (no pid in them). */
@@ -190,6 +193,8 @@ int text__merge(const struct profile *p, const struct writer_opts *o, enum text_
 		ts = &out->stacks[out->nr];
 		ts->text = copy_text(out, sb.buf, sb.len);
 		ts->value = value;
+		ts->kernel_lost = profile_stack__kernel_lost(s);
+		ts->user_lost = profile_stack__user_lost(s);
 		if (!ts->text || hashmap__add(&merged, ts->text, (void *)(uintptr_t)(out->nr + 1))) {
 			err = -ENOMEM;
 			break;
@@ -203,6 +208,8 @@ int text__merge(const struct profile *p, const struct writer_opts *o, enum text_
 		text_stacks__free(out);
 		return err;
 	}
+	for (size_t i = 0; i < out->nr; i++)
+		out->missed += out->stacks[i].kernel_lost + out->stacks[i].user_lost;
 	if (out->nr)	/* an empty profile has no array */
 		qsort(out->stacks, out->nr, sizeof(*out->stacks), cmp_text_stack);
 	return 0;

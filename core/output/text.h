@@ -61,6 +61,8 @@ static inline void frame_texts__put(struct strbuf *sb, const struct frame_texts 
 struct text_stack {
 	char *text;
 	uint64_t value;
+	/* Of the stacks merged here, one had its kernel (user) part lost: the marker stands for it. */
+	bool kernel_lost, user_lost;
 };
 
 struct text_block;
@@ -69,13 +71,19 @@ struct text_stacks {
 	struct text_stack *stacks;
 	size_t nr;
 	struct text_block *blocks;	/* where the texts live */
+	uint64_t missed;		/* markers printed for lost parts (see text__merge) */
 };
 
 typedef void (*text_format_fn)(struct strbuf *sb, const struct profile *p,
 			       const struct profile_stack *s, const struct writer_opts *o,
 			       const struct frame_texts *ft);
 
-/* Format every stack with fmt, merge equal texts, sort. Returns 0 or -ENOMEM. */
+/*
+ * Format every stack with fmt, merge equal texts, sort. Returns 0 or -ENOMEM.
+ * out->missed counts the lost kernel and user parts as printed: one per
+ * marker of a merged text, however many stacks (raw keys) it holds, as bcc
+ * counts one per count-map key it prints.
+ */
 int text__merge(const struct profile *p, const struct writer_opts *o, enum text_escape esc,
 		text_format_fn fmt, struct text_stacks *out);
 void text_stacks__free(struct text_stacks *ts);

@@ -13,6 +13,24 @@
 
 #include "core/model/profile.h"
 
+/*
+ * What a writer printed that the run's warnings must agree with. Stacks
+ * that lost a part print a marker ([Missed User Stack]); the warning says
+ * how many markers the report shows (bcc's count, one per stack printed
+ * with its marker), and each format shows them in its own unit:
+ * - bcc's report and folded stacks merge the stacks that print the same
+ *   (two raw keys of one pid that differ only in how the stack was lost
+ *   are one block; folded lines carry no pid, so processes merge too):
+ *   one per marker of a merged block or line;
+ * - a flame graph is drawn from those same merged stacks (flamegraph.pl's
+ *   lines): one per marker ending a path of the graph;
+ * - pprof writes every stack of the profile as a Sample of its own (its
+ *   pid a label): one per Sample's marker, the profile's own count.
+ */
+struct writer_printed {
+	uint64_t missed_stacks;
+};
+
 /* How frames print (bcc's -d, -a, -A); not every writer uses every one. */
 struct writer_opts {
 	bool delimited;		/* -d: "--" or "-" between kernel and user frames */
@@ -20,7 +38,15 @@ struct writer_opts {
 	bool addresses;		/* -A: address, offset and module of each frame */
 	bool offsets;		/* offcputime -s: name+0xOFF */
 	bool raw_addresses;	/* offcputime's 2016 -v: "ADDR             name" (multi-line) */
+	struct writer_printed *printed;	/* if not NULL, filled in by a writer that completes */
 };
+
+/* A writer that completed says how many missed-stack markers it printed. */
+static inline void writer__printed_missed(const struct writer_opts *o, uint64_t n)
+{
+	if (o->printed)
+		o->printed->missed_stacks = n;
+}
 
 /*
  * Flush out and tell how writing went: 0, or -errno of the failure (a full

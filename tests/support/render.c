@@ -36,8 +36,9 @@ void render_profile(const struct agg *agg, struct symbolizer *sym, const struct 
 	resolver__free(r);
 }
 
-char *render(const struct agg *agg, struct symbolizer *sym, const struct render_opts *o,
-	     size_t *len)
+/* The report of o->format, as the run writes it, and what it printed (the warnings' count). */
+static char *write_rendered(const struct agg *agg, struct symbolizer *sym,
+			    const struct render_opts *o, size_t *len, struct writer_printed *printed)
 {
 	static int (*const writers[])(FILE *, const struct profile *, const struct writer_opts *) = {
 		[FORMAT_BCC] = writer__bcc,
@@ -47,7 +48,8 @@ char *render(const struct agg *agg, struct symbolizer *sym, const struct render_
 	};
 	struct writer_opts wo = { .delimited = o->delimited,
 				  .annotations = o->annotations,
-				  .addresses = o->addresses };
+				  .addresses = o->addresses,
+				  .printed = printed };
 	struct profile p;
 	char *buf = NULL;
 	size_t n = 0;
@@ -63,17 +65,32 @@ char *render(const struct agg *agg, struct symbolizer *sym, const struct render_
 	return buf;
 }
 
+char *render(const struct agg *agg, struct symbolizer *sym, const struct render_opts *o,
+	     size_t *len)
+{
+	return write_rendered(agg, sym, o, len, NULL);
+}
+
+uint64_t render_missed(const struct agg *agg, struct symbolizer *sym, const struct render_opts *o)
+{
+	struct writer_printed printed = { .missed_stacks = UINT64_MAX };
+
+	free(write_rendered(agg, sym, o, NULL, &printed));
+	ck_assert_uint_ne(printed.missed_stacks, UINT64_MAX);
+	return printed.missed_stacks;
+}
+
 char *render_warnings(const struct agg *agg, struct symbolizer *sym, const struct render_opts *o)
 {
 	struct profile p;
 	bool collision, map_full;
-	uint64_t missed;
+	uint64_t missed = render_missed(agg, sym, o);
 	char *buf = NULL;
 	size_t n = 0;
 	FILE *f = open_memstream(&buf, &n);
 
 	render_profile(agg, sym, o, &p);
-	missed = profile__missed_stacks(&p, &collision, &map_full);
+	profile__missed_stacks(&p, &collision, &map_full);
 	if (missed)
 		fprintf(f, "WARNING: %" PRIu64 " stack traces could not be displayed.%s\n", missed,
 			collision ? " Consider increasing --stack-storage-size." : "");

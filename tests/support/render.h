@@ -28,6 +28,8 @@ void render_profile(const struct agg *agg, struct symbolizer *sym, const struct 
 /* The report as a writer prints it (NUL-terminated; *len bytes for pprof); free it. */
 char *render(const struct agg *agg, struct symbolizer *sym, const struct render_opts *o,
 	     size_t *len);
+/* The missed-stack markers the writer of o->format printed: the warning's N. */
+uint64_t render_missed(const struct agg *agg, struct symbolizer *sym, const struct render_opts *o);
 /* bcc's "WARNING: N stack traces could not be displayed." line(s), or "". Free it. */
 char *render_warnings(const struct agg *agg, struct symbolizer *sym, const struct render_opts *o);
 

@@ -88,6 +88,21 @@ static char *render_report(struct render_opts *o, struct report_stats *st)
 	return last;
 }
 
+/* prof's folded text is expected; prof is freed. */
+static void assert_folded_is(struct profile *prof, const char *expected)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(writer__folded(f, prof, &(struct writer_opts){ 0 }), 0);
+	fclose(f);
+	ck_assert_str_eq(buf, expected);
+	free(buf);
+	profile__fini(prof);
+}
+
 /* Resolving frames while sampling goes on changes nothing in the report. */
 START_TEST(frames_resolved_during_the_run_report_the_same)
 {
@@ -101,9 +116,6 @@ START_TEST(frames_resolved_during_the_run_report_the_same)
 	struct report_stats st;
 	struct profile prof;
 	char expected[8192];
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f;
 
 	add_standard_set();
 	add(1234, "app", NULL, 0, nowhere, 1, 0, 1);
@@ -119,12 +131,53 @@ START_TEST(frames_resolved_during_the_run_report_the_same)
 	add_standard_set();
 	resolver__prepare(r, &agg, 1000);
 	ck_assert_int_eq(resolver__build(r, &agg, &meta, &prof), 0);
-	f = open_memstream(&buf, &len);
-	ck_assert_int_eq(writer__folded(f, &prof, &(struct writer_opts){ 0 }), 0);
-	fclose(f);
-	ck_assert_str_eq(buf, expected);
-	free(buf);
-	profile__fini(&prof);
+	assert_folded_is(&prof, expected);
+	resolver__free(r);
+}
+END_TEST
+
+/*
+ * A stack left raw during the run (an address no mapping holds yet) whose
+ * process ended long ago is finished before the image's mappings are let
+ * go, and prints as it would have at the end.
+ */
+START_TEST(stacks_of_a_settled_image_are_finished_before_it_is_released)
+{
+	struct render_opts o = { .format = FORMAT_FOLDED };
+	uint64_t u1[] = { fx.alpha + 4, fx.beta + 6 }, nowhere[] = { 0x10, fx.beta + 6 };
+	struct resolve_spec spec = { .kind = PROFILE_ON_CPU, .user_frames = true,
+				     .kernel_frames = true };
+	struct resolve_meta meta = { 0 };
+	struct resolver *r = resolver__new(sym, &spec);
+	size_t nr_maps = fx.as.nr_maps;
+	struct report_stats st;
+	struct profile prof;
+	char expected[8192];
+
+	add(1234, "app", NULL, 0, nowhere, 2, 0, 3);
+	add(1234, "app", NULL, 0, u1, 2, 0, 1);
+	strcpy(expected, render_report(&o, &st));
+	ck_assert_ptr_nonnull(strstr(expected, "[unknown]"));
+
+	agg__fini(&agg);
+	agg__init(&agg);
+	add(1234, "app", NULL, 0, nowhere, 2, 0, 3);
+	add(1234, "app", NULL, 0, u1, 2, 0, 1);
+	resolver__prepare(r, &agg, 1000);
+	ck_assert(resolver__caught_up(r, &agg));
+	ck_assert_uint_eq(agg.nr_released, 1);	/* the address without a mapping waits */
+	ck_assert(resolver__finish_settled(r, &agg));
+	ck_assert_uint_eq(agg.nr_released, 1);	/* still running: it still waits */
+
+	fx.as.settled = true;
+	ck_assert(resolver__finish_settled(r, &agg));
+	ck_assert_uint_eq(agg.nr_released, 2);
+	/* What the tracker's release does: the report must not need the mappings any more. */
+	fx.as.nr_maps = 0;
+	ck_assert_int_eq(resolver__build(r, &agg, &meta, &prof), 0);
+	fx.as.nr_maps = nr_maps;
+	fx.as.settled = false;
+	assert_folded_is(&prof, expected);
 	resolver__free(r);
 }
 END_TEST
@@ -274,6 +327,67 @@ START_TEST(unknown_frames_and_warnings)
 }
 END_TEST
 
+/* A stack of pid with kernel frames k and its user part lost with user_err (as the bpf backend's). */
+static void add_user_lost(pid_t pid, const uint64_t *k, unsigned int nk, int user_err,
+			  uint64_t weight)
+{
+	struct sample s = { .pid = pid, .tid = pid, .kernel_ips = k, .nr_kernel = nk,
+			    .user_err = user_err, .weight = weight };
+
+	snprintf(s.comm, sizeof(s.comm), "cc1plus");
+	ck_assert_int_eq(agg__add(&agg, &s, NULL, 0), 0);
+}
+
+static unsigned int markers(const char *text)
+{
+	unsigned int n = 0;
+
+	for (const char *p = text; (p = strstr(p, "[Missed User Stack]")); p++)
+		n++;
+	return n;
+}
+
+/*
+ * Raw keys that differ only in how the user stack was lost (a collision,
+ * a full map) print as one stack: the warning counts it once, as bcc
+ * counts one per stack it prints with a marker. Folded lines carry no pid,
+ * so another process's stack merges there too; pprof keeps every stack.
+ */
+START_TEST(a_stack_printed_once_is_warned_once)
+{
+	struct render_opts b = { .format = FORMAT_BCC, .addresses = true };
+	struct render_opts f = { .format = FORMAT_FOLDED, .addresses = true };
+	struct render_opts svg = { .format = FORMAT_SVG, .addresses = true };
+	struct render_opts pprof = { .format = FORMAT_PPROF, .addresses = true };
+	uint64_t k[] = { K_LEAF + 4, K_MID + 0x10 };
+	char *text, *warn;
+
+	add_user_lost(1234, k, 2, -EEXIST, 3);
+	add_user_lost(1234, k, 2, -ENOMEM, 2);
+	add_user_lost(1235, k, 2, -EEXIST, 1);
+	ck_assert_uint_eq(agg__size(&agg), 3);
+
+	text = render(&agg, sym, &b, NULL);
+	ck_assert_uint_eq(markers(text), 2);
+	ck_assert_ptr_nonnull(strstr(text, "    -                cc1plus (1234)\n        5\n"));
+	ck_assert_uint_eq(render_missed(&agg, sym, &b), 2);
+	warn = render_warnings(&agg, sym, &b);
+	ck_assert_str_eq(warn, "WARNING: 2 stack traces could not be displayed. Consider increasing "
+			       "--stack-storage-size.\n");
+	free(warn);
+	free(text);
+
+	text = render(&agg, sym, &f, NULL);
+	ck_assert_uint_eq(markers(text), 1);
+	ck_assert_uint_eq(render_missed(&agg, sym, &f), 1);
+	free(text);
+	/* The flame graph is drawn from the folded lines: one path with the marker. */
+	ck_assert_uint_eq(render_missed(&agg, sym, &svg), 1);
+	/* A Sample per stack, each with the marker's Location. */
+	ck_assert_uint_eq(render_missed(&agg, sym, &pprof), 3);
+}
+END_TEST
+
 /* Names anyone controls cannot add frames or lines (issue 14, case 5). */
 START_TEST(names_cannot_add_frames_or_lines)
 {
@@ -313,6 +427,48 @@ static void free_space(struct addr_space *as)
 }
 
 #define DELTA 0x100000000ULL
+
+/* The unknown user frames of a profile: profile frames without a name. */
+static unsigned int unknown_user_frames(bool by_file, const struct addr_space *other)
+{
+	struct resolve_spec spec = { .kind = PROFILE_ON_CPU, .user_frames = true,
+				     .kernel_frames = true, .frames_by_file = by_file };
+	struct resolve_meta meta = { 0 };
+	struct resolver *r = resolver__new(sym, &spec);
+	uint64_t u[] = { 0x10, fx.main + 10 }, v[] = { 0x20, fx.main + 10 + DELTA };
+	struct profile prof;
+	unsigned int n = 0;
+
+	agg__fini(&agg);
+	agg__init(&agg);
+	fixture_count(&agg, &fx.as, 100, "cc1", NULL, 0, u, 2, 0, 1);
+	fixture_count(&agg, other, 101, "cc1", NULL, 0, v, 2, 0, 1);
+	resolver__prepare(r, &agg, 1000);
+	ck_assert_int_eq(resolver__build(r, &agg, &meta, &prof), 0);
+	for (size_t i = 0; i < prof.nr_frames; i++)
+		n += prof.frames[i].kind == FRAME_USER && !prof.frames[i].name;
+	ck_assert_uint_eq(prof.nr_stacks, 2);
+	profile__fini(&prof);
+	resolver__free(r);
+	return n;
+}
+
+/*
+ * Addresses no mapping holds (a frame-pointer walk through code built
+ * without them) print [unknown] in every process: where no writer prints
+ * addresses they are one frame, not one per process and address (a busy
+ * host's thousands of compilers grew the frames without bound).
+ */
+START_TEST(unmapped_addresses_are_one_frame_where_addresses_are_not_printed)
+{
+	struct addr_space other;
+
+	moved_space(&other, DELTA, 0);
+	ck_assert_uint_eq(unknown_user_frames(true, &other), 1);
+	ck_assert_uint_eq(unknown_user_frames(false, &other), 2);
+	free_space(&other);
+}
+END_TEST
 
 /* The same stacks in three processes: two at other addresses, as ASLR puts them. */
 static void count_in_three_processes(const struct addr_space *moved)
@@ -478,6 +634,8 @@ Suite *report_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, identical_samples_count_once);
 	tcase_add_test(tc, frames_resolved_during_the_run_report_the_same);
+	tcase_add_test(tc, stacks_of_a_settled_image_are_finished_before_it_is_released);
+	tcase_add_test(tc, unmapped_addresses_are_one_frame_where_addresses_are_not_printed);
 	tcase_add_test(tc, processes_of_one_binary_share_frames);
 	tcase_add_test(tc, another_file_at_the_same_path_shares_no_frames);
 	tcase_add_test(tc, raw_stacks_are_freed_once_in_the_profile);
@@ -488,6 +646,7 @@ Suite *report_suite(void)
 	tcase_add_test(tc, addresses_keep_stacks_apart);
 	tcase_add_test(tc, return_addresses_resolve_at_ip_minus_one);
 	tcase_add_test(tc, unknown_frames_and_warnings);
+	tcase_add_test(tc, a_stack_printed_once_is_warned_once);
 	tcase_add_test(tc, names_cannot_add_frames_or_lines);
 	suite_add_tcase(s, tc);
 	return s;
