@@ -66,6 +66,10 @@ struct backend {
 	pid_t target;
 	int *event_fds;
 	int nr_events;
+	/*
+	 * The side-band's own rings, or NULL where the stack copies' rings
+	 * carry its records (system-wide --unwind dwarf): see tracker().
+	 */
 	struct ring_set *sideband;
 	bool stopped;			/* the next drain takes everything */
 	int counts_fd[2];
@@ -106,13 +110,22 @@ struct backend {
 };
 
 /*
+ * The ring set whose records keep the process tracker current: the
+ * side-band's, or the stack copies' that carry them too.
+ */
+static struct ring_set *tracker(const struct backend *b)
+{
+	return b->sideband ? b->sideband : bpf_dwarf__ring_set(b->dwarf);
+}
+
+/*
  * Counts drained now were taken since `since`: the process images that ran
  * then are the candidates for their addresses. Without CLOCK_MONOTONIC
  * side-band times (before 4.1) every image is (the addresses decide).
  */
 static void set_window(struct backend *b, uint64_t since)
 {
-	if (ring_set__monotonic(b->sideband))
+	if (ring_set__monotonic(tracker(b)))
 		pipeline__set_window(b->pipeline, since, (uint64_t)mono_ns());
 	else
 		pipeline__set_window(b->pipeline, 0, UINT64_MAX);
@@ -418,9 +431,16 @@ static int open_counting(struct backend *b, struct errmsg *errm)
 			.pipeline = b->pipeline, .cfg = o, .counting = b->skel,
 			.nr_cpus = b->nr_cpus, .task_regs_wanted = !o->test_no_task_regs,
 			.lookup = cached_stack, .lookup_ctx = b,
-			.reserved_pages = (uint64_t)(SIDEBAND_PAGES + 1) * b->nr_cpus,
+			/*
+			 * System-wide, one reader for both: a second ring set cost
+			 * its own thread and wakeups, and its 128 KiB rings lost
+			 * records in fork storms that the 4 MiB ones hold.
+			 */
+			.track_tasks = b->target <= 0,
 		};
 
+		if (!dopts.track_tasks)
+			dopts.reserved_pages = (uint64_t)(SIDEBAND_PAGES + 1) * b->nr_cpus;
 		b->dwarf = bpf_dwarf__open(&dopts, errm);
 		if (!b->dwarf)
 			return -errno;
@@ -509,11 +529,13 @@ static int bpf_open(struct backend **out, const struct backend_config *o, struct
 		err = fill_cgroup_table(b, errm);
 	if (err)
 		goto err_out;
-	sideband_attr(&attr, o, target > 0);
-	err = ring_set__open(&b->sideband, "side-band", p, o, &attr, &target, 1, SIDEBAND_PAGES,
-			     errm);
-	if (err)
-		goto err_out;
+	if (!b->dwarf || target > 0) {
+		sideband_attr(&attr, o, target > 0);
+		err = ring_set__open(&b->sideband, "side-band", p, o, &attr, &target, 1,
+				     SIDEBAND_PAGES, errm);
+		if (err)
+			goto err_out;
+	}
 	*out = b;
 	return 0;
 
@@ -535,7 +557,7 @@ static int bpf_start(struct backend *b, struct errmsg *errm)
 	}
 	if (b->target > 0)
 		return 0;	/* enable_on_exec */
-	err = ring_set__enable(b->sideband, errm);
+	err = b->sideband ? ring_set__enable(b->sideband, errm) : 0;
 	if (err)
 		return err;
 	for (int i = 0; i < b->nr_events; i++)
@@ -549,7 +571,8 @@ static int bpf_start(struct backend *b, struct errmsg *errm)
 
 static int bpf_wait(struct backend *b, int wake_fd, int timeout_ms)
 {
-	struct ring_set *sets[2] = { b->sideband };
+	struct ring_set *sets[2];
+	int nr = 0;
 
 	if (!b->dwarf && b->skel && timeout_ms > b->poll_ms)
 		timeout_ms = b->poll_ms;
@@ -558,9 +581,11 @@ static int bpf_wait(struct backend *b, int wake_fd, int timeout_ms)
 	 * run loop's interval, as the perf backend drains (draining every 25
 	 * ms cost a fifth more CPU than perf's dwarf mode on a busy host).
 	 */
+	if (b->sideband)
+		sets[nr++] = b->sideband;
 	if (b->dwarf)
-		sets[1] = bpf_dwarf__ring_set(b->dwarf);
-	return ring_set__wait_sets(sets, sets[1] ? 2 : 1, wake_fd, timeout_ms);
+		sets[nr++] = bpf_dwarf__ring_set(b->dwarf);
+	return ring_set__wait_sets(sets, nr, wake_fd, timeout_ms);
 }
 
 static uint64_t read_stat(struct backend *b, enum profile_stat slot)
@@ -638,6 +663,48 @@ static int drain_generation(struct backend *b, unsigned int gen)
 	return 0;
 }
 
+/* Longest wait for a run in flight (a vCPU the host preempted mid-run), in 100 µs steps. */
+#define MAX_RUN_WAITS 10000
+
+/*
+ * Wait until every counting-program run that began before now has ended:
+ * after a switch, no run still counts into the old generation (a count
+ * added to an entry the drain has just taken and deleted would be lost,
+ * with its statistics kept); after stop, the statistics read next agree
+ * with the counts. Each CPU's runs are counted as they start (SAMPLES,
+ * before they read the generation) and end (RUNS_DONE, after their count),
+ * and one CPU's runs do not overlap: the run that began n-th has ended when
+ * RUNS_DONE reaches n.
+ */
+static int wait_runs(struct backend *b)
+{
+	uint64_t *began = calloc(b->nr_cpus, sizeof(*began));
+	uint64_t *ended = calloc(b->nr_cpus, sizeof(*ended));
+	struct timespec step = { 0, 100000 };
+	int err = began && ended ? 0 : -ENOMEM;
+
+	if (!err)
+		err = percpu_values(b->stats_fd, PROFILE_STAT_SAMPLES, b->nr_cpus, began);
+	for (int waits = 0; !err; waits++) {
+		int cpu = 0;
+
+		err = percpu_values(b->stats_fd, PROFILE_STAT_RUNS_DONE, b->nr_cpus, ended);
+		while (!err && cpu < b->nr_cpus && ended[cpu] >= began[cpu])
+			cpu++;
+		if (err || cpu == b->nr_cpus)
+			break;
+		if (waits == MAX_RUN_WAITS) {
+			pr_warn("bpf: a program run on CPU %d has not ended in %d ms\n", cpu,
+				MAX_RUN_WAITS / 10);
+			break;
+		}
+		nanosleep(&step, NULL);
+	}
+	free(began);
+	free(ended);
+	return err;
+}
+
 /* Point the program at the other map, let running samples finish, drain the old one. */
 static int switch_and_drain(struct backend *b)
 {
@@ -650,10 +717,21 @@ static int switch_and_drain(struct backend *b)
 	err = write_config(b);
 	if (err)
 		return err;
-	/* A program run is microseconds; 2 ms covers every CPU's run in flight. */
+	/*
+	 * A program run is microseconds: 2 ms makes the start of every run that
+	 * read the old generation visible here; those still running are waited out.
+	 */
 	nanosleep(&grace, NULL);
-	/* Every exec and fork before the switch is known before its counts are read. */
-	err = ring_set__drain(b->sideband);
+	err = wait_runs(b);
+	if (err)
+		return err;
+	/*
+	 * Every exec and fork before the switch is known before its counts are
+	 * read, also those the reader thread has not copied yet: a child's
+	 * counts from before its fork record was read were left out as not the
+	 * command's (the report one sample short of the stack-lost statistics).
+	 */
+	err = ring_set__drain_now(b->sideband);
 	if (err)
 		return err;
 	b->drains++;
@@ -664,12 +742,15 @@ static int switch_and_drain(struct backend *b)
 /* After stop: the last mappings first, then every record and both count maps. */
 static int drain_all(struct backend *b)
 {
-	int err = ring_set__drain(b->sideband);
+	int err = b->sideband ? ring_set__drain(b->sideband) : 0;
 
 	if (!err && b->dwarf) {
 		set_window(b, b->dwarf_since);
 		err = bpf_dwarf__drain(b->dwarf);
 	}
+	/* Stopped: the counts and then the statistics are read with no run in flight. */
+	if (!err && b->skel && !b->dwarf)
+		err = wait_runs(b);
 	/* The maps are not cleared: the dwarf program's stacks are read after this. */
 	if (!err && b->skel)
 		err = drain_counts(b, 0);
@@ -682,6 +763,16 @@ static int drain_all(struct backend *b)
 	return err;
 }
 
+/* The stack copies taken since the last drain. */
+static int drain_dwarf(struct backend *b)
+{
+	uint64_t since = b->dwarf_since;
+
+	b->dwarf_since = (uint64_t)mono_ns();
+	set_window(b, since);
+	return bpf_dwarf__drain(b->dwarf);
+}
+
 static int bpf_drain(struct backend *b)
 {
 	uint64_t new_keys;
@@ -689,20 +780,16 @@ static int bpf_drain(struct backend *b)
 
 	if (b->stopped)
 		return drain_all(b);
-	err = ring_set__drain(b->sideband);
+	/* Without side-band rings of its own, the stack copies' carry the mappings: first. */
+	err = b->sideband ? ring_set__drain(b->sideband) : drain_dwarf(b);
 	if (!err && b->offcpu) {
 		set_window(b, b->started_ns);
 		err = bpf_offcpu__drain(b->offcpu);
 	}
 	if (err || !b->skel)
 		return err;
-	if (b->dwarf) {
-		uint64_t since = b->dwarf_since;
-
-		b->dwarf_since = (uint64_t)mono_ns();
-		set_window(b, since);
-		return bpf_dwarf__drain(b->dwarf);
-	}
+	if (b->dwarf)
+		return b->sideband ? drain_dwarf(b) : 0;
 	new_keys = read_stat(b, PROFILE_STAT_NEW_KEYS) - b->new_keys_at_switch;
 	if (new_keys >= b->hash_size / 2 ||
 	    (new_keys && new_keys * 2 >= b->stack_size / STACK_FILL_DIV) ||
@@ -722,7 +809,8 @@ static void bpf_stop(struct backend *b)
 		ioctl(b->event_fds[i], PERF_EVENT_IOC_DISABLE, 0);
 	if (b->dwarf)
 		bpf_dwarf__stop(b->dwarf);
-	ring_set__disable(b->sideband);
+	if (b->sideband)
+		ring_set__disable(b->sideband);
 	b->stopped = true;
 }
 
@@ -732,8 +820,11 @@ static void bpf_stats(const struct backend *b, struct backend_stats *st)
 	uint64_t full;
 
 	memset(st, 0, sizeof(*st));
-	st->malformed_records = ring_set__bad_records(b->sideband);
-	st->sideband_lost = ring_set__lost(b->sideband);
+	/* Shared with the stack copies, their rings' losses count as samples lost, as perf's. */
+	if (b->sideband) {
+		st->malformed_records = ring_set__bad_records(b->sideband);
+		st->sideband_lost = ring_set__lost(b->sideband);
+	}
 	if (b->offcpu)
 		bpf_offcpu__stats(b->offcpu, st);
 	st->cgroup_untracked += b->cgroup_full_at_start;

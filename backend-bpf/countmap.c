@@ -106,11 +106,16 @@ int countmap__drain(const struct countmap *cm, countmap_entry_fn fn, void *ctx)
 	return drain_walk(cm, fn, ctx);
 }
 
+int percpu_values(int fd, uint32_t slot, int nr_cpus, uint64_t *vals)
+{
+	return bpf_map_lookup_elem(fd, &slot, vals) ? -errno : 0;
+}
+
 uint64_t percpu_stat(int fd, uint32_t slot, int nr_cpus)
 {
 	uint64_t *vals = calloc(nr_cpus > 0 ? nr_cpus : 1, sizeof(*vals)), sum = 0;
 
-	if (vals && !bpf_map_lookup_elem(fd, &slot, vals))
+	if (vals && !percpu_values(fd, slot, nr_cpus, vals))
 		for (int i = 0; i < nr_cpus; i++)
 			sum += vals[i];
 	free(vals);

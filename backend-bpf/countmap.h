@@ -26,5 +26,7 @@ int countmap__drain(const struct countmap *cm, countmap_entry_fn fn, void *ctx);
 
 /* The sum over CPUs of slot of a PERCPU_ARRAY of __u64; 0 if it cannot be read. */
 uint64_t percpu_stat(int fd, uint32_t slot, int nr_cpus);
+/* Each CPU's value of slot into vals[nr_cpus]. Returns 0 or -errno. */
+int percpu_values(int fd, uint32_t slot, int nr_cpus, uint64_t *vals);
 
 #endif

@@ -4,6 +4,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -19,15 +20,47 @@
 #include "bpf/profile.skel.h"
 #include "core/lib/log.h"
 
+/* Whole pieces, and the halving ones where a read crossed the end of the stack. */
+#define MAX_PIECES (PROFILE_DUMP_MAX / PROFILE_DUMP_PIECE_STACK + 16)
+
 /*
  * A CPU's sample being joined: the pieces the program sent before its head
- * (bpf/profile_maps.h). Allocated when the CPU first sends a piece.
+ * (bpf/profile_maps.h). They are left where the drain's batch holds them
+ * and the unwinder reads them there (`at`): joining them into one buffer
+ * was a second pass over every stack byte, after the reader's copy out of
+ * the ring. They are joined into `stack` (allocated when first needed) only
+ * when a piece is not a multiple of 8 bytes (the program sends none such),
+ * or when the drain ends before the head and the batch is about to be
+ * reused.
  */
 struct dwarf_join {
+	const unsigned char *at[MAX_PIECES];	/* in the batch */
+	uint32_t lens[MAX_PIECES];
+	unsigned int nr_at;
 	unsigned char *stack;	/* PROFILE_DUMP_MAX bytes */
-	size_t size;
+	bool joined;		/* the pieces so far are in stack */
+	size_t size;		/* bytes of the pieces so far */
 	bool broken;		/* records lost or bad since the last head: drop the sample */
 };
+
+/* Copy the pieces still in the batch into the CPU's own buffer. Returns 0 or -ENOMEM. */
+static int join_pieces(struct dwarf_join *j)
+{
+	size_t off = 0;
+
+	if (!j->stack) {
+		j->stack = malloc(PROFILE_DUMP_MAX);
+		if (!j->stack)
+			return -ENOMEM;
+	}
+	for (unsigned int i = 0; i < j->nr_at; i++) {
+		memcpy(j->stack + off, j->at[i], j->lens[i]);
+		off += j->lens[i];
+	}
+	j->nr_at = 0;
+	j->joined = true;
+	return 0;
+}
 
 struct bpf_dwarf {
 	struct pipeline *pipeline;
@@ -58,6 +91,12 @@ bool bpf_dwarf__test_pieces_on_stack;
 unsigned int bpf_dwarf__piece(const struct bpf_dwarf *d)
 {
 	return d->skel ? PROFILE_DUMP_PIECE_STACK : PROFILE_DUMP_PIECE_MAP;
+}
+
+/* The longest piece the loaded variant sends: up to 60 KiB of the copy from 5.15. */
+static unsigned int longest_piece(const struct bpf_dwarf *d)
+{
+	return d->skel_task_regs ? PROFILE_DUMP_PIECE_ONE : bpf_dwarf__piece(d);
 }
 
 unsigned int bpf_dwarf__chunks(unsigned int dump_size, unsigned int piece)
@@ -100,7 +139,12 @@ static struct dwarf_task_regs_bpf *load_task_regs(struct profile_bpf *counting)
 	skel = dwarf_task_regs_bpf__open();
 	if (!skel)
 		return NULL;
-	err = prepare(skel->obj, counting);
+	/* Its copy buffer, indexed by the running CPU (bpf/dwarf_one.bpf.h). */
+	err = libbpf_num_possible_cpus();
+	if (err > 0)
+		err = bpf_map__set_max_entries(skel->maps.copy_buf, (__u32)err);
+	if (!err)
+		err = prepare(skel->obj, counting);
 	if (!err)
 		err = bpf_interruptible__load(skel->skeleton);
 	if (err) {
@@ -172,22 +216,26 @@ static void on_piece(struct bpf_dwarf *d, struct dwarf_join *j, const void *data
 		return;
 	}
 	memcpy(&len, (const unsigned char *)data + offsetof(struct dwarf_piece, len), sizeof(len));
-	if (len > size - head || len > PROFILE_DUMP_PIECE_MAP) {
+	if (len > size - head || len > longest_piece(d)) {
 		d->bad++;
 		j->broken = true;
 		return;
 	}
-	if (!j->stack) {
-		j->stack = malloc(PROFILE_DUMP_MAX);
-		if (!j->stack) {
-			if (!d->err)
-				d->err = -ENOMEM;
-			j->broken = true;
-			return;
-		}
-	}
 	if (len > PROFILE_DUMP_MAX - j->size) {
 		d->bad++;
+		j->broken = true;
+		return;
+	}
+	/* In place: the unwinder reads a word from two pieces at most when each has 8 bytes. */
+	if (!j->joined && len >= 8 && len % 8 == 0 && j->nr_at < MAX_PIECES) {
+		j->lens[j->nr_at] = len;
+		j->at[j->nr_at++] = (const unsigned char *)data + head;
+		j->size += len;
+		return;
+	}
+	if (!j->joined && join_pieces(j)) {
+		if (!d->err)
+			d->err = -ENOMEM;
 		j->broken = true;
 		return;
 	}
@@ -232,11 +280,17 @@ static void on_head(struct bpf_dwarf *d, struct dwarf_join *j, uint64_t time, co
 	if (rec.regs_valid) {
 		/* The program sends whole pieces: the copy ends at --stack-dump-size. */
 		snap = (struct user_snapshot){ .ip = rec.ip, .sp = rec.sp, .bp = rec.bp,
-					       .stack = j->stack,
 					       .stack_size = j->size < d->dump_size ? j->size
 										    : d->dump_size };
-		if (!snap.stack)
+		if (j->joined) {
+			snap.stack = j->stack;
+		} else if (j->nr_at) {
+			snap.pieces = j->at;
+			snap.piece_lens = j->lens;
+			snap.nr_pieces = j->nr_at;
+		} else {
 			snap.stack_size = 0;
+		}
 		s.user_snapshot = &snap;
 		s.user_err = 0;
 	}
@@ -245,6 +299,8 @@ static void on_head(struct bpf_dwarf *d, struct dwarf_join *j, uint64_t time, co
 		d->err = err;
 out:
 	j->size = 0;
+	j->nr_at = 0;
+	j->joined = false;
 	j->broken = false;
 }
 
@@ -264,6 +320,16 @@ static int on_record(void *ctx, int cpu, uint64_t time, const void *data, uint32
 	if (kind == DWARF_REC_PIECE) {
 		on_piece(d, j, data, size);
 	} else if (kind == DWARF_REC_HEAD) {
+		on_head(d, j, time, data, size);
+	} else if (kind == DWARF_REC_HEAD_PIECE) {
+		/* The 5.15 program's: the sample's last piece after its head, in one record. */
+		if (size < sizeof(struct dwarf_head)) {
+			d->bad++;
+			j->broken = true;
+			return 0;
+		}
+		on_piece(d, j, (const unsigned char *)data + sizeof(struct dwarf_head),
+			 size - sizeof(struct dwarf_head));
 		on_head(d, j, time, data, size);
 	} else {
 		d->bad++;
@@ -292,7 +358,7 @@ static void on_lost(void *ctx, int cpu, uint64_t cnt)
 static int open_rings(struct bpf_dwarf *d, const struct bpf_dwarf_opts *o, struct errmsg *errm)
 {
 	const struct backend_config *c = o->cfg;
-	unsigned int piece = bpf_dwarf__piece(d);
+	unsigned int piece = longest_piece(d);
 	unsigned int pieces = (c->stack_dump_size + piece - 1) / piece;
 	/* A record's header, time, cpu and raw size around each piece and the head. */
 	const unsigned int around = 8 + 16 + 8 + sizeof(struct dwarf_piece);
@@ -326,8 +392,10 @@ static int open_rings(struct bpf_dwarf *d, const struct bpf_dwarf_opts *o, struc
 	attr.use_clockid = 1;	/* the side-band's clock (4.1) */
 	attr.clockid = CLOCK_MONOTONIC;
 	attr.watermark = 1;
-	err = ring_set__open(&d->rs, "stack copies", d->pipeline, c, &attr, &all, 1,
-			     (unsigned int)pages, errm);
+	if (o->track_tasks)
+		ring_set__track_tasks(&attr);
+	err = ring_set__open(&d->rs, o->track_tasks ? "stack copies and side-band" : "stack copies",
+			     d->pipeline, c, &attr, &all, 1, (unsigned int)pages, errm);
 	if (err)
 		return err;
 	d->timed = ring_set__monotonic(d->rs);
@@ -375,7 +443,7 @@ struct bpf_dwarf *bpf_dwarf__open(const struct bpf_dwarf_opts *o, struct errmsg 
 		goto err_out;
 	pr_info("bpf: stack copies in pieces of %u bytes; user registers of kernel-mode samples: "
 		"%s\n",
-		bpf_dwarf__piece(d),
+		longest_piece(d),
 		d->skel_task_regs ? "bpf_task_pt_regs" : "none (frame-pointer stacks for those)");
 	return d;
 
@@ -406,6 +474,16 @@ int bpf_dwarf__drain(struct bpf_dwarf *d)
 {
 	int err = ring_set__drain(d->rs);
 
+	/* The batch is refilled by the next drain: pieces still waiting for their head move out. */
+	for (int i = 0; i < d->nr_cpus; i++) {
+		struct dwarf_join *j = &d->cpus[i];
+
+		if (j->nr_at && !j->broken && join_pieces(j) && !d->err)
+			d->err = -ENOMEM;
+		if (j->nr_at)
+			j->broken = true;	/* out of memory: dropped at its head */
+		j->nr_at = 0;
+	}
 	if (err < 0)
 		return err;
 	err = d->err;
@@ -438,6 +516,11 @@ void bpf_dwarf__close(struct bpf_dwarf *d)
 {
 	if (!d)
 		return;
+	/* What each sample cost the reader: the 5.15 variant sends 1, the others 6 to 10. */
+	if (d->heads)
+		pr_info("bpf: stack copies: %" PRIu64 " records for %" PRIu64
+			" samples (%.2f a sample)\n",
+			d->records, d->heads, (double)d->records / (double)d->heads);
 	/* Before the program goes: its map holds the events' fds. */
 	ring_set__close(d->rs);
 	dwarf_bpf__destroy(d->skel);

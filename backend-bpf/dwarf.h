@@ -32,6 +32,13 @@ struct bpf_dwarf_opts {
 	void *lookup_ctx;
 	/* Locked-memory pages other rings of the run take (the side-band's). */
 	uint64_t reserved_pages;
+	/*
+	 * The stack copies' rings carry the side-band records too (mmap, comm,
+	 * fork, exit), as the perf backend's sample rings do: no ring set of
+	 * its own, with its own reader thread, and small rings a fork storm
+	 * overflows.
+	 */
+	bool track_tasks;
 };
 
 /*

@@ -313,6 +313,9 @@ bool perfring__user_snapshot(const struct decoded_sample *ds, uint64_t mask,
 		return false;	/* a kernel thread: no user stack */
 	snap->stack = ds->stack;
 	snap->stack_size = ds->stack_size;
+	snap->pieces = NULL;	/* in one piece */
+	snap->piece_lens = NULL;
+	snap->nr_pieces = 0;
 	return true;
 }
 

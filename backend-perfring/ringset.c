@@ -1060,7 +1060,29 @@ static int resync(struct ring_set *rs)
 	return 0;
 }
 
-int ring_set__drain(struct ring_set *rs)
+/* The rings read into batch now; with the reader on, under its lock (one reader at a time). */
+static int consume_now(struct ring_set *rs)
+{
+	struct ring_reader *rd = &rs->reader;
+	int err = 0;
+
+	if (rd->on)
+		pthread_mutex_lock(&rd->lock);
+	rs->fill = &rs->batch;
+	for (int i = 0; i < rs->nr_events && !err; i++) {
+		int n = ring__consume(&rs->events[i].ring, batch_add, rs);
+
+		if (n < 0)
+			err = n;
+	}
+	if (rd->on) {
+		rs->fill = &rd->pending;
+		pthread_mutex_unlock(&rd->lock);
+	}
+	return err;
+}
+
+static int drain(struct ring_set *rs, bool now)
 {
 	struct batch *bt = &rs->batch;
 	int err = 0;
@@ -1072,15 +1094,11 @@ int ring_set__drain(struct ring_set *rs)
 	err = take_pending(rs);
 	if (err)
 		return err;
-	if (!rs->reader.on) {
-		/* No thread (any more): read the rings now, after what it had copied. */
-		rs->fill = &rs->batch;
-		for (int i = 0; i < rs->nr_events; i++) {
-			int n = ring__consume(&rs->events[i].ring, batch_add, rs);
-
-			if (n < 0)
-				return n;
-		}
+	/* No thread (any more), or every record now: the rings, after what it had copied. */
+	if (!rs->reader.on || now) {
+		err = consume_now(rs);
+		if (err)
+			return err;
 	}
 	if (bt->nr)	/* recs is NULL until the first record */
 		qsort(bt->recs, bt->nr, sizeof(*bt->recs), cmp_batch_rec);
@@ -1090,6 +1108,16 @@ int ring_set__drain(struct ring_set *rs)
 	if (!err && rs->lost != rs->lost_resynced)
 		err = resync(rs);
 	return err;
+}
+
+int ring_set__drain(struct ring_set *rs)
+{
+	return drain(rs, false);
+}
+
+int ring_set__drain_now(struct ring_set *rs)
+{
+	return drain(rs, true);
 }
 
 uint64_t ring_set__lost(const struct ring_set *rs)

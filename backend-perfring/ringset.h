@@ -82,8 +82,18 @@ int ring_set__wait(struct ring_set *rs, int wake_fd, int timeout_ms);
  * timeout_ms passed. Returns 0 or -errno.
  */
 int ring_set__wait_sets(struct ring_set *const *sets, int nr_sets, int wake_fd, int timeout_ms);
-/* Read every ring, order the records by time, handle them. */
+/*
+ * Read every ring, order the records by time, handle them. With a reader
+ * thread, what it has copied: records written since it last read (it reads
+ * every 10 ms) may wait for the next drain.
+ */
 int ring_set__drain(struct ring_set *rs);
+/*
+ * The same, and every record written before the call, however far the
+ * reader thread is behind: for counts summed in the kernel, which carry no
+ * records of their own (a fork must be known before the child's counts).
+ */
+int ring_set__drain_now(struct ring_set *rs);
 /* Samples the kernel dropped (PERF_RECORD_LOST). */
 uint64_t ring_set__lost(const struct ring_set *rs);
 /*

@@ -72,21 +72,20 @@ static __always_inline void count(void *counts, struct profile_key *key)
 	stat_inc(PROFILE_STAT_HASH_FULL);
 }
 
-/* One sample: its key counted in the active count map. */
-static __always_inline int count_sample(struct bpf_perf_event_data *ctx, int pidns_mode)
+/* One sample's key counted in the active count map. */
+static __always_inline void count_key(struct bpf_perf_event_data *ctx, int pidns_mode)
 {
 	struct profile_config *cfg;
 	struct profile_key key;
 	__u32 tgid, tid, gen;
 
-	stat_inc(PROFILE_STAT_SAMPLES);
 	cfg = wanted(pidns_mode, &tgid, &tid);
 	if (!cfg)
-		return 0;
+		return;
 #ifdef COUNTING_NSIDS
 	if (!nsid_visible(ctx, (cfg->flags & PROFILE_CFG_KEY_TID) ? tid : tgid, tgid, tid,
 			  PROFILE_STAT_NSIDS_FULL))
-		return 0;
+		return;
 #endif
 	/* Read once: the stacks and the count of one sample go to one generation. */
 	gen = cfg->active_counts;
@@ -118,6 +117,20 @@ static __always_inline int count_sample(struct bpf_perf_event_data *ctx, int pid
 		count(&counts1, &key);
 	else
 		count(&counts0, &key);
+}
+
+/*
+ * One sample. A run counts itself as it starts, before it reads the
+ * generation, and as it ends, after its count: runs on one CPU do not
+ * overlap, so the loader knows when every run that may have read the old
+ * generation has ended (its count in, its statistics with it), however
+ * long one took (see wait_runs in backend-bpf/bpfbackend.c).
+ */
+static __always_inline int count_sample(struct bpf_perf_event_data *ctx, int pidns_mode)
+{
+	stat_inc(PROFILE_STAT_SAMPLES);
+	count_key(ctx, pidns_mode);
+	stat_inc(PROFILE_STAT_RUNS_DONE);
 	return 0;
 }
 

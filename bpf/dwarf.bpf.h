@@ -13,6 +13,10 @@
  * falls back to the frame-pointer user stack for those samples and counts
  * them.
  *
+ * That variant sends the head and the whole copy in one record
+ * (bpf/dwarf_one.bpf.h): a record per piece, as below, cost the reader more
+ * than the copy itself.
+ *
  * Written for what Linux 4.9's verifier accepts (DWARF_PIECES_ON_STACK: see
  * profile_maps.h), and cheap to verify on all:
  *  - no byte count is kept here: the pieces are read at a source address
@@ -55,7 +59,7 @@ struct dwarf_piece_buf {
 	__u8 data[DWARF_PIECE];
 };
 
-#ifndef DWARF_PIECES_ON_STACK
+#if !defined(DWARF_PIECES_ON_STACK) && !defined(DWARF_ONE_PIECE)
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
@@ -126,6 +130,10 @@ static __always_inline void copy_stack(struct bpf_perf_event_data *ctx, struct d
 	}
 }
 
+#ifdef DWARF_ONE_PIECE
+#include "bpf/dwarf_one.bpf.h"
+#endif
+
 static __always_inline int snapshot(struct bpf_perf_event_data *ctx, int use_task_regs)
 {
 	struct dwarf_stack_buf buf;
@@ -178,8 +186,11 @@ static __always_inline int snapshot(struct bpf_perf_event_data *ctx, int use_tas
 			buf.head.bp = bp;
 		}
 		if (buf.head.regs_valid) {
-#ifdef DWARF_PIECES_ON_STACK
+#if defined(DWARF_PIECES_ON_STACK)
 			copy_stack(ctx, &buf.piece, sp, cfg->dump_chunks);
+#elif defined(DWARF_ONE_PIECE)
+			if (copy_stack_one(ctx, &buf.head, sp, cfg->dump_chunks))
+				return 0;
 #else
 			__u32 zero = 0;
 			struct dwarf_piece_buf *p = bpf_map_lookup_elem(&piece_buf, &zero);

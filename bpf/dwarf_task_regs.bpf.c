@@ -3,9 +3,11 @@
  * The stack-copy program of --unwind dwarf with the user registers of
  * kernel-mode samples (bpf_task_pt_regs, kernel BTF) and ids in the
  * profiler's pid namespace (bpf_get_ns_current_pid_tgid): see bpf/dwarf.bpf.h.
+ * A sample's head and copy go in one record (bpf/dwarf_one.bpf.h).
  *
  * bpf-compat: linux-5.15
  */
+#define DWARF_ONE_PIECE
 #include "bpf/dwarf.bpf.h"
 
 SEC("perf_event")

@@ -69,10 +69,15 @@ struct profile_key {
  * BPF stack). From 4.10 they go through a per-CPU map value, in pieces of
  * PROFILE_DUMP_PIECE_MAP: fewer records, and much less work for the
  * verifier (4.19's marks every stack byte a helper reads in every earlier
- * state: minutes for the stack variant under emulation).
+ * state: minutes for the stack variant under emulation). From 5.15 the
+ * head and the whole copy go in one record (DWARF_REC_HEAD_PIECE), the
+ * copy's first PROFILE_DUMP_PIECE_ONE bytes in a piece before it when
+ * longer: a perf record's size is 16 bits, and the sample's header, time,
+ * cpu and raw size take 28 bytes of it.
  */
 #define PROFILE_DUMP_PIECE_STACK 384
 #define PROFILE_DUMP_PIECE_MAP 4096
+#define PROFILE_DUMP_PIECE_ONE 61440
 #define PROFILE_DUMP_UNIT PROFILE_DUMP_PIECE_STACK	/* of profile_config.dump_chunks */
 #define PROFILE_DUMP_MAX_UNITS 171	/* 65664 bytes, above --stack-dump-size's 65528 */
 #define PROFILE_DUMP_MAX (PROFILE_DUMP_UNIT * PROFILE_DUMP_MAX_UNITS)
@@ -80,6 +85,8 @@ struct profile_key {
 enum dwarf_record_kind {
 	DWARF_REC_PIECE = 1,
 	DWARF_REC_HEAD = 2,
+	/* A head, then a piece (the copy or its end): a sample in one record, from 5.15. */
+	DWARF_REC_HEAD_PIECE = 3,
 };
 
 /* A piece: this, then len bytes of the stack copy. */
@@ -115,6 +122,8 @@ enum profile_stat {
 	PROFILE_STAT_STACK_OVERFLOWED,	/* collisions in the first stack map saved by the second */
 	PROFILE_STAT_STACK_NOMEM,	/* of the lost: no free element in the stack map */
 	PROFILE_STAT_NSIDS_FULL,	/* pid namespace records: a task not kept in the nsids map */
+	/* Counting program runs ended; with SAMPLES, the loader waits out runs in flight. */
+	PROFILE_STAT_RUNS_DONE,
 	PROFILE_STAT_CNT,
 };
 

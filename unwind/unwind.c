@@ -97,7 +97,12 @@ struct unwind_ctx {
 	const struct addr_space *as;
 	const struct unwind_regs *regs;	/* where libunwind starts */
 	uint64_t copy_sp;		/* the sample's sp: where the stack copy starts */
-	const unsigned char *stack;
+	const unsigned char *stack;	/* the copy in one piece, or NULL: */
+	const unsigned char *const *pieces;	/* in nr_pieces of piece_lens bytes */
+	const uint32_t *piece_lens;
+	unsigned int nr_pieces;
+	unsigned int nr_whole;	/* the first pieces, of piece_size bytes each */
+	size_t piece_size;
 	size_t stack_size;
 	/* The stack words read during the current step. */
 	struct stack_read log[MAX_STEP_READS];
@@ -308,6 +313,42 @@ static int get_dyn_info_list_addr(unw_addr_space_t uas, unw_word_t *addr, void *
 	return -UNW_ENOINFO;
 }
 
+/* The 8 bytes of the copy at off, false past its end. */
+static bool copy_word(const struct unwind_ctx *ctx, uint64_t off, uint64_t *v)
+{
+	size_t i, in, first;
+
+	if (off > ctx->stack_size || ctx->stack_size - off < 8)
+		return false;
+	if (ctx->stack) {
+		memcpy(v, ctx->stack + off, 8);
+		return true;
+	}
+	if (off < (uint64_t)ctx->nr_whole * ctx->piece_size) {
+		i = off / ctx->piece_size;
+		in = off % ctx->piece_size;
+	} else {
+		/* The short pieces at the end of the stack: a few, halving. */
+		i = ctx->nr_whole;
+		in = off - (uint64_t)ctx->nr_whole * ctx->piece_size;
+		while (i < ctx->nr_pieces && in >= ctx->piece_lens[i])
+			in -= ctx->piece_lens[i++];
+		if (i >= ctx->nr_pieces)
+			return false;
+	}
+	first = ctx->piece_lens[i] - in;
+	if (first >= 8) {
+		memcpy(v, ctx->pieces[i] + in, 8);
+		return true;
+	}
+	/* A word across two pieces (an sp CFI rule can point anywhere); each holds 8 or more. */
+	if (i + 1 >= ctx->nr_pieces)
+		return false;
+	memcpy(v, ctx->pieces[i] + in, first);
+	memcpy((unsigned char *)v + first, ctx->pieces[i + 1], 8 - first);
+	return true;
+}
+
 static void log_read(struct unwind_ctx *ctx, uint64_t addr, uint64_t val)
 {
 	for (unsigned int i = 0; i < ctx->nr_log; i++)
@@ -347,8 +388,7 @@ static int access_mem(unw_addr_space_t uas, unw_word_t addr, unw_word_t *valp, i
 	if (ctx->last_img &&
 	    !unwind_image__table_read(ctx->last_img, addr - ctx->last_bias, (uint64_t *)valp))
 		return 0;
-	if (addr >= sp && addr - sp <= ctx->stack_size && ctx->stack_size - (addr - sp) >= 8) {
-		memcpy(valp, ctx->stack + (addr - sp), 8);
+	if (addr >= sp && copy_word(ctx, addr - sp, (uint64_t *)valp)) {
 		log_read(ctx, addr, *valp);
 		return 0;
 	}
@@ -514,10 +554,7 @@ static const struct step_entry *replay(struct unwind_ctx *ctx, const struct step
 	for (unsigned int i = 0; i < e->nr_reads; i++) {
 		uint64_t a = e->reads[i].addr, v;
 
-		if (a < sp || a - sp > ctx->stack_size || ctx->stack_size - (a - sp) < 8)
-			return NULL;
-		memcpy(&v, ctx->stack + (a - sp), 8);
-		if (v != e->reads[i].val)
+		if (a < sp || !copy_word(ctx, a - sp, &v) || v != e->reads[i].val)
 			return NULL;
 	}
 	return e;
@@ -629,14 +666,11 @@ static bool unwind_from(struct unwind_ctx *ctx, struct unwind_regs *cur, bool *e
 	return more;
 }
 
-unsigned int unwinder__unwind(struct unwinder *u, const struct addr_space *as,
-			      const struct unwind_regs *regs, const void *stack, size_t stack_size,
-			      uint64_t *ips, unsigned int max)
+static unsigned int unwind_ctx(struct unwind_ctx *c, uint64_t *ips, unsigned int max)
 {
-	struct unwind_ctx ctx = {
-		.u = u, .as = as, .regs = regs, .copy_sp = regs->sp, .stack = stack,
-		.stack_size = stack_size,
-	};
+	struct unwinder *u = c->u;
+	const struct addr_space *as = c->as;
+	const struct unwind_regs *regs = c->regs;
 	/* One frame more than asked, to know whether the stack was cut. */
 	uint64_t frames[MAX_STACK_DEPTH + 1];
 	unsigned int n = 1, limit = (max < MAX_STACK_DEPTH ? max : MAX_STACK_DEPTH) + 1;
@@ -653,16 +687,16 @@ unsigned int unwinder__unwind(struct unwinder *u, const struct addr_space *as,
 		const struct step_entry *e;
 
 		step_key_of(&k, as, &cur, exact);
-		e = replay(&ctx, &k);
+		e = replay(c, &k);
 		if (!e) {
 			bool more;
 
 			unwind_sigmask__quiet(true);
-			more = unwind_from(&ctx, &cur, &exact, frames, &n, limit);
+			more = unwind_from(c, &cur, &exact, frames, &n, limit);
 			unwind_sigmask__quiet(false);
 			if (more)
 				continue;
-			if (ctx.ran_off_copy)
+			if (c->ran_off_copy)
 				u->st.dump_exhausted++;
 			break;
 		}
@@ -683,6 +717,44 @@ unsigned int unwinder__unwind(struct unwinder *u, const struct addr_space *as,
 	dt = ((uint64_t)mono_ns() - t0) / 100;
 	u->hist[dt < HIST_BUCKETS ? dt : HIST_BUCKETS - 1]++;
 	return n;
+}
+
+unsigned int unwinder__unwind(struct unwinder *u, const struct addr_space *as,
+			      const struct unwind_regs *regs, const void *stack, size_t stack_size,
+			      uint64_t *ips, unsigned int max)
+{
+	struct unwind_ctx ctx = {
+		.u = u, .as = as, .regs = regs, .copy_sp = regs->sp, .stack = stack,
+		.stack_size = stack ? stack_size : 0,
+	};
+
+	return unwind_ctx(&ctx, ips, max);
+}
+
+unsigned int unwinder__unwind_pieces(struct unwinder *u, const struct addr_space *as,
+				     const struct unwind_regs *regs,
+				     const unsigned char *const *pieces, const uint32_t *lens,
+				     unsigned int nr, size_t stack_size, uint64_t *ips,
+				     unsigned int max)
+{
+	struct unwind_ctx ctx = {
+		.u = u, .as = as, .regs = regs, .copy_sp = regs->sp, .pieces = pieces,
+		.piece_lens = lens, .nr_pieces = nr, .piece_size = nr ? lens[0] : 0,
+	};
+	size_t total = 0;
+
+	/* The copy in one piece (bpf/dwarf_one.bpf.h's, most of the time): read it directly. */
+	if (nr == 1 && lens[0] >= 8)
+		return unwinder__unwind(u, as, regs, pieces[0],
+					stack_size < lens[0] ? stack_size : lens[0], ips, max);
+	for (unsigned int i = 0; i < nr; i++) {
+		if (lens[i] < 8)
+			return unwind_ctx(&ctx, ips, max);	/* not in this shape: no copy */
+		total += lens[i];
+		ctx.nr_whole += ctx.nr_whole == i && lens[i] == ctx.piece_size;
+	}
+	ctx.stack_size = stack_size < total ? stack_size : total;
+	return unwind_ctx(&ctx, ips, max);
 }
 
 void unwinder__stats(const struct unwinder *u, struct unwind_stats *st)

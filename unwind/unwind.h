@@ -44,6 +44,17 @@ void unwinder__free(struct unwinder *u);
 unsigned int unwinder__unwind(struct unwinder *u, const struct addr_space *as,
 			      const struct unwind_regs *regs, const void *stack, size_t stack_size,
 			      uint64_t *ips, unsigned int max);
+/*
+ * The same with the copy in nr pieces where they arrived, not joined
+ * first: pieces[i] holds the lens[i] bytes (8 or more) that follow the
+ * pieces before it; stack_size cuts the copy. Fastest when the first
+ * pieces have the same size (the rest are searched).
+ */
+unsigned int unwinder__unwind_pieces(struct unwinder *u, const struct addr_space *as,
+				     const struct unwind_regs *regs,
+				     const unsigned char *const *pieces, const uint32_t *lens,
+				     unsigned int nr, size_t stack_size, uint64_t *ips,
+				     unsigned int max);
 
 void unwinder__stats(const struct unwinder *u, struct unwind_stats *st);
 /* -v: what unwinding cost; a warning when stack copies were too short. */

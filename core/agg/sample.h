@@ -43,6 +43,13 @@ struct user_snapshot {
 	uint64_t ip, sp, bp;
 	const void *stack;	/* a copy of user memory from sp up */
 	size_t stack_size;
+	/*
+	 * Or, where stack is NULL, the copy in nr_pieces pieces of piece_lens
+	 * bytes, as a BPF program sent them: not joined first.
+	 */
+	const unsigned char *const *pieces;
+	const uint32_t *piece_lens;
+	unsigned int nr_pieces;
 };
 
 struct sample {

@@ -197,6 +197,9 @@ static unsigned int unwind_snapshot(void *ctx, const struct addr_space *as,
 {
 	struct unwind_regs regs = { .ip = snap->ip, .sp = snap->sp, .bp = snap->bp };
 
+	if (!snap->stack && snap->pieces)
+		return unwinder__unwind_pieces(ctx, as, &regs, snap->pieces, snap->piece_lens,
+					       snap->nr_pieces, snap->stack_size, ips, max);
 	return unwinder__unwind(ctx, as, &regs, snap->stack, snap->stack_size, ips, max);
 }
 

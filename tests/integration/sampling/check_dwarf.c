@@ -306,7 +306,7 @@ START_TEST(each_stack_copy_program_gives_whole_stacks)
 		{ "PROFILE_TEST_NO_TASK_REGS=1", "PROFILE_TEST_NONE=1" },
 		{ "PROFILE_TEST_NO_TASK_REGS=1", "PROFILE_TEST_DWARF_PIECES_ON_STACK=1" },
 	};
-	static const char *const pieces[3] = { "pieces of 4096 bytes", "pieces of 4096 bytes",
+	static const char *const pieces[3] = { "pieces of 61440 bytes", "pieces of 4096 bytes",
 					       "pieces of 384 bytes" };
 
 	run_cmd((char *[]){ "/usr/bin/env", (char *)env[_i][0], (char *)env[_i][1],
@@ -317,6 +317,60 @@ START_TEST(each_stack_copy_program_gives_whole_stacks)
 	ck_assert_msg(strstr(r.err, pieces[_i]) != NULL, "stderr: %.1000s", r.err);
 	ck_assert_ptr_null(strstr(r.err, "malformed"));
 	assert_chains_complete(r.out);
+}
+END_TEST
+
+/* The records of the run's stack copies a sample, from -v's count. */
+static double records_a_sample(const char *err)
+{
+	const char *at = strstr(err, "bpf: stack copies: ");
+	unsigned long long records, samples;
+
+	ck_assert_msg(at && sscanf(at, "bpf: stack copies: %llu records for %llu samples", &records,
+				   &samples) == 2 && samples > 100,
+		      "stderr: %.1000s", err);
+	return (double)records / (double)samples;
+}
+
+/*
+ * The program with bpf_task_pt_regs (5.15) sends a sample's head and stack
+ * copy in one record (the others send a record per piece and the head: 6
+ * to 10 a sample, each a cost for the reader): shallow stacks, whose last
+ * read crosses the end of the stack, and deep ones cut at the copy size; a
+ * copy longer than 60 KiB (8000 frames, --stack-dump-size 65528) in two, a
+ * perf record being at most 64 KiB.
+ */
+START_TEST(the_task_regs_program_sends_a_sample_in_one_record)
+{
+	static const struct {
+		const char *workload, *mode, *depth, *dump_size;
+		double min, max;	/* records a sample */
+	} runs[] = {
+		{ "nofp", "chain", NULL, "16384", 1, 1 },
+		{ "nofp", "deep", NULL, "16384", 1, 1 },
+		{ "deep", "spin", "8000", "65528", 1.5, 2 },
+	};
+	const char *cut = _i == 1 ? "nofp;[truncated];nofp_recurse;"
+				  : "deep;[truncated];deep_recurse;";
+	uint64_t whole;
+	double per;
+
+	backend = "bpf";
+	run_ok(&r, PROFILE("-v", "-F", "999", "-U", "-f", "--unwind", "dwarf", "--stack-dump-size",
+			   (char *)runs[_i].dump_size, "--", (char *)workload(runs[_i].workload),
+			   (char *)runs[_i].mode, "1", (char *)runs[_i].depth),
+		   30);
+	ck_assert_msg(strstr(r.err, "user registers of kernel-mode samples: bpf_task_pt_regs"),
+		      "stderr: %.1000s", r.err);
+	per = records_a_sample(r.err);
+	ck_assert_msg(per >= runs[_i].min && per <= runs[_i].max,
+		      "%s %s, %s bytes: %.2f records a sample", runs[_i].workload, runs[_i].mode,
+		      runs[_i].dump_size, per);
+	ck_assert_ptr_null(strstr(r.err, "malformed"));
+	/* Whole stacks: from _start or clone3, or cut at the frame limit with the marker. */
+	whole = _i == 0 ? full_chains(r.out) : folded_count_prefix(r.out, cut);
+	ck_assert_msg(whole * 10 >= folded_total(r.out, NULL) * 9, "%llu whole:\n%.1000s",
+		      (unsigned long long)whole, r.out);
 }
 END_TEST
 
@@ -342,6 +396,7 @@ Suite *dwarf_suite(void)
 	tcase_add_loop_test(tc, jit_code_is_walked_by_its_frame_pointer, 0, 2);
 	tcase_add_test(tc, without_task_regs_kernel_mode_samples_fall_back_and_auto_picks_perf);
 	tcase_add_loop_test(tc, each_stack_copy_program_gives_whole_stacks, 0, 3);
+	tcase_add_loop_test(tc, the_task_regs_program_sends_a_sample_in_one_record, 0, 3);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -177,6 +177,67 @@ START_TEST(a_repeated_snapshot_is_replayed_from_the_cache_identically)
 END_TEST
 
 /*
+ * The bpf backend's stack copies arrive in pieces, and the unwinder reads
+ * them where they are: the copy cut into pieces held apart (each its own
+ * allocation, so a read past a piece's end is a wrong word, or an ASan
+ * report) unwinds to the same frames as the copy in one, walked and then
+ * replayed from the cache. Whole pieces, then halving ones where the
+ * program's read crossed the end of the stack; 12-byte pieces put most
+ * words across two; 65536 is the whole copy in one piece, as Linux 5.15's
+ * program sends it.
+ */
+START_TEST(a_copy_in_pieces_unwinds_as_the_copy_in_one)
+{
+	static const size_t sizes[] = { 12, 384, 4096, 1000, 65536 };
+	uint64_t whole[MAX_STACK_DEPTH], walked[MAX_STACK_DEPTH], replayed[MAX_STACK_DEPTH];
+	unsigned int n = unwinder__unwind(uw, as, &snap.regs, snap.stack, snap.size, whole,
+					  MAX_STACK_DEPTH);
+
+	ck_assert_uint_ge(n, 5);
+	for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+		size_t piece = sizes[k], nr = 0, off = 0;
+		unsigned char **pieces = calloc(snap.size / 8 + 1, sizeof(*pieces));
+		uint32_t *lens = calloc(snap.size / 8 + 1, sizeof(*lens));
+		struct unwinder *fresh = unwinder__new();
+		unsigned int n1, n2;
+
+		ck_assert_ptr_nonnull(pieces);
+		ck_assert_ptr_nonnull(lens);
+		ck_assert_ptr_nonnull(fresh);
+		/* Whole pieces for the first frames, then 2048, 1024, ... 8 (again) to the end. */
+		for (size_t half = 2048; off < snap.size; nr++) {
+			size_t len = off < 256 ? piece : half;
+
+			if (off >= 256)
+				half = half > 8 ? half / 2 : 2048;
+			if (len > snap.size - off)
+				len = snap.size - off;
+			pieces[nr] = malloc(len);
+			ck_assert_ptr_nonnull(pieces[nr]);
+			memcpy(pieces[nr], snap.stack + off, len);
+			lens[nr] = (uint32_t)len;
+			off += len;
+		}
+		n1 = unwinder__unwind_pieces(fresh, as, &snap.regs,
+					     (const unsigned char *const *)pieces, lens, (unsigned int)nr,
+					     snap.size, walked, MAX_STACK_DEPTH);
+		n2 = unwinder__unwind_pieces(fresh, as, &snap.regs,
+					     (const unsigned char *const *)pieces, lens, (unsigned int)nr,
+					     snap.size, replayed, MAX_STACK_DEPTH);
+		unwinder__free(fresh);
+		for (size_t i = 0; i < nr; i++)
+			free(pieces[i]);
+		free(pieces);
+		free(lens);
+		ck_assert_msg(n1 == n && n2 == n, "pieces of %zu: %u and %u frames, not %u", piece,
+			      n1, n2, n);
+		ck_assert_mem_eq(walked, whole, n * sizeof(whole[0]));
+		ck_assert_mem_eq(replayed, whole, n * sizeof(whole[0]));
+	}
+}
+END_TEST
+
+/*
  * A sample whose innermost frames are new runs libunwind on those only and
  * replays its callers' steps from the cache (the deep outer frames of a
  * compiler's samples are mostly the same): the frames are what a new
@@ -477,6 +538,7 @@ Suite *unwind_suite(void)
 	tcase_add_test(tc, a_repeated_snapshot_is_replayed_from_the_cache_identically);
 	tcase_add_test(tc, a_changed_return_address_is_not_replayed);
 	tcase_add_test(tc, new_inner_frames_rejoin_the_cache_for_their_callers);
+	tcase_add_test(tc, a_copy_in_pieces_unwinds_as_the_copy_in_one);
 	tcase_add_test(tc, a_frame_a_signal_interrupted_is_rejoined_at_its_ip);
 	tcase_add_test(tc, a_stack_deeper_than_the_limit_ends_with_the_marker);
 	tcase_add_test(tc, a_short_copy_stops_early_and_is_counted);
