@@ -400,7 +400,7 @@ static void describe_target(const struct run_opts *o, char *buf, size_t len)
 			 o->nr_cgroups > 1 ? " and others" : "");
 }
 
-static int write_report(struct run *r, struct profile *prof)
+static int write_report(struct run *r, struct profile *prof, struct writer_printed *printed)
 {
 	static int (*const writers[])(FILE *, const struct profile *, const struct writer_opts *) = {
 		[FORMAT_BCC] = writer__bcc,
@@ -413,7 +413,8 @@ static int write_report(struct run *r, struct profile *prof)
 				  .annotations = o->annotations,
 				  .addresses = o->addresses,
 				  .offsets = o->offsets,
-				  .raw_addresses = o->raw_addresses };
+				  .raw_addresses = o->raw_addresses,
+				  .printed = printed };
 	char target[512], title[768];
 	int64_t t0, t1;
 	struct resolve_meta meta = {
@@ -482,10 +483,14 @@ static const char *lost_reason(enum lost_reason why)
 
 /* Every warning about what the report lacks, one line each, on stderr. */
 static void print_warnings(const struct run *r, const struct profile *prof,
-			   const struct backend_stats *st)
+			   const struct writer_printed *printed, const struct backend_stats *st)
 {
 	bool collision, full;
 	uint64_t missed = profile__missed_stacks(prof, &collision, &full);
+
+	/* As many as the report shows markers (see writer.h); the profile's if it was not written. */
+	if (printed->missed_stacks != UINT64_MAX)
+		missed = printed->missed_stacks;
 
 	/* Each tool's own words: profile.py blames collisions, offcputime.py a full map. */
 	if (missed && r->eff.mode == MODE_ON_CPU)
@@ -636,6 +641,7 @@ static int finish(struct run *r)
 {
 	struct backend_stats st;
 	struct profile prof;
+	struct writer_printed printed = { .missed_stacks = UINT64_MAX };
 	struct errmsg em = { "" };
 	char off[48] = "";	/* the off-CPU total, where there is one */
 	bool to_stdout;
@@ -654,7 +660,7 @@ static int finish(struct run *r)
 			st.stack_overflows, st.orphan_stacks, st.stale_stacks);
 	if (r->eff.format == FORMAT_BCC)
 		fputc('\n', r->out.f);
-	err = write_report(r, &prof);
+	err = write_report(r, &prof, &printed);
 	if (interrupt__pending()) {
 		/* A signal after the one that ended sampling: stop here, and say so in one line. */
 		if (r->out.f == stdout)
@@ -666,7 +672,7 @@ static int finish(struct run *r)
 	}
 	if (err)
 		pr_warn("writing the report: %s\n", strerror(-err));
-	print_warnings(r, &prof, &st);
+	print_warnings(r, &prof, &printed, &st);
 	if (agg__total(&r->pipeline.agg, WEIGHT_OFFCPU_NS))
 		snprintf(off, sizeof(off), ", %.6f s off-CPU",
 			 agg__total(&r->pipeline.agg, WEIGHT_OFFCPU_NS) / 1e9);
