@@ -746,15 +746,18 @@ static int handle_fork(struct ring_set *rs, const struct perf_event_header *hdr)
 static int handle_exit(struct ring_set *rs, const struct perf_event_header *hdr)
 {
 	struct decoded_task tk;
+	int err;
 
-	if (!rs->on_task)
-		return 0;
 	if (decode__task(hdr, &tk)) {
 		rs->bad_records++;
 		return 0;
 	}
 	if (!pipeline__wants_pid(rs->pipeline, tk.pid))
 		return 0;
+	/* The image's end, so that its mappings can go once no sample of it is to come. */
+	err = proctrack__exit(rs->pipeline->procs, tk.pid, tk.tid, record_time(rs, hdr));
+	if (err || !rs->on_task)
+		return err;
 	return rs->on_task(rs->on_task_ctx, true, tk.pid, tk.tid, record_time(rs, hdr));
 }
 

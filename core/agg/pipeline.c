@@ -308,6 +308,8 @@ int pipeline__count(struct pipeline *p, struct sample *s)
 		} else if (!as) {
 			p->dropped_oom++;
 			return 0;
+		} else if (as->released) {
+			p->late_images++;
 		}
 	}
 	if (s->user_snapshot) {

@@ -55,6 +55,11 @@ struct pipeline {
 	 * pid reused) that would name their user frames differently: [unknown].
 	 */
 	uint64_t ambiguous_images;
+	/*
+	 * Samples read after their process's image was released (it ended
+	 * long before: proctrack__settle): their user frames are [unknown].
+	 */
+	uint64_t late_images;
 	uint64_t not_unwound;	/* snapshots that came without an unwinder */
 	uint64_t dropped_oom;	/* samples not counted for want of memory (the run then stops) */
 };

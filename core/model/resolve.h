@@ -65,6 +65,15 @@ void resolver__free(struct resolver *r);
  * One resolver takes an agg's stacks: they are no longer there for another.
  */
 void resolver__prepare(struct resolver *r, struct agg *agg, int budget_ms);
+/* Whether prepare has looked at every stack agg holds. */
+bool resolver__caught_up(const struct resolver *r, const struct agg *agg);
+/*
+ * The stacks prepare left raw whose image is settled (its process ended
+ * long ago: no mapping or perf-map line is still to come) become profile
+ * stacks now, so that the image's mappings can go. Returns false when out
+ * of memory: then nothing may be released.
+ */
+bool resolver__finish_settled(struct resolver *r, struct agg *agg);
 
 /* Bytes the profile holds for its stacks so far (not their frames: those are per code address). */
 size_t resolver__stack_bytes(const struct resolver *r);

@@ -98,6 +98,10 @@ struct proctrack {
 	struct hashmap comms;		/* tid -> struct thread_comm */
 	struct hashmap kinds;		/* pid -> KIND_USER or KIND_KERNEL (pid is the key) */
 	struct addr_space *all;		/* every space ever made, for freeing */
+	/* Images that ended and still hold their mappings: settled, then released. */
+	struct addr_space **ended;
+	size_t nr_ended, cap_ended;
+	uint64_t newest_time;		/* of the execs, forks and exits applied */
 	int64_t record_wall_ns;		/* of the record being applied; 0: now */
 	unsigned int next_id;
 };
@@ -256,6 +260,7 @@ void proctrack__free(struct proctrack *pt)
 	hashmap__clear(&pt->procs);
 	hashmap__clear(&pt->comms);
 	hashmap__clear(&pt->kinds);
+	free(pt->ended);
 	free(pt);
 }
 
@@ -814,6 +819,26 @@ struct addr_space *proctrack__addr_space(struct proctrack *pt, pid_t pid)
 	return p ? p->as : NULL;
 }
 
+static int read_image_start(struct proctrack *pt, pid_t pid, uint64_t time);
+
+/*
+ * pid's image to add mappings to: its current one, or, if that one was
+ * released (its process ended long ago), a new one from the newest record
+ * on: another process took the pid, and its fork record was lost.
+ */
+static struct addr_space *live_space(struct proctrack *pt, pid_t pid)
+{
+	struct addr_space *as = proctrack__addr_space(pt, pid);
+
+	if (as && as->released) {
+		read_image_start(pt, pid, pt->newest_time);
+		as = proctrack__addr_space(pt, pid);
+		if (as && as->released)
+			return NULL;
+	}
+	return as;
+}
+
 void proctrack__set_record_time(struct proctrack *pt, int64_t wall_ns)
 {
 	pt->record_wall_ns = wall_ns;
@@ -832,11 +857,44 @@ int proctrack__mmap_build_id(struct proctrack *pt, pid_t pid, const struct mappi
 
 	if (!m->exec)
 		return 0;
-	as = proctrack__addr_space(pt, pid);
+	as = live_space(pt, pid);
 	if (!as)
 		return -ENOMEM;
 	open_binary(pt, pid, &mine, bid && bid->size ? bid : NULL);
 	return addr_space__insert(as, &mine);
+}
+
+/* The clock settling goes by: the newest exec, fork or exit applied. */
+static void note_time(struct proctrack *pt, uint64_t time)
+{
+	if (time > pt->newest_time)
+		pt->newest_time = time;
+}
+
+/*
+ * as ended at time (side-band clock): listed once for settling. Without a
+ * time nothing can be dated against it, and it keeps its mappings.
+ */
+static int image_ended(struct proctrack *pt, struct addr_space *as, uint64_t time)
+{
+	if (!time || as->released)
+		return 0;
+	if (as->end_time) {
+		as->end_time = time > as->end_time ? time : as->end_time;
+		return 0;	/* listed already */
+	}
+	as->end_time = time;
+	if (pt->nr_ended == pt->cap_ended) {
+		size_t cap = pt->cap_ended ? 2 * pt->cap_ended : 256;
+		struct addr_space **l = realloc(pt->ended, cap * sizeof(*l));
+
+		if (!l)
+			return -ENOMEM;
+		pt->ended = l;
+		pt->cap_ended = cap;
+	}
+	pt->ended[pt->nr_ended++] = as;
+	return 0;
 }
 
 int proctrack__exec(struct proctrack *pt, pid_t pid, const char *comm, uint64_t time)
@@ -844,6 +902,7 @@ int proctrack__exec(struct proctrack *pt, pid_t pid, const char *comm, uint64_t 
 	struct proc *p = find_proc(pt, pid);
 	struct addr_space *as = new_space(pt, pid);
 
+	note_time(pt, time);
 	if (!as)
 		return -ENOMEM;
 	snprintf(as->comm, sizeof(as->comm), "%s", comm ? comm : "");
@@ -854,7 +913,7 @@ int proctrack__exec(struct proctrack *pt, pid_t pid, const char *comm, uint64_t 
 	if (p) {
 		as->older = p->as;
 		p->as = as;
-		return 0;
+		return image_ended(pt, as->older, time);
 	}
 	return add_proc(pt, pid, as) ? 0 : -ENOMEM;
 }
@@ -945,6 +1004,8 @@ static int resync_one(struct proctrack *pt, struct proc *p, uint64_t time)
 		release_maps(&fresh);
 		return err == -ENOMEM ? err : 0;
 	}
+	/* A released image's process ended long ago: /proc shows another one. */
+	other = cur->released;
 	for (size_t i = 0; i < fresh.nr_maps && !other; i++)
 		other = maps_other(cur, &fresh.maps[i]);
 	/* What the tracker has that is gone from /proc: an unmap, or the old image. */
@@ -952,10 +1013,7 @@ static int resync_one(struct proctrack *pt, struct proc *p, uint64_t time)
 		other = mapping__is_file(&cur->maps[i]) && !maps_same(&fresh, &cur->maps[i]);
 	if (other) {
 		/* An exec the records did not tell, or unmaps: a new image from now on. */
-		char comm[TASK_COMM_LEN] = "";
-
-		read_comm(p->pid, p->pid, comm, sizeof(comm));
-		err = proctrack__exec(pt, p->pid, comm, time);
+		err = read_image_start(pt, p->pid, time);
 		if (!err) {
 			cur = p->as;
 			adopt_maps(cur, fresh.maps, fresh.nr_maps, fresh.cap_maps);
@@ -971,6 +1029,15 @@ static int resync_one(struct proctrack *pt, struct proc *p, uint64_t time)
 		open_binary(pt, p->pid, &cur->maps[i], NULL);
 	release_maps(&fresh);
 	return err ? err : 1;
+}
+
+/* A new image of pid from time on, named as /proc names the process now. */
+static int read_image_start(struct proctrack *pt, pid_t pid, uint64_t time)
+{
+	char comm[TASK_COMM_LEN] = "";
+
+	read_comm(pid, pid, comm, sizeof(comm));
+	return proctrack__exec(pt, pid, comm, time);
 }
 
 int proctrack__resync(struct proctrack *pt, bool (*wanted)(pid_t pid, void *ctx), void *ctx,
@@ -1007,6 +1074,7 @@ int proctrack__fork(struct proctrack *pt, pid_t pid, pid_t ppid, uint64_t time)
 	struct addr_space *as;
 	struct proc *p;
 
+	note_time(pt, time);
 	if (!parent)
 		return -ENOMEM;
 	as = new_space(pt, pid);
@@ -1035,9 +1103,78 @@ int proctrack__fork(struct proctrack *pt, pid_t pid, pid_t ppid, uint64_t time)
 		/* pid reuse within one profile */
 		as->older = p->as;
 		p->as = as;
-		return 0;
+		return image_ended(pt, as->older, time);
 	}
 	return add_proc(pt, pid, as) ? 0 : -ENOMEM;
+}
+
+int proctrack__exit(struct proctrack *pt, pid_t pid, pid_t tid, uint64_t time)
+{
+	struct proc *p = find_proc(pt, pid);
+
+	note_time(pt, time);
+	if (!p)
+		return 0;	/* never sampled nor mapped: nothing to let go */
+	if (pid == tid)
+		p->as->leader_exited = true;
+	/* Until then a thread's exit is not the end: the leader's marks it, the last one's dates it. */
+	if (!p->as->leader_exited)
+		return 0;
+	return image_ended(pt, p->as, time);
+}
+
+/* Whether pid's current image is as and /proc still shows the process (threads left). */
+static bool still_running(struct proctrack *pt, const struct addr_space *as)
+{
+	struct proc *p = find_proc(pt, as->pid);
+	char path[64];
+
+	if (!p || p->as != as)
+		return false;	/* a later image began: this one is over */
+	snprintf(path, sizeof(path), "/proc/%d", (int)as->pid);
+	return access(path, F_OK) == 0;
+}
+
+size_t proctrack__settle(struct proctrack *pt, uint64_t grace_ns)
+{
+	size_t n = 0;
+
+	if (pt->newest_time <= grace_ns)
+		return 0;
+	for (size_t i = 0; i < pt->nr_ended; i++) {
+		struct addr_space *as = pt->ended[i];
+
+		if (as->settled || as->end_time >= pt->newest_time - grace_ns)
+			continue;
+		if (as->leader_exited && still_running(pt, as)) {
+			/* Its other threads run on: it ends again with the last one's exit. */
+			as->end_time = pt->newest_time;
+			continue;
+		}
+		as->settled = true;
+		n++;
+	}
+	return n;
+}
+
+size_t proctrack__release_settled(struct proctrack *pt)
+{
+	size_t kept = 0, n = 0;
+
+	for (size_t i = 0; i < pt->nr_ended; i++) {
+		struct addr_space *as = pt->ended[i];
+
+		if (!as->settled) {
+			pt->ended[kept++] = as;
+			continue;
+		}
+		release_maps(as);
+		as->generation++;
+		as->released = true;
+		n++;
+	}
+	pt->nr_ended = kept;
+	return n;
 }
 
 static struct thread_comm *find_comm(struct proctrack *pt, pid_t tid)

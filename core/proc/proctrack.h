@@ -27,7 +27,12 @@ struct mapping {
 
 struct file_table;
 
-/* One address space: a process between two execs. Never freed before the tracker. */
+/*
+ * One address space: a process between two execs. Never freed before the
+ * tracker (caches key by its address), but once it has ended long enough
+ * ago that no sample of it can still come, its mappings are (see
+ * proctrack__settle): a busy host starts a hundred processes a second.
+ */
 struct addr_space {
 	struct file_table *files;	/* the tracker's open binaries; NULL outside a tracker */
 	pid_t pid;
@@ -50,6 +55,15 @@ struct addr_space {
 	unsigned int *maps_refs;
 	unsigned int generation;	/* changes whenever maps do (for caches of unwind steps) */
 	struct addr_space *next_all;
+	/*
+	 * When it ended, in the side-band records' clock: the exec or fork that
+	 * began the pid's next image, or the exit of its last thread; 0: not
+	 * known to have ended.
+	 */
+	uint64_t end_time;
+	bool leader_exited;	/* its main thread exited: other threads may still run it */
+	bool settled;		/* ended long enough ago that no sample of it is still to come */
+	bool released;		/* settled, and its mappings freed */
 };
 
 struct proctrack;
@@ -114,6 +128,22 @@ int proctrack__mmap_build_id(struct proctrack *pt, pid_t pid, const struct mappi
 int proctrack__exec(struct proctrack *pt, pid_t pid, const char *comm, uint64_t time);
 /* A new process pid forked from ppid at time: it starts with a copy of ppid's mappings. */
 int proctrack__fork(struct proctrack *pt, pid_t pid, pid_t ppid, uint64_t time);
+/* Thread tid of pid exited at time (PERF_RECORD_EXIT): the image ends with its last thread. */
+int proctrack__exit(struct proctrack *pt, pid_t pid, pid_t tid, uint64_t time);
+
+/*
+ * Mark settled the images that ended more than grace_ns (side-band clock)
+ * before the newest exec, fork or exit applied: every sample of them has
+ * been read by then. A process whose main thread exited is settled only
+ * once /proc no longer shows it. Returns how many were settled now.
+ */
+size_t proctrack__settle(struct proctrack *pt, uint64_t grace_ns);
+/*
+ * Free the mappings of the settled images, once every stack that names
+ * them has its frames: a sample that names one later has [unknown] user
+ * frames (pipeline's late_images). Returns how many images.
+ */
+size_t proctrack__release_settled(struct proctrack *pt);
 
 /* Whether pid is a kernel thread (PF_KTHREAD in /proc/PID/stat), read once. */
 bool proctrack__is_kernel_thread(struct proctrack *pt, pid_t pid);

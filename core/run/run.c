@@ -50,6 +50,7 @@ struct run {
 	bool pipeline_ready;
 	struct symbolizer *sym;
 	struct resolver *resolver;
+	size_t released_images;		/* of ended processes, let go while sampling (-v) */
 	struct unwinder *unwinder;
 	struct launch child;
 	bool launched;
@@ -297,6 +298,35 @@ static int set_up(struct run *r)
 	return 0;
 }
 
+/*
+ * Every SETTLE_INTERVAL_MS, images that ended more than SETTLE_GRACE_NS
+ * before the newest record give back their mappings. Every sample is read
+ * within a drain period (the bpf backend switches its count maps at least
+ * every second): the grace is that many times over, for a reader left
+ * unscheduled on a saturated host.
+ */
+#define SETTLE_INTERVAL_MS 5000
+#define SETTLE_GRACE_NS (30 * 1000000000ULL)
+
+/*
+ * Let go of what ended processes held, once nothing still to come can need
+ * it. False when the model has stacks it has not looked at yet: they may
+ * name images about to go, so the caller tries again after the next drain.
+ */
+static bool release_ended(struct run *r)
+{
+	struct proctrack *pt = r->pipeline.procs;
+
+	if (!pt)
+		return true;
+	if (!resolver__caught_up(r->resolver, &r->pipeline.agg))
+		return false;
+	if (proctrack__settle(pt, SETTLE_GRACE_NS) && resolver__finish_settled(r->resolver,
+									   &r->pipeline.agg))
+		r->released_images += proctrack__release_settled(pt);
+	return true;
+}
+
 /* With -v, a line a minute: how a long run grows, its stacks and the rest. */
 #define STATUS_INTERVAL_MS 60000
 
@@ -325,7 +355,7 @@ static int sample_loop(struct run *r)
 {
 	const struct run_opts *o = &r->eff;
 	int64_t start = mono_ms(), deadline = o->duration ? start + (int64_t)o->duration * 1000 : 0;
-	int64_t next_status = start + STATUS_INTERVAL_MS;
+	int64_t next_status = start + STATUS_INTERVAL_MS, next_settle = start + SETTLE_INTERVAL_MS;
 	int err = 0;
 
 	progress__init(&r->progress, o, mono_ms());
@@ -358,6 +388,9 @@ static int sample_loop(struct run *r)
 		if (err)
 			break;
 		resolver__prepare(r->resolver, &r->pipeline.agg, PREPARE_BUDGET_MS);
+		/* Not caught up at the tick (a busy host): the next drain tries again. */
+		if (mono_ms() >= next_settle && release_ended(r))
+			next_settle = mono_ms() + SETTLE_INTERVAL_MS;
 		if (log_verbosity() >= LOG_INFO && mono_ms() >= next_status) {
 			print_status(r, mono_ms() - start);
 			next_status += STATUS_INTERVAL_MS;
@@ -516,6 +549,10 @@ static void print_warnings(const struct run *r, const struct profile *prof,
 			"exec'd or its pid was reused while they were counted in the kernel, and "
 			"the two images would name them differently\n",
 			r->pipeline.ambiguous_images);
+	if (r->pipeline.late_images)
+		pr_warn("warning: %" PRIu64 " samples print [unknown] user frames: they were read "
+			"more than %llu s after their process ended, when its mappings were let go\n",
+			r->pipeline.late_images, SETTLE_GRACE_NS / 1000000000ULL);
 	if (st->malformed_records)
 		pr_warn("warning: %" PRIu64 " malformed records skipped\n", st->malformed_records);
 	if (st->fp_fallbacks)
@@ -680,6 +717,8 @@ static int finish(struct run *r)
 		"profile\n",
 		st.samples, agg__total(&r->pipeline.agg, WEIGHT_SAMPLES), off,
 		agg__size(&r->pipeline.agg), prof.nr_stacks);
+	if (r->released_images)
+		pr_info("%zu images of ended processes let go while sampling\n", r->released_images);
 	profile__fini(&prof);
 	to_stdout = !r->out.path;
 	if (!err) {

@@ -364,6 +364,11 @@ void symbolizer__user_frame(struct symbolizer *s, const struct addr_space *as, u
 	symbolizer__user(s, as, ip - caller, out);
 }
 
+bool symbolizer__has_jit_map(struct symbolizer *s, const struct addr_space *as)
+{
+	return as && as->pid > 0 && perfmap_of(s, as);
+}
+
 const void *symbolizer__file_of(struct symbolizer *s, const struct addr_space *as,
 				const struct mapping *m)
 {

@@ -61,6 +61,8 @@ void symbolizer__kernel(struct symbolizer *s, uint64_t addr, struct frame_sym *o
  * user address of a file mapping is named from this and its offset into
  * the file alone. NULL for memory that is not a file, or out of memory.
  */
+/* Whether as's process has a JIT map (/tmp/perf-PID.map) to name code outside its files. */
+bool symbolizer__has_jit_map(struct symbolizer *s, const struct addr_space *as);
 const void *symbolizer__file_of(struct symbolizer *s, const struct addr_space *as,
 				const struct mapping *m);
 

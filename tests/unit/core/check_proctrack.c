@@ -234,6 +234,100 @@ START_TEST(resync_after_lost_records)
 }
 END_TEST
 
+/*
+ * Images that ended (an exec, an exit) give back their mappings once the
+ * newest record is more than the grace past their end; a fork's shared
+ * mappings stay with the parent while it runs; what a released image's
+ * pid maps next is a new image's.
+ */
+START_TEST(ended_images_release_their_mappings_after_the_grace)
+{
+	struct proctrack *pt = proctrack__new();
+	struct mapping a = map_of(0x1000, 0x2000, 0, "/parent"), b = map_of(0x5000, 0x6000, 0, "/b");
+	struct addr_space *parent, *forked, *child, *out[4];
+	unsigned int gen;
+
+	/* pids above the kernel's PID_MAX_LIMIT (4194304): /proc never shows them. */
+	ck_assert_int_eq(proctrack__exec(pt, 5000000, "parent", 100), 0);
+	ck_assert_int_eq(proctrack__mmap(pt, 5000000, &a), 0);
+	parent = proctrack__addr_space(pt, 5000000);
+	ck_assert_int_eq(proctrack__fork(pt, 5000001, 5000000, 200), 0);
+	forked = proctrack__addr_space(pt, 5000001);
+	ck_assert_int_eq(proctrack__exec(pt, 5000001, "child", 300), 0);
+	child = proctrack__addr_space(pt, 5000001);
+	ck_assert_int_eq(proctrack__mmap(pt, 5000001, &b), 0);
+	/* A thread's exit is not the image's end; the main thread's is. */
+	ck_assert_int_eq(proctrack__exit(pt, 5000001, 5000002, 350), 0);
+	ck_assert_uint_eq(child->end_time, 0);
+	ck_assert_int_eq(proctrack__exit(pt, 5000001, 5000001, 400), 0);
+	ck_assert_int_eq(proctrack__exit(pt, 5000000, 5000000, 500), 0);
+	ck_assert_uint_eq(proctrack__settle(pt, 1000), 0);	/* nothing is 1000 old */
+
+	/* Time goes on (another process execs): the forked image's end is past the grace. */
+	ck_assert_int_eq(proctrack__exec(pt, 5000005, "other", 1350), 0);
+	gen = forked->generation;
+	ck_assert_uint_eq(proctrack__settle(pt, 1000), 1);
+	ck_assert(forked->settled && !child->settled && !parent->settled);
+	ck_assert_uint_eq(proctrack__release_settled(pt), 1);
+	ck_assert(forked->released);
+	ck_assert_uint_eq(forked->nr_maps, 0);
+	ck_assert_uint_ne(forked->generation, gen);
+	ck_assert_str_eq(addr_space__find(parent, 0x1800)->path, "/parent");
+	ck_assert_uint_eq(proctrack__release_settled(pt), 0);
+
+	ck_assert_int_eq(proctrack__exec(pt, 5000005, "other", 2000), 0);
+	ck_assert_uint_eq(proctrack__settle(pt, 1000), 2);
+	ck_assert_uint_eq(proctrack__release_settled(pt), 2);
+	ck_assert(parent->released && child->released);
+	ck_assert_ptr_null(addr_space__find(parent, 0x1800));
+	/* A late sample still finds its image (released: the pipeline counts it). */
+	ck_assert_uint_eq(proctrack__images(pt, 5000001, 450, 450, out, 4), 1);
+	ck_assert_ptr_eq(out[0], child);
+
+	/* The pid taken by a process whose fork record was lost: its mappings are its own image's. */
+	ck_assert_int_eq(proctrack__mmap(pt, 5000001, &a), 0);
+	ck_assert_ptr_ne(proctrack__addr_space(pt, 5000001), child);
+	ck_assert_ptr_eq(proctrack__addr_space(pt, 5000001)->older, child);
+	ck_assert_str_eq(addr_space__find(proctrack__addr_space(pt, 5000001), 0x1800)->path,
+			 "/parent");
+	ck_assert_uint_eq(child->nr_maps, 0);
+	proctrack__free(pt);
+}
+END_TEST
+
+/* A process whose main thread exited but whose other threads run is not settled until it is gone. */
+START_TEST(a_process_is_not_settled_while_proc_shows_it)
+{
+	struct proctrack *pt = proctrack__new();
+	struct addr_space *as;
+	pid_t child = fork();
+
+	ck_assert_int_ge(child, 0);
+	if (!child) {
+		execl("/bin/sleep", "sleep", "30", (char *)NULL);
+		_exit(127);
+	}
+	wait_mapped(child, "/sleep");
+	as = proctrack__addr_space(pt, child);
+	ck_assert_uint_gt(as->nr_maps, 0);
+	/* The main thread's exit record, while /proc still shows the process. */
+	ck_assert_int_eq(proctrack__exit(pt, child, child, 100), 0);
+	ck_assert_int_eq(proctrack__exec(pt, 5000005, "other", 10000), 0);
+	ck_assert_uint_eq(proctrack__settle(pt, 1000), 0);
+	ck_assert(!as->settled);
+
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	/* Gone now, but dated from when it was last seen running: a grace more. */
+	ck_assert_uint_eq(proctrack__settle(pt, 1000), 0);
+	ck_assert_int_eq(proctrack__exec(pt, 5000005, "other", 20000), 0);
+	ck_assert_uint_eq(proctrack__settle(pt, 1000), 1);
+	ck_assert_uint_eq(proctrack__release_settled(pt), 1);
+	ck_assert_uint_eq(as->nr_maps, 0);
+	proctrack__free(pt);
+}
+END_TEST
+
 START_TEST(comm_cached_inherited_or_placeholder)
 {
 	struct proctrack *pt = proctrack__new();
@@ -717,6 +811,8 @@ Suite *proctrack_suite(void)
 	tcase_add_test(tc, insert_trims_what_it_overlaps);
 	tcase_add_test(tc, maps_file_keeps_executable_mappings);
 	tcase_add_test(tc, fork_copies_exec_resets_old_space_survives);
+	tcase_add_test(tc, ended_images_release_their_mappings_after_the_grace);
+	tcase_add_test(tc, a_process_is_not_settled_while_proc_shows_it);
 	tcase_add_test(tc, images_by_time);
 	tcase_add_test(tc, resync_after_lost_records);
 	tcase_add_test(tc, comm_cached_inherited_or_placeholder);
