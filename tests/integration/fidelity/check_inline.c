@@ -100,10 +100,13 @@ static unsigned int marker_line(const char *marker)
 	return 0;
 }
 
-/* "func@file:line(start)" */
+/*
+ * "func@file:line(start)". The last '@' ends the name: names have their own
+ * (a stub in libc's PLT is "*ABS*+0xa0a40@plt"), these files do not.
+ */
 static void parse_line(char *s, struct loc_line *l)
 {
-	char *at = strchr(s, '@'), *open = strrchr(s, '('), *colon;
+	char *at = strrchr(s, '@'), *open = strrchr(s, '('), *colon;
 
 	ck_assert_msg(at && open, "bad line %s", s);
 	*at = '\0';

@@ -25,6 +25,12 @@
  * 3 points on its largest stack. The programs and the profilers therefore
  * run at nice -20, so that the host's load preempts them less (the
  * profilers too: at nice 0 their rings overflowed under the programs).
+ * Samples taken as a task is switched in (finish_task_switch on the
+ * stack) are left out of the comparison: which profiler's timer fires
+ * there depends on the order of the four profilers' events and timers, not
+ * on the program. find waiting for its directory blocks (io_schedule) had
+ * 10.9% of bpf's samples there and 14.0% of perf's in one CI run, the
+ * opposite way round from the pipeline's.
  *
  * A program that is not installed is skipped with a message.
  */
@@ -395,6 +401,7 @@ struct profile_counts {
 	struct stack_count *stacks;
 	size_t n;
 	uint64_t total, unknown;	/* samples; samples with an [unknown] frame */
+	uint64_t switch_ins;		/* left out: taken as the task was switched in */
 	unsigned int longest_run;	/* identical unresolved frames in a row */
 	char run_line[512];
 };
@@ -475,6 +482,12 @@ static void parse_folded(const char *text, struct profile_counts *pc)
 			p += flen + (semi ? 1 : 0);
 		}
 		*o = '\0';
+		if (strstr(names, "finish_task_switch")) {
+			pc->switch_ins += count;
+			free(names);
+			line += len + (nl ? 1 : 0);
+			continue;
+		}
 		if (pc->n == cap) {
 			cap = cap ? 2 * cap : 256;
 			pc->stacks = realloc(pc->stacks, cap * sizeof(*pc->stacks));
@@ -647,11 +660,13 @@ START_TEST(backends_agree_on_a_real_program)
 		fprintf(stderr,
 			"realprograms: %-8s %-5s %.1f s CPU in %.1f s: samples bpf %llu perf %llu; "
 			"largest stack difference %.2f points (%.2f%% vs %.2f%%); [unknown] %.2f%% vs "
-			"%.2f%%; longest run of one unresolved frame %u / %u\n",
+			"%.2f%%; longest run of one unresolved frame %u / %u; left out at switch-in "
+			"%llu / %llu\n",
 			prog->name, modes[m], cpu, wall, (unsigned long long)b->total,
 			(unsigned long long)p->total, res[m].worst, res[m].sa, res[m].sb, res[m].ub,
-			res[m].up, b->longest_run, p->longest_run);
-		if (b->total < MIN_SAMPLES || p->total < MIN_SAMPLES ||
+			res[m].up, b->longest_run, p->longest_run, (unsigned long long)b->switch_ins,
+			(unsigned long long)p->switch_ins);
+		if (b->total + b->switch_ins < MIN_SAMPLES || p->total + p->switch_ins < MIN_SAMPLES ||
 		    res[m].worst > res[m].stack_limit ||
 		    fabs_diff(res[m].ub, res[m].up) > res[m].unknown_limit || b->longest_run > 4 ||
 		    p->longest_run > 4)
@@ -662,7 +677,8 @@ START_TEST(backends_agree_on_a_real_program)
 	for (int m = 0; m < 2; m++) {
 		struct profile_counts *b = &counts[2 * m], *p = &counts[2 * m + 1];
 
-		ck_assert_msg(b->total >= MIN_SAMPLES && p->total >= MIN_SAMPLES,
+		ck_assert_msg(b->total + b->switch_ins >= MIN_SAMPLES &&
+				  p->total + p->switch_ins >= MIN_SAMPLES,
 			      "%s %s: %llu and %llu samples in %.1f s (%.1f s of CPU): too few for "
 			      "2 points to be well above noise (host too busy?)",
 			      prog->name, modes[m], (unsigned long long)b->total,

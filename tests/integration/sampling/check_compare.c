@@ -26,12 +26,16 @@ struct folded {
  * Two profilers at once see each other: a sample that lands while the other
  * profiler's timer interrupt is being handled is the other's overhead, not
  * the workload's, and the two handlers differ in cost (the perf backend
- * copies a callchain, the bpf program counts). Those samples are left out
- * of the comparison.
+ * copies a callchain, the bpf program counts). So do system-wide samples of
+ * the profilers' own processes: each sees the other's start, never its own,
+ * and the bpf backend's start (preallocating its stack and count maps, about
+ * 100 ms of system time) falls in the perf backend's run, which starts
+ * sampling sooner. Those samples are left out of the comparison.
  */
 static bool observer_effect(const char *stack)
 {
-	return strstr(stack, "apic_timer_interrupt") != NULL;
+	return strstr(stack, "apic_timer_interrupt") != NULL || !strcmp(stack, "profile") ||
+	       !strncmp(stack, "profile;", 8);
 }
 
 static void parse_folded(const char *out, struct folded *f)
@@ -72,9 +76,31 @@ static double share_of(const struct folded *f, const char *stack)
 	return -1;
 }
 
+/* Appends f's four biggest stacks with their shares to why (for a failure). */
+static void append_top(const struct folded *f, const char *name, char *why, size_t len)
+{
+	bool shown[4096] = { false };
+	size_t used = strlen(why);
+
+	used += snprintf(why + used, used < len ? len - used : 0, "; %s's top (of %lu):", name,
+			 (unsigned long)f->total);
+	for (int k = 0; k < 4 && used < len; k++) {
+		size_t best = f->n;
+
+		for (size_t i = 0; i < f->n && i < 4096; i++)
+			if (!shown[i] && (best == f->n || f->counts[i] > f->counts[best]))
+				best = i;
+		if (best == f->n)
+			break;
+		shown[best] = true;
+		used += snprintf(why + used, len - used, " '%.120s' %.1f%%", f->stacks[best],
+				 100.0 * f->counts[best] / f->total);
+	}
+}
+
 /*
  * Every stack above 1% in a is in b, with a share within 2 points. Returns
- * false with the first disagreement in why.
+ * false with the first disagreement in why, and both sides' biggest stacks.
  */
 static bool agree(const struct folded *a, const struct folded *b, const char *an,
 		  const char *bn, char *why, size_t len)
@@ -90,6 +116,8 @@ static bool agree(const struct folded *a, const struct folded *b, const char *an
 		if (sb < 0 || fabs(sa - sb) > 2.0) {
 			snprintf(why, len, "'%.200s': %s %.1f%%, %s %.1f%%", a->stacks[i], an, sa,
 				 bn, sb < 0 ? 0 : sb);
+			append_top(a, an, why, len);
+			append_top(b, bn, why, len);
 			return false;
 		}
 		checked++;
@@ -111,7 +139,7 @@ static bool run_both_once(const char *opts, char *why, size_t len);
 
 static void run_both(const char *opts)
 {
-	char why[512] = "";
+	char why[2048] = "";
 
 	for (int attempt = 0; attempt < 5; attempt++)
 		if (run_both_once(opts, why, sizeof(why)))
