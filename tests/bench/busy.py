@@ -281,7 +281,8 @@ def soak(b, seconds, tmp):
             if len(lines) >= 2:
                 (_, u0, h0, m0), (_, u1, h1, m1) = lines[0], lines[-1]
                 per_stack = (m1 - m0) * 1048576 / (u1 - u0) if u1 > u0 else nan
-                rest = (m1 - h1) / (m0 - h0) if m0 > h0 else nan
+                # Bytes held above RSS make no sense of "the rest": no verdict then.
+                rest = (m1 - h1) / (m0 - h0) if m0 > h0 and m1 > h1 else nan
             else:
                 u0 = u1 = 0
                 h0 = h1 = m0 = m1 = per_stack = rest = nan
