@@ -1010,24 +1010,51 @@ static void reader_free(struct ring_set *rs)
 }
 
 /* Move what the reader copied into batch (swapping buffers: no copy). */
-static int take_pending(struct ring_set *rs)
+/*
+ * The rings read into the batch, after what it holds. The reader thread's
+ * lock is held by the caller when the thread runs (one reader at a time).
+ */
+static int consume_rings(struct ring_set *rs)
+{
+	struct batch *saved = rs->fill;
+	int err = 0;
+
+	rs->fill = &rs->batch;
+	for (int i = 0; i < rs->nr_events && !err; i++) {
+		int n = ring__consume(&rs->events[i].ring, batch_add, rs);
+
+		if (n < 0)
+			err = n;
+	}
+	rs->fill = saved;
+	return err;
+}
+
+/*
+ * What the reader thread copied becomes the batch; with consume, the rings'
+ * records written since follow under the same lock, so that none the
+ * thread copies in between is left for a later drain, out of order.
+ */
+static int take_pending(struct ring_set *rs, bool consume)
 {
 	struct ring_reader *rd = &rs->reader;
 	struct batch tmp;
-	int err;
+	int err = 0;
 
-	if (rd->efd < 0)
-		return 0;
 	if (rd->on)
 		pthread_mutex_lock(&rd->lock);
-	tmp = rs->batch;
-	rs->batch = rd->pending;
-	rd->pending = tmp;
-	rd->pending.len = 0;
-	rd->pending.nr = 0;
-	rd->pending.seq = rs->batch.seq;
-	err = rd->err;
-	rd->err = 0;
+	if (rd->efd >= 0) {
+		tmp = rs->batch;
+		rs->batch = rd->pending;
+		rd->pending = tmp;
+		rd->pending.len = 0;
+		rd->pending.nr = 0;
+		rd->pending.seq = rs->batch.seq;
+		err = rd->err;
+		rd->err = 0;
+	}
+	if (!err && consume)
+		err = consume_rings(rs);
 	if (rd->on)
 		pthread_mutex_unlock(&rd->lock);
 	return err;
@@ -1063,28 +1090,6 @@ static int resync(struct ring_set *rs)
 	return 0;
 }
 
-/* The rings read into batch now; with the reader on, under its lock (one reader at a time). */
-static int consume_now(struct ring_set *rs)
-{
-	struct ring_reader *rd = &rs->reader;
-	int err = 0;
-
-	if (rd->on)
-		pthread_mutex_lock(&rd->lock);
-	rs->fill = &rs->batch;
-	for (int i = 0; i < rs->nr_events && !err; i++) {
-		int n = ring__consume(&rs->events[i].ring, batch_add, rs);
-
-		if (n < 0)
-			err = n;
-	}
-	if (rd->on) {
-		rs->fill = &rd->pending;
-		pthread_mutex_unlock(&rd->lock);
-	}
-	return err;
-}
-
 static int drain(struct ring_set *rs, bool now)
 {
 	struct batch *bt = &rs->batch;
@@ -1094,15 +1099,10 @@ static int drain(struct ring_set *rs, bool now)
 	bt->nr = 0;
 	rs->mono_to_wall_ns = 0;
 	map_inode__forget(&rs->maps);
-	err = take_pending(rs);
+	/* No thread (any more), or every record now: the rings too, after what it had copied. */
+	err = take_pending(rs, !rs->reader.on || now);
 	if (err)
 		return err;
-	/* No thread (any more), or every record now: the rings, after what it had copied. */
-	if (!rs->reader.on || now) {
-		err = consume_now(rs);
-		if (err)
-			return err;
-	}
 	if (bt->nr)	/* recs is NULL until the first record */
 		qsort(bt->recs, bt->nr, sizeof(*bt->recs), cmp_batch_rec);
 	for (size_t i = 0; i < bt->nr && !err; i++)
