@@ -490,28 +490,48 @@ int addr_space__load_maps_file(struct addr_space *as, const char *path)
 
 static bool read_comm(pid_t pid, pid_t tid, char *buf, size_t len);
 
-/* The real uid of a running process (/proc/PID/status), or (uid_t)-1. */
-static uid_t read_uid(pid_t pid)
+/* What /proc/PID/status says of a process; uid (uid_t)-1 and tgid 0 where it is gone. */
+struct proc_status {
+	uid_t uid;	/* real */
+	pid_t tgid;	/* pid itself for a process; another for a thread's id */
+	char state;	/* 'Z' for a zombie, 'X' dead */
+};
+
+static void read_status(pid_t pid, struct proc_status *st)
 {
-	char path[64], line[256];
+	char path[64], line[256], state;
 	unsigned long uid;
-	uid_t ret = (uid_t)-1;
+	int tgid;
 	FILE *f;
 
+	*st = (struct proc_status){ .uid = (uid_t)-1 };
 	if (pid <= 0)
-		return ret;
+		return;
 	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
 	f = fopen(path, "re");
 	if (!f)
-		return ret;
-	/* A comm is one line of at most 64 escaped bytes: "Uid:" cannot be forged by it. */
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "Uid: %lu", &uid) == 1) {
-			ret = (uid_t)uid;
-			break;
+		return;
+	/* A comm is one line of at most 64 escaped bytes: no other line can be forged by it. */
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "State: %c", &state) == 1)
+			st->state = state;
+		else if (sscanf(line, "Tgid: %d", &tgid) == 1)
+			st->tgid = tgid;
+		else if (sscanf(line, "Uid: %lu", &uid) == 1) {
+			st->uid = (uid_t)uid;
+			break;	/* after State and Tgid */
 		}
+	}
 	fclose(f);
-	return ret;
+}
+
+/* The real uid of a running process (/proc/PID/status), or (uid_t)-1. */
+static uid_t read_uid(pid_t pid)
+{
+	struct proc_status st;
+
+	read_status(pid, &st);
+	return st.uid;
 }
 
 static struct open_file *find_file(const struct file_table *ft, const struct mapping *m)
@@ -1127,12 +1147,16 @@ int proctrack__exit(struct proctrack *pt, pid_t pid, pid_t tid, uint64_t time)
 static bool still_running(struct proctrack *pt, const struct addr_space *as)
 {
 	struct proc *p = find_proc(pt, as->pid);
-	char path[64];
+	struct proc_status st;
 
 	if (!p || p->as != as)
 		return false;	/* a later image began: this one is over */
-	snprintf(path, sizeof(path), "/proc/%d", (int)as->pid);
-	return access(path, F_OK) == 0;
+	/*
+	 * Not a zombie waiting for its parent, nor a thread of another
+	 * process that took the number (/proc/TID resolves too).
+	 */
+	read_status(as->pid, &st);
+	return st.tgid == as->pid && st.state != 'Z' && st.state != 'X';
 }
 
 size_t proctrack__settle(struct proctrack *pt, uint64_t grace_ns)

@@ -295,11 +295,16 @@ START_TEST(ended_images_release_their_mappings_after_the_grace)
 }
 END_TEST
 
-/* A process whose main thread exited but whose other threads run is not settled until it is gone. */
+/*
+ * A process whose main thread exited but whose other threads run is not
+ * settled until it is gone; a zombie is gone.
+ */
 START_TEST(a_process_is_not_settled_while_proc_shows_it)
 {
 	struct proctrack *pt = proctrack__new();
 	struct addr_space *as;
+	siginfo_t info;
+	char path[64];
 	pid_t child = fork();
 
 	ck_assert_int_ge(child, 0);
@@ -308,6 +313,7 @@ START_TEST(a_process_is_not_settled_while_proc_shows_it)
 		_exit(127);
 	}
 	wait_mapped(child, "/sleep");
+	snprintf(path, sizeof(path), "/proc/%d", (int)child);
 	as = proctrack__addr_space(pt, child);
 	ck_assert_uint_gt(as->nr_maps, 0);
 	/* The main thread's exit record, while /proc still shows the process. */
@@ -317,13 +323,16 @@ START_TEST(a_process_is_not_settled_while_proc_shows_it)
 	ck_assert(!as->settled);
 
 	kill(child, SIGKILL);
-	waitpid(child, NULL, 0);
+	/* Dead, not reaped: /proc still shows a zombie, which runs nothing. */
+	ck_assert_int_eq(waitid(P_PID, (id_t)child, &info, WEXITED | WNOWAIT), 0);
+	ck_assert_int_eq(access(path, F_OK), 0);
 	/* Gone now, but dated from when it was last seen running: a grace more. */
 	ck_assert_uint_eq(proctrack__settle(pt, 1000), 0);
 	ck_assert_int_eq(proctrack__exec(pt, 5000005, "other", 20000), 0);
 	ck_assert_uint_eq(proctrack__settle(pt, 1000), 1);
 	ck_assert_uint_eq(proctrack__release_settled(pt), 1);
 	ck_assert_uint_eq(as->nr_maps, 0);
+	waitpid(child, NULL, 0);
 	proctrack__free(pt);
 }
 END_TEST
