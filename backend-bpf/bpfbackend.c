@@ -96,6 +96,7 @@ struct backend {
 	int poll_ms;			/* how often bpf_drain looks at the fill */
 	bool no_batch;			/* the kernel lacks batch map operations */
 	struct bpf_dwarf *dwarf;	/* --unwind dwarf: stack copies instead of counts */
+	bool kstacks_inline;		/* its kernel stacks come in its records, not stack maps */
 	/* A profiler inside a pid namespace counts with tasks' ids there. */
 	struct profile_pidns_bpf *pidns;
 	struct bpf_nsids *nsids;	/* the same before Linux 5.7 */
@@ -135,7 +136,8 @@ static void set_window(struct backend *b, uint64_t since)
  * Where pre-5.11 kernels charge maps to RLIMIT_MEMLOCK, large maps fail:
  * shrink them (stats tell the sizes in use, the run warns).
  */
-static struct profile_bpf *load_sized(struct backend *b, unsigned int nr_ids, struct errmsg *errm)
+static struct profile_bpf *load_sized(struct backend *b, unsigned int nr_ids, bool kstacks_inline,
+				      struct errmsg *errm)
 {
 	const struct backend_config *o = b->cfg;
 	struct profile_bpf *skel;
@@ -143,7 +145,8 @@ static struct profile_bpf *load_sized(struct backend *b, unsigned int nr_ids, st
 	b->hash_size = o->hash_storage_size;
 	b->stack_size = o->stack_storage_size;
 	for (;;) {
-		skel = bpf_load__program(b->hash_size, b->stack_size, nr_ids,
+		/* Stack maps nothing writes are the smallest there is. */
+		skel = bpf_load__program(b->hash_size, kstacks_inline ? 1 : b->stack_size, nr_ids,
 					 o->dwarf && o->user_stacks,
 					 b->cg_mode == CGROUP_MODE_TABLE ? CGTRACK_ENTRIES : 0);
 		if (skel)
@@ -396,6 +399,77 @@ static int open_pidns(struct backend *b, uint64_t dev, uint64_t ino, struct errm
 	return 0;
 }
 
+/* The stack-copy program on the counting program's maps; NULL with errno set. */
+static struct bpf_dwarf *open_dwarf(struct backend *b, bool task_regs, struct errmsg *errm)
+{
+	struct bpf_dwarf_opts dopts = {
+		.pipeline = b->pipeline, .cfg = b->cfg, .counting = b->skel,
+		.nr_cpus = b->nr_cpus, .task_regs_wanted = task_regs,
+		.lookup = cached_stack, .lookup_ctx = b,
+		/*
+		 * System-wide, one reader for both: a second ring set cost
+		 * its own thread and wakeups, and its 128 KiB rings lost
+		 * records in fork storms that the 4 MiB ones hold.
+		 */
+		.track_tasks = b->target <= 0,
+	};
+	struct bpf_dwarf *d;
+
+	if (!dopts.track_tasks)
+		dopts.reserved_pages = (uint64_t)(SIDEBAND_PAGES + 1) * b->nr_cpus;
+	d = bpf_dwarf__open(&dopts, errm);
+	if (d)
+		b->config.dump_chunks = bpf_dwarf__chunks(b->cfg->stack_dump_size,
+							  bpf_dwarf__piece(d));
+	return d;
+}
+
+/*
+ * The counting program, and with --unwind dwarf the stack-copy program on
+ * its maps. The copy program of 5.15 sends kernel stacks in its records:
+ * then the stack maps are made as small as can be (the 16384 stacks of a
+ * long run took a tenth of a short run's CPU to create), and made again at
+ * full size if that variant is refused after all.
+ */
+static int load_counting(struct backend *b, struct errmsg *errm)
+{
+	const struct backend_config *o = b->cfg;
+	bool dwarf = o->dwarf && o->user_stacks;
+	bool task_regs = dwarf && !o->test_no_task_regs && bpf_dwarf__task_regs_supported();
+
+	for (;;) {
+		b->skel = load_sized(b, (unsigned int)(o->nr_pids + o->nr_tids), task_regs, errm);
+		if (!b->skel)
+			return -errno;
+		b->counts_fd[0] = bpf_map__fd(b->skel->maps.counts0);
+		b->counts_fd[1] = bpf_map__fd(b->skel->maps.counts1);
+		stack_cache__init(&b->stacks[0], bpf_map__fd(b->skel->maps.stacks));
+		stack_cache__set_overflow(&b->stacks[0], bpf_map__fd(b->skel->maps.overflow0));
+		stack_cache__init(&b->stacks[1], bpf_map__fd(b->skel->maps.stacks1));
+		stack_cache__set_overflow(&b->stacks[1], bpf_map__fd(b->skel->maps.overflow1));
+		b->poll_ms = poll_interval(o, b->stack_size);
+		b->stats_fd = bpf_map__fd(b->skel->maps.stats);
+		b->config_fd = bpf_map__fd(b->skel->maps.config);
+		if (!dwarf)
+			return 0;
+		b->dwarf = open_dwarf(b, task_regs, errm);
+		if (!b->dwarf)
+			return -errno;
+		b->kstacks_inline = bpf_dwarf__has_task_regs(b->dwarf);
+		if (b->kstacks_inline || !task_regs)
+			return 0;
+		pr_debug("bpf: the stack-copy program of 5.15 was refused: loading the stack maps "
+			 "at full size for the older one\n");
+		bpf_dwarf__close(b->dwarf);
+		b->dwarf = NULL;
+		stack_cache__fini(&b->stacks[0]);
+		stack_cache__fini(&b->stacks[1]);
+		profile_bpf__destroy(b->skel);
+		b->skel = NULL;
+		task_regs = false;
+	}
+}
+
 /* The counting program on cpu-clock events: on-CPU stacks. */
 static int open_counting(struct backend *b, struct errmsg *errm)
 {
@@ -414,39 +488,9 @@ static int open_counting(struct backend *b, struct errmsg *errm)
 	if (b->cg_mode == CGROUP_MODE_TABLE)
 		pr_info("bpf: --cgroup: %s; the sampling program looks threads up in a table that "
 			"sched_switch keeps instead\n", why);
-	b->skel = load_sized(b, (unsigned int)(o->nr_pids + o->nr_tids), errm);
-	if (!b->skel)
-		return -errno;
-	b->counts_fd[0] = bpf_map__fd(b->skel->maps.counts0);
-	b->counts_fd[1] = bpf_map__fd(b->skel->maps.counts1);
-	stack_cache__init(&b->stacks[0], bpf_map__fd(b->skel->maps.stacks));
-	stack_cache__set_overflow(&b->stacks[0], bpf_map__fd(b->skel->maps.overflow0));
-	stack_cache__init(&b->stacks[1], bpf_map__fd(b->skel->maps.stacks1));
-	stack_cache__set_overflow(&b->stacks[1], bpf_map__fd(b->skel->maps.overflow1));
-	b->poll_ms = poll_interval(o, b->stack_size);
-	b->stats_fd = bpf_map__fd(b->skel->maps.stats);
-	b->config_fd = bpf_map__fd(b->skel->maps.config);
-	if (o->dwarf && o->user_stacks) {
-		struct bpf_dwarf_opts dopts = {
-			.pipeline = b->pipeline, .cfg = o, .counting = b->skel,
-			.nr_cpus = b->nr_cpus, .task_regs_wanted = !o->test_no_task_regs,
-			.lookup = cached_stack, .lookup_ctx = b,
-			/*
-			 * System-wide, one reader for both: a second ring set cost
-			 * its own thread and wakeups, and its 128 KiB rings lost
-			 * records in fork storms that the 4 MiB ones hold.
-			 */
-			.track_tasks = b->target <= 0,
-		};
-
-		if (!dopts.track_tasks)
-			dopts.reserved_pages = (uint64_t)(SIDEBAND_PAGES + 1) * b->nr_cpus;
-		b->dwarf = bpf_dwarf__open(&dopts, errm);
-		if (!b->dwarf)
-			return -errno;
-		b->config.dump_chunks = bpf_dwarf__chunks(o->stack_dump_size,
-							  bpf_dwarf__piece(b->dwarf));
-	}
+	err = load_counting(b, errm);
+	if (err)
+		return err;
 	if (in_pidns) {
 		err = open_pidns(b, ns_dev, ns_ino, errm);
 		if (err)
@@ -468,7 +512,10 @@ static int open_counting(struct backend *b, struct errmsg *errm)
 		return err;
 	}
 	err = attach_events(b, errm);
-	if (!err && b->dwarf)
+	if (!err && b->dwarf && b->kstacks_inline)
+		pr_info("bpf: %d event(s); kernel stacks in the stack copies' records\n",
+			b->nr_events);
+	else if (!err && b->dwarf)
 		pr_info("bpf: %d event(s); maps: %u + %u stacks\n", b->nr_events, b->stack_size,
 			bpf_load__overflow_size(b->stack_size));
 	else if (!err)

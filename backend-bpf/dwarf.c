@@ -122,17 +122,22 @@ static int prepare(struct bpf_object *obj, struct profile_bpf *counting)
 	return shared_maps__reuse(obj, counting->obj);
 }
 
+bool bpf_dwarf__task_regs_supported(void)
+{
+	/*
+	 * A kernel without it is asked with a two-instruction program, not
+	 * made to verify the variant.
+	 */
+	return libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_task_pt_regs, NULL) == 1;
+}
+
 /* The variant with bpf_task_pt_regs (5.15). Returns the skeleton or NULL, errno set. */
 static struct dwarf_task_regs_bpf *load_task_regs(struct profile_bpf *counting)
 {
 	struct dwarf_task_regs_bpf *skel;
 	int err;
 
-	/*
-	 * bpf_task_pt_regs is 5.15: a kernel without it is asked with a
-	 * two-instruction program, not made to verify this one.
-	 */
-	if (libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_task_pt_regs, NULL) != 1) {
+	if (!bpf_dwarf__task_regs_supported()) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
@@ -243,8 +248,13 @@ static void on_piece(struct bpf_dwarf *d, struct dwarf_join *j, const void *data
 	j->size += len;
 }
 
+/*
+ * A head closes the sample its pieces began. kstack: the kernel stack the
+ * record carried (zero-filled to PROFILE_MAX_STACK_DEPTH), or NULL when the
+ * head names it by stack id.
+ */
 static void on_head(struct bpf_dwarf *d, struct dwarf_join *j, uint64_t time, const void *data,
-		    __u32 size)
+		    __u32 size, const uint64_t *kstack)
 {
 	uint64_t kbuf[MAX_STACK_DEPTH + 1];
 	struct user_snapshot snap;
@@ -271,7 +281,8 @@ static void on_head(struct bpf_dwarf *d, struct dwarf_join *j, uint64_t time, co
 	key.user_stack_id = rec.user_stack_id;
 	key.kernel_ip = rec.kernel_ip;
 	memcpy(key.comm, rec.comm, sizeof(key.comm));
-	bpf_convert__sample(&key, 1, d->lookup(d->lookup_ctx, rec.kernel_stack_id),
+	bpf_convert__sample(&key, 1,
+			    kstack ? kstack : d->lookup(d->lookup_ctx, rec.kernel_stack_id),
 			    d->lookup(d->lookup_ctx, rec.user_stack_id), kbuf, &s);
 	s.cpu = (int)(j - d->cpus);
 	/* The process image of the sample's own time, where the side-band's clock is the same. */
@@ -304,6 +315,38 @@ out:
 	j->broken = false;
 }
 
+/*
+ * The 5.15 program's record: head, piece (maybe empty), then the kernel
+ * stack of head.kernel_stack_id frames when that is not negative (an
+ * error). Returns false when the record does not hold what it says.
+ */
+static bool on_head_piece_kstack(struct bpf_dwarf *d, struct dwarf_join *j, uint64_t time,
+				 const unsigned char *data, uint32_t size)
+{
+	const size_t head = sizeof(struct dwarf_head) + sizeof(struct dwarf_piece);
+	uint64_t kstack[PROFILE_MAX_STACK_DEPTH] = { 0 };
+	struct dwarf_head rec;
+	__u32 len;
+
+	if (size < head)
+		return false;
+	memcpy(&rec, data, sizeof(rec));
+	memcpy(&len, data + sizeof(rec) + offsetof(struct dwarf_piece, len), sizeof(len));
+	if (len > size - head)
+		return false;
+	if (rec.kernel_stack_id >= 0) {
+		size_t bytes = (size_t)rec.kernel_stack_id * sizeof(kstack[0]);
+
+		if (rec.kernel_stack_id > PROFILE_MAX_STACK_DEPTH || bytes > size - head - len)
+			return false;
+		memcpy(kstack, data + head + len, bytes);
+	}
+	if (len)
+		on_piece(d, j, data + sizeof(rec), (__u32)sizeof(struct dwarf_piece) + len);
+	on_head(d, j, time, data, size, rec.kernel_stack_id >= 0 ? kstack : NULL);
+	return true;
+}
+
 static int on_record(void *ctx, int cpu, uint64_t time, const void *data, uint32_t size)
 {
 	struct bpf_dwarf *d = ctx;
@@ -320,7 +363,14 @@ static int on_record(void *ctx, int cpu, uint64_t time, const void *data, uint32
 	if (kind == DWARF_REC_PIECE) {
 		on_piece(d, j, data, size);
 	} else if (kind == DWARF_REC_HEAD) {
-		on_head(d, j, time, data, size);
+		on_head(d, j, time, data, size, NULL);
+	} else if (kind == DWARF_REC_HEAD_PIECE_KSTACK) {
+		if (!on_head_piece_kstack(d, j, time, data, size)) {
+			/* Its sample is lost (and counted): the head drops it. */
+			d->bad++;
+			j->broken = true;
+			on_head(d, j, time, data, size, NULL);
+		}
 	} else if (kind == DWARF_REC_HEAD_PIECE) {
 		/* The 5.15 program's: the sample's last piece after its head, in one record. */
 		if (size < sizeof(struct dwarf_head)) {
@@ -330,7 +380,7 @@ static int on_record(void *ctx, int cpu, uint64_t time, const void *data, uint32
 		}
 		on_piece(d, j, (const unsigned char *)data + sizeof(struct dwarf_head),
 			 size - sizeof(struct dwarf_head));
-		on_head(d, j, time, data, size);
+		on_head(d, j, time, data, size, NULL);
 	} else {
 		d->bad++;
 		j->broken = true;

@@ -3,7 +3,7 @@
  * --unwind dwarf: instead of counting, each sample goes to user space with
  * the user registers and a copy of the user stack, to be unwound there with
  * .eh_frame. Kernel stacks are still taken here, by id, like the counting
- * program's.
+ * program's; the 5.15 variant sends them in the record instead.
  *
  * A sample taken in user mode has the user registers in its context. One
  * taken in kernel mode (a system call, a page fault) has the kernel's; the
@@ -154,10 +154,16 @@ static __always_inline int snapshot(struct bpf_perf_event_data *ctx, int use_tas
 	buf.head.user_stack_id = PROFILE_STACK_NOT_TAKEN;
 	bpf_get_current_comm(buf.head.comm, sizeof(buf.head.comm));
 	if (cfg->flags & PROFILE_CFG_KERNEL_STACK) {
+#ifdef DWARF_ONE_PIECE
+		/* The stack itself goes in the record, with the copy (send_one). */
+		if (!user_mode(ctx->regs.cs))
+			buf.head.kernel_ip = ctx->regs.rip;
+#else
 		buf.head.kernel_stack_id = take_stack(ctx, &stacks, &overflow0, 0,
 						      PROFILE_STAT_KERNEL_STACK_LOST);
 		if (buf.head.kernel_stack_id >= 0)
 			buf.head.kernel_ip = ctx->regs.rip;
+#endif
 	}
 	if (cfg->flags & PROFILE_CFG_USER_STACK) {
 		__u64 ip = ctx->regs.rip, sp = ctx->regs.rsp, bp = ctx->regs.rbp;
@@ -189,8 +195,7 @@ static __always_inline int snapshot(struct bpf_perf_event_data *ctx, int use_tas
 #if defined(DWARF_PIECES_ON_STACK)
 			copy_stack(ctx, &buf.piece, sp, cfg->dump_chunks);
 #elif defined(DWARF_ONE_PIECE)
-			if (copy_stack_one(ctx, &buf.head, sp, cfg->dump_chunks))
-				return 0;
+			/* Sent below, with the kernel stack. */
 #else
 			__u32 zero = 0;
 			struct dwarf_piece_buf *p = bpf_map_lookup_elem(&piece_buf, &zero);
@@ -210,6 +215,11 @@ static __always_inline int snapshot(struct bpf_perf_event_data *ctx, int use_tas
 				stat_inc(PROFILE_STAT_NO_USER_REGS);
 		}
 	}
+#ifdef DWARF_ONE_PIECE
+	if (send_one(ctx, &buf.head, buf.head.sp, buf.head.regs_valid ? cfg->dump_chunks : 0,
+		     cfg->flags & PROFILE_CFG_KERNEL_STACK))
+		return 0;
+#endif
 	bpf_perf_event_output(ctx, &snapshots, BPF_F_CURRENT_CPU, &buf.head, sizeof(buf.head));
 	return 0;
 }

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The stack copy of bpf/dwarf_task_regs.bpf.c (Linux 5.15): the whole copy
- * read into one buffer and sent with the head in one record, where
- * copy_stack sends a record per 4096-byte piece and per halving read, and
- * the head (6 to 10 a sample): each record cost the reader a cache miss, a
+ * read into one buffer and sent with the head and the kernel stack in one
+ * record, where copy_stack sends a record per 4096-byte piece and per
+ * halving read, and the head (6 to 10 a sample): each record cost the reader a cache miss, a
  * place in the batch's sort and a lookup in the unwinder's piece table,
  * which made the bpf backend's dwarf mode dearer than the perf backend's
  * one record a sample.
@@ -46,18 +46,27 @@ struct {
 	__type(value, struct dwarf_one_buf);
 } copy_buf SEC(".maps");
 
+/* The kernel stack's room after the copy: the stack maps' depth. */
+#define DWARF_ONE_KSTACK (PROFILE_MAX_STACK_DEPTH * sizeof(__u64))
+
 /*
- * Send the head and the user stack from sp up to where reading fails or
- * units * PROFILE_DUMP_UNIT bytes (in whole pieces) were read, in one
- * record; two when the copy is longer than PROFILE_DUMP_PIECE_ONE. Returns
- * 1 when the head was sent, 0 when the caller is to send it (no copy).
+ * Send the head, the user stack from sp up to where reading fails or units
+ * * PROFILE_DUMP_UNIT bytes (in whole pieces) were read (units 0: no copy),
+ * and with kernel set the kernel stack, in one record
+ * (DWARF_REC_HEAD_PIECE_KSTACK); two when the copy is longer than
+ * PROFILE_DUMP_PIECE_ONE. The kernel stack goes in the record, not a stack
+ * map: a map sized for a long run took a tenth of a short run's CPU to
+ * create, and one never cleared fills. Returns 1 when the head was sent, 0
+ * when the caller is to send it.
  */
-static __always_inline int copy_stack_one(struct bpf_perf_event_data *ctx,
-					  const struct dwarf_head *head, __u64 sp, __u32 units)
+static __always_inline int send_one(struct bpf_perf_event_data *ctx,
+				    const struct dwarf_head *head, __u64 sp, __u32 units,
+				    int kernel)
 {
 	__u32 cpu = bpf_get_smp_processor_id();
 	struct dwarf_one_buf *b = bpf_map_lookup_elem(&copy_buf, &cpu);
-	__u64 limit = (__u64)units * PROFILE_DUMP_UNIT, off = 0;
+	__u64 limit = (__u64)units * PROFILE_DUMP_UNIT, off = 0, kbytes = 0;
+	__s32 kernel_frames = PROFILE_STACK_NOT_TAKEN;
 	struct dwarf_head_piece *hp;
 	int failed = 0;
 
@@ -91,8 +100,20 @@ static __always_inline int copy_stack_one(struct bpf_perf_event_data *ctx,
 			off += ok * size;
 		}
 	}
-	if (!off)
-		return 0;
+	if (kernel) {
+		/* Right after the copy: at most 64 KiB in, with room for the stack past it. */
+		__u64 at = off;
+		long r;
+
+		asm volatile("" : "+r"(at));
+		if (at > DWARF_ONE_COPY)
+			return 0;
+		r = bpf_get_stack(ctx, b->data + at, DWARF_ONE_KSTACK, 0);
+		if (r > 0 && r <= (long)DWARF_ONE_KSTACK)
+			kbytes = (__u64)r;
+		/* None (a user-mode sample) is -EFAULT, as bpf_get_stackid says. */
+		kernel_frames = r > 0 ? (__s32)(r / 8) : r ? (__s32)r : -EFAULT;
+	}
 	hp = &b->hp;
 	if (off > PROFILE_DUMP_PIECE_ONE) {
 		hp->piece.kind = DWARF_REC_PIECE;
@@ -104,10 +125,11 @@ static __always_inline int copy_stack_one(struct bpf_perf_event_data *ctx,
 		off -= PROFILE_DUMP_PIECE_ONE;
 	}
 	hp->head = *head;
-	hp->head.kind = DWARF_REC_HEAD_PIECE;
+	hp->head.kind = DWARF_REC_HEAD_PIECE_KSTACK;
+	hp->head.kernel_stack_id = kernel_frames;
 	hp->piece.kind = DWARF_REC_PIECE;
 	hp->piece.len = off;
-	bpf_perf_event_output(ctx, &snapshots, BPF_F_CURRENT_CPU, hp, sizeof(*hp) + off);
+	bpf_perf_event_output(ctx, &snapshots, BPF_F_CURRENT_CPU, hp, sizeof(*hp) + off + kbytes);
 	return 1;
 }
 

@@ -87,6 +87,13 @@ enum dwarf_record_kind {
 	DWARF_REC_HEAD = 2,
 	/* A head, then a piece (the copy or its end): a sample in one record, from 5.15. */
 	DWARF_REC_HEAD_PIECE = 3,
+	/*
+	 * The same, then the kernel stack (leaf first) in the rest of the
+	 * record: head.kernel_stack_id is its number of frames, not an id
+	 * (negative: the error). The piece may be empty (no user copy). The
+	 * 5.15 program's: it needs no stack map.
+	 */
+	DWARF_REC_HEAD_PIECE_KSTACK = 4,
 };
 
 /* A piece: this, then len bytes of the stack copy. */

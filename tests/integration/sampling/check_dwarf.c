@@ -320,6 +320,42 @@ START_TEST(each_stack_copy_program_gives_whole_stacks)
 }
 END_TEST
 
+/*
+ * Kernel stacks of each stack-copy program: the 5.15 one sends them in its
+ * records (no stack map is made for them), the older ones take them by id
+ * into the counting program's stack map. Either way a sample in a system
+ * call has its kernel frames under its user callers.
+ */
+START_TEST(each_stack_copy_program_gives_kernel_stacks)
+{
+	static const char *const env[3][2] = {
+		{ "PROFILE_TEST_NONE=1", "PROFILE_TEST_NONE=1" },
+		{ "PROFILE_TEST_NO_TASK_REGS=1", "PROFILE_TEST_NONE=1" },
+		{ "PROFILE_TEST_NO_TASK_REGS=1", "PROFILE_TEST_DWARF_PIECES_ON_STACK=1" },
+	};
+	static const char *const where[3] = { "kernel stacks in the stack copies' records",
+					      "maps: 16384 + 2048 stacks",
+					      "maps: 16384 + 2048 stacks" };
+	uint64_t total, in_kernel;
+
+	run_cmd((char *[]){ "/usr/bin/env", (char *)env[_i][0], (char *)env[_i][1],
+			    (char *)seams_bin(), "-v", "--backend", "bpf", "-F", "999", "-f",
+			    "--unwind", "dwarf", "--", (char *)workload("syscalls"), "1", NULL },
+		30, 0, &r);
+	ck_assert_msg(r.exit_code == 0, "exit %d: %.300s", r.exit_code, r.err);
+	ck_assert_msg(strstr(r.err, where[_i]) != NULL, "stderr: %.1500s", r.err);
+	ck_assert_ptr_null(strstr(r.err, "malformed"));
+	ck_assert_ptr_null(strstr(r.err, "could not be displayed"));
+	total = folded_total(r.out, NULL);
+	in_kernel = folded_count(r.out, "main;read_loop;read;entry_SYSCALL_64");
+	/* The older programs give kernel-mode samples frame-pointer user stacks: read is lost. */
+	if (_i)
+		in_kernel = folded_count(r.out, ";entry_SYSCALL_64");
+	ck_assert_msg(total > 100 && in_kernel * 100 >= total * 50, "%llu of %llu:\n%.2000s",
+		      (unsigned long long)in_kernel, (unsigned long long)total, r.out);
+}
+END_TEST
+
 /* The records of the run's stack copies a sample, from -v's count. */
 static double records_a_sample(const char *err)
 {
@@ -397,6 +433,7 @@ Suite *dwarf_suite(void)
 	tcase_add_test(tc, without_task_regs_kernel_mode_samples_fall_back_and_auto_picks_perf);
 	tcase_add_loop_test(tc, each_stack_copy_program_gives_whole_stacks, 0, 3);
 	tcase_add_loop_test(tc, the_task_regs_program_sends_a_sample_in_one_record, 0, 3);
+	tcase_add_loop_test(tc, each_stack_copy_program_gives_kernel_stacks, 0, 3);
 	suite_add_tcase(s, tc);
 	return s;
 }
