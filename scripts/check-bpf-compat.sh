@@ -41,12 +41,12 @@ newer() {
 # get_current_pid_tgid 14, get_current_comm 16 (4.2), perf_event_output 25
 # (4.4), get_stackid 27 (4.6), get_current_task 35 (4.8),
 # current_task_under_cgroup 37 (4.9, on a BPF_MAP_TYPE_CGROUP_ARRAY of 4.8),
-# get_current_cgroup_id 80 (4.18), probe_read_user 112 and probe_read_kernel 113 (5.5),
+# get_stack 67 and get_current_cgroup_id 80 (4.18), probe_read_user 112 and probe_read_kernel 113 (5.5),
 # get_ns_current_pid_tgid 120 (5.7), get_current_task_btf 158 (5.11),
 # task_pt_regs 175 (5.15). perf_event and tracepoint programs have each from
 # the version named.
 helpers="1:3.19 2:3.19 3:3.19 4:4.1 5:4.1 8:4.1 12:4.2 14:4.2 16:4.2 25:4.4 27:4.6 35:4.8
-37:4.9 80:4.18 112:5.5 113:5.5 120:5.7 158:5.11 175:5.15"
+37:4.9 67:4.18 80:4.18 112:5.5 113:5.5 120:5.7 158:5.11 175:5.15"
 
 sections=$($objdump -h "$obj" | awk 'NR > 4 { print $2 }')
 for s in $sections; do
