@@ -75,7 +75,7 @@ bool resolver__caught_up(const struct resolver *r, const struct agg *agg);
  */
 bool resolver__finish_settled(struct resolver *r, struct agg *agg);
 
-/* Bytes the profile holds for its stacks so far (not their frames: those are per code address). */
+/* Bytes the profile holds for its stacks so far, their frames included. */
 size_t resolver__stack_bytes(const struct resolver *r);
 
 /*
