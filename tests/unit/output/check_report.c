@@ -137,6 +137,38 @@ START_TEST(frames_resolved_during_the_run_report_the_same)
 END_TEST
 
 /*
+ * What -v counts for the stacks includes their frames: a stack of known
+ * frames (another pid) adds its entry alone, one with a new frame adds the
+ * frame too. A busy host's compilers keep showing new code addresses, and
+ * uncounted they read as growth of everything else.
+ */
+START_TEST(bytes_held_for_stacks_count_their_frames)
+{
+	uint64_t k1[] = { K_LEAF + 4, K_MID + 0x10 }, u1[] = { fx.alpha + 4, fx.beta + 6 };
+	uint64_t u2[] = { fx.gamma + 2, fx.beta + 6 };
+	struct resolve_spec spec = { .kind = PROFILE_ON_CPU, .user_frames = true,
+				     .kernel_frames = true };
+	struct resolver *r = resolver__new(sym, &spec);
+	size_t one, same_frames, new_frame;
+
+	add(1234, "app", k1, 2, u1, 2, 0, 1);
+	resolver__prepare(r, &agg, 1000);
+	one = resolver__stack_bytes(r);
+	ck_assert_uint_ge(one, 4 * sizeof(struct profile_frame));
+	add(1235, "app", k1, 2, u1, 2, 0, 1);
+	resolver__prepare(r, &agg, 1000);
+	same_frames = resolver__stack_bytes(r);
+	ck_assert_uint_eq(same_frames - one, sizeof(struct profile_stack));
+	add(1236, "app", k1, 2, u2, 2, 0, 1);
+	resolver__prepare(r, &agg, 1000);
+	new_frame = resolver__stack_bytes(r);
+	ck_assert_uint_ge(new_frame - same_frames,
+			  sizeof(struct profile_stack) + sizeof(struct profile_frame));
+	resolver__free(r);
+}
+END_TEST
+
+/*
  * A stack left raw during the run (an address no mapping holds yet) whose
  * process ended long ago is finished before the image's mappings are let
  * go, and prints as it would have at the end.
@@ -634,6 +666,7 @@ Suite *report_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, identical_samples_count_once);
 	tcase_add_test(tc, frames_resolved_during_the_run_report_the_same);
+	tcase_add_test(tc, bytes_held_for_stacks_count_their_frames);
 	tcase_add_test(tc, stacks_of_a_settled_image_are_finished_before_it_is_released);
 	tcase_add_test(tc, unmapped_addresses_are_one_frame_where_addresses_are_not_printed);
 	tcase_add_test(tc, processes_of_one_binary_share_frames);
