@@ -133,7 +133,19 @@ int agg__add(struct agg *agg, const struct sample *s, const struct addr_space *a
 	key->nr_user = nr_u;
 	sample__copy_ips(s, key->ips, nr_k, nr_u);
 
+	/*
+	 * The image by its id, not its address: an ended process's image is
+	 * freed once its stacks are in the model, and a new one may take the
+	 * address (with the pid, and the same addresses, a stack of another
+	 * binary would count as the old one's).
+	 */
+	key->as = NULL;
 	hash_bytes128(key, size, fp);
+	key->as = as;
+	if (as) {
+		fp[0] ^= hash_u64((uint64_t)as->id + 1);
+		fp[1] ^= hash_u64(((uint64_t)as->id + 1) << 32);
+	}
 	found = idtable__find(&agg->index, fp[0], fp_match, &(struct fp_query){ agg, fp });
 	if (found >= 0) {
 		e = agg__entry(agg, (size_t)found);

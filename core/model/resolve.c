@@ -24,23 +24,35 @@
  */
 struct frame_key {
 	/*
-	 * A user frame's address space, or its file's identity (by_file, from
-	 * the symbolizer) or &vdso_space; NULL for other frames.
+	 * A user frame's file's identity (by_file, from the symbolizer) or
+	 * &vdso_space; NULL for other frames.
 	 */
 	const void *space;
 	uint64_t ip;		/* as sampled; by_file: its offset into the file (or the vdso) */
 	uint8_t kind;
 	uint8_t caller;
 	uint8_t by_file;
+	/*
+	 * A user frame not by_file: its address space's id + 1 (not its
+	 * address: images of ended processes are freed, and another may take
+	 * the address); 0 for other frames.
+	 */
+	uint32_t space_id;
 };
 
 /* The space of vdso frames keyed by their offset: every process maps the kernel's one image. */
 static const char vdso_space;
 
 struct mapping_key {
-	const struct addr_space *as;	/* NULL: the kernel */
+	uint64_t space_id;	/* the address space's id + 1 (see frame_key); 0: the kernel */
 	uint64_t start, end, pgoff, ino;
 };
+
+/* An address space as the resolver's keys name it: by id, never reused. */
+static uint32_t space_id(const struct addr_space *as)
+{
+	return as ? as->id + 1 : 0;
+}
 
 /*
  * The file identity of recently seen mappings, so that keying a frame by
@@ -50,8 +62,8 @@ struct mapping_key {
 #define FILE_MEMO_SLOTS 1024
 
 struct file_memo {
-	const struct addr_space *as;
-	unsigned int generation;	/* of as's maps */
+	uint32_t space_id;		/* space_id() of the address space */
+	unsigned int generation;	/* of its maps */
 	uint64_t start, end, pgoff;
 	const void *file;		/* NULL: a free slot */
 };
@@ -206,7 +218,7 @@ static const char *intern(struct resolver *r, const char *s)
 
 /* 1 + the index of the profile mapping for key (created from m or as the kernel's), 0 on failure. */
 static uint32_t mapping_index(struct resolver *r, const struct mapping_key *key,
-			      const struct mapping *m)
+			      const struct addr_space *as, const struct mapping *m)
 {
 	uintptr_t found = (uintptr_t)hashmap__find(&r->mappings, key);
 	struct profile_mapping pm = { 0 };
@@ -219,7 +231,7 @@ static uint32_t mapping_index(struct resolver *r, const struct mapping_key *key,
 		pm.limit = m->end;
 		pm.offset = m->pgoff;
 		pm.file = intern(r, m->path);
-		pm.build_id = intern(r, symbolizer__build_id(r->sym, key->as, m));
+		pm.build_id = intern(r, symbolizer__build_id(r->sym, as, m));
 	} else {
 		pm.start = KERNEL_MAPPING_START;
 		pm.limit = UINT64_MAX;
@@ -242,12 +254,12 @@ static uint32_t user_mapping(struct resolver *r, const struct addr_space *as, ui
 	if (!m)
 		return 0;
 	memset(&key, 0, sizeof(key));
-	key.as = as;
+	key.space_id = space_id(as);
 	key.start = m->start;
 	key.end = m->end;
 	key.pgoff = m->pgoff;
 	key.ino = m->ino;
-	return mapping_index(r, &key, m);
+	return mapping_index(r, &key, as, m);
 }
 
 static uint32_t kernel_mapping(struct resolver *r)
@@ -255,7 +267,7 @@ static uint32_t kernel_mapping(struct resolver *r)
 	struct mapping_key key;
 
 	memset(&key, 0, sizeof(key));
-	return mapping_index(r, &key, NULL);
+	return mapping_index(r, &key, NULL, NULL);
 }
 
 static void set_source(struct resolver *r, struct profile_frame *f, const struct src_frame *src)
@@ -361,16 +373,16 @@ static void frame_key(struct frame_key *key, const void *space, uint64_t ip, enu
 static const void *file_of(struct resolver *r, const struct addr_space *as,
 			   const struct mapping *m)
 {
-	struct file_memo *fm =
-		&r->memo[hash_u64((uint64_t)(uintptr_t)as ^ m->start) & (FILE_MEMO_SLOTS - 1)];
+	struct file_memo *fm = &r->memo[hash_u64((uint64_t)space_id(as) ^ m->start) &
+					(FILE_MEMO_SLOTS - 1)];
 	const void *file;
 
-	if (fm->file && fm->as == as && fm->generation == as->generation &&
+	if (fm->file && fm->space_id == space_id(as) && fm->generation == as->generation &&
 	    fm->start == m->start && fm->end == m->end && fm->pgoff == m->pgoff)
 		return fm->file;
 	file = symbolizer__file_of(r->sym, as, m);
 	if (file)
-		*fm = (struct file_memo){ .as = as,
+		*fm = (struct file_memo){ .space_id = space_id(as),
 					  .generation = as->generation,
 					  .start = m->start,
 					  .end = m->end,
@@ -392,11 +404,12 @@ static void user_key(struct resolver *r, struct frame_key *key, const struct add
 	const struct mapping *m;
 	const void *file;
 
-	frame_key(key, as, ip, FRAME_USER, index > 0);
+	frame_key(key, NULL, ip, FRAME_USER, index > 0);
+	key->space_id = space_id(as);
 	if (!r->spec.frames_by_file)
 		return;
 	if (ip == STACK_TRUNCATED_IP || ip == STACK_GO_SWITCH_IP) {
-		key->space = NULL;
+		key->space_id = 0;
 		return;
 	}
 	m = as ? addr_space__find(as, stack__lookup_addr(ip, index)) : NULL;
@@ -408,7 +421,7 @@ static void user_key(struct resolver *r, struct frame_key *key, const struct add
 		 * map may name it.
 		 */
 		if (!symbolizer__has_jit_map(r->sym, as)) {
-			key->space = NULL;
+			key->space_id = 0;
 			key->ip = 0;
 			key->by_file = 1;
 		}
@@ -419,10 +432,12 @@ static void user_key(struct resolver *r, struct frame_key *key, const struct add
 		if (!file)
 			return;
 		key->space = file;
+		key->space_id = 0;
 		key->ip = ip - m->start + m->pgoff;
 		key->by_file = 1;
 	} else if (!strcmp(m->path, "[vdso]")) {
 		key->space = &vdso_space;
+		key->space_id = 0;
 		key->ip = ip - m->start;
 		key->by_file = 1;
 	}

@@ -101,6 +101,11 @@ struct proctrack {
 	/* Images that ended and still hold their mappings: settled, then released. */
 	struct addr_space **ended;
 	size_t nr_ended, cap_ended;
+	/* Released images, to be freed (proctrack__free_released). */
+	struct addr_space **released;
+	size_t nr_released, cap_released;
+	/* What a pid whose image was freed points at: released, mapping nothing. */
+	struct addr_space *gone;
 	uint64_t newest_time;		/* of the execs, forks and exits applied */
 	int64_t record_wall_ns;		/* of the record being applied; 0: now */
 	unsigned int next_id;
@@ -261,6 +266,7 @@ void proctrack__free(struct proctrack *pt)
 	hashmap__clear(&pt->comms);
 	hashmap__clear(&pt->kinds);
 	free(pt->ended);
+	free(pt->released);
 	free(pt);
 }
 
@@ -275,6 +281,8 @@ static struct addr_space *new_space(struct proctrack *pt, pid_t pid)
 	as->uid = (uid_t)-1;
 	as->id = pt->next_id++;
 	as->next_all = pt->all;
+	if (pt->all)
+		pt->all->prev_all = as;
 	pt->all = as;
 	return as;
 }
@@ -1133,8 +1141,8 @@ int proctrack__exit(struct proctrack *pt, pid_t pid, pid_t tid, uint64_t time)
 	struct proc *p = find_proc(pt, pid);
 
 	note_time(pt, time);
-	if (!p)
-		return 0;	/* never sampled nor mapped: nothing to let go */
+	if (!p || p->as->released)
+		return 0;	/* never sampled nor mapped, or let go already: nothing to let go */
 	if (pid == tid)
 		p->as->leader_exited = true;
 	/* Until then a thread's exit is not the end: the leader's marks it, the last one's dates it. */
@@ -1181,6 +1189,19 @@ size_t proctrack__settle(struct proctrack *pt, uint64_t grace_ns)
 	return n;
 }
 
+/* Room for one more released image; 0 or -ENOMEM. */
+static int grow_released(struct proctrack *pt)
+{
+	size_t cap = pt->cap_released ? 2 * pt->cap_released : 256;
+	struct addr_space **l = realloc(pt->released, cap * sizeof(*l));
+
+	if (!l)
+		return -ENOMEM;
+	pt->released = l;
+	pt->cap_released = cap;
+	return 0;
+}
+
 size_t proctrack__release_settled(struct proctrack *pt)
 {
 	size_t kept = 0, n = 0;
@@ -1196,8 +1217,73 @@ size_t proctrack__release_settled(struct proctrack *pt)
 		as->generation++;
 		as->released = true;
 		n++;
+		/* Out of memory, it is only not freed before the tracker is. */
+		if (pt->nr_released < pt->cap_released || !grow_released(pt))
+			pt->released[pt->nr_released++] = as;
 	}
 	pt->nr_ended = kept;
+	return n;
+}
+
+/* The image pids whose own was freed point at (made once); NULL when out of memory. */
+static struct addr_space *gone_space(struct proctrack *pt)
+{
+	if (!pt->gone) {
+		pt->gone = new_space(pt, 0);
+		if (pt->gone)
+			pt->gone->settled = pt->gone->released = true;
+	}
+	return pt->gone;
+}
+
+/* Take as out of its pid's chain of images; false if it cannot be (out of memory). */
+static bool unlink_image(struct proctrack *pt, struct addr_space *as)
+{
+	struct proc *p = find_proc(pt, as->pid);
+	struct addr_space *newer;
+
+	if (!p)
+		return true;
+	if (p->as == as) {
+		struct addr_space *gone = gone_space(pt);
+
+		if (!gone)
+			return false;
+		p->as = gone;
+		return true;
+	}
+	/* Bounded by the images the records made for this pid. */
+	for (newer = p->as; newer && newer->older != as; newer = newer->older)
+		;
+	if (newer)
+		newer->older = as->older;
+	return true;
+}
+
+size_t proctrack__free_released(struct proctrack *pt,
+				void (*forget)(void *ctx, const struct addr_space *as), void *ctx)
+{
+	size_t n = 0, kept = 0;
+
+	for (size_t i = 0; i < pt->nr_released; i++) {
+		struct addr_space *as = pt->released[i];
+
+		if (!unlink_image(pt, as)) {
+			pt->released[kept++] = as;
+			continue;
+		}
+		if (forget)
+			forget(ctx, as);
+		if (as->prev_all)
+			as->prev_all->next_all = as->next_all;
+		else
+			pt->all = as->next_all;
+		if (as->next_all)
+			as->next_all->prev_all = as->prev_all;
+		addr_space_free(as);
+		n++;
+	}
+	pt->nr_released = kept;
 	return n;
 }
 

@@ -28,10 +28,11 @@ struct mapping {
 struct file_table;
 
 /*
- * One address space: a process between two execs. Never freed before the
- * tracker (caches key by its address), but once it has ended long enough
- * ago that no sample of it can still come, its mappings are (see
- * proctrack__settle): a busy host starts a hundred processes a second.
+ * One address space: a process between two execs. Once it has ended long
+ * enough ago that no sample of it can still come, its mappings are freed
+ * (see proctrack__settle), then the struct itself (proctrack__free_released):
+ * a busy host starts a hundred processes a second. Caches outside the
+ * tracker key an image by its id, never reused, not by its address.
  */
 struct addr_space {
 	struct file_table *files;	/* the tracker's open binaries; NULL outside a tracker */
@@ -54,7 +55,7 @@ struct addr_space {
 	/* Spaces sharing maps (a fork, until one side changes), or NULL: not shared. */
 	unsigned int *maps_refs;
 	unsigned int generation;	/* changes whenever maps do (for caches of unwind steps) */
-	struct addr_space *next_all;
+	struct addr_space *next_all, *prev_all;
 	/*
 	 * When it ended, in the side-band records' clock: the exec or fork that
 	 * began the pid's next image, or the exit of its last thread; 0: not
@@ -144,6 +145,17 @@ size_t proctrack__settle(struct proctrack *pt, uint64_t grace_ns);
  * frames (pipeline's late_images). Returns how many images.
  */
 size_t proctrack__release_settled(struct proctrack *pt);
+
+/*
+ * Free the images released so far, once nothing outside the tracker points
+ * at them (every stack naming one has its frames): forget(ctx, as) is told
+ * of each first, to drop what it keeps by the address. A pid whose current
+ * image goes is left with a shared released image that maps nothing, so
+ * that a sample that still names it counts as late rather than taking
+ * whatever /proc shows at the pid now. Returns how many were freed.
+ */
+size_t proctrack__free_released(struct proctrack *pt,
+				void (*forget)(void *ctx, const struct addr_space *as), void *ctx);
 
 /* Whether pid is a kernel thread (PF_KTHREAD in /proc/PID/stat), read once. */
 bool proctrack__is_kernel_thread(struct proctrack *pt, pid_t pid);

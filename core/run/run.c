@@ -51,6 +51,7 @@ struct run {
 	struct symbolizer *sym;
 	struct resolver *resolver;
 	size_t released_images;		/* of ended processes, let go while sampling (-v) */
+	size_t freed_images;		/* and of those, freed */
 	struct unwinder *unwinder;
 	struct launch child;
 	bool launched;
@@ -308,6 +309,11 @@ static int set_up(struct run *r)
 #define SETTLE_INTERVAL_MS 5000
 #define SETTLE_GRACE_NS (30 * 1000000000ULL)
 
+static void forget_space(void *ctx, const struct addr_space *as)
+{
+	symbolizer__forget_space(ctx, as);
+}
+
 /*
  * Let go of what ended processes held, once nothing still to come can need
  * it. False when the model has stacks it has not looked at yet: they may
@@ -322,8 +328,11 @@ static bool release_ended(struct run *r)
 	if (!resolver__caught_up(r->resolver, &r->pipeline.agg))
 		return false;
 	if (proctrack__settle(pt, SETTLE_GRACE_NS) && resolver__finish_settled(r->resolver,
-									   &r->pipeline.agg))
+									   &r->pipeline.agg)) {
 		r->released_images += proctrack__release_settled(pt);
+		/* Every stack naming them has its frames: nothing points at them any more. */
+		r->freed_images += proctrack__free_released(pt, forget_space, r->sym);
+	}
 	return true;
 }
 
@@ -718,7 +727,8 @@ static int finish(struct run *r)
 		st.samples, agg__total(&r->pipeline.agg, WEIGHT_SAMPLES), off,
 		agg__size(&r->pipeline.agg), prof.nr_stacks);
 	if (r->released_images)
-		pr_info("%zu images of ended processes let go while sampling\n", r->released_images);
+		pr_info("%zu images of ended processes let go while sampling, %zu freed\n",
+			r->released_images, r->freed_images);
 	profile__fini(&prof);
 	to_stdout = !r->out.path;
 	if (!err) {

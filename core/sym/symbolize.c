@@ -364,6 +364,16 @@ void symbolizer__user_frame(struct symbolizer *s, const struct addr_space *as, u
 	symbolizer__user(s, as, ip - caller, out);
 }
 
+void symbolizer__forget_space(struct symbolizer *s, const struct addr_space *as)
+{
+	struct perfmap_entry *e = hashmap__remove(&s->perfmaps, &as);
+
+	if (e) {
+		perfmap__free(e->pm);
+		free(e);
+	}
+}
+
 bool symbolizer__has_jit_map(struct symbolizer *s, const struct addr_space *as)
 {
 	return as && as->pid > 0 && perfmap_of(s, as);

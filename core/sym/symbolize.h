@@ -63,6 +63,8 @@ void symbolizer__kernel(struct symbolizer *s, uint64_t addr, struct frame_sym *o
  */
 /* Whether as's process has a JIT map (/tmp/perf-PID.map) to name code outside its files. */
 bool symbolizer__has_jit_map(struct symbolizer *s, const struct addr_space *as);
+/* as is about to be freed: drop what is kept for it (its JIT map), keyed by its address. */
+void symbolizer__forget_space(struct symbolizer *s, const struct addr_space *as);
 const void *symbolizer__file_of(struct symbolizer *s, const struct addr_space *as,
 				const struct mapping *m);
 

@@ -358,7 +358,7 @@ START_TEST(processes_ended_long_before_the_end_are_let_go_with_their_names)
 {
 	char cmd[1024];
 	uint64_t all, spin, unknown;
-	unsigned long released = 0;
+	unsigned long released = 0, freed = 0;
 	const char *line;
 
 	backend = test_backends[_i];
@@ -375,9 +375,14 @@ START_TEST(processes_ended_long_before_the_end_are_let_go_with_their_names)
 	ck_assert_msg(line, "nothing let go\n%.2000s", r.err);
 	while (line > r.err && line[-1] != '\n')
 		line--;
-	/* Each of the 100 processes: the image forked from the shell, and the exec'd one. */
-	ck_assert_msg(sscanf(line, "profile: %lu images", &released) == 1 && released >= 100,
-		      "let go: %.80s", line);
+	/*
+	 * Each of the 100 processes: the image forked from the shell, and the
+	 * exec'd one; their structs freed too, not only their mappings.
+	 */
+	ck_assert_msg(sscanf(line, "profile: %lu images of ended processes let go while sampling, "
+			     "%lu freed", &released, &freed) == 2 && released >= 100 &&
+			      freed == released,
+		      "let go: %.100s", line);
 	ck_assert_msg(!strstr(r.err, "after their process ended"), "%.2000s", r.err);
 	ck_assert_msg(all > 1000, "only %lu samples of shortlived", (unsigned long)all);
 	/* As in the dwarf case below: a busy host's exec and loading take a larger share. */

@@ -295,6 +295,80 @@ START_TEST(ended_images_release_their_mappings_after_the_grace)
 }
 END_TEST
 
+struct forgotten {
+	unsigned int ids[8];
+	unsigned int n;
+};
+
+static void note_forgotten(void *ctx, const struct addr_space *as)
+{
+	struct forgotten *f = ctx;
+
+	ck_assert_uint_lt(f->n, 8);
+	ck_assert(as->released);
+	f->ids[f->n++] = as->id;
+}
+
+/*
+ * Released images are freed (a busy host ends thousands of processes a
+ * minute), each told to the caller first; a pid whose image went points at
+ * a released one that maps nothing, so a late sample is still late, and
+ * the pid's next image begins as usual.
+ */
+START_TEST(released_images_are_freed_and_their_pids_left_late)
+{
+	struct proctrack *pt = proctrack__new();
+	struct mapping a = map_of(0x1000, 0x2000, 0, "/parent");
+	struct forgotten f = { .n = 0 };
+	struct addr_space *parent, *forked, *child, *gone, *again, *out[4];
+	unsigned int ids[3];
+
+	ck_assert_int_eq(proctrack__exec(pt, 5000000, "parent", 100), 0);
+	ck_assert_int_eq(proctrack__mmap(pt, 5000000, &a), 0);
+	parent = proctrack__addr_space(pt, 5000000);
+	ck_assert_int_eq(proctrack__fork(pt, 5000001, 5000000, 200), 0);
+	forked = proctrack__addr_space(pt, 5000001);
+	ck_assert_int_eq(proctrack__exec(pt, 5000001, "child", 300), 0);
+	child = proctrack__addr_space(pt, 5000001);
+	ck_assert_int_eq(proctrack__exit(pt, 5000001, 5000001, 400), 0);
+	ck_assert_int_eq(proctrack__exit(pt, 5000000, 5000000, 500), 0);
+	ids[0] = parent->id;
+	ids[1] = forked->id;
+	ids[2] = child->id;
+	ck_assert_uint_eq(proctrack__free_released(pt, note_forgotten, &f), 0);
+
+	ck_assert_int_eq(proctrack__exec(pt, 5000005, "other", 2000), 0);
+	ck_assert_uint_eq(proctrack__settle(pt, 1000), 3);
+	ck_assert_uint_eq(proctrack__release_settled(pt), 3);
+	ck_assert_uint_eq(proctrack__free_released(pt, note_forgotten, &f), 3);
+	ck_assert_uint_eq(f.n, 3);
+	for (unsigned int i = 0; i < 3; i++)
+		ck_assert(f.ids[0] == ids[i] || f.ids[1] == ids[i] || f.ids[2] == ids[i]);
+
+	gone = proctrack__addr_space(pt, 5000001);
+	ck_assert(gone->released && !gone->nr_maps);
+	ck_assert_ptr_eq(proctrack__addr_space(pt, 5000000), gone);
+	for (unsigned int i = 0; i < 3; i++)
+		ck_assert_uint_ne(gone->id, ids[i]);
+	ck_assert_uint_eq(proctrack__images(pt, 5000001, 450, 450, out, 4), 1);
+	ck_assert_ptr_eq(out[0], gone);
+	/* Its exit again (a late record) changes nothing. */
+	ck_assert_int_eq(proctrack__exit(pt, 5000001, 5000001, 2100), 0);
+	ck_assert(!gone->leader_exited);
+
+	ck_assert_int_eq(proctrack__exec(pt, 5000001, "again", 2500), 0);
+	again = proctrack__addr_space(pt, 5000001);
+	ck_assert(!again->released);
+	ck_assert_ptr_eq(again->older, gone);
+	ck_assert_uint_eq(proctrack__images(pt, 5000001, 450, 450, out, 4), 1);
+	ck_assert_ptr_eq(out[0], gone);
+	ck_assert_uint_eq(proctrack__images(pt, 5000001, 2600, 2600, out, 4), 1);
+	ck_assert_ptr_eq(out[0], again);
+	ck_assert_uint_eq(proctrack__free_released(pt, note_forgotten, &f), 0);
+	proctrack__free(pt);
+}
+END_TEST
+
 /*
  * A process whose main thread exited but whose other threads run is not
  * settled until it is gone; a zombie is gone.
@@ -822,6 +896,7 @@ Suite *proctrack_suite(void)
 	tcase_add_test(tc, fork_copies_exec_resets_old_space_survives);
 	tcase_add_test(tc, ended_images_release_their_mappings_after_the_grace);
 	tcase_add_test(tc, a_process_is_not_settled_while_proc_shows_it);
+	tcase_add_test(tc, released_images_are_freed_and_their_pids_left_late);
 	tcase_add_test(tc, images_by_time);
 	tcase_add_test(tc, resync_after_lost_records);
 	tcase_add_test(tc, comm_cached_inherited_or_placeholder);
