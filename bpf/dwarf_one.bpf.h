@@ -109,10 +109,19 @@ static __always_inline int send_one(struct bpf_perf_event_data *ctx,
 		if (at > DWARF_ONE_COPY)
 			return 0;
 		r = bpf_get_stack(ctx, b->data + at, DWARF_ONE_KSTACK, 0);
-		if (r > 0 && r <= (long)DWARF_ONE_KSTACK)
-			kbytes = (__u64)r;
+		kbytes = r > 0 ? (__u64)r : 0;
+		/*
+		 * Bounded on the register itself: a compare clang makes on a
+		 * copy (r - 1 < 1016) reaches the size below only on verifiers
+		 * that link registers across an addition (6.11), and 5.15's
+		 * would see a negative record size. r is at most 1016.
+		 */
+		asm volatile("" : "+r"(kbytes));
+		kbytes &= 1023;
 		/* None (a user-mode sample) is -EFAULT, as bpf_get_stackid says. */
-		kernel_frames = r > 0 ? (__s32)(r / 8) : r ? (__s32)r : -EFAULT;
+		kernel_frames = r > 0 ? (__s32)(kbytes / 8) : r ? (__s32)r : -EFAULT;
+		if (r < 0 && r != -EFAULT)
+			stat_inc(PROFILE_STAT_KERNEL_STACK_LOST);
 	}
 	hp = &b->hp;
 	if (off > PROFILE_DUMP_PIECE_ONE) {
