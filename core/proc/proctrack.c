@@ -899,6 +899,22 @@ static void note_time(struct proctrack *pt, uint64_t time)
 		pt->newest_time = time;
 }
 
+/* Append as to a growing list of images; 0 or -ENOMEM. */
+static int push_image(struct addr_space ***list, size_t *nr, size_t *cap, struct addr_space *as)
+{
+	if (*nr == *cap) {
+		size_t ncap = *cap ? 2 * *cap : 256;
+		struct addr_space **l = realloc(*list, ncap * sizeof(*l));
+
+		if (!l)
+			return -ENOMEM;
+		*list = l;
+		*cap = ncap;
+	}
+	(*list)[(*nr)++] = as;
+	return 0;
+}
+
 /*
  * as ended at time (side-band clock): listed once for settling. Without a
  * time nothing can be dated against it, and it keeps its mappings.
@@ -912,17 +928,7 @@ static int image_ended(struct proctrack *pt, struct addr_space *as, uint64_t tim
 		return 0;	/* listed already */
 	}
 	as->end_time = time;
-	if (pt->nr_ended == pt->cap_ended) {
-		size_t cap = pt->cap_ended ? 2 * pt->cap_ended : 256;
-		struct addr_space **l = realloc(pt->ended, cap * sizeof(*l));
-
-		if (!l)
-			return -ENOMEM;
-		pt->ended = l;
-		pt->cap_ended = cap;
-	}
-	pt->ended[pt->nr_ended++] = as;
-	return 0;
+	return push_image(&pt->ended, &pt->nr_ended, &pt->cap_ended, as);
 }
 
 int proctrack__exec(struct proctrack *pt, pid_t pid, const char *comm, uint64_t time)
@@ -1189,19 +1195,6 @@ size_t proctrack__settle(struct proctrack *pt, uint64_t grace_ns)
 	return n;
 }
 
-/* Room for one more released image; 0 or -ENOMEM. */
-static int grow_released(struct proctrack *pt)
-{
-	size_t cap = pt->cap_released ? 2 * pt->cap_released : 256;
-	struct addr_space **l = realloc(pt->released, cap * sizeof(*l));
-
-	if (!l)
-		return -ENOMEM;
-	pt->released = l;
-	pt->cap_released = cap;
-	return 0;
-}
-
 size_t proctrack__release_settled(struct proctrack *pt)
 {
 	size_t kept = 0, n = 0;
@@ -1218,8 +1211,7 @@ size_t proctrack__release_settled(struct proctrack *pt)
 		as->released = true;
 		n++;
 		/* Out of memory, it is only not freed before the tracker is. */
-		if (pt->nr_released < pt->cap_released || !grow_released(pt))
-			pt->released[pt->nr_released++] = as;
+		push_image(&pt->released, &pt->nr_released, &pt->cap_released, as);
 	}
 	pt->nr_ended = kept;
 	return n;

@@ -235,6 +235,24 @@ START_TEST(resync_after_lost_records)
 END_TEST
 
 /*
+ * pid 5000000 ("parent", mapping a at 100) forks 5000001 at 200, which
+ * execs "child" at 300: the three images. pids above the kernel's
+ * PID_MAX_LIMIT (4194304): /proc never shows them.
+ */
+static void parent_forks_child(struct proctrack *pt, const struct mapping *a,
+			       struct addr_space **parent, struct addr_space **forked,
+			       struct addr_space **child)
+{
+	ck_assert_int_eq(proctrack__exec(pt, 5000000, "parent", 100), 0);
+	ck_assert_int_eq(proctrack__mmap(pt, 5000000, a), 0);
+	*parent = proctrack__addr_space(pt, 5000000);
+	ck_assert_int_eq(proctrack__fork(pt, 5000001, 5000000, 200), 0);
+	*forked = proctrack__addr_space(pt, 5000001);
+	ck_assert_int_eq(proctrack__exec(pt, 5000001, "child", 300), 0);
+	*child = proctrack__addr_space(pt, 5000001);
+}
+
+/*
  * Images that ended (an exec, an exit) give back their mappings once the
  * newest record is more than the grace past their end; a fork's shared
  * mappings stay with the parent while it runs; what a released image's
@@ -247,14 +265,7 @@ START_TEST(ended_images_release_their_mappings_after_the_grace)
 	struct addr_space *parent, *forked, *child, *out[4];
 	unsigned int gen;
 
-	/* pids above the kernel's PID_MAX_LIMIT (4194304): /proc never shows them. */
-	ck_assert_int_eq(proctrack__exec(pt, 5000000, "parent", 100), 0);
-	ck_assert_int_eq(proctrack__mmap(pt, 5000000, &a), 0);
-	parent = proctrack__addr_space(pt, 5000000);
-	ck_assert_int_eq(proctrack__fork(pt, 5000001, 5000000, 200), 0);
-	forked = proctrack__addr_space(pt, 5000001);
-	ck_assert_int_eq(proctrack__exec(pt, 5000001, "child", 300), 0);
-	child = proctrack__addr_space(pt, 5000001);
+	parent_forks_child(pt, &a, &parent, &forked, &child);
 	ck_assert_int_eq(proctrack__mmap(pt, 5000001, &b), 0);
 	/* A thread's exit is not the image's end; the main thread's is. */
 	ck_assert_int_eq(proctrack__exit(pt, 5000001, 5000002, 350), 0);
@@ -323,13 +334,7 @@ START_TEST(released_images_are_freed_and_their_pids_left_late)
 	struct addr_space *parent, *forked, *child, *gone, *again, *out[4];
 	unsigned int ids[3];
 
-	ck_assert_int_eq(proctrack__exec(pt, 5000000, "parent", 100), 0);
-	ck_assert_int_eq(proctrack__mmap(pt, 5000000, &a), 0);
-	parent = proctrack__addr_space(pt, 5000000);
-	ck_assert_int_eq(proctrack__fork(pt, 5000001, 5000000, 200), 0);
-	forked = proctrack__addr_space(pt, 5000001);
-	ck_assert_int_eq(proctrack__exec(pt, 5000001, "child", 300), 0);
-	child = proctrack__addr_space(pt, 5000001);
+	parent_forks_child(pt, &a, &parent, &forked, &child);
 	ck_assert_int_eq(proctrack__exit(pt, 5000001, 5000001, 400), 0);
 	ck_assert_int_eq(proctrack__exit(pt, 5000000, 5000000, 500), 0);
 	ids[0] = parent->id;
