@@ -32,6 +32,7 @@ struct frame_key {
 	uint8_t kind;
 	uint8_t caller;
 	uint8_t by_file;
+	uint8_t zero;		/* keys are hashed and compared whole: no unnamed padding */
 	/*
 	 * A user frame not by_file: its address space's id + 1 (not its
 	 * address: images of ended processes are freed, and another may take

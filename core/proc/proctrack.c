@@ -1247,8 +1247,18 @@ static bool unlink_image(struct proctrack *pt, struct addr_space *as)
 	/* Bounded by the images the records made for this pid. */
 	for (newer = p->as; newer && newer->older != as; newer = newer->older)
 		;
-	if (newer)
-		newer->older = as->older;
+	if (newer) {
+		/*
+		 * What ran before the newer image is over: a sample dated then
+		 * is late, not the older images' (stretched over as's time) nor
+		 * the current one's (if none were left).
+		 */
+		struct addr_space *gone = gone_space(pt);
+
+		if (!gone)
+			return false;
+		newer->older = gone;
+	}
 	return true;
 }
 

@@ -331,10 +331,14 @@ START_TEST(released_images_are_freed_and_their_pids_left_late)
 	struct proctrack *pt = proctrack__new();
 	struct mapping a = map_of(0x1000, 0x2000, 0, "/parent");
 	struct forgotten f = { .n = 0 };
-	struct addr_space *parent, *forked, *child, *gone, *again, *out[4];
+	struct addr_space *parent, *forked, *child, *runs, *gone, *again, *out[4];
 	unsigned int ids[3];
 
 	parent_forks_child(pt, &a, &parent, &forked, &child);
+	/* Another child that execs and runs on: only its forked image ends. */
+	ck_assert_int_eq(proctrack__fork(pt, 5000003, 5000000, 210), 0);
+	ck_assert_int_eq(proctrack__exec(pt, 5000003, "runs", 310), 0);
+	runs = proctrack__addr_space(pt, 5000003);
 	ck_assert_int_eq(proctrack__exit(pt, 5000001, 5000001, 400), 0);
 	ck_assert_int_eq(proctrack__exit(pt, 5000000, 5000000, 500), 0);
 	ids[0] = parent->id;
@@ -343,12 +347,17 @@ START_TEST(released_images_are_freed_and_their_pids_left_late)
 	ck_assert_uint_eq(proctrack__free_released(pt, note_forgotten, &f), 0);
 
 	ck_assert_int_eq(proctrack__exec(pt, 5000005, "other", 2000), 0);
-	ck_assert_uint_eq(proctrack__settle(pt, 1000), 3);
-	ck_assert_uint_eq(proctrack__release_settled(pt), 3);
-	ck_assert_uint_eq(proctrack__free_released(pt, note_forgotten, &f), 3);
-	ck_assert_uint_eq(f.n, 3);
-	for (unsigned int i = 0; i < 3; i++)
-		ck_assert(f.ids[0] == ids[i] || f.ids[1] == ids[i] || f.ids[2] == ids[i]);
+	ck_assert_uint_eq(proctrack__settle(pt, 1000), 4);
+	ck_assert_uint_eq(proctrack__release_settled(pt), 4);
+	ck_assert_uint_eq(proctrack__free_released(pt, note_forgotten, &f), 4);
+	ck_assert_uint_eq(f.n, 4);
+	for (unsigned int i = 0; i < 3; i++) {
+		bool told = false;
+
+		for (unsigned int k = 0; k < f.n; k++)
+			told |= f.ids[k] == ids[i];
+		ck_assert_msg(told, "image %u freed untold", ids[i]);
+	}
 
 	gone = proctrack__addr_space(pt, 5000001);
 	ck_assert(gone->released && !gone->nr_maps);
@@ -357,6 +366,13 @@ START_TEST(released_images_are_freed_and_their_pids_left_late)
 		ck_assert_uint_ne(gone->id, ids[i]);
 	ck_assert_uint_eq(proctrack__images(pt, 5000001, 450, 450, out, 4), 1);
 	ck_assert_ptr_eq(out[0], gone);
+	/* A running process's freed older image: a sample of its time is late, not the new one's. */
+	ck_assert(!runs->released);
+	ck_assert_ptr_eq(runs->older, gone);
+	ck_assert_uint_eq(proctrack__images(pt, 5000003, 250, 250, out, 4), 1);
+	ck_assert_ptr_eq(out[0], gone);
+	ck_assert_uint_eq(proctrack__images(pt, 5000003, 320, 320, out, 4), 1);
+	ck_assert_ptr_eq(out[0], runs);
 	/* Its exit again (a late record) changes nothing. */
 	ck_assert_int_eq(proctrack__exit(pt, 5000001, 5000001, 2100), 0);
 	ck_assert(!gone->leader_exited);
