@@ -250,8 +250,8 @@ static void on_piece(struct bpf_dwarf *d, struct dwarf_join *j, const void *data
 
 /*
  * A head closes the sample its pieces began. kstack: the kernel stack the
- * record carried (zero-filled to PROFILE_MAX_STACK_DEPTH), or NULL when the
- * head names it by stack id.
+ * record carried (ended by a zero if shorter than PROFILE_MAX_STACK_DEPTH),
+ * or NULL when the head names it by stack id.
  */
 static void on_head(struct bpf_dwarf *d, struct dwarf_join *j, uint64_t time, const void *data,
 		    __u32 size, const uint64_t *kstack)
@@ -324,7 +324,7 @@ static bool on_head_piece_kstack(struct bpf_dwarf *d, struct dwarf_join *j, uint
 				 const unsigned char *data, uint32_t size)
 {
 	const size_t head = sizeof(struct dwarf_head) + sizeof(struct dwarf_piece);
-	uint64_t kstack[PROFILE_MAX_STACK_DEPTH] = { 0 };
+	uint64_t kstack[PROFILE_MAX_STACK_DEPTH];
 	struct dwarf_head rec;
 	__u32 len;
 
@@ -340,6 +340,9 @@ static bool on_head_piece_kstack(struct bpf_dwarf *d, struct dwarf_join *j, uint
 		if (rec.kernel_stack_id > PROFILE_MAX_STACK_DEPTH || bytes > size - head - len)
 			return false;
 		memcpy(kstack, data + head + len, bytes);
+		/* A zero ends a stack shorter than the array (as in a stack map's entry). */
+		if (rec.kernel_stack_id < PROFILE_MAX_STACK_DEPTH)
+			kstack[rec.kernel_stack_id] = 0;
 	}
 	if (len)
 		on_piece(d, j, data + sizeof(rec), (__u32)sizeof(struct dwarf_piece) + len);

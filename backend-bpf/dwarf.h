@@ -47,12 +47,12 @@ struct bpf_dwarf_opts {
  * reader thread). Returns NULL with errno set and a reason in errm.
  */
 struct bpf_dwarf *bpf_dwarf__open(const struct bpf_dwarf_opts *o, struct errmsg *errm);
-/* Whether kernel-mode samples get user registers (bpf_task_pt_regs, 5.15). */
 /*
  * Whether the kernel has bpf_task_pt_regs (5.15), which the newest variant
  * needs; it also sends kernel stacks in its records instead of by stack id.
  */
 bool bpf_dwarf__task_regs_supported(void);
+/* Whether the loaded variant is that one: kernel-mode samples get user registers. */
 bool bpf_dwarf__has_task_regs(const struct bpf_dwarf *d);
 int bpf_dwarf__prog_fd(const struct bpf_dwarf *d);
 /* The stack copies' rings, for waiting on them (ring_set__wait_sets). */

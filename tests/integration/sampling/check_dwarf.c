@@ -410,6 +410,32 @@ START_TEST(the_task_regs_program_sends_a_sample_in_one_record)
 }
 END_TEST
 
+/*
+ * A copy longer than 60 KiB goes in two records, its head in the second
+ * after the copy's end: that record still carries the kernel stack, so a
+ * deep recursion reading /dev/zero shows read's kernel frames under it.
+ */
+START_TEST(a_copy_in_two_records_keeps_its_kernel_stack)
+{
+	uint64_t total, in_read;
+	double per;
+
+	backend = "bpf";
+	run_ok(&r, PROFILE("-v", "-F", "999", "-f", "--unwind", "dwarf", "--stack-dump-size",
+			   "65528", "--", (char *)workload("deep"), "kernel", "1", "8000"),
+	       30);
+	ck_assert_msg(strstr(r.err, "kernel stacks in the stack copies' records"), "stderr: %.1500s",
+		      r.err);
+	per = records_a_sample(r.err);
+	ck_assert_msg(per >= 1.5 && per <= 2, "%.2f records a sample", per);
+	ck_assert_ptr_null(strstr(r.err, "malformed"));
+	total = folded_total(r.out, NULL);
+	in_read = folded_count(r.out, "deep_recurse;deep_read;read;entry_SYSCALL_64");
+	ck_assert_msg(in_read * 100 >= total * 50, "%llu of %llu:\n%.2000s",
+		      (unsigned long long)in_read, (unsigned long long)total, r.out);
+}
+END_TEST
+
 Suite *dwarf_suite(void)
 {
 	Suite *s = suite_create("dwarf");
@@ -434,6 +460,7 @@ Suite *dwarf_suite(void)
 	tcase_add_loop_test(tc, each_stack_copy_program_gives_whole_stacks, 0, 3);
 	tcase_add_loop_test(tc, the_task_regs_program_sends_a_sample_in_one_record, 0, 3);
 	tcase_add_loop_test(tc, each_stack_copy_program_gives_kernel_stacks, 0, 3);
+	tcase_add_test(tc, a_copy_in_two_records_keeps_its_kernel_stack);
 	suite_add_tcase(s, tc);
 	return s;
 }

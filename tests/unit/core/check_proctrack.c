@@ -252,6 +252,16 @@ static void parent_forks_child(struct proctrack *pt, const struct mapping *a,
 	*child = proctrack__addr_space(pt, 5000001);
 }
 
+/* The pid's one image at time t is want. */
+static void assert_image_at(struct proctrack *pt, pid_t pid, uint64_t t,
+			    const struct addr_space *want)
+{
+	struct addr_space *out[4];
+
+	ck_assert_uint_eq(proctrack__images(pt, pid, t, t, out, 4), 1);
+	ck_assert_ptr_eq(out[0], want);
+}
+
 /*
  * Images that ended (an exec, an exit) give back their mappings once the
  * newest record is more than the grace past their end; a fork's shared
@@ -262,7 +272,7 @@ START_TEST(ended_images_release_their_mappings_after_the_grace)
 {
 	struct proctrack *pt = proctrack__new();
 	struct mapping a = map_of(0x1000, 0x2000, 0, "/parent"), b = map_of(0x5000, 0x6000, 0, "/b");
-	struct addr_space *parent, *forked, *child, *out[4];
+	struct addr_space *parent, *forked, *child;
 	unsigned int gen;
 
 	parent_forks_child(pt, &a, &parent, &forked, &child);
@@ -292,8 +302,7 @@ START_TEST(ended_images_release_their_mappings_after_the_grace)
 	ck_assert(parent->released && child->released);
 	ck_assert_ptr_null(addr_space__find(parent, 0x1800));
 	/* A late sample still finds its image (released: the pipeline counts it). */
-	ck_assert_uint_eq(proctrack__images(pt, 5000001, 450, 450, out, 4), 1);
-	ck_assert_ptr_eq(out[0], child);
+	assert_image_at(pt, 5000001, 450, child);
 
 	/* The pid taken by a process whose fork record was lost: its mappings are its own image's. */
 	ck_assert_int_eq(proctrack__mmap(pt, 5000001, &a), 0);
@@ -331,7 +340,7 @@ START_TEST(released_images_are_freed_and_their_pids_left_late)
 	struct proctrack *pt = proctrack__new();
 	struct mapping a = map_of(0x1000, 0x2000, 0, "/parent");
 	struct forgotten f = { .n = 0 };
-	struct addr_space *parent, *forked, *child, *runs, *gone, *again, *out[4];
+	struct addr_space *parent, *forked, *child, *runs, *gone, *again;
 	unsigned int ids[3];
 
 	parent_forks_child(pt, &a, &parent, &forked, &child);
@@ -364,15 +373,12 @@ START_TEST(released_images_are_freed_and_their_pids_left_late)
 	ck_assert_ptr_eq(proctrack__addr_space(pt, 5000000), gone);
 	for (unsigned int i = 0; i < 3; i++)
 		ck_assert_uint_ne(gone->id, ids[i]);
-	ck_assert_uint_eq(proctrack__images(pt, 5000001, 450, 450, out, 4), 1);
-	ck_assert_ptr_eq(out[0], gone);
+	assert_image_at(pt, 5000001, 450, gone);
 	/* A running process's freed older image: a sample of its time is late, not the new one's. */
 	ck_assert(!runs->released);
 	ck_assert_ptr_eq(runs->older, gone);
-	ck_assert_uint_eq(proctrack__images(pt, 5000003, 250, 250, out, 4), 1);
-	ck_assert_ptr_eq(out[0], gone);
-	ck_assert_uint_eq(proctrack__images(pt, 5000003, 320, 320, out, 4), 1);
-	ck_assert_ptr_eq(out[0], runs);
+	assert_image_at(pt, 5000003, 250, gone);
+	assert_image_at(pt, 5000003, 320, runs);
 	/* Its exit again (a late record) changes nothing. */
 	ck_assert_int_eq(proctrack__exit(pt, 5000001, 5000001, 2100), 0);
 	ck_assert(!gone->leader_exited);
@@ -381,10 +387,8 @@ START_TEST(released_images_are_freed_and_their_pids_left_late)
 	again = proctrack__addr_space(pt, 5000001);
 	ck_assert(!again->released);
 	ck_assert_ptr_eq(again->older, gone);
-	ck_assert_uint_eq(proctrack__images(pt, 5000001, 450, 450, out, 4), 1);
-	ck_assert_ptr_eq(out[0], gone);
-	ck_assert_uint_eq(proctrack__images(pt, 5000001, 2600, 2600, out, 4), 1);
-	ck_assert_ptr_eq(out[0], again);
+	assert_image_at(pt, 5000001, 450, gone);
+	assert_image_at(pt, 5000001, 2600, again);
 	ck_assert_uint_eq(proctrack__free_released(pt, note_forgotten, &f), 0);
 	proctrack__free(pt);
 }
