@@ -293,8 +293,10 @@ def soak(b, seconds, tmp):
                             h0, h1, rest, x["samples"], x["lost"], x["sideband"], r.cpu))
             b.results.append(("soak", name, "RSS %.1f MB at 1 min, %.1f MB at the end (%.2fx), "
                               "%d -> %d unique stacks, %.0f B per stack added, the rest grew "
-                              "%.2fx; VmRSS every 10 s: %s" % (
+                              "%.2fx; the rest (RSS less stacks held) each minute: %s; "
+                              "VmRSS every 10 s: %s" % (
                                   m0, m1, m1 / m0 if m0 else nan, u0, u1, per_stack, rest,
+                                  " ".join("%.1f" % (m - h) for _, _, h, m in lines),
                                   " ".join("%.0f" % (kb / 1024.0) for _, kb in trace))))
             b.verdict("soak %s: bytes per unique stack added" % name, "%.0f" % per_stack,
                       "<= 1024", per_stack <= 1024)
