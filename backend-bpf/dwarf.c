@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "backend-bpf/convert.h"
+#include "backend-bpf/dwarf_join.h"
 #include "backend-bpf/interruptible.h"
 #include "backend-bpf/shared_maps.h"
 #include "backend-perfring/ringset.h"
@@ -19,48 +20,6 @@
 #include "bpf/dwarf_task_regs.skel.h"
 #include "bpf/profile.skel.h"
 #include "core/lib/log.h"
-
-/* Whole pieces, and the halving ones where a read crossed the end of the stack. */
-#define MAX_PIECES (PROFILE_DUMP_MAX / PROFILE_DUMP_PIECE_STACK + 16)
-
-/*
- * A CPU's sample being joined: the pieces the program sent before its head
- * (bpf/profile_maps.h). They are left where the drain's batch holds them
- * and the unwinder reads them there (`at`): joining them into one buffer
- * was a second pass over every stack byte, after the reader's copy out of
- * the ring. They are joined into `stack` (allocated when first needed) only
- * when a piece is not a multiple of 8 bytes (the program sends none such),
- * or when the drain ends before the head and the batch is about to be
- * reused.
- */
-struct dwarf_join {
-	const unsigned char *at[MAX_PIECES];	/* in the batch */
-	uint32_t lens[MAX_PIECES];
-	unsigned int nr_at;
-	unsigned char *stack;	/* PROFILE_DUMP_MAX bytes */
-	bool joined;		/* the pieces so far are in stack */
-	size_t size;		/* bytes of the pieces so far */
-	bool broken;		/* records lost or bad since the last head: drop the sample */
-};
-
-/* Copy the pieces still in the batch into the CPU's own buffer. Returns 0 or -ENOMEM. */
-static int join_pieces(struct dwarf_join *j)
-{
-	size_t off = 0;
-
-	if (!j->stack) {
-		j->stack = malloc(PROFILE_DUMP_MAX);
-		if (!j->stack)
-			return -ENOMEM;
-	}
-	for (unsigned int i = 0; i < j->nr_at; i++) {
-		memcpy(j->stack + off, j->at[i], j->lens[i]);
-		off += j->lens[i];
-	}
-	j->nr_at = 0;
-	j->joined = true;
-	return 0;
-}
 
 struct bpf_dwarf {
 	struct pipeline *pipeline;
@@ -73,18 +32,11 @@ struct bpf_dwarf {
 	bool timed;			/* record times compare with the side-band's */
 	stack_lookup_fn lookup;
 	void *lookup_ctx;
-	size_t dump_size;	/* --stack-dump-size: the copy is cut there */
-	struct dwarf_join *cpus;
+	struct dwarf_joiner join;	/* the records, each CPU's joined into samples */
 	int nr_cpus;
-	uint64_t bad;
-	/*
-	 * Samples, not records: a stack copy is a head and its pieces, so lost
-	 * records are turned into samples by the records a sample took on
-	 * average; heads whose pieces were lost are samples lost for sure.
-	 */
-	uint64_t records, heads, broken_heads;
 	int err;		/* from the sample callback, which cannot return one */
 };
+
 
 bool bpf_dwarf__test_pieces_on_stack;
 
@@ -208,200 +160,55 @@ static struct bpf_map *snapshots_map(const struct bpf_dwarf *d)
 				  : d->skel->maps.snapshots;
 }
 
-static void on_piece(struct bpf_dwarf *d, struct dwarf_join *j, const void *data, __u32 size)
+/* A joined sample to the pipeline, with its stacks by id from the counting program's maps. */
+static void on_sample(void *ctx, int cpu, uint64_t time, const struct dwarf_head *rec,
+		      const uint64_t *kstack, const struct user_snapshot *snap)
 {
-	const size_t head = sizeof(struct dwarf_piece);
-	__u32 len;
-
-	if (j->broken)
-		return;
-	if (size < head) {
-		d->bad++;
-		j->broken = true;
-		return;
-	}
-	memcpy(&len, (const unsigned char *)data + offsetof(struct dwarf_piece, len), sizeof(len));
-	if (len > size - head || len > longest_piece(d)) {
-		d->bad++;
-		j->broken = true;
-		return;
-	}
-	if (len > PROFILE_DUMP_MAX - j->size) {
-		d->bad++;
-		j->broken = true;
-		return;
-	}
-	/* In place: the unwinder reads a word from two pieces at most when each has 8 bytes. */
-	if (!j->joined && len >= 8 && len % 8 == 0 && j->nr_at < MAX_PIECES) {
-		j->lens[j->nr_at] = len;
-		j->at[j->nr_at++] = (const unsigned char *)data + head;
-		j->size += len;
-		return;
-	}
-	if (!j->joined && join_pieces(j)) {
-		if (!d->err)
-			d->err = -ENOMEM;
-		j->broken = true;
-		return;
-	}
-	memcpy(j->stack + j->size, (const unsigned char *)data + head, len);
-	j->size += len;
-}
-
-/*
- * A head closes the sample its pieces began. kstack: the kernel stack the
- * record carried (ended by a zero if shorter than PROFILE_MAX_STACK_DEPTH),
- * or NULL when the head names it by stack id.
- */
-static void on_head(struct bpf_dwarf *d, struct dwarf_join *j, uint64_t time, const void *data,
-		    __u32 size, const uint64_t *kstack)
-{
+	struct bpf_dwarf *d = ctx;
 	uint64_t kbuf[MAX_STACK_DEPTH + 1];
-	struct user_snapshot snap;
-	struct dwarf_head rec;
 	struct profile_key key;
 	struct sample s;
 	int err;
 
-	d->heads++;
-	if (j->broken || size < sizeof(rec)) {
-		/* Its pieces (or the head itself) were lost. */
-		if (size < sizeof(rec))
-			d->bad++;
-		else
-			d->broken_heads++;
-		goto out;
-	}
-	/* perf_buffer data follows the record's u32 size, so it is only 4-byte aligned. */
-	memcpy(&rec, data, sizeof(rec));
 	memset(&key, 0, sizeof(key));
-	key.tgid = rec.tgid;
-	key.tid = rec.tid;
-	key.kernel_stack_id = rec.kernel_stack_id;
-	key.user_stack_id = rec.user_stack_id;
-	key.kernel_ip = rec.kernel_ip;
-	memcpy(key.comm, rec.comm, sizeof(key.comm));
+	key.tgid = rec->tgid;
+	key.tid = rec->tid;
+	key.kernel_stack_id = rec->kernel_stack_id;
+	key.user_stack_id = rec->user_stack_id;
+	key.kernel_ip = rec->kernel_ip;
+	memcpy(key.comm, rec->comm, sizeof(key.comm));
 	bpf_convert__sample(&key, 1,
-			    kstack ? kstack : d->lookup(d->lookup_ctx, rec.kernel_stack_id),
-			    d->lookup(d->lookup_ctx, rec.user_stack_id), kbuf, &s);
-	s.cpu = (int)(j - d->cpus);
+			    kstack ? kstack : d->lookup(d->lookup_ctx, rec->kernel_stack_id),
+			    d->lookup(d->lookup_ctx, rec->user_stack_id), kbuf, &s);
+	s.cpu = cpu;
 	/* The process image of the sample's own time, where the side-band's clock is the same. */
 	if (d->timed)
 		s.time = s.time_end = time;
-	if (rec.regs_valid) {
-		/* The program sends whole pieces: the copy ends at --stack-dump-size. */
-		snap = (struct user_snapshot){ .ip = rec.ip, .sp = rec.sp, .bp = rec.bp,
-					       .stack_size = j->size < d->dump_size ? j->size
-										    : d->dump_size };
-		if (j->joined) {
-			snap.stack = j->stack;
-		} else if (j->nr_at) {
-			snap.pieces = j->at;
-			snap.piece_lens = j->lens;
-			snap.nr_pieces = j->nr_at;
-		} else {
-			snap.stack_size = 0;
-		}
-		s.user_snapshot = &snap;
+	if (snap) {
+		s.user_snapshot = snap;
 		s.user_err = 0;
 	}
 	err = pipeline__add(d->pipeline, &s);
 	if (err && !d->err)
 		d->err = err;
-out:
-	j->size = 0;
-	j->nr_at = 0;
-	j->joined = false;
-	j->broken = false;
-}
-
-/*
- * The 5.15 program's record: head, piece (maybe empty), then the kernel
- * stack of head.kernel_stack_id frames when that is not negative (an
- * error). Returns false when the record does not hold what it says.
- */
-static bool on_head_piece_kstack(struct bpf_dwarf *d, struct dwarf_join *j, uint64_t time,
-				 const unsigned char *data, uint32_t size)
-{
-	const size_t head = sizeof(struct dwarf_head) + sizeof(struct dwarf_piece);
-	uint64_t kstack[PROFILE_MAX_STACK_DEPTH];
-	struct dwarf_head rec;
-	__u32 len;
-
-	if (size < head)
-		return false;
-	memcpy(&rec, data, sizeof(rec));
-	memcpy(&len, data + sizeof(rec) + offsetof(struct dwarf_piece, len), sizeof(len));
-	if (len > size - head)
-		return false;
-	if (rec.kernel_stack_id >= 0) {
-		size_t bytes = (size_t)rec.kernel_stack_id * sizeof(kstack[0]);
-
-		if (rec.kernel_stack_id > PROFILE_MAX_STACK_DEPTH || bytes > size - head - len)
-			return false;
-		memcpy(kstack, data + head + len, bytes);
-		/* A zero ends a stack shorter than the array (as in a stack map's entry). */
-		if (rec.kernel_stack_id < PROFILE_MAX_STACK_DEPTH)
-			kstack[rec.kernel_stack_id] = 0;
-	}
-	if (len)
-		on_piece(d, j, data + sizeof(rec), (__u32)sizeof(struct dwarf_piece) + len);
-	on_head(d, j, time, data, size, rec.kernel_stack_id >= 0 ? kstack : NULL);
-	return true;
 }
 
 static int on_record(void *ctx, int cpu, uint64_t time, const void *data, uint32_t size)
 {
 	struct bpf_dwarf *d = ctx;
-	struct dwarf_join *j;
-	__u32 kind;
 
-	if (cpu < 0 || cpu >= d->nr_cpus || size < sizeof(kind)) {
-		d->bad++;
-		return 0;
-	}
-	j = &d->cpus[cpu];
-	d->records++;
-	memcpy(&kind, data, sizeof(kind));
-	if (kind == DWARF_REC_PIECE) {
-		on_piece(d, j, data, size);
-	} else if (kind == DWARF_REC_HEAD) {
-		on_head(d, j, time, data, size, NULL);
-	} else if (kind == DWARF_REC_HEAD_PIECE_KSTACK) {
-		if (!on_head_piece_kstack(d, j, time, data, size)) {
-			/* Its sample is lost (and counted): the head drops it. */
-			d->bad++;
-			j->broken = true;
-			on_head(d, j, time, data, size, NULL);
-		}
-	} else if (kind == DWARF_REC_HEAD_PIECE) {
-		/* The 5.15 program's: the sample's last piece after its head, in one record. */
-		if (size < sizeof(struct dwarf_head)) {
-			d->bad++;
-			j->broken = true;
-			return 0;
-		}
-		on_piece(d, j, (const unsigned char *)data + sizeof(struct dwarf_head),
-			 size - sizeof(struct dwarf_head));
-		on_head(d, j, time, data, size, NULL);
-	} else {
-		d->bad++;
-		j->broken = true;
-	}
-	return 0;
+	return dwarf_joiner__record(&d->join, cpu, time, data, size);
 }
 
 static void on_lost(void *ctx, int cpu, uint64_t cnt)
 {
 	struct bpf_dwarf *d = ctx;
 
+	(void)cnt;
 	/* The CPU's sample being joined may have lost a piece: drop it at its head. */
-	if (cpu >= 0 && cpu < d->nr_cpus)
-		d->cpus[cpu].broken = true;
-	else
-		for (int i = 0; i < d->nr_cpus; i++)
-			d->cpus[i].broken = true;
+	dwarf_joiner__lost(&d->join, cpu);
 }
+
 
 /*
  * The perf event array's rings, planned as the perf backend plans its own
@@ -472,10 +279,7 @@ struct bpf_dwarf *bpf_dwarf__open(const struct bpf_dwarf_opts *o, struct errmsg 
 	struct bpf_dwarf *d = calloc(1, sizeof(*d));
 	int err;
 
-	if (d)
-		d->cpus = calloc(o->nr_cpus > 0 ? o->nr_cpus : 1, sizeof(*d->cpus));
-	if (!d || !d->cpus) {
-		free(d);
+	if (!d) {
 		errmsg__set(errm, "out of memory");
 		errno = ENOMEM;
 		return NULL;
@@ -485,10 +289,15 @@ struct bpf_dwarf *bpf_dwarf__open(const struct bpf_dwarf_opts *o, struct errmsg 
 	d->cfg = o->cfg;
 	d->lookup = o->lookup;
 	d->lookup_ctx = o->lookup_ctx;
-	d->dump_size = o->cfg->stack_dump_size;
 	err = load_variant(d, o->counting, o->task_regs_wanted);
 	if (err) {
 		errmsg__set(errm, "bpf: loading the stack-copy program: %s", strerror(-err));
+		goto err_out;
+	}
+	err = dwarf_joiner__init(&d->join, o->nr_cpus, longest_piece(d), o->cfg->stack_dump_size,
+				 on_sample, d);
+	if (err) {
+		errmsg__set(errm, "out of memory");
 		goto err_out;
 	}
 	err = open_rings(d, o, errm);
@@ -528,19 +337,12 @@ int bpf_dwarf__drain(struct bpf_dwarf *d)
 	int err = ring_set__drain(d->rs);
 
 	/* The batch is refilled by the next drain: pieces still waiting for their head move out. */
-	for (int i = 0; i < d->nr_cpus; i++) {
-		struct dwarf_join *j = &d->cpus[i];
-
-		if (j->nr_at && !j->broken && join_pieces(j) && !d->err)
-			d->err = -ENOMEM;
-		if (j->nr_at)
-			j->broken = true;	/* out of memory: dropped at its head */
-		j->nr_at = 0;
-	}
+	dwarf_joiner__batch_done(&d->join);
 	if (err < 0)
 		return err;
-	err = d->err;
+	err = d->err ? d->err : d->join.err;
 	d->err = 0;
+	d->join.err = 0;
 	return err;
 }
 
@@ -554,15 +356,16 @@ uint64_t bpf_dwarf__lost(const struct bpf_dwarf *d)
 {
 	/* Records per sample, as seen (at least one: the head). */
 	uint64_t lost = ring_set__lost(d->rs);
-	double per = d->heads ? (double)d->records / d->heads : 1;
+	const struct dwarf_joiner *jn = &d->join;
+	double per = jn->heads ? (double)jn->records / jn->heads : 1;
 	uint64_t whole = per >= 1 ? (uint64_t)(lost / per + 0.5) : lost;
 
-	return whole > d->broken_heads ? whole : d->broken_heads;
+	return whole > jn->broken_heads ? whole : jn->broken_heads;
 }
 
 uint64_t bpf_dwarf__bad_records(const struct bpf_dwarf *d)
 {
-	return d->bad + ring_set__bad_records(d->rs);
+	return d->join.bad + ring_set__bad_records(d->rs);
 }
 
 void bpf_dwarf__close(struct bpf_dwarf *d)
@@ -570,18 +373,17 @@ void bpf_dwarf__close(struct bpf_dwarf *d)
 	if (!d)
 		return;
 	/* What each sample cost the reader: the 5.15 variant sends 1, the others 6 to 10. */
-	if (d->heads)
+	if (d->join.heads)
 		pr_info("bpf: stack copies: %" PRIu64 " records for %" PRIu64
 			" samples (%.2f a sample)\n",
-			d->records, d->heads, (double)d->records / (double)d->heads);
+			d->join.records, d->join.heads,
+			(double)d->join.records / (double)d->join.heads);
 	/* Before the program goes: its map holds the events' fds. */
 	ring_set__close(d->rs);
 	dwarf_bpf__destroy(d->skel);
 	dwarf_map_bpf__destroy(d->skel_map);
 	dwarf_task_regs_bpf__destroy(d->skel_task_regs);
-	for (int i = 0; i < d->nr_cpus; i++)
-		free(d->cpus[i].stack);
-	free(d->cpus);
+	dwarf_joiner__exit(&d->join);
 	free(d);
 }
 

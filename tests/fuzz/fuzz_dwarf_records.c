@@ -1,0 +1,105 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * libFuzzer target: records of the bpf backend's stack-copy programs
+ * (pieces, heads, 5.15's head + piece + kernel stack), joined per CPU into
+ * samples by backend-bpf/dwarf_join.c. The program writes them, but its
+ * pieces carry user memory and its sizes come from a verifier-bounded
+ * register: no record may make the joiner read outside the records, or
+ * hand on a stack copy longer than the pieces it was made of.
+ *
+ * Input: 4 bytes of parameters (which program's longest piece, the
+ * --stack-dump-size), then records, each a byte of cpu and flags, two of
+ * size and its bytes. A record flagged "batch end" ends a ring batch: the
+ * batch's memory is freed after the joiner copied out what it keeps, as a
+ * drain reuses it, so ASan sees a piece read after that.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend-bpf/dwarf_join.h"
+
+#define NR_CPUS 4
+#define FLAG_BATCH_END 0x80
+#define FLAG_LOST 0x40
+
+static const unsigned int longest[] = { PROFILE_DUMP_PIECE_ONE, PROFILE_DUMP_PIECE_MAP,
+					PROFILE_DUMP_PIECE_STACK };
+
+static void on_sample(void *ctx, int cpu, uint64_t time, const struct dwarf_head *head,
+		      const uint64_t *kstack, const struct user_snapshot *snap)
+{
+	volatile unsigned char sink = 0;
+	size_t total = 0;
+
+	(void)ctx;
+	(void)time;
+	if (cpu < 0 || cpu >= NR_CPUS || !head)
+		abort();
+	for (unsigned int i = 0; kstack && i < PROFILE_MAX_STACK_DEPTH && kstack[i]; i++)
+		sink ^= (unsigned char)kstack[i];
+	if (!snap)
+		return;
+	if (snap->stack) {
+		for (size_t i = 0; i < snap->stack_size; i++)
+			sink ^= ((const unsigned char *)snap->stack)[i];
+		return;
+	}
+	for (unsigned int p = 0; p < snap->nr_pieces; p++) {
+		for (uint32_t i = 0; i < snap->piece_lens[p]; i++)
+			sink ^= snap->pieces[p][i];
+		total += snap->piece_lens[p];
+	}
+	/* The unwinder reads stack_size bytes across the pieces. */
+	if (snap->stack_size > total)
+		abort();
+	(void)sink;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct dwarf_joiner jn;
+	unsigned char *batch = NULL;
+	size_t at = 4, batch_len = 0;
+	unsigned int dump;
+
+	if (size < 4)
+		return 0;
+	dump = ((unsigned int)data[1] << 8 | data[2]) * 8;
+	if (dwarf_joiner__init(&jn, NR_CPUS, longest[data[0] % 3], dump ? dump : 8, on_sample,
+			       NULL))
+		return 0;
+	/* Each batch's records are copied out of the input, into memory freed at its end. */
+	while (at + 3 <= size) {
+		unsigned int flags = data[at];
+		size_t len = (size_t)data[at + 1] << 8 | data[at + 2];
+		unsigned char *rec;
+
+		at += 3;
+		if (len > size - at)
+			len = size - at;
+		if (!batch) {
+			batch = malloc(size);
+			if (!batch)
+				break;
+			batch_len = 0;
+		}
+		rec = batch + batch_len;
+		memcpy(rec, data + at, len);
+		batch_len += len;
+		at += len;
+		if (flags & FLAG_LOST)
+			dwarf_joiner__lost(&jn, (int)(flags & 0x3f) - 1);
+		dwarf_joiner__record(&jn, (int)(flags & 0x3f) % (NR_CPUS + 1), at, rec,
+				     (uint32_t)len);
+		if (flags & FLAG_BATCH_END) {
+			dwarf_joiner__batch_done(&jn);
+			free(batch);
+			batch = NULL;
+		}
+	}
+	dwarf_joiner__batch_done(&jn);
+	free(batch);
+	dwarf_joiner__exit(&jn);
+	return 0;
+}
