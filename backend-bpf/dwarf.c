@@ -33,10 +33,8 @@ struct bpf_dwarf {
 	stack_lookup_fn lookup;
 	void *lookup_ctx;
 	struct dwarf_joiner join;	/* the records, each CPU's joined into samples */
-	int nr_cpus;
 	int err;		/* from the sample callback, which cannot return one */
 };
-
 
 bool bpf_dwarf__test_pieces_on_stack;
 
@@ -209,7 +207,6 @@ static void on_lost(void *ctx, int cpu, uint64_t cnt)
 	dwarf_joiner__lost(&d->join, cpu);
 }
 
-
 /*
  * The perf event array's rings, planned as the perf backend plans its own
  * (rate x a sample's records x 250 ms, within the locked-memory budget,
@@ -284,7 +281,6 @@ struct bpf_dwarf *bpf_dwarf__open(const struct bpf_dwarf_opts *o, struct errmsg 
 		errno = ENOMEM;
 		return NULL;
 	}
-	d->nr_cpus = o->nr_cpus;
 	d->pipeline = o->pipeline;
 	d->cfg = o->cfg;
 	d->lookup = o->lookup;
@@ -387,10 +383,9 @@ void bpf_dwarf__close(struct bpf_dwarf *d)
 	free(d);
 }
 
-int bpf_dwarf__probe(struct profile_bpf *counting, int nr_cpus, bool task_regs_wanted,
-		     bool *task_regs)
+int bpf_dwarf__probe(struct profile_bpf *counting, bool task_regs_wanted, bool *task_regs)
 {
-	struct bpf_dwarf d = { .nr_cpus = nr_cpus };
+	struct bpf_dwarf d = { .pipeline = NULL };
 	int err = load_variant(&d, counting, task_regs_wanted);
 
 	*task_regs = d.skel_task_regs;

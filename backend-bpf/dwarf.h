@@ -72,8 +72,7 @@ void bpf_dwarf__close(struct bpf_dwarf *d);
  * bpf_task_pt_regs (5.15) when task_regs_wanted and it loads (tests ask for
  * the other on this kernel). Returns 0 or -errno.
  */
-int bpf_dwarf__probe(struct profile_bpf *counting, int nr_cpus, bool task_regs_wanted,
-		     bool *task_regs);
+int bpf_dwarf__probe(struct profile_bpf *counting, bool task_regs_wanted, bool *task_regs);
 
 /* The bytes of each piece of a stack copy: the loaded variant's. */
 unsigned int bpf_dwarf__piece(const struct bpf_dwarf *d);

@@ -136,8 +136,7 @@ static int probe(const struct backend_config *opts, char *why, size_t len)
 	}
 	if (opts->dwarf && opts->user_stacks) {
 		bool task_regs;
-		int err = bpf_dwarf__probe(skel, libbpf_num_possible_cpus(), !opts->test_no_task_regs,
-					   &task_regs);
+		int err = bpf_dwarf__probe(skel, !opts->test_no_task_regs, &task_regs);
 
 		profile_bpf__destroy(skel);
 		if (err == -EINTR) {

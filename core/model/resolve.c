@@ -197,10 +197,11 @@ static void remember_frame(struct resolver *r, const struct frame_key *key, int 
 			return;
 		}
 		/*
-		 * Not zeroed: keys are written in order, each whole, and only
-		 * those written are read, so the half not used yet is not
-		 * resident (zeroing it held up to half the array in RSS that
-		 * -v's bytes for stacks did not count).
+		 * Not zeroed: a key is read only through the frame index, which
+		 * takes its index after the whole key is written (frame_key
+		 * zeroes its padding), so the half not used yet is not resident
+		 * (zeroing it held up to half the array in RSS that -v's bytes
+		 * for stacks did not count).
 		 */
 		r->keys = keys;
 		r->cap_keys = cap;

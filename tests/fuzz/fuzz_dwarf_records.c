@@ -8,10 +8,12 @@
  * hand on a stack copy longer than the pieces it was made of.
  *
  * Input: 4 bytes of parameters (which program's longest piece, the
- * --stack-dump-size), then records, each a byte of cpu and flags, two of
- * size and its bytes. A record flagged "batch end" ends a ring batch: the
- * batch's memory is freed after the joiner copied out what it keeps, as a
- * drain reuses it, so ASan sees a piece read after that.
+ * --stack-dump-size in 8-byte units, one spare), then records, each a byte
+ * of cpu and flags, two of size and its bytes. Each record is copied into
+ * memory of its own exact size, so ASan sees a read past its end. A record
+ * flagged "batch end" ends a ring batch: the batch's records are freed
+ * after the joiner copied out what it keeps, as a drain reuses them, so
+ * ASan sees a piece read after that.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -22,6 +24,8 @@
 #define NR_CPUS 4
 #define FLAG_BATCH_END 0x80
 #define FLAG_LOST 0x40
+/* Records a batch holds at most (a larger one ends early). */
+#define BATCH_RECORDS 4096
 
 static const unsigned int longest[] = { PROFILE_DUMP_PIECE_ONE, PROFILE_DUMP_PIECE_MAP,
 					PROFILE_DUMP_PIECE_STACK };
@@ -36,8 +40,12 @@ static void on_sample(void *ctx, int cpu, uint64_t time, const struct dwarf_head
 	(void)time;
 	if (cpu < 0 || cpu >= NR_CPUS || !head)
 		abort();
-	for (unsigned int i = 0; kstack && i < PROFILE_MAX_STACK_DEPTH && kstack[i]; i++)
+	for (unsigned int i = 0; kstack && i < PROFILE_MAX_STACK_DEPTH && kstack[i]; i++) {
+		/* Past the frames the record carried is the joiner's own stack memory. */
+		if ((__s32)i >= head->kernel_stack_id)
+			abort();
 		sink ^= (unsigned char)kstack[i];
+	}
 	if (!snap)
 		return;
 	if (snap->stack) {
@@ -56,11 +64,19 @@ static void on_sample(void *ctx, int cpu, uint64_t time, const struct dwarf_head
 	(void)sink;
 }
 
+static void free_batch(unsigned char **batch, unsigned int *nr)
+{
+	for (unsigned int i = 0; i < *nr; i++)
+		free(batch[i]);
+	*nr = 0;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	static unsigned char *batch[BATCH_RECORDS];
 	struct dwarf_joiner jn;
-	unsigned char *batch = NULL;
-	size_t at = 4, batch_len = 0;
+	unsigned int nr = 0;
+	size_t at = 4;
 	unsigned int dump;
 
 	if (size < 4)
@@ -69,7 +85,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (dwarf_joiner__init(&jn, NR_CPUS, longest[data[0] % 3], dump ? dump : 8, on_sample,
 			       NULL))
 		return 0;
-	/* Each batch's records are copied out of the input, into memory freed at its end. */
 	while (at + 3 <= size) {
 		unsigned int flags = data[at];
 		size_t len = (size_t)data[at + 1] << 8 | data[at + 2];
@@ -78,28 +93,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		at += 3;
 		if (len > size - at)
 			len = size - at;
-		if (!batch) {
-			batch = malloc(size);
-			if (!batch)
-				break;
-			batch_len = 0;
-		}
-		rec = batch + batch_len;
+		rec = malloc(len ? len : 1);
+		if (!rec)
+			break;
 		memcpy(rec, data + at, len);
-		batch_len += len;
+		batch[nr++] = rec;
 		at += len;
 		if (flags & FLAG_LOST)
 			dwarf_joiner__lost(&jn, (int)(flags & 0x3f) - 1);
 		dwarf_joiner__record(&jn, (int)(flags & 0x3f) % (NR_CPUS + 1), at, rec,
 				     (uint32_t)len);
-		if (flags & FLAG_BATCH_END) {
+		if ((flags & FLAG_BATCH_END) || nr == BATCH_RECORDS) {
 			dwarf_joiner__batch_done(&jn);
-			free(batch);
-			batch = NULL;
+			free_batch(batch, &nr);
 		}
 	}
 	dwarf_joiner__batch_done(&jn);
-	free(batch);
+	free_batch(batch, &nr);
 	dwarf_joiner__exit(&jn);
 	return 0;
 }
