@@ -38,7 +38,8 @@ void agg__forget_entries(struct agg *agg)
 	free_entries(agg);
 	agg->chunks = NULL;
 	agg->nr_forgotten += agg->nr;
-	agg->nr = agg->nr_chunks = agg->nr_seen = agg->nr_released = agg->raw_bytes = 0;
+	agg->nr = agg->nr_chunks = agg->cap_chunks = 0;
+	agg->nr_seen = agg->nr_released = agg->raw_bytes = 0;
 }
 
 size_t agg__size(const struct agg *agg)
@@ -53,8 +54,8 @@ uint64_t agg__total(const struct agg *agg, enum weight_kind kind)
 
 size_t agg__bytes(const struct agg *agg)
 {
-	return agg->nr_chunks * (CHUNK_ENTRIES * sizeof(struct agg_entry) + sizeof(*agg->chunks)) +
-	       agg->index.nr_slots * sizeof(*agg->index.slots) + agg->raw_bytes;
+	return agg->nr_chunks * CHUNK_ENTRIES * sizeof(struct agg_entry) +
+	       agg->cap_chunks * sizeof(*agg->chunks) + agg->index.nr_slots * sizeof(*agg->index.slots) + agg->raw_bytes;
 }
 
 static size_t raw_size(const struct agg_stack *st)
@@ -92,14 +93,26 @@ static struct agg_entry *new_entry(struct agg *agg)
 
 	if (agg->nr >= UINT32_MAX)
 		return NULL;	/* ids are 32-bit */
-	if (chunk == agg->nr_chunks) {
-		struct agg_entry **chunks = realloc(agg->chunks, (chunk + 1) * sizeof(*chunks));
+	if (chunk == agg->cap_chunks) {
+		/*
+		 * Doubled, not grown by one: each move of the array leaves a
+		 * hole behind it, between chunks, that only smaller blocks can
+		 * use. Grown by one, the holes summed to 4 n^2 bytes for n
+		 * chunks: free heap that grew with the square of the run's
+		 * length (9.7 MB in 22 minutes of a compile loop, ~60 MB in an
+		 * hour).
+		 */
+		size_t cap = agg->cap_chunks ? 2 * agg->cap_chunks : 64;
+		struct agg_entry **chunks = realloc(agg->chunks, cap * sizeof(*chunks));
 
 		if (!chunks)
 			return NULL;
 		agg->chunks = chunks;
-		chunks[chunk] = calloc(CHUNK_ENTRIES, sizeof(struct agg_entry));
-		if (!chunks[chunk])
+		agg->cap_chunks = cap;
+	}
+	if (chunk == agg->nr_chunks) {
+		agg->chunks[chunk] = calloc(CHUNK_ENTRIES, sizeof(struct agg_entry));
+		if (!agg->chunks[chunk])
 			return NULL;
 		agg->nr_chunks++;
 	}

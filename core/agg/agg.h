@@ -45,7 +45,7 @@ struct agg_entry {
 struct agg {
 	struct idtable index;		/* entry ids by fingerprint */
 	struct agg_entry **chunks;
-	size_t nr, nr_chunks;
+	size_t nr, nr_chunks, cap_chunks;
 	uint64_t totals[NR_WEIGHT_KINDS];
 	/* Entries from this id on were added since they were last looked at (work done during the run). */
 	size_t nr_seen;
