@@ -99,8 +99,7 @@ static struct agg_entry *new_entry(struct agg *agg)
 		 * hole behind it, between chunks, that only smaller blocks can
 		 * use. Grown by one, the holes summed to 4 n^2 bytes for n
 		 * chunks: free heap that grew with the square of the run's
-		 * length (9.7 MB in 22 minutes of a compile loop, ~60 MB in an
-		 * hour).
+		 * length (9.7 MB after 22 minutes of a compile loop).
 		 */
 		size_t cap = agg->cap_chunks ? 2 * agg->cap_chunks : 64;
 		struct agg_entry **chunks = realloc(agg->chunks, cap * sizeof(*chunks));
