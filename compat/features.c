@@ -217,3 +217,12 @@ const char *kernel_release(void)
 		return "unknown";
 	return u.release;
 }
+
+bool kernel_cuts_syscall_user_stacks(const char *release, const char *machine)
+{
+	int major, minor;
+
+	if (strcmp(machine, "x86_64") || sscanf(release, "%d.%d", &major, &minor) != 2)
+		return false;
+	return major < 4 || (major == 4 && minor < 16);
+}

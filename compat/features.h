@@ -8,6 +8,7 @@
 #define COMPAT_FEATURES_H
 
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 enum kernel_feature {
@@ -44,5 +45,14 @@ uint64_t mem_available_bytes(void);
 
 /* "6.18.44-..." from uname. */
 const char *kernel_release(void);
+
+/*
+ * Whether user stacks taken inside a system call may end at the libc
+ * wrapper on this kernel (uname's release and machine): before Linux 4.16,
+ * x86-64's system-call fast path left rbp out of the registers it saved, so
+ * the kernel's walk of the user stack starts from an older value, for perf
+ * record's profiles too (tests/kernels/README.md, the 4.4 cell).
+ */
+bool kernel_cuts_syscall_user_stacks(const char *release, const char *machine);
 
 #endif

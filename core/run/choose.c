@@ -3,13 +3,20 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <sys/utsname.h>
 
 #include "compat/features.h"
 #include "core/lib/log.h"
 
 static void print_features(void)
 {
+	struct utsname u;
+
 	pr_info("kernel %s\n", kernel_release());
+	if (!uname(&u) && kernel_cuts_syscall_user_stacks(u.release, u.machine))
+		pr_info("note: before Linux 4.16 a system call on x86-64's fast path does not save "
+			"rbp: user stacks taken inside one (off-CPU stacks, samples in system "
+			"calls) may end at the libc wrapper, in perf record's profiles too\n");
 	for (enum kernel_feature f = 0; f < __FEAT_CNT && log_verbosity() >= 2; f++)
 		pr_debug("feature %s: %s\n", kernel_feature__desc(f),
 			 feature_state__name(kernel_feature__state(f)));

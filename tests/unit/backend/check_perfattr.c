@@ -156,6 +156,21 @@ START_TEST(build_id_mmap_records_where_the_kernel_has_them)
 }
 END_TEST
 
+/* The -v note for old kernels: x86-64 before 4.16 only, whatever the release's suffix. */
+START_TEST(syscall_user_stacks_are_cut_on_x86_64_before_4_16)
+{
+	ck_assert(kernel_cuts_syscall_user_stacks("4.4.302", "x86_64"));
+	ck_assert(kernel_cuts_syscall_user_stacks("3.10.0-1160.el7.x86_64", "x86_64"));
+	ck_assert(kernel_cuts_syscall_user_stacks("4.15.18", "x86_64"));
+	ck_assert(!kernel_cuts_syscall_user_stacks("4.16.0", "x86_64"));
+	ck_assert(!kernel_cuts_syscall_user_stacks("4.19.325", "x86_64"));
+	ck_assert(!kernel_cuts_syscall_user_stacks("6.18.44-fc", "x86_64"));
+	ck_assert(!kernel_cuts_syscall_user_stacks("4.4.302", "aarch64"));
+	ck_assert(!kernel_cuts_syscall_user_stacks("garbage", "x86_64"));
+	ck_assert(!kernel_cuts_syscall_user_stacks("", "x86_64"));
+}
+END_TEST
+
 Suite *perfattr_suite(void)
 {
 	Suite *s = suite_create("perfattr");
@@ -165,6 +180,9 @@ Suite *perfattr_suite(void)
 	tcase_add_test(tc, build_id_mmap_records_where_the_kernel_has_them);
 	tcase_add_test(tc, a_refused_flag_is_a_ladder_step_and_fcntl_sets_cloexec);
 	tcase_add_test(tc, what_the_probe_learnt_spares_the_ladder_its_attrs);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("old kernels");
+	tcase_add_test(tc, syscall_user_stacks_are_cut_on_x86_64_before_4_16);
 	suite_add_tcase(s, tc);
 	return s;
 }
