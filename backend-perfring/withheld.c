@@ -17,6 +17,11 @@ struct thread_on {
 	uint64_t exec, exit;	/* 0: not seen */
 	uint64_t samples;	/* user-mode samples the pipeline counted */
 	bool switched;		/* a switch record came */
+	/*
+	 * Its comm at its exit: the tracker forgets an exited thread's a
+	 * grace later, and a new thread may take the tid before the end.
+	 */
+	char comm[TASK_COMM_LEN];
 };
 
 struct withheld_time {
@@ -121,7 +126,8 @@ static int count_thread(struct withheld_time *w, const struct thread_on *t, uint
 	s.pid = t->pid;
 	s.tid = t->tid;
 	s.cpu = -1;
-	snprintf(s.comm, sizeof(s.comm), "%s", proctrack__comm(w->pipeline->procs, t->pid, t->tid));
+	snprintf(s.comm, sizeof(s.comm), "%s",
+		 t->comm[0] ? t->comm : proctrack__comm(w->pipeline->procs, t->pid, t->tid));
 	/* Both parts withheld: the report's placeholders, not counted as lost. */
 	s.kernel_err = -EACCES;
 	s.user_err = -EACCES;
@@ -165,9 +171,11 @@ int withheld_time__task(struct withheld_time *w, bool exit, pid_t pid, pid_t tid
 
 	if (!t)
 		return -ENOMEM;
-	if (exit)
+	if (exit) {
 		t->exit = time;
-	else if (!t->exec)
+		snprintf(t->comm, sizeof(t->comm), "%s",
+			 proctrack__comm(w->pipeline->procs, pid, tid));
+	} else if (!t->exec)
 		t->exec = time;
 	return 0;
 }

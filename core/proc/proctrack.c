@@ -18,6 +18,7 @@
 #include "core/lib/clock.h"
 #include "core/lib/userfile.h"
 #include "core/proc/buildid.h"
+#include "core/proc/retire.h"
 
 struct proc {
 	pid_t pid;
@@ -27,6 +28,7 @@ struct proc {
 struct thread_comm {
 	pid_t tid;
 	char comm[TASK_COMM_LEN];
+	uint64_t seq;		/* the tracker's comm counter when set: dates it against an exit */
 };
 
 /*
@@ -107,6 +109,19 @@ struct proctrack {
 	/* What a pid whose image was freed points at: released, mapping nothing. */
 	struct addr_space *gone;
 	uint64_t newest_time;		/* of the execs, forks and exits applied */
+	/*
+	 * Threads that exited and pids whose image was freed: their entries
+	 * (comm, kind, the pid's) go a grace later (proctrack__settle).
+	 */
+	struct retire_queue retiring;
+	uint64_t comm_seq;		/* counts comms set, to tell a reused tid's from the old one's */
+	/*
+	 * The latest time a forgotten pid's process may have run: a sample
+	 * dated before it and before every image its pid has now may be a
+	 * forgotten process's, so it is late, not the current one's.
+	 */
+	uint64_t forgot_until;
+	struct proctrack_counts counts;
 	int64_t record_wall_ns;		/* of the record being applied; 0: now */
 	unsigned int next_id;
 };
@@ -267,6 +282,7 @@ void proctrack__free(struct proctrack *pt)
 	hashmap__clear(&pt->kinds);
 	free(pt->ended);
 	free(pt->released);
+	retire_queue__free(&pt->retiring);
 	free(pt);
 }
 
@@ -952,14 +968,29 @@ int proctrack__exec(struct proctrack *pt, pid_t pid, const char *comm, uint64_t 
 	return add_proc(pt, pid, as) ? 0 : -ENOMEM;
 }
 
+static struct addr_space *gone_space(struct proctrack *pt);
+
+/*
+ * The image of a sample of pid dated t1, before every image the tracker
+ * has for it: a process it forgot may have run then (late: [unknown] user
+ * frames, not another process's names), else the pid's current one.
+ */
+static struct addr_space *before_known(struct proctrack *pt, pid_t pid, uint64_t t1)
+{
+	struct addr_space *gone = t1 && t1 < pt->forgot_until ? gone_space(pt) : NULL;
+
+	return gone ? gone : proctrack__addr_space(pt, pid);
+}
+
 unsigned int proctrack__images(struct proctrack *pt, pid_t pid, uint64_t t0, uint64_t t1,
 			       struct addr_space **out, unsigned int max)
 {
-	struct addr_space *as = proctrack__addr_space(pt, pid);
+	/* An unknown pid is read from /proc only if no forgotten process may have run then. */
+	struct addr_space *as = find_proc(pt, pid) ? proctrack__addr_space(pt, pid) : NULL;
 	uint64_t end = UINT64_MAX;	/* of the image before, newest first */
 	unsigned int n = 0;
 
-	if (!as || !max)
+	if (!max)
 		return 0;
 	/* Bounded by the images the records made: one per exec or fork of pid. */
 	for (; as && n < max; end = as->start_time, as = as->older) {
@@ -972,8 +1003,8 @@ unsigned int proctrack__images(struct proctrack *pt, pid_t pid, uint64_t t0, uin
 			break;		/* it covers the interval's start: older ones ran before */
 	}
 	if (!n)
-		out[n++] = proctrack__addr_space(pt, pid);	/* a time before anything known */
-	return n;
+		out[n++] = before_known(pt, pid, t1);
+	return out[0] ? n : 0;
 }
 
 int proctrack__snapshot(struct proctrack *pt, bool (*wanted)(pid_t pid, void *ctx), void *ctx)
@@ -1145,8 +1176,13 @@ int proctrack__fork(struct proctrack *pt, pid_t pid, pid_t ppid, uint64_t time)
 int proctrack__exit(struct proctrack *pt, pid_t pid, pid_t tid, uint64_t time)
 {
 	struct proc *p = find_proc(pt, pid);
+	struct retiree r = { .time = time ? time : pt->newest_time, .comm_seq = pt->comm_seq,
+			     .pid = pid, .tid = tid };
 
 	note_time(pt, time);
+	/* Its comm (and the main thread's: its process's kind) go a grace later. */
+	if (tid > 0)
+		retire_queue__push(&pt->retiring, &r);
 	if (!p || p->as->released)
 		return 0;	/* never sampled nor mapped, or let go already: nothing to let go */
 	if (pid == tid)
@@ -1173,12 +1209,52 @@ static bool still_running(struct proctrack *pt, const struct addr_space *as)
 	return st.tgid == as->pid && st.state != 'Z' && st.state != 'X';
 }
 
+static struct thread_comm *find_comm(struct proctrack *pt, pid_t tid);
+
+/* A thread that exited a grace ago: its comm, and its process's kind if it was the main one. */
+static void retire_thread(struct proctrack *pt, const struct retiree *r)
+{
+	struct thread_comm *tc = find_comm(pt, r->tid);
+
+	/* One set since the exit is a new thread's that took the tid. */
+	if (tc && tc->seq <= r->comm_seq) {
+		hashmap__remove(&pt->comms, &r->tid);
+		free(tc);
+		pt->counts.forgotten_threads++;
+	}
+	/* Read again if the pid runs anything later. */
+	if (r->tid == r->pid)
+		hashmap__remove(&pt->kinds, (void *)(uintptr_t)r->pid);
+}
+
+/* A pid whose image was freed a grace ago: its entry, unless a new image began since. */
+static void retire_pid(struct proctrack *pt, const struct retiree *r)
+{
+	struct proc *p = find_proc(pt, r->pid);
+
+	if (!p || p->as != pt->gone)
+		return;
+	hashmap__remove(&pt->procs, &r->pid);
+	free(p);
+	if (r->time > pt->forgot_until)
+		pt->forgot_until = r->time;
+	pt->counts.forgotten_pids++;
+}
+
 size_t proctrack__settle(struct proctrack *pt, uint64_t grace_ns)
 {
+	struct retiree r;
 	size_t n = 0;
 
 	if (pt->newest_time <= grace_ns)
 		return 0;
+	/* Bounded by the exits and freed images queued. */
+	while (retire_queue__pop_before(&pt->retiring, pt->newest_time - grace_ns, &r)) {
+		if (r.tid)
+			retire_thread(pt, &r);
+		else
+			retire_pid(pt, &r);
+	}
 	for (size_t i = 0; i < pt->nr_ended; i++) {
 		struct addr_space *as = pt->ended[i];
 
@@ -1238,10 +1314,13 @@ static bool unlink_image(struct proctrack *pt, struct addr_space *as)
 		return true;
 	if (p->as == as) {
 		struct addr_space *gone = gone_space(pt);
+		struct retiree r = { .time = pt->newest_time, .pid = as->pid };
 
 		if (!gone)
 			return false;
 		p->as = gone;
+		/* The pid's entry goes a grace later, unless another process takes it first. */
+		retire_queue__push(&pt->retiring, &r);
 		return true;
 	}
 	/* Bounded by the images the records made for this pid. */
@@ -1309,6 +1388,7 @@ int proctrack__set_comm(struct proctrack *pt, pid_t tid, const char *comm)
 		}
 	}
 	snprintf(tc->comm, sizeof(tc->comm), "%s", comm);
+	tc->seq = ++pt->comm_seq;
 	return 0;
 }
 
@@ -1387,4 +1467,13 @@ const char *proctrack__comm(struct proctrack *pt, pid_t pid, pid_t tid)
 int proctrack__inherit_comm(struct proctrack *pt, pid_t tid, pid_t ppid, pid_t ptid)
 {
 	return proctrack__set_comm(pt, tid, proctrack__comm(pt, ppid, ptid));
+}
+
+void proctrack__counts(const struct proctrack *pt, struct proctrack_counts *out)
+{
+	*out = pt->counts;
+	out->procs = pt->procs.size;
+	out->comms = pt->comms.size;
+	out->kinds = pt->kinds.size;
+	out->retiring = retire_queue__len(&pt->retiring);
 }

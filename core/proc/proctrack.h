@@ -137,6 +137,9 @@ int proctrack__exit(struct proctrack *pt, pid_t pid, pid_t tid, uint64_t time);
  * before the newest exec, fork or exit applied: every sample of them has
  * been read by then. A process whose main thread exited is settled only
  * once /proc no longer shows it. Returns how many were settled now.
+ * Threads that exited as long ago lose their comm (a sample of one later
+ * prints ":TID", as perf script does), pids whose image was freed as long
+ * ago their entry (proctrack_counts).
  */
 size_t proctrack__settle(struct proctrack *pt, uint64_t grace_ns);
 /*
@@ -152,10 +155,26 @@ size_t proctrack__release_settled(struct proctrack *pt);
  * of each first, to drop what it keeps by the address. A pid whose current
  * image goes is left with a shared released image that maps nothing, so
  * that a sample that still names it counts as late rather than taking
- * whatever /proc shows at the pid now. Returns how many were freed.
+ * whatever /proc shows at the pid now; a grace later its entry goes too,
+ * and a sample dated before the pid's next image still counts as late.
+ * Returns how many were freed.
  */
 size_t proctrack__free_released(struct proctrack *pt,
 				void (*forget)(void *ctx, const struct addr_space *as), void *ctx);
+
+/*
+ * What the tracker holds per thread and per pid, and what it let go of: a
+ * thread's comm goes a grace after its exit (proctrack__settle), a pid's
+ * entry a grace after its image was freed, its kind with its main thread.
+ */
+struct proctrack_counts {
+	size_t procs, comms, kinds;	/* entries held now */
+	size_t retiring;		/* exits and freed images waiting for their grace */
+	size_t forgotten_threads;	/* comms dropped */
+	size_t forgotten_pids;		/* pid entries dropped */
+};
+
+void proctrack__counts(const struct proctrack *pt, struct proctrack_counts *out);
 
 /* Whether pid is a kernel thread (PF_KTHREAD in /proc/PID/stat), read once. */
 bool proctrack__is_kernel_thread(struct proctrack *pt, pid_t pid);

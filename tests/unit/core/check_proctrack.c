@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "core/proc/proctrack.h"
+#include "core/proc/retire.h"
 #include "core/sym/symbolize.h"
 #include "tests/support/tests.h"
 
@@ -391,6 +392,142 @@ START_TEST(released_images_are_freed_and_their_pids_left_late)
 	assert_image_at(pt, 5000001, 2600, again);
 	ck_assert_uint_eq(proctrack__free_released(pt, note_forgotten, &f), 0);
 	proctrack__free(pt);
+}
+END_TEST
+
+/* The tracker's per-thread and per-pid entries now. */
+static struct proctrack_counts counts_of(const struct proctrack *pt)
+{
+	struct proctrack_counts c;
+
+	proctrack__counts(pt, &c);
+	return c;
+}
+
+/*
+ * A host that starts a hundred processes a second must not keep an entry
+ * per thread and pid until pids wrap: an exited thread's comm and its
+ * process's kind go a grace after the exit, a pid's entry a grace after its
+ * image was freed; a new thread or process that took the number keeps its
+ * own, and a sample dated in a forgotten process's time is late, not the
+ * next process's.
+ */
+START_TEST(exited_threads_and_freed_pids_are_forgotten_after_a_grace)
+{
+	struct proctrack *pt = proctrack__new();
+	struct mapping a = map_of(0x1000, 0x2000, 0, "/parent");
+	struct addr_space *parent, *forked, *child, *gone, *out[4];
+	struct proctrack_counts c;
+
+	parent_forks_child(pt, &a, &parent, &forked, &child);
+	ck_assert_int_eq(proctrack__set_comm(pt, 5000000, "parent"), 0);
+	ck_assert_int_eq(proctrack__inherit_comm(pt, 5000002, 5000000, 5000000), 0);
+	ck_assert_int_eq(proctrack__set_comm(pt, 5000002, "worker"), 0);
+	ck_assert_int_eq(proctrack__set_comm(pt, 5000001, "child"), 0);
+	ck_assert(!proctrack__is_kernel_thread(pt, 5000000));
+	c = counts_of(pt);
+	ck_assert_uint_eq(c.procs, 2);
+	ck_assert_uint_eq(c.comms, 3);
+	ck_assert_uint_eq(c.kinds, 1);
+
+	ck_assert_int_eq(proctrack__exit(pt, 5000000, 5000002, 350), 0);
+	ck_assert_int_eq(proctrack__exit(pt, 5000000, 5000000, 400), 0);
+	/* The worker's tid taken by a new thread before the grace: its comm is the new one's. */
+	ck_assert_int_eq(proctrack__inherit_comm(pt, 5000002, 5000001, 5000001), 0);
+	ck_assert_uint_eq(counts_of(pt).retiring, 2);
+
+	/* Not yet a grace past the exits: all kept. */
+	ck_assert_int_eq(proctrack__exec(pt, 5000005, "other", 1300), 0);
+	proctrack__settle(pt, 1000);
+	ck_assert_uint_eq(counts_of(pt).comms, 3);
+
+	/* A grace past them: the leader's comm and its kind go, the reused tid's stays. */
+	ck_assert_int_eq(proctrack__exec(pt, 5000005, "other", 1450), 0);
+	ck_assert_uint_eq(proctrack__settle(pt, 1000), 2);	/* parent's image and the forked one */
+	c = counts_of(pt);
+	ck_assert_uint_eq(c.forgotten_threads, 1);
+	ck_assert_uint_eq(c.comms, 2);
+	ck_assert_uint_eq(c.kinds, 0);
+	ck_assert_str_eq(proctrack__comm(pt, 5000001, 5000002), "child");
+	ck_assert_str_eq(proctrack__comm(pt, 5000000, 5000000), ":5000000");
+	ck_assert_uint_eq(c.procs, 3);	/* the pids stay while their images do */
+
+	/* The images freed: the pid's entry waits a grace more, still late meanwhile. */
+	ck_assert_uint_eq(proctrack__release_settled(pt), 2);
+	ck_assert_uint_eq(proctrack__free_released(pt, NULL, NULL), 2);
+	gone = proctrack__addr_space(pt, 5000000);
+	ck_assert(gone->released);
+	proctrack__settle(pt, 1000);
+	ck_assert_uint_eq(counts_of(pt).procs, 3);
+
+	ck_assert_int_eq(proctrack__exec(pt, 5000005, "other", 2500), 0);
+	proctrack__settle(pt, 1000);
+	c = counts_of(pt);
+	ck_assert_uint_eq(c.forgotten_pids, 1);
+	ck_assert_uint_eq(c.procs, 2);
+	ck_assert_uint_eq(c.retiring, 0);
+	/* A late sample of it is still late, and makes no entry. */
+	assert_image_at(pt, 5000000, 380, gone);
+	ck_assert_uint_eq(counts_of(pt).procs, 2);
+	/* The pid's next process: its time is its own, the forgotten one's still late. */
+	ck_assert_int_eq(proctrack__fork(pt, 5000000, 5000001, 2600), 0);
+	ck_assert_ptr_eq(proctrack__addr_space(pt, 5000000)->older, NULL);
+	assert_image_at(pt, 5000000, 2700, proctrack__addr_space(pt, 5000000));
+	assert_image_at(pt, 5000000, 380, gone);
+	ck_assert_uint_eq(proctrack__images(pt, 5000000, 380, 2700, out, 4), 1);
+	ck_assert_ptr_eq(out[0], proctrack__addr_space(pt, 5000000));
+	proctrack__free(pt);
+}
+END_TEST
+
+/* A pid taken by a new process before its entry's grace keeps the new process's entry. */
+START_TEST(a_pid_reused_before_its_grace_keeps_its_entry)
+{
+	struct proctrack *pt = proctrack__new();
+	struct mapping a = map_of(0x1000, 0x2000, 0, "/parent");
+	struct addr_space *parent, *forked, *child, *again;
+
+	parent_forks_child(pt, &a, &parent, &forked, &child);
+	ck_assert_int_eq(proctrack__exit(pt, 5000001, 5000001, 400), 0);
+	ck_assert_int_eq(proctrack__exec(pt, 5000005, "other", 1500), 0);
+	proctrack__settle(pt, 1000);
+	proctrack__release_settled(pt);
+	ck_assert_uint_ge(proctrack__free_released(pt, NULL, NULL), 2);
+	ck_assert(proctrack__addr_space(pt, 5000001)->released);
+	ck_assert_int_eq(proctrack__exec(pt, 5000001, "again", 1600), 0);
+	again = proctrack__addr_space(pt, 5000001);
+	ck_assert_int_eq(proctrack__exec(pt, 5000005, "other", 3000), 0);
+	proctrack__settle(pt, 1000);
+	ck_assert_uint_eq(counts_of(pt).forgotten_pids, 0);
+	ck_assert_ptr_eq(proctrack__addr_space(pt, 5000001), again);
+	assert_image_at(pt, 5000001, 1700, again);
+	proctrack__free(pt);
+}
+END_TEST
+
+/* The queue gives entries back in order, only once older than the cutoff, across its growth. */
+START_TEST(the_retire_queue_keeps_order_as_it_grows_and_slides)
+{
+	struct retire_queue q = { 0 };
+	struct retiree r;
+	uint64_t next = 0;
+
+	for (uint64_t t = 0; t < 1000; t++)
+		ck_assert_int_eq(retire_queue__push(&q, &(struct retiree){ .time = t, .tid = 1 }), 0);
+	ck_assert(!retire_queue__pop_before(&q, 0, &r));
+	while (retire_queue__pop_before(&q, 700, &r))
+		ck_assert_uint_eq(r.time, next++);
+	ck_assert_uint_eq(next, 700);
+	/* Room at the front again: later pushes slide the rest down rather than grow. */
+	for (uint64_t t = 1000; t < 1500; t++)
+		ck_assert_int_eq(retire_queue__push(&q, &(struct retiree){ .time = t, .tid = 1 }), 0);
+	ck_assert_uint_eq(retire_queue__len(&q), 800);
+	ck_assert_uint_le(q.cap, 1024);
+	while (retire_queue__pop_before(&q, UINT64_MAX, &r))
+		ck_assert_uint_eq(r.time, next++);
+	ck_assert_uint_eq(next, 1500);
+	ck_assert_uint_eq(retire_queue__len(&q), 0);
+	retire_queue__free(&q);
 }
 END_TEST
 
@@ -922,6 +1059,9 @@ Suite *proctrack_suite(void)
 	tcase_add_test(tc, ended_images_release_their_mappings_after_the_grace);
 	tcase_add_test(tc, a_process_is_not_settled_while_proc_shows_it);
 	tcase_add_test(tc, released_images_are_freed_and_their_pids_left_late);
+	tcase_add_test(tc, exited_threads_and_freed_pids_are_forgotten_after_a_grace);
+	tcase_add_test(tc, a_pid_reused_before_its_grace_keeps_its_entry);
+	tcase_add_test(tc, the_retire_queue_keeps_order_as_it_grows_and_slides);
 	tcase_add_test(tc, images_by_time);
 	tcase_add_test(tc, resync_after_lost_records);
 	tcase_add_test(tc, comm_cached_inherited_or_placeholder);
