@@ -336,6 +336,20 @@ static bool release_ended(struct run *r)
 	return true;
 }
 
+/* With -v: what the tracker let go of per thread and pid, and what it holds. */
+static void print_forgotten(const struct proctrack *pt)
+{
+	struct proctrack_counts c;
+
+	if (!pt)
+		return;
+	proctrack__counts(pt, &c);
+	if (c.forgotten_pids || c.forgotten_threads)
+		pr_info("%zu pids and %zu threads of ended processes forgotten while sampling, "
+			"%zu and %zu tracked\n", c.forgotten_pids, c.forgotten_threads, c.procs,
+			c.comms);
+}
+
 /* With -v, a line a minute: how a long run grows, its stacks and the rest. */
 #define STATUS_INTERVAL_MS 60000
 
@@ -343,20 +357,24 @@ static void print_status(struct run *r, int64_t elapsed_ms)
 {
 	size_t stacks = agg__bytes(&r->pipeline.agg) + resolver__stack_bytes(r->resolver);
 	long pages = 0, resident = 0;
+	struct proctrack_counts pc = { 0 };
 	struct backend_stats st;
 	FILE *f;
 
 	r->ops->stats(r->backend, &st);
+	if (r->pipeline.procs)
+		proctrack__counts(r->pipeline.procs, &pc);
 	f = fopen("/proc/self/statm", "r");
 	if (f) {
 		if (fscanf(f, "%ld %ld", &pages, &resident) != 2)
 			resident = 0;
 		fclose(f);
 	}
-	pr_info("%lld s: %llu samples, %zu unique raw stacks (%.1f MB), RSS %.1f MB\n",
+	pr_info("%lld s: %llu samples, %zu unique raw stacks (%.1f MB), RSS %.1f MB; "
+		"%zu pids, %zu threads tracked\n",
 		(long long)(elapsed_ms / 1000), (unsigned long long)st.samples,
 		agg__size(&r->pipeline.agg), stacks / 1048576.0,
-		resident * (double)sysconf(_SC_PAGESIZE) / 1048576.0);
+		resident * (double)sysconf(_SC_PAGESIZE) / 1048576.0, pc.procs, pc.comms);
 }
 
 /* Sample until the duration ends, a signal arrives, or the command exits. */
@@ -729,6 +747,7 @@ static int finish(struct run *r)
 	if (r->released_images)
 		pr_info("%zu images of ended processes let go while sampling, %zu freed\n",
 			r->released_images, r->freed_images);
+	print_forgotten(r->pipeline.procs);
 	profile__fini(&prof);
 	to_stdout = !r->out.path;
 	if (!err) {
