@@ -70,8 +70,20 @@ struct step_entry {
 	struct stack_read reads[MAX_STEP_READS];
 };
 
+struct image_key {
+	uint64_t dev, ino;	/* ino 0 is the vdso */
+};
+
+/*
+ * One file's image: its descriptor, the copies of its unwind tables and of
+ * its .debug_frame (megabytes for a large binary). Dropped whole when idle:
+ * nothing outside one unwind call points at it (the step cache is keyed by
+ * registers, libunwind's own cache is off).
+ */
 struct image_entry {
-	uint64_t dev, ino;	/* the key; ino 0 is the vdso */
+	struct image_key key;
+	int64_t used_ms;	/* u->now_ms when libunwind last asked for it */
+	bool read_again;	/* dropped before: its refusals were counted the first time */
 	bool ok;
 	bool shrunk;		/* found shorter than when read: skipped from then on */
 	struct unwind_image img;
@@ -83,7 +95,11 @@ struct image_entry {
 
 struct unwinder {
 	unw_addr_space_t uas;
-	struct hashmap images;	/* (dev, ino) -> struct image_entry */
+	struct hashmap images;	/* struct image_key -> struct image_entry */
+	/* The keys of images dropped while idle, to tell a file read again from a new one. */
+	struct hashmap dropped;	/* struct image_key -> itself */
+	/* CLOCK_MONOTONIC at the last sweep: a lookup stores it, reading no clock. */
+	int64_t now_ms;
 	struct image_entry vdso;
 	bool vdso_tried;
 	struct step_entry *steps;	/* 2^STEP_CACHE_BITS, direct-mapped */
@@ -116,16 +132,23 @@ struct unwind_ctx {
 
 static uint64_t key_hash(const void *k)
 {
-	const struct image_entry *e = k;
+	const struct image_key *e = k;
 
 	return hash_u64(e->dev * 31 + e->ino);
 }
 
 static bool key_equal(const void *a, const void *b)
 {
-	const struct image_entry *x = a, *y = b;
+	const struct image_key *x = a, *y = b;
 
 	return x->dev == y->dev && x->ino == y->ino;
+}
+
+static void free_image(struct image_entry *e)
+{
+	debug_frame__free(&e->df);
+	unwind_image__close(&e->img);	/* and its descriptor */
+	free(e);
 }
 
 /* The vdso has no file: read our own, the same kernel's. */
@@ -157,30 +180,46 @@ static void count_refusals(struct unwinder *u, const struct mapping *m, int err,
 	}
 }
 
+/* Whether key's image was dropped while idle (it is being read again): forget that it was. */
+static bool was_dropped(struct unwinder *u, const struct image_key *key)
+{
+	struct image_key *k = hashmap__remove(&u->dropped, key);
+
+	free(k);
+	return k != NULL;
+}
+
 static struct image_entry *file_image(struct unwinder *u, const struct addr_space *as,
 				      const struct mapping *m)
 {
-	struct image_entry key = { .dev = m->dev, .ino = m->ino }, *e;
+	struct image_key key = { .dev = m->dev, .ino = m->ino };
+	struct image_entry *e;
 	bool owned;
 	int fd;
 
 	e = hashmap__find(&u->images, &key);
-	if (e)
+	if (e) {
+		e->used_ms = u->now_ms;
 		return e->ok ? e : NULL;
+	}
 	e = calloc(1, sizeof(*e));
 	if (!e)
 		return NULL;
-	*e = key;
+	e->key = key;
+	e->used_ms = u->now_ms;
+	e->read_again = was_dropped(u, &key);
+	u->st.images_reloaded += e->read_again;
 	fd = file_table__open(as->files, m, &owned);
 	if (fd >= 0) {
 		int err = unwind_image__open_fd(&e->img, fd);
 
 		e->ok = !err;
-		count_refusals(u, m, err, &e->img);
+		if (!e->read_again)
+			count_refusals(u, m, err, &e->img);
 		if (owned)
 			close(fd);
 	}
-	if (hashmap__add(&u->images, e, e)) {
+	if (hashmap__add(&u->images, &e->key, e)) {
 		unwind_image__close(&e->img);
 		free(e);
 		return NULL;
@@ -229,7 +268,7 @@ static struct lu_debug_frame_list *debug_frame_of(struct unwind_ctx *ctx, struct
 	if (e->debug_frame_tried)
 		return e->has_debug_frame ? &e->fdesc : NULL;
 	e->debug_frame_tried = true;
-	if (!e->ino)
+	if (!e->key.ino)
 		return NULL;	/* the vdso has .eh_frame */
 	fd = file_table__open(ctx->as->files, m, &owned);
 	if (fd >= 0) {
@@ -240,7 +279,7 @@ static struct lu_debug_frame_list *debug_frame_of(struct unwind_ctx *ctx, struct
 			close(fd);
 	}
 	err = debug_frame__load(&e->df, &e->img, dbg);
-	if (e->df.bad_fdes) {
+	if (e->df.bad_fdes && !e->read_again) {
 		ctx->u->st.bad_fdes += e->df.bad_fdes;
 		pr_debug("unwind: %s: %u malformed FDEs in .debug_frame left out\n", m->path,
 			 e->df.bad_fdes);
@@ -493,6 +532,8 @@ struct unwinder *unwinder__new(void)
 	if (!u)
 		return NULL;
 	hashmap__init(&u->images, key_hash, key_equal);
+	hashmap__init(&u->dropped, key_hash, key_equal);
+	u->now_ms = mono_ms();
 	u->steps = calloc((size_t)1 << STEP_CACHE_BITS, sizeof(*u->steps));
 	u->uas = unw_create_addr_space(&accessors, 0);
 	if (!u->steps || !u->uas) {
@@ -510,14 +551,12 @@ void unwinder__free(struct unwinder *u)
 
 	if (!u)
 		return;
-	hashmap__for_each(&u->images, bkt, ent) {
-		struct image_entry *e = ent->value;
-
-		debug_frame__free(&e->df);
-		unwind_image__close(&e->img);
-		free(e);
-	}
+	hashmap__for_each(&u->images, bkt, ent)
+		free_image(ent->value);
 	hashmap__clear(&u->images);
+	hashmap__for_each(&u->dropped, bkt, ent)
+		free(ent->value);
+	hashmap__clear(&u->dropped);
 	/* The vdso's image is not in the map: it has no file to key it by. */
 	if (u->vdso.ok) {
 		debug_frame__free(&u->vdso.df);
@@ -757,11 +796,59 @@ unsigned int unwinder__unwind_pieces(struct unwinder *u, const struct addr_space
 	return unwind_ctx(&ctx, ips, max);
 }
 
+/* Drop e, remembering its key to count it when read again. */
+static void drop_image(struct unwinder *u, struct image_entry *e)
+{
+	struct image_key *k = malloc(sizeof(*k));
+
+	hashmap__remove(&u->images, &e->key);
+	if (k) {
+		*k = e->key;
+		if (hashmap__add(&u->dropped, k, k))
+			free(k);
+	}
+	free_image(e);
+	u->st.images_dropped++;
+}
+
+/*
+ * A file found shorter than when read stays skipped (its image is what
+ * tells it shrank); every other idle one goes.
+ */
+static bool is_idle(const struct unwinder *u, const struct image_entry *e, int64_t idle_ms)
+{
+	return !e->shrunk && u->now_ms - e->used_ms >= idle_ms;
+}
+
+unsigned int unwinder__drop_idle(struct unwinder *u, int64_t idle_ms)
+{
+	struct image_entry **victims;
+	struct hashmap_entry *ent;
+	unsigned int n = 0;
+	size_t bkt;
+
+	u->now_ms = mono_ms();
+	if (!u->images.size)
+		return 0;
+	/* Gathered first: the map's entries go as they are removed. */
+	victims = malloc(u->images.size * sizeof(*victims));
+	if (!victims)
+		return 0;
+	hashmap__for_each(&u->images, bkt, ent)
+		if (is_idle(u, ent->value, idle_ms))
+			victims[n++] = ent->value;
+	for (unsigned int i = 0; i < n; i++)
+		drop_image(u, victims[i]);
+	free(victims);
+	return n;
+}
+
 void unwinder__stats(const struct unwinder *u, struct unwind_stats *st)
 {
 	uint64_t seen = 0;
 
 	*st = u->st;
+	st->images = u->images.size;
 	st->median_ns = 0;
 	for (unsigned int i = 0; i < HIST_BUCKETS && u->st.stacks; i++) {
 		seen += u->hist[i];
@@ -781,6 +868,10 @@ void unwinder__report(const struct unwinder *u)
 		" of %" PRIu64 " steps replayed from the cache, %" PRIu64
 		" cut at the maximum depth\n",
 		st.stacks, st.median_ns / 1000.0, st.cached_steps, st.steps, st.truncated);
+	if (st.images_dropped)
+		pr_info("dwarf unwind: %" PRIu64 " files' unwind tables dropped while idle, %" PRIu64
+			" read again, %zu held at the end\n",
+			st.images_dropped, st.images_reloaded, st.images);
 	if (st.dump_exhausted)
 		pr_warn("warning: %" PRIu64 " user stacks were deeper than the stack copy and end "
 			"early; raise --stack-dump-size\n",

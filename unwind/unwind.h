@@ -30,6 +30,9 @@ struct unwind_stats {
 	uint64_t bad_images;	/* skipped: malformed headers or tables, or the file shrank */
 	uint64_t bad_fdes;	/* FDEs left out of an image's tables: they fail the checks */
 	uint64_t median_ns;	/* per unwind call, from a log-scale histogram */
+	size_t images;		/* files whose images (unwind tables) are held now */
+	uint64_t images_dropped;	/* images freed while their file was idle */
+	uint64_t images_reloaded;	/* of those, read again when libunwind next asked */
 };
 
 struct unwinder *unwinder__new(void);
@@ -55,6 +58,15 @@ unsigned int unwinder__unwind_pieces(struct unwinder *u, const struct addr_space
 				     const unsigned char *const *pieces, const uint32_t *lens,
 				     unsigned int nr, size_t stack_size, uint64_t *ips,
 				     unsigned int max);
+
+/*
+ * Free the images (descriptor, unwind tables, .debug_frame) of files that
+ * libunwind has not asked for in idle_ms; a later unwind through one reads
+ * it again. The step cache stays: it depends on the file's contents, not on
+ * our copy of them. The clock is read here, once per call; lookups until
+ * the next call count as made at this one. Returns how many were freed.
+ */
+unsigned int unwinder__drop_idle(struct unwinder *u, int64_t idle_ms);
 
 void unwinder__stats(const struct unwinder *u, struct unwind_stats *st);
 /* -v: what unwinding cost; a warning when stack copies were too short. */

@@ -308,6 +308,13 @@ static int set_up(struct run *r)
  */
 #define SETTLE_INTERVAL_MS 5000
 #define SETTLE_GRACE_NS (30 * 1000000000ULL)
+/*
+ * Symbol and unwind tables of a file not looked up for this long are freed
+ * (they are read again when needed): on a host that keeps running new
+ * binaries, a binary run once is given back a minute later, while a cc1 run
+ * again and again costs one reading a minute at most.
+ */
+#define TABLES_IDLE_MS 60000
 
 static void forget_space(void *ctx, const struct addr_space *as)
 {
@@ -323,6 +330,9 @@ static bool release_ended(struct run *r)
 {
 	struct proctrack *pt = r->pipeline.procs;
 
+	symbolizer__drop_idle(r->sym, TABLES_IDLE_MS);
+	if (r->unwinder)
+		unwinder__drop_idle(r->unwinder, TABLES_IDLE_MS);
 	if (!pt)
 		return true;
 	if (!resolver__caught_up(r->resolver, &r->pipeline.agg))
@@ -358,6 +368,8 @@ static void print_status(struct run *r, int64_t elapsed_ms)
 	size_t stacks = agg__bytes(&r->pipeline.agg) + resolver__stack_bytes(r->resolver);
 	long pages = 0, resident = 0;
 	struct proctrack_counts pc = { 0 };
+	struct symbolizer_stats syms;
+	struct unwind_stats unw = { 0 };
 	struct backend_stats st;
 	FILE *f;
 
@@ -370,11 +382,17 @@ static void print_status(struct run *r, int64_t elapsed_ms)
 			resident = 0;
 		fclose(f);
 	}
-	pr_info("%lld s: %llu samples, %zu unique raw stacks (%.1f MB), RSS %.1f MB; "
-		"%zu pids, %zu threads tracked\n",
+	symbolizer__stats(r->sym, &syms);
+	if (r->unwinder)
+		unwinder__stats(r->unwinder, &unw);
+	pr_info("%lld s: %llu samples, %zu unique raw stacks (%.1f MB), RSS %.1f MB, tables of "
+		"%zu+%zu files held (%llu+%llu dropped while idle), %zu pids and %zu threads "
+		"tracked\n",
 		(long long)(elapsed_ms / 1000), (unsigned long long)st.samples,
 		agg__size(&r->pipeline.agg), stacks / 1048576.0,
-		resident * (double)sysconf(_SC_PAGESIZE) / 1048576.0, pc.procs, pc.comms);
+		resident * (double)sysconf(_SC_PAGESIZE) / 1048576.0, syms.loaded, unw.images,
+		(unsigned long long)syms.dropped, (unsigned long long)unw.images_dropped, pc.procs,
+		pc.comms);
 }
 
 /* Sample until the duration ends, a signal arrives, or the command exits. */

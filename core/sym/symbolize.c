@@ -13,17 +13,27 @@
 #include "core/sym/dwarfline.h"
 #include "core/sym/debugfile.h"
 #include "core/sym/elfsym.h"
+#include "core/lib/clock.h"
 #include "core/lib/hashmap.h"
 #include "core/sym/ksym.h"
 #include "core/lib/log.h"
 #include "core/sym/perfmap.h"
 
+/*
+ * One file, for the whole run: its pointer is the file's identity
+ * (symbolizer__file_of). The tables are the large part (megabytes for a
+ * cc1 or a sanitizer runtime): they go while the file is idle and come
+ * back at its next lookup; the key, module and build-id stay.
+ */
 struct elf_cache_entry {
 	char *key;		/* "dev:ino:ctime:build-id:path" */
 	const char *module;	/* base name of path, inside key */
-	struct elf_symtab *st;	/* NULL when the file could not be read */
+	struct elf_symtab *st;	/* NULL when the file could not be read, or dropped */
 	struct dwarf_lines *dl;	/* its DWARF when source lines are wanted; NULL if none */
 	char build_id[2 * BUILD_ID_MAX + 1];	/* hex, the one checked; "" if none known */
+	int64_t used_ms;	/* s->now_ms when its tables were last looked up */
+	bool dropped;		/* st (and dl) freed while idle: read again at the next lookup */
+	bool had_dwarf;		/* dl was there when dropped: read it again too */
 };
 
 struct symbolizer {
@@ -39,6 +49,9 @@ struct symbolizer {
 	bool want_source;	/* open each binary's DWARF with its symbols */
 	struct hashmap perfmaps;	/* addr_space -> struct perfmap_entry */
 	bool kernel_restricted_used;
+	/* CLOCK_MONOTONIC at the last sweep: a lookup stores it, reading no clock. */
+	int64_t now_ms;
+	struct symbolizer_stats st;
 };
 
 /* The JIT map of one process image (a pid's lifetime between execs). */
@@ -65,6 +78,7 @@ struct symbolizer *symbolizer__new(void)
 		return NULL;
 	hashmap__init(&s->elfs, hashmap_str_hash, hashmap_str_equal);
 	hashmap__init(&s->perfmaps, ptr_hash, ptr_equal);
+	s->now_ms = mono_ms();
 	return s;
 }
 
@@ -191,6 +205,21 @@ static void cache_key(char *key, size_t len, const struct mapping *m,
 	}
 }
 
+/* The symbols of the checked file open at fd (installed at path); NULL with errno set. */
+static struct elf_symtab *load_symbols(int fd, const char *path, char *open_path, size_t len)
+{
+	snprintf(open_path, len, "/proc/self/fd/%d", fd);
+	return elf_symtab__load_as(open_path, path);
+}
+
+/* Whether st's section headers name another build-id than hex, the one checked. */
+static bool other_notes(const struct elf_symtab *st, const char *hex)
+{
+	const char *own = elf_symtab__build_id(st);
+
+	return own && strcmp(own, hex);
+}
+
 /*
  * The symbols of m's file, read from the file the tracker checks to be
  * the one mapped (file_table__open: its device and inode, build-id, and
@@ -201,68 +230,34 @@ static void cache_key(char *key, size_t len, const struct mapping *m,
  * and the tracker read) gives none either: its debug files would be found
  * by the other one.
  */
-static struct elf_cache_entry *elf_for_mapping(struct symbolizer *s, const struct addr_space *as,
-					       const struct mapping *m)
+static void first_read(struct symbolizer *s, struct elf_cache_entry *e, const struct mapping *m,
+		       int fd, const struct file_identity *id)
 {
-	struct elf_cache_entry *e;
-	char key[4200], open_path[4200];
-	struct file_identity id;
-	bool known, owned = false, other_notes = false;
-	const char *slash, *own;
-	int fd = -1;
+	char open_path[64];
+	bool other = false;
+	const char *own;
 
-	known = as && file_table__identity(as->files, m, &id);
-	if (known && id.kept && id.ctime_ns) {
-		/*
-		 * Checked when it was loaded, and held open by the tracker since,
-		 * which checks it again at each new mapping: the same file. One
-		 * not held open is opened and checked again below (its inode may
-		 * be another file's by now).
-		 */
-		cache_key(key, sizeof(key), m, &id, -1);
-		e = hashmap__find(&s->elfs, key);
-		if (e)
-			return e;
-	}
-	if (as)
-		fd = file_table__open(as->files, m, &owned);
-	cache_key(key, sizeof(key), m, fd >= 0 && known ? &id : NULL, fd);
-	e = hashmap__find(&s->elfs, key);
-	if (e)
-		goto out;
-	e = calloc(1, sizeof(*e));
-	if (!e)
-		goto out;
-	e->key = strdup(key);
-	if (!e->key) {
-		free(e);
-		e = NULL;
-		goto out;
-	}
-	slash = strrchr(m->path, '/');
-	e->module = e->key + (strlen(key) - strlen(slash ? slash + 1 : m->path));
 	if (fd >= 0) {
-		snprintf(open_path, sizeof(open_path), "/proc/self/fd/%d", fd);
-		e->st = elf_symtab__load_as(open_path, m->path);
+		e->st = load_symbols(fd, m->path, open_path, sizeof(open_path));
 		if (!e->st) {
 			s->unreadable_files++;
 			pr_info("cannot read symbols of %s: %s\n", m->path, strerror(errno));
 		}
 	}
 	/* The kernel's or the tracker's, read from the file mapped: the one checked. */
-	if (known && id.bid_known)
-		build_id__hex(&id.bid, e->build_id, sizeof(e->build_id));
+	if (id && id->bid_known)
+		build_id__hex(&id->bid, e->build_id, sizeof(e->build_id));
 	if (e->st) {
 		own = elf_symtab__build_id(e->st);
-		if (!(known && id.bid_known))
+		if (!(id && id->bid_known))
 			snprintf(e->build_id, sizeof(e->build_id), "%s", own ? own : "");
-		if (own && strcmp(own, e->build_id)) {
+		if (other_notes(e->st, e->build_id)) {
 			elf_symtab__free(e->st);
 			e->st = NULL;
-			other_notes = true;
+			other = true;
 		}
 	}
-	if (fd < 0 || other_notes) {
+	if (fd < 0 || other) {
 		s->replaced_files++;
 		pr_info("%s: not the file that was mapped any more (replaced or gone); its frames "
 			"print [unknown]\n",
@@ -276,6 +271,94 @@ static struct elf_cache_entry *elf_for_mapping(struct symbolizer *s, const struc
 		if (s->want_source)	/* now, while the file is open */
 			e->dl = open_dwarf(open_path, m->path);
 	}
+}
+
+/*
+ * The tables of a file dropped while idle, read again from the checked file
+ * at fd: the same file as at first (its key matched), so what was said of
+ * it then (-v lines, counts) is not said again. A file that cannot be read
+ * now stays without names, as one that never could.
+ */
+static void read_again(struct symbolizer *s, struct elf_cache_entry *e, const struct mapping *m,
+		       int fd)
+{
+	char open_path[64];
+
+	e->dropped = false;
+	e->st = fd >= 0 ? load_symbols(fd, m->path, open_path, sizeof(open_path)) : NULL;
+	if (e->st && other_notes(e->st, e->build_id)) {
+		elf_symtab__free(e->st);
+		e->st = NULL;
+	}
+	if (!e->st) {
+		s->st.reload_failures++;
+		pr_info("%s: cannot read its symbols again (dropped while idle); its new frames "
+			"print [unknown]\n",
+			m->path);
+		return;
+	}
+	s->st.reloaded++;
+	if (e->had_dwarf)
+		e->dl = open_dwarf(open_path, m->path);
+}
+
+static struct elf_cache_entry *new_entry(const char *key, const struct mapping *m)
+{
+	struct elf_cache_entry *e = calloc(1, sizeof(*e));
+	const char *slash;
+
+	if (!e)
+		return NULL;
+	e->key = strdup(key);
+	if (!e->key) {
+		free(e);
+		return NULL;
+	}
+	slash = strrchr(m->path, '/');
+	e->module = e->key + (strlen(key) - strlen(slash ? slash + 1 : m->path));
+	return e;
+}
+
+/*
+ * The entry of m's file, its tables read if with_tables (else it may have
+ * them or not: the identity and build-id are what is asked for). A lookup
+ * of its tables marks it used.
+ */
+static struct elf_cache_entry *elf_for_mapping(struct symbolizer *s, const struct addr_space *as,
+					       const struct mapping *m, bool with_tables)
+{
+	struct elf_cache_entry *e;
+	char key[4200];
+	struct file_identity id;
+	bool known, owned = false;
+	int fd = -1;
+
+	known = as && file_table__identity(as->files, m, &id);
+	if (known && id.kept && id.ctime_ns) {
+		/*
+		 * Checked when it was loaded, and held open by the tracker since,
+		 * which checks it again at each new mapping: the same file. One
+		 * not held open is opened and checked again below (its inode may
+		 * be another file's by now).
+		 */
+		cache_key(key, sizeof(key), m, &id, -1);
+		e = hashmap__find(&s->elfs, key);
+		if (e && !(with_tables && e->dropped))
+			goto used;
+	}
+	if (as)
+		fd = file_table__open(as->files, m, &owned);
+	cache_key(key, sizeof(key), m, fd >= 0 && known ? &id : NULL, fd);
+	e = hashmap__find(&s->elfs, key);
+	if (e) {
+		if (with_tables && e->dropped)
+			read_again(s, e, m, fd);
+		goto out;
+	}
+	e = new_entry(key, m);
+	if (!e)
+		goto out;
+	first_read(s, e, m, fd, known ? &id : NULL);
 	if (hashmap__add(&s->elfs, e->key, e)) {
 		elf_symtab__free(e->st);
 		dwarf_lines__free(e->dl);
@@ -286,6 +369,9 @@ static struct elf_cache_entry *elf_for_mapping(struct symbolizer *s, const struc
 out:
 	if (fd >= 0 && owned)
 		close(fd);
+used:
+	if (e && with_tables)
+		e->used_ms = s->now_ms;
 	return e;
 }
 
@@ -322,7 +408,7 @@ void symbolizer__user(struct symbolizer *s, const struct addr_space *as, uint64_
 	}
 	if (!mapping__is_file(m))
 		return;		/* anonymous or special memory: nothing to read */
-	struct elf_cache_entry *e = elf_for_mapping(s, as, m);
+	struct elf_cache_entry *e = elf_for_mapping(s, as, m, true);
 
 	if (!e)
 		return;
@@ -345,7 +431,7 @@ unsigned int symbolizer__user_source(struct symbolizer *s, const struct addr_spa
 
 	if (!s->want_source || !m || !mapping__is_file(m))
 		return 0;
-	e = elf_for_mapping(s, as, m);
+	e = elf_for_mapping(s, as, m, true);
 	if (!e || !e->st || !e->dl || elf_symtab__vaddr(e->st, addr - m->start + m->pgoff, &vaddr))
 		return 0;
 	return dwarf_lines__lookup(e->dl, vaddr, out, max);
@@ -382,7 +468,7 @@ bool symbolizer__has_jit_map(struct symbolizer *s, const struct addr_space *as)
 const void *symbolizer__file_of(struct symbolizer *s, const struct addr_space *as,
 				const struct mapping *m)
 {
-	return m && mapping__is_file(m) ? elf_for_mapping(s, as, m) : NULL;
+	return m && mapping__is_file(m) ? elf_for_mapping(s, as, m, false) : NULL;
 }
 
 const char *symbolizer__build_id(struct symbolizer *s, const struct addr_space *as,
@@ -392,7 +478,7 @@ const char *symbolizer__build_id(struct symbolizer *s, const struct addr_space *
 
 	if (!m || !mapping__is_file(m))
 		return NULL;
-	e = elf_for_mapping(s, as, m);
+	e = elf_for_mapping(s, as, m, false);
 	return e && e->build_id[0] ? e->build_id : NULL;
 }
 
@@ -426,8 +512,60 @@ void symbolizer__kernel(struct symbolizer *s, uint64_t addr, struct frame_sym *o
 		out->module = "kernel";
 }
 
+/* Free e's tables, keeping what identifies the file. */
+static void drop_tables(struct symbolizer *s, struct elf_cache_entry *e)
+{
+	e->had_dwarf = e->dl != NULL;
+	elf_symtab__free(e->st);
+	dwarf_lines__free(e->dl);	/* and the descriptor it held */
+	e->st = NULL;
+	e->dl = NULL;
+	e->dropped = true;
+	s->st.dropped++;
+}
+
+unsigned int symbolizer__drop_idle(struct symbolizer *s, int64_t idle_ms)
+{
+	struct hashmap_entry *ent;
+	unsigned int dropped = 0;
+	size_t bkt;
+
+	s->now_ms = mono_ms();
+	hashmap__for_each(&s->elfs, bkt, ent) {
+		struct elf_cache_entry *e = ent->value;
+
+		if (e->st && s->now_ms - e->used_ms >= idle_ms) {
+			drop_tables(s, e);
+			dropped++;
+		}
+	}
+	return dropped;
+}
+
+void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *st)
+{
+	struct hashmap_entry *ent;
+	size_t bkt;
+
+	*st = s->st;
+	st->files = s->elfs.size;
+	st->loaded = 0;
+	hashmap__for_each(&s->elfs, bkt, ent) {
+		const struct elf_cache_entry *e = ent->value;
+
+		st->loaded += e->st != NULL;
+	}
+}
+
 void symbolizer__report_problems(struct symbolizer *s)
 {
+	struct symbolizer_stats st;
+
+	symbolizer__stats(s, &st);
+	if (st.dropped)
+		pr_info("symbol tables: %zu files, %" PRIu64 " tables dropped while idle, %" PRIu64
+			" read again (%" PRIu64 " could not be), %zu held at the end\n",
+			st.files, st.dropped, st.reloaded, st.reload_failures, st.loaded);
 	if (s->kernel_restricted_used)
 		pr_warn("warning: /proc/kallsyms shows no addresses (kernel.kptr_restrict, or not "
 			"privileged); kernel frames print [unknown]\n");

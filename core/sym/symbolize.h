@@ -2,12 +2,15 @@
 /*
  * Turns addresses into function names: user addresses through a process's
  * mappings and the ELF files behind them, kernel addresses through kallsyms.
- * ELF symbol tables are loaded once per file and shared by all processes.
+ * ELF symbol tables are loaded once per file and shared by all processes;
+ * those of files idle for a while can be freed (symbolizer__drop_idle) and
+ * are read again when next needed.
  */
 #ifndef CORE_SYM_SYMBOLIZE_H
 #define CORE_SYM_SYMBOLIZE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "core/proc/proctrack.h"
@@ -15,6 +18,7 @@
 
 struct symbolizer;
 
+/* The strings live until the next symbolizer__drop_idle: copy what is kept. */
 struct frame_sym {
 	const char *name;	/* NULL when unknown */
 	uint64_t offset;	/* into the function */
@@ -48,7 +52,8 @@ void symbolizer__want_source(struct symbolizer *s);
  * The source position of a user address (look up a caller's at ip - 1): the
  * functions inlined there, innermost first, then the function holding the
  * code, each with file and line (dwarf_lines__lookup). 0 when the binary has
- * no DWARF or source lines were not wanted. Strings live as long as s.
+ * no DWARF or source lines were not wanted. Strings live until the next
+ * symbolizer__drop_idle.
  */
 unsigned int symbolizer__user_source(struct symbolizer *s, const struct addr_space *as,
 				     uint64_t addr, struct src_frame *out, unsigned int max);
@@ -72,7 +77,25 @@ const void *symbolizer__file_of(struct symbolizer *s, const struct addr_space *a
 const char *symbolizer__build_id(struct symbolizer *s, const struct addr_space *as,
 				 const struct mapping *m);
 
-/* Print the one-line warnings about what could not be symbolized. */
+struct symbolizer_stats {
+	size_t files;		/* user files seen */
+	size_t loaded;		/* of which with their tables in memory now */
+	uint64_t dropped;	/* tables freed while their file was idle */
+	uint64_t reloaded;	/* of those, read again at a later lookup */
+	uint64_t reload_failures;	/* could not be read again: [unknown] from then on */
+};
+
+/*
+ * Free the symbol tables and DWARF (and the descriptors they hold) of files
+ * whose names were not looked up for idle_ms, keeping each file's identity
+ * (symbolizer__file_of) and build-id: a later lookup reads them again. The
+ * clock is read here, once per call; lookups until the next call count as
+ * made at this one. Returns how many files' tables were freed.
+ */
+unsigned int symbolizer__drop_idle(struct symbolizer *s, int64_t idle_ms);
+void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *st);
+
+/* Print the one-line warnings about what could not be symbolized (-v: the tables dropped). */
 void symbolizer__report_problems(struct symbolizer *s);
 
 #endif

@@ -97,7 +97,7 @@ def minute_lines(err):
     """-v's line a minute: (seconds, unique raw stacks, MB held for them, RSS MB)."""
     return [(int(m.group(1)), int(m.group(2)), float(m.group(3)), float(m.group(4)))
             for m in re.finditer(r"^profile: (\d+) s: \d+ samples, (\d+) unique raw stacks "
-                                 r"\(([\d.]+) MB\), RSS ([\d.]+) MB\b.*$", err, re.M)]
+                                 r"\(([\d.]+) MB\), RSS ([\d.]+) MB(?:,|$)", err, re.M)]
 
 
 def ours_argv(b, name, seconds):

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 #include "tests/support/tests.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -238,6 +239,19 @@ size_t count_lines_with(const char *s, const char *needle)
 		s += len + (nl ? 1 : 0);
 	}
 	return n;
+}
+
+size_t open_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *de;
+	size_t n = 0;
+
+	ck_assert_ptr_nonnull(d);
+	while ((de = readdir(d)))
+		n += de->d_name[0] != '.';
+	closedir(d);
+	return n - 1;	/* the directory's own */
 }
 
 void bg_start(struct bg_proc *p, char *const argv[])

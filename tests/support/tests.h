@@ -56,6 +56,9 @@ size_t count_lines_starting_with(const char *s, const char *prefix);
 /* Number of lines in s that contain needle. */
 size_t count_lines_with(const char *s, const char *needle);
 
+/* How many descriptors this process has open (/proc/self/fd). */
+size_t open_fds(void);
+
 /* A process started in the background, its first stdout line kept. */
 struct bg_proc {
 	pid_t pid;

@@ -831,6 +831,104 @@ START_TEST(symbolizer_resolves_a_process_and_libc)
 }
 END_TEST
 
+/*
+ * The tables of a file idle for a while go, and with them the descriptor
+ * its DWARF held; what identifies the file stays (the resolver keys frames
+ * by that pointer), and the next lookup reads them again: the same names
+ * and source lines. Identity and build-id lookups alone read nothing.
+ */
+START_TEST(idle_tables_are_dropped_and_read_again)
+{
+	struct symbolizer *s = symbolizer__new();
+	const struct mapping *m = addr_space__find(&fx.as, fx.gamma);
+	struct src_frame before, after;
+	struct symbolizer_stats st;
+	struct frame_sym fs;
+	const void *file;
+	char bid[2 * BUILD_ID_MAX + 1];
+	size_t fds;
+
+	ck_assert_ptr_nonnull(m);
+	symbolizer__want_source(s);
+	symbolizer__user(s, &fx.as, fx.gamma + 2, &fs);
+	ck_assert_str_eq(fs.name, "fixture_gamma_static");
+	ck_assert_uint_eq(symbolizer__user_source(s, &fx.as, fx.gamma + 2, &before, 1), 1);
+	ck_assert_str_eq(before.function, "fixture_gamma_static");
+	before.function = strdup(before.function);
+	before.file = strdup(before.file);
+	file = symbolizer__file_of(s, &fx.as, m);
+	ck_assert_ptr_nonnull(file);
+	snprintf(bid, sizeof(bid), "%s", symbolizer__build_id(s, &fx.as, m));
+	ck_assert_uint_gt(strlen(bid), 0);
+
+	ck_assert_uint_eq(symbolizer__drop_idle(s, 60000), 0);	/* just used */
+	fds = open_fds();
+	ck_assert_uint_eq(symbolizer__drop_idle(s, 0), 1);
+	symbolizer__stats(s, &st);
+	ck_assert_uint_eq(st.files, 1);
+	ck_assert_uint_eq(st.loaded, 0);
+	ck_assert_uint_eq(st.dropped, 1);
+	ck_assert_uint_eq(open_fds(), fds - 1);
+	ck_assert_ptr_eq(symbolizer__file_of(s, &fx.as, m), file);
+	ck_assert_str_eq(symbolizer__build_id(s, &fx.as, m), bid);
+	symbolizer__stats(s, &st);
+	ck_assert_uint_eq(st.loaded, 0);
+
+	symbolizer__user(s, &fx.as, fx.gamma + 2, &fs);
+	ck_assert_ptr_nonnull(fs.name);
+	ck_assert_str_eq(fs.name, "fixture_gamma_static");
+	ck_assert_uint_eq(fs.offset, 2);
+	ck_assert_str_eq(fs.module, "symfixture");
+	ck_assert_uint_eq(symbolizer__user_source(s, &fx.as, fx.gamma + 2, &after, 1), 1);
+	ck_assert_str_eq(after.function, before.function);
+	ck_assert_str_eq(after.file, before.file);
+	ck_assert_uint_eq(after.line, before.line);
+	ck_assert_uint_eq(open_fds(), fds);
+	symbolizer__stats(s, &st);
+	ck_assert_uint_eq(st.loaded, 1);
+	ck_assert_uint_eq(st.reloaded, 1);
+	ck_assert_uint_eq(st.reload_failures, 0);
+	ck_assert_ptr_eq(symbolizer__file_of(s, &fx.as, m), file);
+	free((char *)before.function);
+	free((char *)before.file);
+	symbolizer__free(s);
+}
+END_TEST
+
+/*
+ * A file dropped while idle and replaced at its path since (its process
+ * gone too) is not read again as whatever now has the path: its frames
+ * print [unknown].
+ */
+START_TEST(a_dropped_file_gone_since_is_not_read_again)
+{
+	struct symbolizer *s = symbolizer__new();
+	struct sym_fixture copy;
+	struct symbolizer_stats st;
+	struct frame_sym fs;
+	char dir[] = "/tmp/profile-drop-XXXXXX", bin[64];
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(bin, sizeof(bin), "%s/symfixture", dir);
+	sh("cp %s %s", workload("symfixture"), bin);
+	sym_fixture_load(&copy, bin);
+	symbolizer__user(s, &copy.as, copy.gamma, &fs);
+	ck_assert_str_eq(fs.name, "fixture_gamma_static");
+	ck_assert_uint_eq(symbolizer__drop_idle(s, 0), 1);
+	/* Another binary at its path: another inode. */
+	sh("cp /bin/true %s.new && mv %s.new %s", bin, bin, bin);
+	symbolizer__user(s, &copy.as, copy.gamma, &fs);
+	ck_assert_ptr_null(fs.name);
+	ck_assert_str_eq(fs.module, "symfixture");
+	symbolizer__stats(s, &st);
+	ck_assert_uint_eq(st.reloaded, 0);
+	ck_assert_uint_eq(st.loaded, 0);
+	sym_fixture_free(&copy);
+	sh("rm -r %s", dir);
+	symbolizer__free(s);
+}
+END_TEST
+
 START_TEST(libc_debug_symbols_from_libc6_dbg)
 {
 	struct elf_symtab *st = elf_symtab__load("/lib/x86_64-linux-gnu/libc.so.6");
@@ -1230,6 +1328,8 @@ Suite *elfsym_suite(void)
 	tcase_add_test(tc, a_debug_file_of_another_build_is_ignored);
 	tcase_add_test(tc, not_an_elf_file_fails_cleanly);
 	tcase_add_test(tc, symbolizer_resolves_a_process_and_libc);
+	tcase_add_test(tc, idle_tables_are_dropped_and_read_again);
+	tcase_add_test(tc, a_dropped_file_gone_since_is_not_read_again);
 	tcase_add_test(tc, libc_debug_symbols_from_libc6_dbg);
 	tcase_add_test(tc, asm_labels_name_their_code);
 	tcase_add_test(tc, ld_so_start_is_named);

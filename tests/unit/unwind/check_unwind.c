@@ -272,6 +272,49 @@ START_TEST(new_inner_frames_rejoin_the_cache_for_their_callers)
 END_TEST
 
 /*
+ * Images idle for a while go, with their descriptors; the step cache stays,
+ * and a sample it cannot replay whole reads them again: the frames are
+ * what a new unwinder finds.
+ */
+START_TEST(idle_images_are_dropped_and_read_again)
+{
+	static struct snapshot a, b;
+	uint64_t first[MAX_STACK_DEPTH], second[MAX_STACK_DEPTH], fresh[MAX_STACK_DEPTH];
+	struct unwinder *other = unwinder__new();
+	struct unwind_stats st;
+	unsigned int n1, n2, n3, dropped;
+	size_t fds;
+
+	ck_assert_ptr_nonnull(other);
+	unwind_level3_twice(&a, &b);
+	n1 = unwinder__unwind(uw, as, &a.regs, a.stack, a.size, first, MAX_STACK_DEPTH);
+	ck_assert_uint_ge(n1, 6);
+	ck_assert_uint_eq(unwinder__drop_idle(uw, 60000), 0);	/* just used */
+	unwinder__stats(uw, &st);
+	ck_assert_uint_ge(st.images, 1);
+	fds = open_fds();
+	dropped = unwinder__drop_idle(uw, 0);
+	ck_assert_uint_eq(dropped, st.images);
+	unwinder__stats(uw, &st);
+	ck_assert_uint_eq(st.images, 0);
+	ck_assert_uint_eq(st.images_dropped, dropped);
+	ck_assert_uint_le(open_fds(), fds - 1);	/* this binary's at least */
+
+	/* The caller of unwind_level1 differs: libunwind runs from there. */
+	n2 = unwinder__unwind(uw, as, &b.regs, b.stack, b.size, second, MAX_STACK_DEPTH);
+	n3 = unwinder__unwind(other, as, &b.regs, b.stack, b.size, fresh, MAX_STACK_DEPTH);
+	unwinder__free(other);
+	ck_assert_str_eq(name_of(second[2], false), "unwind_level2b");
+	ck_assert_uint_eq(n2, n3);
+	ck_assert_mem_eq(second, fresh, n2 * sizeof(second[0]));
+	unwinder__stats(uw, &st);
+	ck_assert_uint_ge(st.images, 1);
+	ck_assert_uint_ge(st.images_reloaded, 1);
+	ck_assert_uint_le(st.images_reloaded, dropped);
+}
+END_TEST
+
+/*
  * A frame a signal interrupted, written in assembly so that the lookup
  * address matters: at the ud2 the frame is 16 bytes (after the sub), at
  * ud2 - 1 (inside the sub) the CFI says 8, and the caller read there is
@@ -538,6 +581,7 @@ Suite *unwind_suite(void)
 	tcase_add_test(tc, a_repeated_snapshot_is_replayed_from_the_cache_identically);
 	tcase_add_test(tc, a_changed_return_address_is_not_replayed);
 	tcase_add_test(tc, new_inner_frames_rejoin_the_cache_for_their_callers);
+	tcase_add_test(tc, idle_images_are_dropped_and_read_again);
 	tcase_add_test(tc, a_copy_in_pieces_unwinds_as_the_copy_in_one);
 	tcase_add_test(tc, a_frame_a_signal_interrupted_is_rejoined_at_its_ip);
 	tcase_add_test(tc, a_stack_deeper_than_the_limit_ends_with_the_marker);
