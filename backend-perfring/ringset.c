@@ -746,17 +746,23 @@ static int handle_fork(struct ring_set *rs, const struct perf_event_header *hdr)
 static int handle_exit(struct ring_set *rs, const struct perf_event_header *hdr)
 {
 	struct decoded_task tk;
+	bool wanted;
 	int err;
 
 	if (decode__task(hdr, &tk)) {
 		rs->bad_records++;
 		return 0;
 	}
-	if (!pipeline__wants_pid(rs->pipeline, tk.pid))
+	/*
+	 * A process not wanted may still be tracked: a child of -p's process
+	 * came with its fork. Its end lets its entries go too.
+	 */
+	wanted = pipeline__wants_pid(rs->pipeline, tk.pid);
+	if (!wanted && !proctrack__knows(rs->pipeline->procs, tk.pid))
 		return 0;
 	/* The image's end, so that its mappings can go once no sample of it is to come. */
 	err = proctrack__exit(rs->pipeline->procs, tk.pid, tk.tid, record_time(rs, hdr));
-	if (err || !rs->on_task)
+	if (err || !wanted || !rs->on_task)
 		return err;
 	return rs->on_task(rs->on_task_ctx, true, tk.pid, tk.tid, record_time(rs, hdr));
 }

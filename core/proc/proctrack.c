@@ -850,6 +850,11 @@ struct addr_space *proctrack__addr_space(struct proctrack *pt, pid_t pid)
 	as = new_space(pt, pid);
 	if (!as)
 		return NULL;
+	/*
+	 * Found running now: it began after any process of its pid the tracker
+	 * forgot, whose late samples stay late (0 at first: covers all time).
+	 */
+	as->start_time = pt->forgot_until;
 	/* pid 0 (idle) has no user space; a vanished process has none left. */
 	if (pid > 0) {
 		snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
@@ -1232,12 +1237,15 @@ static void retire_pid(struct proctrack *pt, const struct retiree *r)
 {
 	struct proc *p = find_proc(pt, r->pid);
 
-	if (!p || p->as != pt->gone)
+	if (p && p->as != pt->gone)
+		return;
+	/* Gone already (the pid ended twice within the grace): the later one's time counts too. */
+	if (r->time > pt->forgot_until)
+		pt->forgot_until = r->time;
+	if (!p)
 		return;
 	hashmap__remove(&pt->procs, &r->pid);
 	free(p);
-	if (r->time > pt->forgot_until)
-		pt->forgot_until = r->time;
 	pt->counts.forgotten_pids++;
 }
 
@@ -1373,7 +1381,13 @@ static struct thread_comm *find_comm(struct proctrack *pt, pid_t tid)
 	return hashmap__find(&pt->comms, &tid);
 }
 
-int proctrack__set_comm(struct proctrack *pt, pid_t tid, const char *comm)
+/*
+ * Keep tid's comm, dated seq: a record's (a COMM, a FORK) by the tracker's
+ * counter, so that one set after the thread's exit is taken for a new
+ * thread's; one read from /proc (or a placeholder) by 0, older than any
+ * exit: read again if wanted once an exit of the tid is a grace old.
+ */
+static int store_comm(struct proctrack *pt, pid_t tid, const char *comm, uint64_t seq)
 {
 	struct thread_comm *tc = find_comm(pt, tid);
 
@@ -1388,8 +1402,13 @@ int proctrack__set_comm(struct proctrack *pt, pid_t tid, const char *comm)
 		}
 	}
 	snprintf(tc->comm, sizeof(tc->comm), "%s", comm);
-	tc->seq = ++pt->comm_seq;
+	tc->seq = seq;
 	return 0;
+}
+
+int proctrack__set_comm(struct proctrack *pt, pid_t tid, const char *comm)
+{
+	return store_comm(pt, tid, comm, ++pt->comm_seq);
 }
 
 static bool read_comm(pid_t pid, pid_t tid, char *buf, size_t len)
@@ -1459,7 +1478,7 @@ const char *proctrack__comm(struct proctrack *pt, pid_t pid, pid_t tid)
 		return tc->comm;
 	if (!read_comm(pid, tid, buf, sizeof(buf)))
 		snprintf(buf, sizeof(buf), ":%d", (int)tid);	/* as perf script does */
-	if (proctrack__set_comm(pt, tid, buf))
+	if (store_comm(pt, tid, buf, 0))
 		return ":?";
 	return find_comm(pt, tid)->comm;
 }

@@ -321,6 +321,14 @@ static void forget_space(void *ctx, const struct addr_space *as)
 	symbolizer__forget_space(ctx, as);
 }
 
+/* Free the tables of files idle for TABLES_IDLE_MS (read again if needed). */
+static void drop_idle_tables(struct run *r)
+{
+	symbolizer__drop_idle(r->sym, TABLES_IDLE_MS);
+	if (r->unwinder)
+		unwinder__drop_idle(r->unwinder, TABLES_IDLE_MS);
+}
+
 /*
  * Let go of what ended processes held, once nothing still to come can need
  * it. False when the model has stacks it has not looked at yet: they may
@@ -330,9 +338,6 @@ static bool release_ended(struct run *r)
 {
 	struct proctrack *pt = r->pipeline.procs;
 
-	symbolizer__drop_idle(r->sym, TABLES_IDLE_MS);
-	if (r->unwinder)
-		unwinder__drop_idle(r->unwinder, TABLES_IDLE_MS);
 	if (!pt)
 		return true;
 	if (!resolver__caught_up(r->resolver, &r->pipeline.agg))
@@ -401,6 +406,7 @@ static int sample_loop(struct run *r)
 	const struct run_opts *o = &r->eff;
 	int64_t start = mono_ms(), deadline = o->duration ? start + (int64_t)o->duration * 1000 : 0;
 	int64_t next_status = start + STATUS_INTERVAL_MS, next_settle = start + SETTLE_INTERVAL_MS;
+	int64_t next_sweep = next_settle;
 	int err = 0;
 
 	progress__init(&r->progress, o, mono_ms());
@@ -436,6 +442,11 @@ static int sample_loop(struct run *r)
 		/* Not caught up at the tick (a busy host): the next drain tries again. */
 		if (mono_ms() >= next_settle && release_ended(r))
 			next_settle = mono_ms() + SETTLE_INTERVAL_MS;
+		/* Apart from the settling, which a busy host may put off for many drains. */
+		if (mono_ms() >= next_sweep) {
+			drop_idle_tables(r);
+			next_sweep = mono_ms() + SETTLE_INTERVAL_MS;
+		}
 		if (log_verbosity() >= LOG_INFO && mono_ms() >= next_status) {
 			print_status(r, mono_ms() - start);
 			next_status += STATUS_INTERVAL_MS;

@@ -33,6 +33,11 @@ struct elf_cache_entry {
 	char build_id[2 * BUILD_ID_MAX + 1];	/* hex, the one checked; "" if none known */
 	int64_t used_ms;	/* s->now_ms when its tables were last looked up */
 	bool dropped;		/* st (and dl) freed while idle: read again at the next lookup */
+	/*
+	 * s->now_ms when reading it again failed (no fd left, out of memory):
+	 * tried again at the next sweep's lookups, not at every lookup.
+	 */
+	int64_t failed_ms;
 	bool had_dwarf;		/* dl was there when dropped: read it again too */
 };
 
@@ -276,30 +281,46 @@ static void first_read(struct symbolizer *s, struct elf_cache_entry *e, const st
 /*
  * The tables of a file dropped while idle, read again from the checked file
  * at fd: the same file as at first (its key matched), so what was said of
- * it then (-v lines, counts) is not said again. A file that cannot be read
- * now stays without names, as one that never could.
+ * it then (-v lines, counts) is not said again. One that cannot be read now
+ * (no fd left, out of memory) is tried again after the next sweep; one that
+ * is another build now stays without names, as a replaced file.
  */
 static void read_again(struct symbolizer *s, struct elf_cache_entry *e, const struct mapping *m,
 		       int fd)
 {
 	char open_path[64];
 
-	e->dropped = false;
 	e->st = fd >= 0 ? load_symbols(fd, m->path, open_path, sizeof(open_path)) : NULL;
 	if (e->st && other_notes(e->st, e->build_id)) {
 		elf_symtab__free(e->st);
 		e->st = NULL;
+		e->dropped = false;
+		s->st.reload_failures++;
+		return;
 	}
 	if (!e->st) {
+		bool first = !e->failed_ms;
+
+		e->failed_ms = s->now_ms;
+		if (!first)
+			return;
 		s->st.reload_failures++;
 		pr_info("%s: cannot read its symbols again (dropped while idle); its new frames "
 			"print [unknown]\n",
 			m->path);
 		return;
 	}
+	e->dropped = false;
+	e->failed_ms = 0;
 	s->st.reloaded++;
 	if (e->had_dwarf)
 		e->dl = open_dwarf(open_path, m->path);
+}
+
+/* Whether e's tables were dropped and are to be read at this lookup. */
+static bool due_again(const struct symbolizer *s, const struct elf_cache_entry *e)
+{
+	return e->dropped && e->failed_ms != s->now_ms;
 }
 
 static struct elf_cache_entry *new_entry(const char *key, const struct mapping *m)
@@ -343,7 +364,7 @@ static struct elf_cache_entry *elf_for_mapping(struct symbolizer *s, const struc
 		 */
 		cache_key(key, sizeof(key), m, &id, -1);
 		e = hashmap__find(&s->elfs, key);
-		if (e && !(with_tables && e->dropped))
+		if (e && !(with_tables && due_again(s, e)))
 			goto used;
 	}
 	if (as)
@@ -351,7 +372,7 @@ static struct elf_cache_entry *elf_for_mapping(struct symbolizer *s, const struc
 	cache_key(key, sizeof(key), m, fd >= 0 && known ? &id : NULL, fd);
 	e = hashmap__find(&s->elfs, key);
 	if (e) {
-		if (with_tables && e->dropped)
+		if (with_tables && due_again(s, e))
 			read_again(s, e, m, fd);
 		goto out;
 	}

@@ -505,6 +505,47 @@ START_TEST(a_pid_reused_before_its_grace_keeps_its_entry)
 }
 END_TEST
 
+/*
+ * After a pid was forgotten, a process found at it through /proc (its fork
+ * record lost) began after the forgotten one: a late sample of that one is
+ * still late. A comm read from /proc (no record named the thread) goes
+ * with the thread's exit like any other.
+ */
+START_TEST(what_proc_shows_after_a_pid_was_forgotten_is_newer)
+{
+	struct proctrack *pt = proctrack__new();
+	struct mapping a = map_of(0x1000, 0x2000, 0, "/parent");
+	struct addr_space *parent, *forked, *child, *gone, *found;
+
+	parent_forks_child(pt, &a, &parent, &forked, &child);
+	/*
+	 * No record named thread 5000003, and its comm is first asked for at
+	 * its exit (as withheld time does): /proc has none, so the placeholder.
+	 */
+	ck_assert_int_eq(proctrack__exit(pt, 5000000, 5000003, 390), 0);
+	ck_assert_str_eq(proctrack__comm(pt, 5000000, 5000003), ":5000003");
+	ck_assert_uint_eq(counts_of(pt).comms, 1);
+	ck_assert_int_eq(proctrack__exit(pt, 5000000, 5000000, 400), 0);
+	ck_assert_int_eq(proctrack__exec(pt, 5000005, "other", 1500), 0);
+	proctrack__settle(pt, 1000);
+	ck_assert_uint_eq(counts_of(pt).forgotten_threads, 1);
+	ck_assert_uint_eq(counts_of(pt).comms, 0);
+	proctrack__release_settled(pt);
+	proctrack__free_released(pt, NULL, NULL);
+	gone = proctrack__addr_space(pt, 5000000);
+	ck_assert(gone->released);
+	ck_assert_int_eq(proctrack__exec(pt, 5000005, "other", 3000), 0);
+	proctrack__settle(pt, 1000);
+	ck_assert_uint_eq(counts_of(pt).forgotten_pids, 1);
+
+	found = proctrack__addr_space(pt, 5000000);
+	ck_assert(found != gone && !found->released);
+	assert_image_at(pt, 5000000, 380, gone);
+	assert_image_at(pt, 5000000, 3100, found);
+	proctrack__free(pt);
+}
+END_TEST
+
 /* The queue gives entries back in order, only once older than the cutoff, across its growth. */
 START_TEST(the_retire_queue_keeps_order_as_it_grows_and_slides)
 {
@@ -1061,6 +1102,7 @@ Suite *proctrack_suite(void)
 	tcase_add_test(tc, released_images_are_freed_and_their_pids_left_late);
 	tcase_add_test(tc, exited_threads_and_freed_pids_are_forgotten_after_a_grace);
 	tcase_add_test(tc, a_pid_reused_before_its_grace_keeps_its_entry);
+	tcase_add_test(tc, what_proc_shows_after_a_pid_was_forgotten_is_newer);
 	tcase_add_test(tc, the_retire_queue_keeps_order_as_it_grows_and_slides);
 	tcase_add_test(tc, images_by_time);
 	tcase_add_test(tc, resync_after_lost_records);
