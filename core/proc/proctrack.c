@@ -991,7 +991,8 @@ unsigned int proctrack__images(struct proctrack *pt, pid_t pid, uint64_t t0, uin
 			       struct addr_space **out, unsigned int max)
 {
 	/* An unknown pid is read from /proc only if no forgotten process may have run then. */
-	struct addr_space *as = find_proc(pt, pid) ? proctrack__addr_space(pt, pid) : NULL;
+	struct proc *p = find_proc(pt, pid);
+	struct addr_space *as = p ? p->as : NULL;
 	uint64_t end = UINT64_MAX;	/* of the image before, newest first */
 	unsigned int n = 0;
 
