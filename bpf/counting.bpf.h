@@ -8,6 +8,7 @@
 #define BPF_COUNTING_BPF_H
 
 #include "bpf/stackid.bpf.h"
+#include "bpf/python.bpf.h"
 
 /* Sizes are set by the loader before load (--hash-storage-size). */
 struct {
@@ -112,6 +113,11 @@ static __always_inline void count_key(struct bpf_perf_event_data *ctx, int pidns
 		if (key.kernel_stack_id >= 0)
 			key.kernel_ip = ctx->regs.rip;	/* x86-64 UAPI name of ip */
 	}
+#ifdef COUNTING_PYTHON
+	/* A Python thread's sample is counted by the walk, after its frames. */
+	if (cfg->flags & PROFILE_CFG_PYTHON)
+		py_hand_over(ctx, &key, gen);
+#endif
 
 	if (gen)
 		count(&counts1, &key);

@@ -14,6 +14,7 @@
 #include <linux/ptrace.h>
 #include <bpf/bpf_helpers.h>
 
+#define COUNTING_PYTHON
 #include "bpf/counting.bpf.h"
 
 SEC("perf_event")

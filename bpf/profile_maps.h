@@ -29,6 +29,7 @@
 #define PROFILE_CFG_PIDNS (1U << 5)	/* ids as seen in the pid namespace pidns_dev/ino */
 #define PROFILE_CFG_CGROUP_MEMBERS (1U << 6)	/* --cgroup: the thread must be in cg_members */
 #define PROFILE_CFG_KEY_TID (1U << 7)	/* the key holds the tid without filtering by it */
+#define PROFILE_CFG_PYTHON (1U << 8)	/* walk the Python frames of py_procs' processes */
 
 /* The one element of the config ARRAY map (no global variables before 5.2). */
 struct profile_config {
@@ -53,6 +54,8 @@ struct profile_key {
 	__s32 kernel_stack_id;
 	__u64 kernel_ip;		/* the interrupted ip when in the kernel, else 0 */
 	char comm[PROFILE_COMM_LEN];
+	/* The Python frames' (bpf/python_maps.h: PY_STACK_*), 0 for other processes. */
+	__u64 py_stack;
 };
 
 /*
@@ -131,6 +134,10 @@ enum profile_stat {
 	PROFILE_STAT_NSIDS_FULL,	/* pid namespace records: a task not kept in the nsids map */
 	/* Counting program runs ended; with SAMPLES, the loader waits out runs in flight. */
 	PROFILE_STAT_RUNS_DONE,
+	/* Python (bpf/python.bpf.c): samples walked, pieces not stored (map full), tail calls refused. */
+	PROFILE_STAT_PY_WALKED,
+	PROFILE_STAT_PY_FULL,
+	PROFILE_STAT_PY_NO_PROG,
 	PROFILE_STAT_CNT,
 };
 
