@@ -60,7 +60,7 @@ size_t agg__bytes(const struct agg *agg)
 
 static size_t raw_size(const struct agg_stack *st)
 {
-	return sizeof(*st) + (st->nr_kernel + st->nr_user) * sizeof(st->ips[0]);
+	return sizeof(*st) + (st->nr_kernel + st->nr_user + 2 * st->nr_interp) * sizeof(st->ips[0]);
 }
 
 void agg__release(struct agg *agg, struct agg_entry *e)
@@ -122,14 +122,16 @@ int agg__add(struct agg *agg, const struct sample *s, const struct addr_space *a
 {
 	unsigned int nr_k = s->nr_kernel > MAX_STACK_DEPTH ? MAX_STACK_DEPTH : s->nr_kernel;
 	unsigned int nr_u = s->nr_user > MAX_STACK_DEPTH ? MAX_STACK_DEPTH : s->nr_user;
-	size_t size = sizeof(struct agg_stack) + (nr_k + nr_u) * sizeof(uint64_t);
+	unsigned int nr_i = s->nr_interp > MAX_INTERP_DEPTH ? MAX_INTERP_DEPTH : s->nr_interp;
+	size_t size = sizeof(struct agg_stack) + (nr_k + nr_u + 2 * nr_i) * sizeof(uint64_t);
 	struct agg_stack *key;
 	struct agg_entry *e;
 	uint64_t fp[2];
 	int64_t found;
 	union {
 		struct agg_stack st;
-		char buf[sizeof(struct agg_stack) + 2 * MAX_STACK_DEPTH * sizeof(uint64_t)];
+		char buf[sizeof(struct agg_stack) +
+			 (2 * MAX_STACK_DEPTH + 2 * MAX_INTERP_DEPTH) * sizeof(uint64_t)];
 	} tmp;
 
 	/* Zeroed so that the comm's tail is the same in every copy of a stack. */
@@ -143,7 +145,14 @@ int agg__add(struct agg *agg, const struct sample *s, const struct addr_space *a
 	key->user_err = s->user_err;
 	key->nr_kernel = nr_k;
 	key->nr_user = nr_u;
+	key->nr_interp = s->interp_frames ? nr_i : 0;
+	key->interp_status = s->interp_status;
+	if (nr_i < s->nr_interp)
+		key->interp_status |= INTERP_TRUNCATED;
 	sample__copy_ips(s, key->ips, nr_k, nr_u);
+	if (key->nr_interp)
+		memcpy(key->ips + nr_k + nr_u, s->interp_frames,
+		       key->nr_interp * sizeof(*s->interp_frames));
 
 	/*
 	 * The image by its id, not its address: an ended process's image is

@@ -30,8 +30,19 @@ struct agg_stack {
 	int user_err;
 	uint32_t nr_kernel;
 	uint32_t nr_user;
-	uint64_t ips[];			/* nr_kernel kernel ips, then nr_user user ips */
+	uint32_t nr_interp;
+	uint32_t interp_status;		/* enum interp_status and its flags */
+	/*
+	 * nr_kernel kernel ips, then nr_user user ips, then nr_interp
+	 * interpreter frames (struct interp_frame: two words each).
+	 */
+	uint64_t ips[];
 };
+
+static inline const struct interp_frame *agg_stack__interp(const struct agg_stack *st)
+{
+	return (const struct interp_frame *)(st->ips + st->nr_kernel + st->nr_user);
+}
 
 struct agg_entry {
 	uint64_t fp[2];			/* the fingerprint of the stack (hash_bytes128) */

@@ -38,6 +38,34 @@ enum weight_kind {
 	NR_WEIGHT_KINDS,
 };
 
+/*
+ * An interpreter's frame as read from the process at the sample (Python:
+ * interp/python names it): the code object's address, with the reader's
+ * flags in its low bits, and where in that code the frame was. Only the
+ * process it was read from can say what it means.
+ */
+struct interp_frame {
+	uint64_t code;
+	uint64_t lasti;
+};
+
+#define MAX_INTERP_DEPTH 128
+
+/* sample.interp_status: why a sample of an interpreter has no frames, or what cut them. */
+enum interp_status {
+	INTERP_NONE = 0,		/* not an interpreter's thread (or not looked at) */
+	INTERP_FRAMES,			/* frames read */
+	INTERP_NO_THREAD,		/* the thread is not (yet) known to run the interpreter */
+	INTERP_BAD_THREAD,		/* its thread state failed its check: ended, reused */
+	INTERP_IDLE,			/* the thread runs no interpreted code now */
+	INTERP_UNREADABLE,		/* its state or first frame could not be read */
+	INTERP_LOST,			/* frames read, but not kept (a full map) */
+};
+
+/* Flags or'ed into interp_status with INTERP_FRAMES. */
+#define INTERP_TRUNCATED (1U << 8)	/* deeper than MAX_INTERP_DEPTH: the root side is cut */
+#define INTERP_FAULT (1U << 9)		/* a frame could not be read: the chain ends there */
+
 /* The user registers and stack bytes an unwinder needs (--unwind dwarf). */
 struct user_snapshot {
 	uint64_t ip, sp, bp;
@@ -63,6 +91,13 @@ struct sample {
 	unsigned int nr_user;
 	/* When set, the core unwinds the user stack from it. */
 	const struct user_snapshot *user_snapshot;
+	/*
+	 * An interpreter's frames, leaf first, when the thread ran interpreted
+	 * code (nr_interp > 0), and interp_status (enum interp_status, flags).
+	 */
+	const struct interp_frame *interp_frames;
+	unsigned int nr_interp;
+	uint32_t interp_status;
 	/* 0, or why the stack is missing: -EEXIST (collision) or -ENOMEM (map full). */
 	int kernel_err;
 	int user_err;
