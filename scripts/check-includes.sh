@@ -6,7 +6,8 @@
 # model only), core/ never includes libbpf or libunwind, and the backends
 # reach into each other only through backend-perfring's one public header.
 # Each rule: a directory and the project headers (prefixes) its files may
-# include. System headers are free except the ones named in FORBIDDEN.
+# include. System headers are free except the ones named in FORBIDDEN. A
+# header named *_internal.h is shared by the rooms of its own folder only.
 set -eu
 cd "$(dirname "$0")/.."
 
@@ -55,6 +56,9 @@ for file in $(git ls-files -co --exclude-standard 'core/*' 'backend-*' 'unwind/*
 		\<elfutils/*)
 			[ "$file" = core/sym/dwarfline.c ] ||
 				echo "$file: $inc: only core/sym/dwarfline.c may use libdw" ;;
+		\"*_internal.h\")
+			[ "$(dirname "$name")" = "$dir" ] ||
+				echo "$file: $inc: a folder's *_internal.h is for its own files" ;;
 		\"*)
 			ok=0
 			for prefix in $allowed; do
