@@ -92,15 +92,6 @@ static void out_of_memory(struct run *r)
 	r->oom = true;
 }
 
-const char *run_opts__stack_context(const struct run_opts *o)
-{
-	if (o->user_only)
-		return "user";
-	if (o->kernel_only)
-		return "kernel";
-	return "user + kernel";
-}
-
 static bool cpu_is_online(int cpu)
 {
 	int *cpus = NULL, nr = cpus__online(&cpus);
