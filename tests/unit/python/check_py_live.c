@@ -11,7 +11,6 @@
  * released, one waiting on an Event. Reading a child needs no root.
  */
 #include <check.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -27,11 +26,7 @@
 
 #include "interp/python/python.h"
 #include "tests/support/tests.h"
-
-/* The interpreters tried: pyenv's of each minor version, then Debian's. */
-static const char *const minors[] = { "2.7", "3.6", "3.7",  "3.8",  "3.9",  "3.10",
-				      "3.11", "3.12", "3.13", "debian" };
-#define NR_TRIED (sizeof(minors) / sizeof(minors[0]))
+#include "tests/unit/python/pyenv.h"
 
 /*
  * The script, for Python 2.7 and 3.x; %1$s..%3$s are the names of the
@@ -125,47 +120,6 @@ struct truth {
 	struct want_frame frames[256];
 	size_t nr_frames;
 };
-
-/* The interpreter binary of a version, or NULL when it is not installed. */
-static const char *interpreter(const char *minor, char *path, size_t len)
-{
-	const char *root = getenv("PYENV_ROOT"), *home = getenv("HOME");
-	char versions[256];
-	struct dirent *de;
-	DIR *dir;
-
-	if (!strcmp(minor, "debian")) {
-		struct stat st;
-
-		/* Debian's own: a regular file, not a link into pyenv. */
-		if (lstat("/usr/bin/python3.11", &st) || !S_ISREG(st.st_mode))
-			return NULL;
-		snprintf(path, len, "/usr/bin/python3.11");
-		return path;
-	}
-	if (root)
-		snprintf(versions, sizeof(versions), "%s/versions", root);
-	else
-		snprintf(versions, sizeof(versions), "%s/.pyenv/versions", home ? home : "/root");
-	dir = opendir(versions);
-	if (!dir)
-		return NULL;
-	path[0] = '\0';
-	while ((de = readdir(dir))) {
-		size_t n = strlen(minor);
-
-		if (strncmp(de->d_name, minor, n) || de->d_name[n] != '.')
-			continue;
-		if (snprintf(path, len, "%s/%.64s/bin/python%s", versions, de->d_name, minor) >=
-			    (int)len ||
-		    access(path, X_OK))
-			path[0] = '\0';
-		else
-			break;
-	}
-	closedir(dir);
-	return path[0] ? path : NULL;
-}
 
 static void parse_truth(char *out, struct truth *t)
 {
@@ -342,9 +296,9 @@ static void write_script(const char *dir, const char *file, bool ascii)
 
 START_TEST(stopped_interpreters_read_as_they_record_themselves)
 {
-	const char *minor = minors[_i];
+	const char *minor = py_test_minors[_i];
 	char exe_buf[512], dir[256], script_path[512], lib[4096], libc[4096], *out;
-	const char *exe = interpreter(minor, exe_buf, sizeof(exe_buf));
+	const char *exe = py_test_interpreter(minor, exe_buf, sizeof(exe_buf));
 	struct py_tstate threads[64];
 	struct errmsg why = { "" };
 	struct py_proc_mem pm;
@@ -424,7 +378,7 @@ Suite *py_live_suite(void)
 	TCase *tc = tcase_create("interpreters");
 
 	tcase_set_timeout(tc, 60);
-	tcase_add_loop_test(tc, stopped_interpreters_read_as_they_record_themselves, 0, NR_TRIED);
+	tcase_add_loop_test(tc, stopped_interpreters_read_as_they_record_themselves, 0, PY_TEST_NR_MINORS);
 	suite_add_tcase(s, tc);
 	return s;
 }
