@@ -7,6 +7,7 @@
  */
 #include <check.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -98,6 +99,13 @@ START_TEST(threads_frames_and_names_of_every_layout)
 
 	ck_assert_ptr_nonnull(st);
 	scene_build(&s, l);
+	/* PY_FUZZ_SEEDS=DIR: the scene as a seed of the fuzz target (tests/fuzz/corpus/python). */
+	if (getenv("PY_FUZZ_SEEDS")) {
+		char name[32];
+
+		snprintf(name, sizeof(name), "layout-%d.%d", l->major, l->minor);
+		fake_write_seed(&s.f, getenv("PY_FUZZ_SEEDS"), name);
+	}
 	ck_assert_msg(!py_interp__validate(&s.f.pi, &s.f.mem, &why), "%s", why.text);
 	n = py_threads__read(&s.f.pi, &s.f.mem, FAKE_TID_OFFSET, threads, 8, &flags);
 	ck_assert_int_eq(n, 2);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Synthetic Python process memory for the unit suites (pyfake.h). */
 #include <check.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -205,7 +206,7 @@ uint64_t fake_code(struct fake *f, const char *name, const char *file, int first
 		   const uint8_t *lines, size_t lines_len)
 {
 	const struct py_layout *l = f->l;
-	uint64_t code = fake_alloc(f, l->code_adaptive > 0 ? l->code_adaptive + 4096 : 512);
+	uint64_t code = fake_alloc(f, l->code_adaptive > 0 ? l->code_adaptive + 512 : 512);
 
 	fake_put64(f, code + PY_OB_TYPE, f->pi.code_type);
 	fake_put64(f, code + l->code_name, fake_str(f, name));
@@ -378,4 +379,28 @@ size_t fake_linetable(const struct py_layout *l, int firstline, const int *lines
 			cur = line;
 	}
 	return at;
+}
+
+void fake_write_seed(const struct fake *f, const char *dir, const char *name)
+{
+	uint64_t addrs[6] = { f->pi.runtime,   f->pi.interp_head, f->pi.tstate_current,
+			      f->pi.code_type, f->pi.str_type,	  f->pi.bytes_type };
+	uint8_t header[26] = { f->l->id, 0 };
+	size_t len = f->used;
+	char path[512];
+	FILE *out;
+
+	for (int i = 0; i < 6; i++) {
+		uint32_t off = addrs[i] ? (uint32_t)(addrs[i] - FAKE_BASE) : 0;
+
+		memcpy(header + 2 + 4 * i, &off, 4);
+	}
+	while (len > 4096 && !f->buf[len - 1])
+		len--;
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	out = fopen(path, "w");
+	ck_assert_ptr_nonnull(out);
+	fwrite(header, 1, sizeof(header), out);
+	fwrite(f->buf + 4096, 1, len - 4096, out);
+	fclose(out);
 }

@@ -54,6 +54,12 @@ uint64_t fake_thread(struct fake *f, uint64_t interp, uint64_t frame, uint32_t t
 /* The value struct py_thread.check holds for the thread tid made. */
 uint64_t fake_check(const struct fake *f, uint64_t tstate);
 
+/*
+ * The image as a seed of tests/fuzz/fuzz_python.c (its header: layout,
+ * flags, the interpreter's addresses; then the memory after the guard page).
+ */
+void fake_write_seed(const struct fake *f, const char *dir, const char *name);
+
 /* A line table in l's format giving lines[i] to unit i (n units; 0: no line). */
 size_t fake_linetable(const struct py_layout *l, int firstline, const int *lines, size_t n,
 		      uint8_t *out, size_t out_len);
