@@ -7,7 +7,6 @@
  * offset and the NSpid map.
  */
 #include <check.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -36,26 +35,6 @@ static int detect_path(const char *open_path, const char *name, struct py_interp
 	return ret;
 }
 
-/* PREFIX/bin/pythonX.Y -> the libpython in PREFIX/lib. */
-static bool library_next_to(const char *exe, char *lib, size_t len)
-{
-	char dir[600];
-	const char *slash = strrchr(exe, '/');
-	struct dirent *de;
-	bool found = false;
-	DIR *d;
-
-	snprintf(dir, sizeof(dir), "%.*s/../lib", (int)(slash - exe), exe);
-	d = opendir(dir);
-	if (!d)
-		return false;
-	while (!found && (de = readdir(d)))
-		if (!strncmp(de->d_name, "libpython", 9) && strstr(de->d_name, ".so.1.0"))
-			found = snprintf(lib, len, "%s/%s", dir, de->d_name) < (int)len;
-	closedir(d);
-	return found;
-}
-
 START_TEST(interpreters_of_each_version_are_found)
 {
 	const char *minor = py_test_minors[_i];
@@ -73,7 +52,7 @@ START_TEST(interpreters_of_each_version_are_found)
 	if (strcmp(minor, "debian")) {
 		/* pyenv's executable runs libpython: it is not the interpreter, its library is. */
 		ck_assert_int_eq(detect_path(exe, exe, &pi, &why), 0);
-		ck_assert(library_next_to(exe, lib, sizeof(lib)));
+		ck_assert(py_test_library(exe, lib, sizeof(lib)));
 	} else {
 		snprintf(lib, sizeof(lib), "%s", exe);
 	}

@@ -5,7 +5,6 @@
  * the same. Versions not installed are skipped; 3.14 has no build here.
  */
 #include <check.h>
-#include <dirent.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,32 +74,6 @@ static const struct field fields[] = {
 
 #define NR_FIELDS (sizeof(fields) / sizeof(fields[0]))
 
-/* The shared library next to a pyenv interpreter (PREFIX/bin/pythonX.Y -> PREFIX/lib/libpython*.so.1.0). */
-static bool library_of(const char *exe, char *lib, size_t len)
-{
-	char dir[600];
-	const char *slash = strrchr(exe, '/');
-	struct dirent *de;
-	bool found = false;
-	DIR *d;
-
-	if (!slash || slash - exe < 4 || strncmp(slash - 4, "/bin", 4))
-		return false;
-	snprintf(dir, sizeof(dir), "%.*s/lib", (int)(slash - exe - 4), exe);
-	d = opendir(dir);
-	if (!d)
-		return false;
-	while (!found && (de = readdir(d))) {
-		size_t n = strlen(de->d_name);
-
-		if (!strncmp(de->d_name, "libpython", 9) && n > 7 &&
-		    !strcmp(de->d_name + n - 7, ".so.1.0"))
-			found = snprintf(lib, len, "%s/%s", dir, de->d_name) < (int)len;
-	}
-	closedir(d);
-	return found;
-}
-
 START_TEST(table_matches_the_dwarf_of_each_build)
 {
 	const char *minor = py_test_minors[_i];
@@ -112,7 +85,7 @@ START_TEST(table_matches_the_dwarf_of_each_build)
 	size_t argc = 0, checked = 0;
 	int version;
 
-	if (!exe || !strcmp(minor, "debian") || !library_of(exe, lib, sizeof(lib)) ||
+	if (!exe || !strcmp(minor, "debian") || !py_test_library(exe, lib, sizeof(lib)) ||
 	    access("/usr/bin/gdb", X_OK)) {
 		fprintf(stderr, "py_dwarf: no pyenv Python %s (or no gdb) here: skipped\n", minor);
 		return;

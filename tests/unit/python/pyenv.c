@@ -54,3 +54,28 @@ const char *py_test_interpreter(const char *minor, char *path, size_t len)
 	return path[0] ? path : NULL;
 }
 
+
+bool py_test_library(const char *exe, char *lib, size_t len)
+{
+	const char *slash = strrchr(exe, '/');
+	struct dirent *de;
+	bool found = false;
+	char dir[600];
+	DIR *d;
+
+	if (!slash || slash - exe < 4 || strncmp(slash - 4, "/bin", 4))
+		return false;
+	snprintf(dir, sizeof(dir), "%.*s/lib", (int)(slash - exe - 4), exe);
+	d = opendir(dir);
+	if (!d)
+		return false;
+	while (!found && (de = readdir(d))) {
+		size_t n = strlen(de->d_name);
+
+		if (!strncmp(de->d_name, "libpython", 9) && n > 7 &&
+		    !strcmp(de->d_name + n - 7, ".so.1.0"))
+			found = snprintf(lib, len, "%s/%s", dir, de->d_name) < (int)len;
+	}
+	closedir(d);
+	return found;
+}

@@ -6,6 +6,7 @@
 #ifndef TESTS_UNIT_PYTHON_PYENV_H
 #define TESTS_UNIT_PYTHON_PYENV_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #define PY_TEST_NR_MINORS 10
@@ -14,5 +15,7 @@ extern const char *const py_test_minors[PY_TEST_NR_MINORS];
 
 /* The interpreter of minor ("3.12": pyenv's 3.12.N/bin/python3.12), or NULL when not installed. */
 const char *py_test_interpreter(const char *minor, char *path, size_t len);
+/* The libpython of a pyenv interpreter (PREFIX/bin/pythonX.Y -> PREFIX/lib/libpython*.so.1.0). */
+bool py_test_library(const char *exe, char *lib, size_t len);
 
 #endif

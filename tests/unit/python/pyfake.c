@@ -119,10 +119,18 @@ void fake_finish(struct fake *f)
 	/* Whole pages, as a process maps them, with room after the last object. */
 	fake_alloc(f, 256);
 	fake_alloc(f, (4096 - f->used % 4096) % 4096);
+	/* The guard page stays out of the image. */
+	fake_remap(f, false);
+}
+
+void fake_remap(struct fake *f, bool empty)
+{
+	py_image__free(f->img);
 	f->img = py_image__new();
 	ck_assert_ptr_nonnull(f->img);
-	/* The guard page stays out of the image. */
-	ck_assert_int_eq(py_image__add(f->img, FAKE_BASE + 4096, f->buf + 4096, f->used - 4096), 0);
+	if (!empty)
+		ck_assert_int_eq(py_image__add(f->img, FAKE_BASE + 4096, f->buf + 4096,
+					       f->used - 4096), 0);
 	py_image__mem(f->img, &f->mem);
 }
 

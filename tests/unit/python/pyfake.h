@@ -8,6 +8,7 @@
 #ifndef TESTS_UNIT_PYTHON_PYFAKE_H
 #define TESTS_UNIT_PYTHON_PYFAKE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -29,6 +30,8 @@ struct fake {
 void fake_init(struct fake *f, const struct py_layout *l);
 /* Puts the bytes into an image; f->mem reads it. */
 void fake_finish(struct fake *f);
+/* The image made again from the bytes as they are now (empty: of nothing, a process gone). */
+void fake_remap(struct fake *f, bool empty);
 void fake_free(struct fake *f);
 
 uint64_t fake_alloc(struct fake *f, size_t len);
