@@ -49,10 +49,14 @@ static void check_text(const char *s, size_t max)
 static void name_frames(struct py_codes *codes, const struct py_stack *st)
 {
 	for (uint32_t i = 0; i < st->nr_frames && i < MAX_NAMED; i++) {
-		struct py_code_info info;
+		struct py_code_info info, again;
 
 		if (py_codes__lookup(codes, st->frames[i].code, st->frames[i].lasti, &info))
 			continue;
+		/* Memory unchanged: the cached entry, checked, says the same. */
+		if (py_codes__lookup(codes, st->frames[i].code, st->frames[i].lasti, &again) ||
+		    again.name != info.name || again.file != info.file || again.line != info.line)
+			abort();
 		check_text(info.name, PY_NAME_MAX);
 		check_text(info.file, PY_PATH_MAX);
 		check_text(py_short_filename(info.file), PY_PATH_MAX);
@@ -78,7 +82,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size < HEADER + 1)
 		return 0;
 	memset(&pi, 0, sizeof(pi));
-	pi.layout = py_layout__by_id(1 + data[0] % (PY_NR_LAYOUTS - 1));
+	/* A layout's id as the seeds write it; other bytes choose one too. */
+	pi.layout = py_layout__by_id(data[0] > PY_LAYOUT_NONE && data[0] < PY_NR_LAYOUTS ?
+					     data[0] :
+					     1 + data[0] % (PY_NR_LAYOUTS - 1));
 	pi.major = pi.layout->major;
 	pi.minor = pi.layout->minor;
 	addrs[0] = &pi.runtime;

@@ -403,8 +403,10 @@ void fake_write_seed(const struct fake *f, const char *dir, const char *name)
 
 		memcpy(header + 2 + 4 * i, &off, 4);
 	}
+	/* Trailing zeros need not be stored, but words stay whole (a pointer's high bytes are 0). */
 	while (len > 4096 && !f->buf[len - 1])
 		len--;
+	len = (len + 7) & ~7UL;
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	out = fopen(path, "w");
 	ck_assert_ptr_nonnull(out);
