@@ -212,11 +212,16 @@ static int describe(Elf *elf, int fd, const char *path, uint64_t bias, struct py
 	bool named;
 	int err;
 
+	/*
+	 * Every CPython exports its code type (executables link with
+	 * -export-dynamic for extension modules); a python executable that
+	 * links libpython does not. One look at .dynsym settles most files.
+	 */
+	memcpy(w, wanted, sizeof(w));
+	if (!py_elf__dynsyms(elf, &w[W_CODE_TYPE], 1))
+		return 0;
 	memcpy(w, wanted, sizeof(w));
 	py_elf__symbols(elf, w, NR_WANTED);
-	/* Every CPython defines its code type; a python executable linking libpython does not. */
-	if (!w[W_CODE_TYPE].found)
-		return 0;
 	memset(pi, 0, sizeof(*pi));
 	pi->bias = bias;
 	pi->micro = -1;

@@ -64,8 +64,13 @@ static size_t scan_table(Elf *elf, Elf_Scn *scn, struct py_sym_want *want, size_
 
 size_t py_elf__symbols(Elf *elf, struct py_sym_want *want, size_t n)
 {
-	return scan_table(elf, elf_file__section(elf, SHT_DYNSYM, NULL), want, n) +
+	return py_elf__dynsyms(elf, want, n) +
 	       scan_table(elf, elf_file__section(elf, SHT_SYMTAB, NULL), want, n);
+}
+
+size_t py_elf__dynsyms(Elf *elf, struct py_sym_want *want, size_t n)
+{
+	return scan_table(elf, elf_file__section(elf, SHT_DYNSYM, NULL), want, n);
 }
 
 int py_elf__read_vaddr(Elf *elf, uint64_t vaddr, void *buf, size_t len)

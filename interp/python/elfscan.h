@@ -26,6 +26,8 @@ struct py_sym_want {
  * Returns how many were found.
  */
 size_t py_elf__symbols(Elf *elf, struct py_sym_want *want, size_t n);
+/* The same in .dynsym only: cheap, for a first look at every binary of a host. */
+size_t py_elf__dynsyms(Elf *elf, struct py_sym_want *want, size_t n);
 
 /* len bytes at vaddr from elf's initialized allocated sections: 0 or -ENOENT. */
 int py_elf__read_vaddr(Elf *elf, uint64_t vaddr, void *buf, size_t len);

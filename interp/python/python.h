@@ -151,7 +151,9 @@ struct py_interp {
  * identity; it stays the caller's), mapped with load bias bias and found at
  * path (for the version in its name and its debuglink), is a CPython
  * interpreter: 1 with *pi filled; 0 when it is not one (an executable that
- * links libpython is not: its library is); -ENOTSUP for an interpreter that
+ * links libpython is not: its library is; a file that does not export
+ * PyCode_Type in .dynsym is not, which one look at .dynsym settles for the
+ * other binaries of a host); -ENOTSUP for an interpreter that
  * cannot be read here (free-threaded, debug build, unknown version, missing
  * symbols), with the one-line reason in why; other -errno when the file
  * cannot be read as ELF.
