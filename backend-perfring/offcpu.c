@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "backend-perfring/decode.h"
-#include "backend-perfring/perfring.h"
+#include "backend-perfring/ringsample.h"
 #include "compat/features.h"
 #include "compat/perf_event.h"
 #include "compat/tracepoint.h"
