@@ -10,7 +10,7 @@
 
 #include "backend-perfring/decode.h"
 #include "backend-perfring/ringsample.h"
-#include "compat/features.h"
+#include "compat/host.h"
 #include "compat/perf_event.h"
 #include "compat/tracepoint.h"
 #include "core/lib/hashmap.h"

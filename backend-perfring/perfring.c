@@ -21,7 +21,7 @@
 #include "backend-perfring/ringsample.h"
 #include "backend-perfring/ringset.h"
 #include "backend-perfring/withheld.h"
-#include "compat/features.h"
+#include "compat/host.h"
 #include "compat/perf_event.h"
 #include "core/lib/clock.h"
 #include "core/lib/log.h"
