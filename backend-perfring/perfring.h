@@ -12,10 +12,6 @@
 
 extern const struct backend_ops perfring_backend_ops;
 
-/* The attribute the perf backend samples with (also to record a stream to replay). */
-void perfring__sample_attr(struct perf_event_attr *attr, const struct backend_config *cfg,
-			   bool launch);
-
 /*
  * One ring sample down the perf backend's path into p: decode, filter,
  * convert, unwind (with p's unwinder) and count. The backend's samples and

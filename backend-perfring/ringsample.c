@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "backend-perfring/ringset.h"
+
 /* The user registers an unwinder needs (asm/perf_regs.h numbering). */
 #define PERF_REG_BP 6
 #define PERF_REG_SP 7
@@ -30,6 +32,16 @@ void perfring__stack_attr(struct perf_event_attr *attr, const struct backend_con
 		attr->sample_stack_user = c->stack_dump_size;
 		attr->exclude_callchain_user = 1;
 	}
+}
+
+void perfring__sample_attr(struct perf_event_attr *attr, const struct backend_config *c,
+			   bool launch)
+{
+	ring_set__cpu_clock_attr(attr, c, launch);
+	perfring__stack_attr(attr, c);
+	/* Without the right to sample the kernel, only user-mode samples are allowed. */
+	attr->exclude_kernel = c->user_mode_only;
+	ring_set__track_tasks(attr);
 }
 
 /* The frames of a callchain, its context markers aside: what sample_max_stack bounds. */

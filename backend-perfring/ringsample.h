@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * A ring sample as the core's sample, shared by the perf backend's on-CPU
- * (perfring.c) and off-CPU (offcpu.c) paths.
+ * (perfring.c) and off-CPU (offcpu.c) paths, and the attribute that asks
+ * for it.
  */
 #ifndef PERFRING_RINGSAMPLE_H
 #define PERFRING_RINGSAMPLE_H
@@ -31,5 +32,9 @@ bool perfring__user_snapshot(const struct decoded_sample *ds, uint64_t mask,
  * dwarf the user registers and a copy of the user stack (also off-CPU's).
  */
 void perfring__stack_attr(struct perf_event_attr *attr, const struct backend_config *cfg);
+
+/* The attribute the perf backend samples with (also to record a stream to replay). */
+void perfring__sample_attr(struct perf_event_attr *attr, const struct backend_config *cfg,
+			   bool launch);
 
 #endif
