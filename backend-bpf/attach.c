@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The bpf backend's cpu-clock events, the counting program attached to each. */
-#include "backend-bpf/bpfbackend-private.h"
+#include "backend-bpf/bpfbackend_internal.h"
 
 #include <bpf/libbpf.h>
 #include <errno.h>

@@ -19,7 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "backend-bpf/bpfbackend-private.h"
+#include "backend-bpf/bpfbackend_internal.h"
 #include "backend-bpf/dwarf.h"
 #include "backend-bpf/nsids.h"
 #include "backend-bpf/offcpu.h"

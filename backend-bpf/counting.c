@@ -4,7 +4,7 @@
  * with the stack-copy program of --unwind dwarf, the pid namespace's and
  * bcc's id-map variants, its settings written, then attached (attach.c).
  */
-#include "backend-bpf/bpfbackend-private.h"
+#include "backend-bpf/bpfbackend_internal.h"
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>

@@ -5,7 +5,7 @@
  * the old one waited out, its counts into the pipeline with their stacks,
  * and its stack maps emptied; after stop, everything left.
  */
-#include "backend-bpf/bpfbackend-private.h"
+#include "backend-bpf/bpfbackend_internal.h"
 
 #include <bpf/libbpf.h>
 #include <errno.h>

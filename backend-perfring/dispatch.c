@@ -4,7 +4,7 @@
  * rings), ordered by time, each to its handler: side-band records to
  * sideband.c, samples, switches, raw data and losses to the owner's.
  */
-#include "backend-perfring/ringset-private.h"
+#include "backend-perfring/ringset_internal.h"
 
 #include <stdlib.h>
 

@@ -4,7 +4,7 @@
  * into a batch, and says when a drain is due; without it, each drain reads
  * the rings itself.
  */
-#include "backend-perfring/ringset-private.h"
+#include "backend-perfring/ringset_internal.h"
 
 #include <errno.h>
 #include <poll.h>

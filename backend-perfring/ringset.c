@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "backend-perfring/ringplan.h"
-#include "backend-perfring/ringset-private.h"
+#include "backend-perfring/ringset_internal.h"
 #include "compat/cgroup.h"
 #include "compat/cpus.h"
 #include "compat/perf_event.h"

@@ -4,7 +4,7 @@
  * inode from /proc before MMAP2), execs and comms, forks, exits, each at
  * its record's time; after a loss, the running processes read again.
  */
-#include "backend-perfring/ringset-private.h"
+#include "backend-perfring/ringset_internal.h"
 
 #include <string.h>
 #include <sys/sysmacros.h>

@@ -5,8 +5,8 @@
  * and the records of a drain in time order (dispatch.c), side-band records
  * applied to the process tracker (sideband.c). The public API is ringset.h.
  */
-#ifndef PERFRING_RINGSET_PRIVATE_H
-#define PERFRING_RINGSET_PRIVATE_H
+#ifndef PERFRING_RINGSET_INTERNAL_H
+#define PERFRING_RINGSET_INTERNAL_H
 
 #include <pthread.h>
 #include <stdbool.h>

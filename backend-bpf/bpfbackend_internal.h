@@ -5,8 +5,8 @@
  * operations), counting.c (the counting program loaded and set up),
  * attach.c (its cpu-clock events) and drain.c (counts into the pipeline).
  */
-#ifndef BPFBACKEND_BPFBACKEND_PRIVATE_H
-#define BPFBACKEND_BPFBACKEND_PRIVATE_H
+#ifndef BPFBACKEND_BPFBACKEND_INTERNAL_H
+#define BPFBACKEND_BPFBACKEND_INTERNAL_H
 
 #include <stdbool.h>
 #include <stdint.h>
