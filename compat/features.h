@@ -11,7 +11,6 @@
  * The host's facts (host.h) were declared here before issue 34: core/run
  * still finds them through this header.
  */
-#include "compat/host.h"
 
 enum kernel_feature {
 	FEAT_PERF_EVENT_OPEN,		/* 2.6.31 */
