@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "compat/features.h"
+#include "compat/host.h"
 #include "core/lib/clock.h"
 #include "core/lib/interrupt.h"
 #include "core/lib/log.h"

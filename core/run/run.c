@@ -15,7 +15,7 @@
 #include <sys/mman.h>
 
 #include "compat/cpus.h"
-#include "compat/features.h"
+#include "compat/host.h"
 #include "compat/kallsyms.h"
 #include "core/lib/clock.h"
 #include "core/lib/interrupt.h"
