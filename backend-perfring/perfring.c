@@ -51,8 +51,11 @@ struct backend {
 	unsigned int on_pages, off_pages;	/* data pages per ring, as planned */
 };
 
-/* feed_sample, saying whose sample was counted (*tid 0: none was). */
-static int feed(struct pipeline *p, uint64_t sample_type, uint64_t regs_user,
+/*
+ * feed_sample, saying whose sample was counted (*tid 0: none was);
+ * read_interp: the pipeline reads its thread's interpreted frames now.
+ */
+static int feed(struct pipeline *p, uint64_t sample_type, uint64_t regs_user, bool read_interp,
 		const struct perf_event_header *hdr, pid_t *pid, pid_t *tid)
 {
 	uint64_t kernel[MAX_STACK_DEPTH], user[MAX_STACK_DEPTH];
@@ -73,6 +76,7 @@ static int feed(struct pipeline *p, uint64_t sample_type, uint64_t regs_user,
 		if (perfring__user_snapshot(&ds, regs_user, &snap))
 			s.user_snapshot = &snap;
 	}
+	s.read_interp = read_interp;
 	*pid = s.pid;
 	*tid = s.tid;
 	return pipeline__count(p, &s);
@@ -83,14 +87,14 @@ int perfring__feed_sample(struct pipeline *p, uint64_t sample_type, uint64_t reg
 {
 	pid_t pid, tid;
 
-	return feed(p, sample_type, regs_user, hdr, &pid, &tid);
+	return feed(p, sample_type, regs_user, false, hdr, &pid, &tid);
 }
 
 static int handle_sample(void *ctx, const struct perf_event_header *hdr)
 {
 	struct backend *b = ctx;
 	pid_t pid, tid;
-	int err = feed(b->pipeline, b->sample_type, b->regs_user, hdr, &pid, &tid);
+	int err = feed(b->pipeline, b->sample_type, b->regs_user, b->cfg->interp, hdr, &pid, &tid);
 
 	if (err == -EBADMSG) {
 		ring_set__count_bad(b->rs);

@@ -29,7 +29,7 @@ backend-bpf: backend-bpf/ backend-perfring/ringset.h bpf/ core/lib/ core/proc/ c
 unwind: unwind/ core/lib/ core/proc/ core/sym/elfsym.h core/sym/debugfile.h core/agg/sample.h
 compat: compat/ core/lib/
 bpf: bpf/
-interp/python: interp/python/ core/lib/ core/proc/ core/sym/ bpf/python_layouts.h bpf/python_maps.h
+interp/python: interp/python/ core/lib/ core/agg/sample.h core/proc/ core/sym/ bpf/python_layouts.h bpf/python_maps.h
 '
 # System headers only the named directories may include.
 FORBIDDEN_BPF='backend-bpf'		# <bpf/...>, libbpf

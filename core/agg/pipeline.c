@@ -268,9 +268,29 @@ void pipeline__unwind_now(struct pipeline *p, struct sample *s, uint64_t *buf)
 
 size_t pipeline__test_oom_after;
 
+void pipeline__set_interp(struct pipeline *p, const struct pipeline_interp *interp)
+{
+	p->interp = *interp;
+}
+
+/* The interpreter's part of s, its image as known: looked for, read now if s asks. */
+static void interp_part(struct pipeline *p, struct sample *s, const struct addr_space *as,
+			struct interp_frame *buf)
+{
+	if (!p->interp.saw_image || !as)
+		return;
+	p->interp.saw_image(p->interp.ctx, as);
+	if (s->read_interp && !s->interp_frames && p->interp.walk) {
+		s->nr_interp = p->interp.walk(p->interp.ctx, as, s->tid, buf, MAX_INTERP_DEPTH,
+					      &s->interp_status);
+		s->interp_frames = buf;
+	}
+}
+
 int pipeline__count(struct pipeline *p, struct sample *s)
 {
 	uint64_t unwound[MAX_STACK_DEPTH];
+	struct interp_frame interp[MAX_INTERP_DEPTH];
 	const struct addr_space *as = NULL;
 
 	if (!p->cfg.kernel_stacks) {
@@ -310,6 +330,8 @@ int pipeline__count(struct pipeline *p, struct sample *s)
 			return 0;
 		} else if (as->released) {
 			p->late_images++;
+		} else {
+			interp_part(p, s, as, interp);
 		}
 	}
 	if (s->user_snapshot) {
@@ -327,7 +349,15 @@ int pipeline__count(struct pipeline *p, struct sample *s)
 		s->user_ips = unwound;
 		s->nr_user = stack__collapse_loop(unwound, s->nr_user);
 	}
-	if (!s->nr_user)
+	if (s->interp_status && s->kind == WEIGHT_SAMPLES) {
+		p->interp_samples[(s->interp_status & 0xff) <= INTERP_LOST ? s->interp_status & 0xff
+									   : INTERP_UNREADABLE] +=
+			s->weight;
+		if (s->interp_status & (INTERP_TRUNCATED | INTERP_FAULT))
+			p->interp_cut += s->weight;
+	}
+	/* A stack with interpreted frames keeps its image: they are named by it. */
+	if (!s->nr_user && !s->nr_interp)
 		as = NULL;
 	if (pipeline__test_oom_after && agg__size(&p->agg) >= pipeline__test_oom_after) {
 		p->dropped_oom++;	/* the test seam: memory "ran out" at this many stacks */

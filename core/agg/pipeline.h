@@ -35,8 +35,22 @@ typedef unsigned int (*pipeline_unwind_fn)(void *ctx, const struct addr_space *a
 					   const struct user_snapshot *snap, uint64_t *ips,
 					   unsigned int max);
 
+/*
+ * What the run tells the pipeline of interpreters (interp/ through
+ * core/run): each sample's image is shown to saw_image (which finds the
+ * processes that run an interpreter), and a sample that asks for it
+ * (read_interp) gets its thread's interpreted frames from walk, read now.
+ */
+struct pipeline_interp {
+	void *ctx;
+	void (*saw_image)(void *ctx, const struct addr_space *as);
+	unsigned int (*walk)(void *ctx, const struct addr_space *as, pid_t tid,
+			     struct interp_frame *out, unsigned int max, uint32_t *status);
+};
+
 struct pipeline {
 	struct pipeline_config cfg;
+	struct pipeline_interp interp;
 	struct proctrack *procs;
 	struct agg agg;
 	pipeline_unwind_fn unwind;
@@ -61,6 +75,9 @@ struct pipeline {
 	 */
 	uint64_t late_images;
 	uint64_t not_unwound;	/* snapshots that came without an unwinder */
+	/* On-CPU samples of interpreters' threads by enum interp_status, and those cut (flags). */
+	uint64_t interp_samples[INTERP_LOST + 1];
+	uint64_t interp_cut;
 	uint64_t dropped_oom;	/* samples not counted for want of memory (the run then stops) */
 };
 
@@ -70,6 +87,7 @@ extern size_t pipeline__test_oom_after;
 int pipeline__init(struct pipeline *p, const struct pipeline_config *cfg);
 void pipeline__fini(struct pipeline *p);
 void pipeline__set_unwind(struct pipeline *p, pipeline_unwind_fn fn, void *ctx);
+void pipeline__set_interp(struct pipeline *p, const struct pipeline_interp *interp);
 
 /*
  * Samples that carry no time were taken between t0 and t1 (side-band clock):

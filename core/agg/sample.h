@@ -7,6 +7,7 @@
 #ifndef CORE_AGG_SAMPLE_H
 #define CORE_AGG_SAMPLE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -98,6 +99,12 @@ struct sample {
 	const struct interp_frame *interp_frames;
 	unsigned int nr_interp;
 	uint32_t interp_status;
+	/*
+	 * The backend could not read them at the sample (the perf backend):
+	 * the pipeline reads them when it takes the sample, through the run's
+	 * interpreter hook.
+	 */
+	bool read_interp;
 	/* 0, or why the stack is missing: -EEXIST (collision) or -ENOMEM (map full). */
 	int kernel_err;
 	int user_err;

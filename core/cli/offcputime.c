@@ -59,6 +59,11 @@ static const struct cli_option offcputime_options[] = {
 	  "stack taken at switch-out" },
 	{ 0, "stack-dump-size", "BYTES", set_stack_dump_size, 0, 0,
 	  "user stack copied per switch-out with --unwind dwarf (default 16384)" },
+	{ 0, "python", "mixed|raw|off", set_python, 0, 0,
+	  "Python functions in the stacks of Python processes, in place of the interpreter's "
+	  "own frames (mixed, default), beside them (raw), or not at all (off)" },
+	{ 0, "python-full-paths", NULL, cli__set_flag, OFF(python_full_paths), 0,
+	  "name Python frames' files in full, not shortened as py-spy does" },
 	{ 0, "inline", NULL, cli__set_flag, OFF(inline_frames), 0,
 	  "show functions inlined into user frames as frames of their own (needs debug info)" },
 	{ 0, "format", "bcc|folded|svg|pprof", set_format, 0, 0,
@@ -109,6 +114,7 @@ static const struct cli_spec offcputime_cli = {
 		 "                  [--stack-storage-size STACK_STORAGE_SIZE]\n"
 		 "                  [-m MIN_BLOCK_TIME] [-M MAX_BLOCK_TIME] [--state STATE]\n"
 		 "                  [-v] [--backend auto|bpf|perf] [--unwind fp|dwarf] [--inline]\n"
+		 "                  [--python mixed|raw|off] [--python-full-paths]\n"
 		 "                  [--format bcc|folded|svg|pprof] [--output FILE] [--verbose]\n"
 		 "                  [--quiet] [--cgroup PATH] [--cgroupmap CGROUPMAP]\n"
 		 "                  [--mntnsmap MNTNSMAP] [duration] [-- COMMAND [ARGS...]]",

@@ -151,6 +151,11 @@ static const struct cli_option profile_options[] = {
 	{ 0, "inline", NULL, cli__set_flag, OFF(inline_frames), 0,
 	  "show functions inlined into user frames as frames of their own (needs debug info; "
 	  "pprof always carries them, with source lines)" },
+	{ 0, "python", "mixed|raw|off", set_python, 0, 0,
+	  "Python functions in the stacks of Python processes, in place of the interpreter's "
+	  "own frames (mixed, default), beside them (raw), or not at all (off)" },
+	{ 0, "python-full-paths", NULL, cli__set_flag, OFF(python_full_paths), 0,
+	  "name Python frames' files in full, not shortened as py-spy does" },
 	{ 0, "off-cpu", NULL, set_mode, MODE_OFF_CPU, GROUP_MODE,
 	  "measure time switched out (blocked, sleeping, preempted) by stack, in microseconds, "
 	  "as offcputime does" },
@@ -218,6 +223,8 @@ static const char *sampling_option(const struct parsed *p)
 		return r->unwind != UNWIND_FP ? "--unwind" : "--stack-dump-size";
 	if (r->inline_frames)
 		return "--inline";
+	if (r->python != PYTHON_MIXED || r->python_full_paths)
+		return r->python != PYTHON_MIXED ? "--python" : "--python-full-paths";
 	if (r->nr_cgroups || r->cgroupmap || r->mntnsmap)
 		return r->nr_cgroups ? "--cgroup" : r->cgroupmap ? "--cgroupmap" : "--mntnsmap";
 	if (r->command)
@@ -277,6 +284,7 @@ static const struct cli_spec profile_cli = {
 		 "               [-C CPU] [--backend auto|bpf|perf] [-v]\n"
 		 "               [--format bcc|folded|svg|pprof] [--output FILE]\n"
 		 "               [--unwind fp|dwarf] [--stack-dump-size BYTES] [--inline]\n"
+		 "               [--python mixed|raw|off] [--python-full-paths]\n"
 		 "               [--off-cpu | --wall] [--min-block-us US] [--max-block-us US]\n"
 		 "               [--state STATE] [--quiet] [--cgroup PATH] [--cgroupmap MAP_PATH]\n"
 		 "               [--mntnsmap MAP_PATH] [duration] [-- COMMAND [ARGS...]]\n"

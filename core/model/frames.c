@@ -7,6 +7,7 @@
 #include "core/model/resolve_internal.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -416,4 +417,41 @@ bool resolver__user_frame_final(const struct addr_space *as, uint64_t ip, unsign
 		return true;
 	m = as ? addr_space__find(as, stack__lookup_addr(ip, index)) : NULL;
 	return m && (mapping__is_file(m) || !strcmp(m->path, "[vdso]"));
+}
+
+int resolver__named_frame_index(struct resolver *r, enum frame_kind kind, const char *name,
+				const char *file, const char *module, uint32_t line,
+				uint32_t first_line)
+{
+	struct profile_frame f = { .kind = kind, .line = line, .func_line = first_line };
+	const char *id;
+	struct frame_key key;
+	int64_t found;
+	char *joined;
+	int idx;
+
+	/* The key's space: one pooled string per name, file and module. */
+	if (asprintf(&joined, "%s\x1f%s\x1f%s", name ? name : "", file ? file : "",
+		     module ? module : "") < 0)
+		return -ENOMEM;
+	id = resolver__intern(r, joined);
+	free(joined);
+	if (!id)
+		return -ENOMEM;
+	frame_key(&key, id, ((uint64_t)first_line << 32) | line, kind, false);
+	found = idtable__find(&r->frames, key_hash(&key), frame_match,
+			      &(struct frame_query){ r, &key });
+	if (found >= 0)
+		return (int)found;
+	f.name = resolver__intern(r, name);
+	f.file = resolver__intern(r, file);
+	f.func_file = f.file;
+	f.module = resolver__intern(r, module);
+	if (r->oom)
+		return -ENOMEM;
+	idx = profile__add_frame(&r->prof, &f);
+	if (idx < 0)
+		return idx;
+	remember_frame(r, &key, idx);
+	return r->oom ? -ENOMEM : idx;
 }

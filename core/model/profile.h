@@ -23,6 +23,12 @@ enum frame_kind {
 	FRAME_KERNEL,
 	FRAME_MISSED,		/* a stack the kernel could not store: a placeholder */
 	FRAME_INLINE,		/* a function inlined where the next frame (toward the root) is */
+	/*
+	 * An interpreter's frame (Python): a function of the program the
+	 * interpreter runs, with no address of its own; name, file and line
+	 * from its code object, module its file as reports show it.
+	 */
+	FRAME_INTERP,
 };
 
 struct profile_mapping {

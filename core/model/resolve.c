@@ -16,7 +16,8 @@
 #include "core/lib/interrupt.h"
 
 /* Frames of one stack at most: kernel (and a marker), user with their inlined calls. */
-#define MAX_RESOLVED_FRAMES (2 * MAX_STACK_DEPTH + 3 + MAX_STACK_DEPTH * (DWARF_MAX_FRAMES - 1))
+#define MAX_RESOLVED_FRAMES                                                                \
+	(2 * MAX_STACK_DEPTH + 3 + MAX_STACK_DEPTH * (DWARF_MAX_FRAMES - 1) + MAX_INTERP_DEPTH + 2)
 
 struct resolver *resolver__new(struct symbolizer *sym, const struct resolve_spec *spec)
 {
@@ -52,6 +53,16 @@ void resolver__free(struct resolver *r)
 	forget_all(r);
 	profile__fini(&r->prof);
 	free(r);
+}
+
+void resolver__set_interp(struct resolver *r, const struct interp_ops *ops)
+{
+	r->interp = *ops;
+}
+
+void resolver__interp_counts(const struct resolver *r, struct interp_merge_counts *out)
+{
+	*out = r->interp_counts;
 }
 
 /* The columns of a kind of profile, and each stack's values in them. */
@@ -168,6 +179,11 @@ static int stack_of(struct resolver *r, const struct agg_stack *st,
 			if ((i = resolver__user_frame_index(r, st->as, STACK_GO_SWITCH_IP, 1)) < 0)
 				return i;
 			idx[n++] = (uint32_t)i;
+		}
+		if (st->nr_interp || (st->interp_status & (INTERP_FAULT | INTERP_TRUNCATED))) {
+			if ((i = resolver__mix_interp(r, st, idx, s->nr_kernel, n)) < 0)
+				return i;
+			n = (unsigned int)i;
 		}
 	}
 	s->nr_user = (uint16_t)(n - s->nr_kernel);

@@ -49,12 +49,52 @@ struct resolve_meta {
 
 struct resolver;
 
+/* What an interpreter's frame is called, as interp/ reads it from the process. */
+struct interp_name {
+	const char *name;	/* the function (its qualified name where the interpreter has one) */
+	const char *file;	/* its source file, in full */
+	const char *short_file;	/* the same as reports show it */
+	uint32_t line;		/* of the frame's position; 0 when unknown */
+	uint32_t first_line;	/* where the function starts */
+};
+
+/*
+ * How the model places and names a stack's interpreted frames (struct
+ * interp_frame, leaf first): the run gives it (core/run, over interp/).
+ * Each is asked of the stack's image as.
+ */
+struct interp_ops {
+	void *ctx;
+	/* The name of f: 0, or -errno (unreadable: the frame prints [python: unreadable]). */
+	int (*name)(void *ctx, const struct addr_space *as, const struct interp_frame *f,
+		    struct interp_name *out);
+	/* Whether f is a marker of the interpreter's, not a function (it is left out). */
+	bool (*is_marker)(void *ctx, const struct addr_space *as, const struct interp_frame *f);
+	/* Whether frames[i] is the last of what one eval loop call ran (see interp_merge.h). */
+	bool (*run_end)(void *ctx, const struct addr_space *as, const struct interp_frame *frames,
+			unsigned int i, unsigned int n);
+	/* The native_role (interp_merge.h) of the user frame at ip (as sampled), named name. */
+	uint8_t (*role)(void *ctx, const struct addr_space *as, uint64_t ip, const char *name);
+	bool keep_native;	/* --python raw: every native frame stays */
+};
+
 /*
  * sym must outlive the resolver; with source_lines or inline_frames, it is
  * told to read DWARF. NULL when out of memory.
  */
 struct resolver *resolver__new(struct symbolizer *sym, const struct resolve_spec *spec);
 void resolver__free(struct resolver *r);
+/* Interpreted frames are named and placed with ops (copied); without, they are left out. */
+void resolver__set_interp(struct resolver *r, const struct interp_ops *ops);
+
+/* How many stacks had interpreted frames placed without an eval loop call among their native frames, etc. */
+struct interp_merge_counts {
+	uint64_t stacks;	/* stacks with interpreted frames */
+	uint64_t no_eval;	/* placed under the native leaf: no eval loop call among the native frames */
+	uint64_t mismatched;	/* more eval calls than runs of frames, or fewer */
+	uint64_t unnamed;	/* frames that could not be named */
+};
+void resolver__interp_counts(const struct resolver *r, struct interp_merge_counts *out);
 
 /*
  * Resolve the stacks counted since the last call, for about budget_ms:

@@ -75,6 +75,8 @@ struct resolver {
 	/* Ids of the agg entries prepare left raw: their names were not final yet. */
 	size_t *pending;
 	size_t nr_pending, cap_pending;
+	struct interp_ops interp;	/* .name NULL: interpreted frames are left out */
+	struct interp_merge_counts interp_counts;
 	bool oom;
 };
 
@@ -90,6 +92,16 @@ int resolver__user_frame_index(struct resolver *r, const struct addr_space *as, 
 			       unsigned int index);
 /* The placeholder of a missed kernel or user stack. */
 int resolver__missed_frame_index(struct resolver *r, bool kernel);
+/*
+ * A frame with no address (an interpreter's, a marker): one per kind,
+ * name, file and line, whatever the process. -ENOMEM.
+ */
+int resolver__named_frame_index(struct resolver *r, enum frame_kind kind, const char *name,
+				const char *file, const char *module, uint32_t line,
+				uint32_t first_line);
+/* mixed.c: a stack's interpreted frames put among its native user frames (idx[from..n)). */
+int resolver__mix_interp(struct resolver *r, const struct agg_stack *st, uint32_t *idx,
+			 unsigned int from, unsigned int n);
 /* Whether a user frame's name is final (see frames.c). */
 bool resolver__user_frame_final(const struct addr_space *as, uint64_t ip, unsigned int index);
 

@@ -18,6 +18,15 @@ void text__frame(struct strbuf *sb, const struct profile_frame *f, const struct 
 		strbuf__puts(sb, f->name);
 		return;
 	}
+	if (f->kind == FRAME_INTERP) {
+		/* py-spy's form: "function (file:line)"; a marker by its name alone. */
+		strbuf__puts(sb, f->name ? f->name : "[unknown]");
+		if (f->module && f->line)
+			strbuf__printf(sb, " (%s:%u)", f->module, f->line);
+		else if (f->module)
+			strbuf__printf(sb, " (%s)", f->module);
+		return;
+	}
 	if (o->addresses)
 		strbuf__printf(sb, "%#" PRIx64 " ", f->address);
 	else if (o->raw_addresses)

@@ -52,6 +52,27 @@ struct backend_config {
 	unsigned int stack_dump_size;	/* bytes of user stack per snapshot */
 	/* Tests: use the bpf stack-copy program of kernels without bpf_task_pt_regs. */
 	bool test_no_task_regs;
+	/*
+	 * Interpreted frames (Python) wanted: a backend that walks them in the
+	 * kernel is told the processes (set_interp); the others mark their
+	 * samples for the pipeline to read them (sample.read_interp).
+	 */
+	bool interp;
+};
+
+/* A thread of a process running an interpreter, and where its state lives. */
+struct interp_thread {
+	pid_t tid;
+	uint64_t state;			/* its thread state's address */
+	uint64_t check;			/* what that state holds while it is this thread's */
+};
+
+/* A process running an interpreter, of a layout the in-kernel walk knows (bpf/python_layouts.h). */
+struct interp_proc {
+	pid_t pid;
+	unsigned int layout;
+	const struct interp_thread *threads;
+	size_t nr_threads;
 };
 
 /* What a backend can do here with a config: its answer to probe. */
@@ -121,6 +142,13 @@ struct backend_ops {
 	void (*stop)(struct backend *b);
 	void (*stats)(const struct backend *b, struct backend_stats *st);
 	void (*close)(struct backend *b);
+	/*
+	 * Optional (a backend that walks interpreters in the kernel): every
+	 * process running one, now; a pid not given is no longer one. Returns
+	 * 0 or -errno; the walk of a layout that cannot load is named in err.
+	 */
+	int (*set_interp)(struct backend *b, const struct interp_proc *procs, size_t nr,
+			  struct errmsg *err);
 };
 
 #endif

@@ -14,6 +14,7 @@
 #include "core/lib/clock.h"
 #include "core/lib/log.h"
 #include "core/model/resolve.h"
+#include "core/run/python.h"
 #include "core/run/signals.h"
 #include "core/sym/symbolize.h"
 #include "unwind/unwind.h"
@@ -33,7 +34,11 @@
 
 static void forget_space(void *ctx, const struct addr_space *as)
 {
-	symbolizer__forget_space(ctx, as);
+	struct run *r = ctx;
+
+	symbolizer__forget_space(r->sym, as);
+	if (r->python)
+		run_python__ended(r->python, as);
 }
 
 /* Free the tables of files idle for TABLES_IDLE_MS (read again if needed). */
@@ -61,7 +66,7 @@ static bool release_ended(struct run *r)
 									   &r->pipeline.agg)) {
 		r->released_images += proctrack__release_settled(pt);
 		/* Every stack naming them has its frames: nothing points at them any more. */
-		r->freed_images += proctrack__free_released(pt, forget_space, r->sym);
+		r->freed_images += proctrack__free_released(pt, forget_space, r);
 	}
 	return true;
 }
@@ -139,6 +144,8 @@ int run__sample_loop(struct run *r)
 		}
 		if (err)
 			break;
+		if (r->python)
+			run_python__tick(r->python);
 		resolver__prepare(r->resolver, &r->pipeline.agg, PREPARE_BUDGET_MS);
 		/* Not caught up at the tick (a busy host): the next drain tries again. */
 		if (mono_ms() >= next_settle && release_ended(r))

@@ -23,6 +23,13 @@ enum unwind_mode {
 	UNWIND_DWARF,		/* .eh_frame over a copy of the user stack, in user space */
 };
 
+/* What Python processes' stacks show (--python). */
+enum python_mode {
+	PYTHON_MIXED,		/* Python frames in place of the interpreter's own (default) */
+	PYTHON_RAW,		/* Python frames, and every native frame of the interpreter too */
+	PYTHON_OFF,		/* native frames only, as before */
+};
+
 /* What is measured. */
 enum run_mode {
 	MODE_ON_CPU,		/* stacks sampled on the CPU (profile) */
@@ -73,6 +80,8 @@ struct run_opts {
 	enum unwind_mode unwind;
 	unsigned int stack_dump_size;	/* --stack-dump-size, bytes, a multiple of 8 */
 	bool inline_frames;	/* --inline: inlined calls as frames (DWARF) */
+	enum python_mode python;	/* --python */
+	bool python_full_paths;	/* --python-full-paths: Python files named in full */
 	int verbose;		/* -v, repeatable */
 	bool quiet;		/* --quiet: no progress line on a terminal */
 	/* --cgroup: tasks in these cgroups and their descendants only (paths as given). */

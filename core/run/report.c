@@ -16,6 +16,7 @@
 #include "core/lib/clock.h"
 #include "core/lib/interrupt.h"
 #include "core/lib/log.h"
+#include "core/run/python.h"
 #include "core/model/resolve.h"
 #include "core/output/writer.h"
 #include "core/sym/symbolize.h"
@@ -278,6 +279,8 @@ int run__finish(struct run *r)
 		pr_info("%zu images of ended processes let go while sampling, %zu freed\n",
 			r->released_images, r->freed_images);
 	print_forgotten(r->pipeline.procs);
+	if (r->python)
+		run_python__report(r->python, &r->pipeline, r->resolver);
 	profile__fini(&prof);
 	to_stdout = !r->out.path;
 	if (!err) {

@@ -22,6 +22,7 @@
 #include "core/lib/log.h"
 #include "core/model/resolve.h"
 #include "core/run/choose.h"
+#include "core/run/python.h"
 #include "core/run/signals.h"
 #include "core/sym/symbolize.h"
 #include "unwind/unwind.h"
@@ -123,6 +124,7 @@ static void backend_config_of(const struct run_opts *o, struct backend_config *c
 		.dwarf = run_opts__dwarf(o),
 		.stack_dump_size = o->stack_dump_size,
 		.test_no_task_regs = o->test_no_task_regs,
+		.interp = o->python != PYTHON_OFF,
 	};
 }
 
@@ -226,6 +228,12 @@ static int set_up(struct run *r)
 			return -ENOMEM;
 		pipeline__set_unwind(&r->pipeline, unwind_snapshot, r->unwinder);
 	}
+	if (o->python != PYTHON_OFF) {
+		r->python = run_python__new(&r->pipeline, r->resolver, o->python == PYTHON_RAW,
+					    o->python_full_paths);
+		if (!r->python)
+			return -ENOMEM;
+	}
 	/* What the report needs anyway is read before sampling, not after it. */
 	if (!o->user_only)
 		symbolizer__preload_kernel(r->sym);
@@ -278,6 +286,11 @@ static int start(struct run *r)
 		return err;
 	}
 	t_read = mono_ms();
+	if (r->python) {
+		/* The Python processes running now, and their threads, before the first sample. */
+		run_python__set_backend(r->python, r->backend, r->ops);
+		run_python__scan(r->python, &r->pipeline, r->launched ? r->child.pid : -1);
+	}
 	if (o->format == FORMAT_BCC && o->print_header) {
 		o->print_header(r->out.f, o);
 		fflush(r->out.f);
@@ -312,6 +325,7 @@ static void run__free(struct run *r)
 		r->ops->close(r->backend);
 	if (r->pipeline_ready)
 		pipeline__fini(&r->pipeline);
+	run_python__free(r->python);
 	resolver__free(r->resolver);
 	symbolizer__free(r->sym);
 	unwinder__free(r->unwinder);

@@ -24,6 +24,7 @@
 struct symbolizer;
 struct resolver;
 struct unwinder;
+struct run_python;
 
 struct run {
 	struct run_opts eff;		/* what runs: may differ from what was asked (user only) */
@@ -38,6 +39,7 @@ struct run {
 	size_t released_images;		/* of ended processes, let go while sampling (-v) */
 	size_t freed_images;		/* and of those, freed */
 	struct unwinder *unwinder;
+	struct run_python *python;	/* NULL with --python off */
 	struct launch child;
 	bool launched;
 	struct run_filters filters;	/* --cgroup, --cgroupmap, --mntnsmap */

@@ -169,3 +169,23 @@ int py_elf__rodata_version(Elf *elf, int *major, int *minor, int *micro)
 	}
 	return found ? 0 : -ENOENT;
 }
+
+int py_elf__load_bias(Elf *elf, uint64_t start, uint64_t pgoff, uint64_t *bias)
+{
+	size_t nr;
+
+	if (elf_getphdrnum(elf, &nr))
+		return -ENOEXEC;
+	for (size_t i = 0; i < nr && i < 256; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		/* The segment the mapping's first page belongs to (its offset page-aligned down). */
+		if (pgoff >= (ph.p_offset & ~4095ULL) && pgoff < ph.p_offset + ph.p_filesz) {
+			*bias = start - pgoff - ((ph.p_vaddr & ~4095ULL) - (ph.p_offset & ~4095ULL));
+			return 0;
+		}
+	}
+	return -ENOENT;
+}

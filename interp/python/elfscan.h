@@ -32,6 +32,13 @@ size_t py_elf__dynsyms(Elf *elf, struct py_sym_want *want, size_t n);
 /* len bytes at vaddr from elf's initialized allocated sections: 0 or -ENOENT. */
 int py_elf__read_vaddr(Elf *elf, uint64_t vaddr, void *buf, size_t len);
 
+/*
+ * The load bias of a file mapped at start from file offset pgoff (process
+ * address = ELF vaddr + bias), from the PT_LOAD segment holding pgoff:
+ * 0 or -ENOENT.
+ */
+int py_elf__load_bias(Elf *elf, uint64_t start, uint64_t pgoff, uint64_t *bias);
+
 /* The DT_SONAME of elf into out, or "". */
 void py_elf__soname(Elf *elf, char *out, size_t len);
 

@@ -1,0 +1,319 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Python frames in a run: the registry of Python processes (interp/python)
+ * fed with every sample's image, its threads read again every second and
+ * given to a backend that walks them in the kernel, the pipeline's reads of
+ * frames for one that cannot, and the names and places the model gives
+ * them (struct interp_ops).
+ */
+#include "core/run/python.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/lib/clock.h"
+#include "core/lib/log.h"
+#include "core/model/interp_merge.h"
+#include "core/model/resolve.h"
+#include "interp/python/registry.h"
+
+/* Threads come and go: each process's list is read again this often. */
+#define THREAD_SCAN_MS 1000
+
+struct run_python {
+	struct py_registry *reg;
+	struct backend *backend;
+	const struct backend_ops *ops;
+	bool raw;			/* --python raw */
+	bool full_paths;		/* file names in full */
+	bool changed;			/* a process found or gone since the backend was told */
+	int64_t next_scan;
+	struct pipeline *pl;
+	pid_t child;			/* a launched command, or -1 */
+	struct interp_proc *procs;	/* what the backend was told */
+	struct interp_thread *threads;
+	size_t cap_procs, cap_threads;
+};
+
+static void saw_image(void *ctx, const struct addr_space *as)
+{
+	struct run_python *rp = ctx;
+	struct py_process *p;
+	bool fresh;
+
+	p = py_registry__look(rp->reg, as, &fresh);
+	if (!p || !fresh)
+		return;
+	rp->changed = true;
+	/* Its threads at once: the first samples of the process get their frames. */
+	py_process__scan_threads(p);
+	pr_info("python: pid %d runs CPython %d.%d%s%.0d (%s)\n", (int)p->pid, p->interp.major,
+		p->interp.minor, p->interp.micro >= 0 ? "." : "",
+		p->interp.micro >= 0 ? p->interp.micro : 0, p->interp_path);
+}
+
+static unsigned int walk(void *ctx, const struct addr_space *as, pid_t tid,
+			 struct interp_frame *out, unsigned int max, uint32_t *status)
+{
+	struct run_python *rp = ctx;
+	struct py_process *p = py_registry__find(rp->reg, as);
+
+	*status = INTERP_NONE;
+	if (!p || p->gone)
+		return 0;
+	if (!py_process__thread(p, tid))
+		py_process__scan_threads(p);	/* a thread started since the last read */
+	return py_process__walk(p, tid, out, max, status);
+}
+
+static int name(void *ctx, const struct addr_space *as, const struct interp_frame *f,
+		struct interp_name *out)
+{
+	struct run_python *rp = ctx;
+	struct py_process *p = py_registry__find(rp->reg, as);
+	struct py_code_info ci;
+
+	if (!p || py_process__name(p, f, &ci))
+		return -ENOENT;
+	out->name = ci.name;
+	out->file = ci.file;
+	out->short_file = rp->full_paths ? ci.file : py_short_filename(ci.file);
+	out->line = ci.line > 0 ? (uint32_t)ci.line : 0;
+	out->first_line = ci.firstline > 0 ? (uint32_t)ci.firstline : 0;
+	return 0;
+}
+
+static bool is_marker(void *ctx, const struct addr_space *as, const struct interp_frame *f)
+{
+	struct run_python *rp = ctx;
+	struct py_process *p = py_registry__find(rp->reg, as);
+
+	return p && py_process__is_shim(p, f);
+}
+
+static bool run_end(void *ctx, const struct addr_space *as, const struct interp_frame *frames,
+		    unsigned int i, unsigned int n)
+{
+	struct run_python *rp = ctx;
+	struct py_process *p = py_registry__find(rp->reg, as);
+
+	return !p || py_process__run_end(p, frames, i, n);
+}
+
+/*
+ * The interpreter's own C functions worth keeping between Python frames:
+ * where a thread waits or works for the program (py-spy keeps the same).
+ */
+static bool worth_keeping(const char *name)
+{
+	static const char *const prefixes[] = { "time_", "sys_", "gc_", "os_", "unicode_",
+						"thread_", "stringio_", "sre_", "PyGILState_",
+						"PyThread_", "lock_", "_thread" };
+
+	for (size_t i = 0; name && i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+		if (!strncmp(name, prefixes[i], strlen(prefixes[i])))
+			return true;
+	return false;
+}
+
+static uint8_t role(void *ctx, const struct addr_space *as, uint64_t ip, const char *fn)
+{
+	struct run_python *rp = ctx;
+	struct py_process *p = py_registry__find(rp->reg, as);
+
+	if (!p)
+		return NATIVE_OTHER;
+	if (py_process__in_eval(p, ip))
+		return NATIVE_EVAL;
+	if (!py_process__in_interpreter(p, as, ip))
+		return NATIVE_OTHER;
+	return worth_keeping(fn) ? NATIVE_INTERP_KEEP : NATIVE_INTERP;
+}
+
+struct run_python *run_python__new(struct pipeline *pl, struct resolver *res, bool raw,
+				   bool full_paths)
+{
+	struct run_python *rp = calloc(1, sizeof(*rp));
+
+	if (!rp)
+		return NULL;
+	rp->reg = py_registry__new();
+	if (!rp->reg) {
+		free(rp);
+		return NULL;
+	}
+	rp->raw = raw;
+	rp->full_paths = full_paths;
+	pipeline__set_interp(pl, &(struct pipeline_interp){ rp, saw_image, walk });
+	resolver__set_interp(res, &(struct interp_ops){ rp, name, is_marker, run_end, role, raw });
+	return rp;
+}
+
+void run_python__free(struct run_python *rp)
+{
+	if (!rp)
+		return;
+	py_registry__free(rp->reg);
+	free(rp->procs);
+	free(rp->threads);
+	free(rp);
+}
+
+void run_python__set_backend(struct run_python *rp, struct backend *b,
+			     const struct backend_ops *ops)
+{
+	rp->backend = b;
+	rp->ops = ops;
+	rp->changed = true;
+}
+
+/* Room for n entries of size each in *buf (capacity *cap). */
+static int reserve(void **buf, size_t *cap, size_t n, size_t size)
+{
+	void *p;
+
+	if (n <= *cap)
+		return 0;
+	p = realloc(*buf, n * size);
+	if (!p)
+		return -ENOMEM;
+	*buf = p;
+	*cap = n;
+	return 0;
+}
+
+/* Tell a backend that walks in the kernel every process and thread now. */
+static int tell_backend(struct run_python *rp)
+{
+	size_t nr = py_registry__count(rp->reg), nr_threads = 0, t = 0, np = 0;
+	struct errmsg em = { "" };
+	int err;
+
+	for (size_t i = 0; i < nr; i++)
+		nr_threads += py_registry__get(rp->reg, i)->nr_threads;
+	if (reserve((void **)&rp->procs, &rp->cap_procs, nr + 1, sizeof(*rp->procs)) ||
+	    reserve((void **)&rp->threads, &rp->cap_threads, nr_threads + 1, sizeof(*rp->threads)))
+		return -ENOMEM;
+	for (size_t i = 0; i < nr; i++) {
+		struct py_process *p = py_registry__get(rp->reg, i);
+
+		if (p->gone)
+			continue;
+		rp->procs[np] = (struct interp_proc){ p->pid, p->interp.layout->id, rp->threads + t,
+						      p->nr_threads };
+		for (size_t k = 0; k < p->nr_threads; k++)
+			rp->threads[t++] = (struct interp_thread){ p->threads[k].tid,
+								   p->threads[k].tstate,
+								   p->threads[k].check };
+		np++;
+	}
+	err = rp->ops->set_interp(rp->backend, rp->procs, np, &em);
+	if (err && em.text[0])
+		pr_info("python: %s\n", em.text);
+	return err;
+}
+
+void run_python__tick(struct run_python *rp)
+{
+	int64_t now = mono_ms();
+
+	/* A launched command becomes Python at its exec: looked at every tick, not only at samples. */
+	if (rp->child > 0 && rp->pl && proctrack__knows(rp->pl->procs, rp->child)) {
+		struct addr_space *as = proctrack__addr_space(rp->pl->procs, rp->child);
+
+		if (as)
+			saw_image(rp, as);
+	}
+	if (now >= rp->next_scan) {
+		for (size_t i = 0; i < py_registry__count(rp->reg); i++) {
+			struct py_process *p = py_registry__get(rp->reg, i);
+
+			if (!p->gone)
+				py_process__scan_threads(p);
+		}
+		rp->next_scan = now + THREAD_SCAN_MS;
+		rp->changed = true;
+	}
+	if (rp->changed && rp->backend && rp->ops && rp->ops->set_interp) {
+		tell_backend(rp);
+		rp->changed = false;
+	}
+}
+
+void run_python__scan(struct run_python *rp, struct pipeline *pl, pid_t child)
+{
+	struct dirent *d;
+	DIR *dir;
+
+	rp->child = child;
+	if (!pl->procs)
+		return;
+	dir = opendir("/proc");
+	if (!dir)
+		return;
+	/* Bounded by the pid space; a look at a process not named like Python reads no file. */
+	while ((d = readdir(dir))) {
+		char *end;
+		long pid = strtol(d->d_name, &end, 10);
+		struct addr_space *as;
+
+		if (*end || pid <= 0 || pid > INT32_MAX || !pipeline__wants_pid(pl, (pid_t)pid))
+			continue;
+		as = proctrack__knows(pl->procs, (pid_t)pid) ? proctrack__addr_space(pl->procs, (pid_t)pid)
+							     : NULL;
+		if (as)
+			saw_image(rp, as);
+	}
+	closedir(dir);
+	rp->pl = pl;
+	run_python__tick(rp);
+}
+
+void run_python__ended(struct run_python *rp, const struct addr_space *as)
+{
+	py_registry__forget(rp->reg, as);
+	rp->changed = true;
+}
+
+void run_python__report(const struct run_python *rp, const struct pipeline *pl,
+			const struct resolver *res)
+{
+	static const char *const why[] = {
+		[INTERP_NO_THREAD] = "their thread was not known yet",
+		[INTERP_BAD_THREAD] = "their thread's state was reused",
+		[INTERP_IDLE] = "no Python code was running",
+		[INTERP_UNREADABLE] = "their thread's state could not be read",
+		[INTERP_LOST] = "the frames were not kept (a full map)",
+	};
+	struct interp_merge_counts mc;
+	struct py_registry_stats st;
+
+	py_registry__stats(rp->reg, &st);
+	resolver__interp_counts(res, &mc);
+	if (!st.processes && !st.refused)
+		return;
+	pr_info("python: %zu processes, %llu samples with Python frames\n", st.processes,
+		(unsigned long long)pl->interp_samples[INTERP_FRAMES]);
+	for (size_t i = INTERP_NO_THREAD; i <= INTERP_LOST; i++)
+		if (pl->interp_samples[i])
+			pr_info("python: %llu samples without Python frames: %s\n",
+				(unsigned long long)pl->interp_samples[i], why[i]);
+	if (pl->interp_cut)
+		pr_info("python: %llu samples with their Python stack cut (deeper than %d frames, "
+			"or a frame unreadable)\n",
+			(unsigned long long)pl->interp_cut, MAX_INTERP_DEPTH);
+	if (mc.no_eval)
+		pr_info("python: %llu of %llu stacks with Python frames put them under the native "
+			"leaf frames: the native walk did not reach the eval loop (an interpreter "
+			"built without frame pointers; --unwind dwarf interleaves them)\n",
+			(unsigned long long)mc.no_eval, (unsigned long long)mc.stacks);
+	if (mc.mismatched)
+		pr_info("python: %llu stacks had more or fewer eval loop calls than runs of Python "
+			"frames\n", (unsigned long long)mc.mismatched);
+	if (mc.unnamed)
+		pr_info("python: %llu frames could not be named (the process's memory could not "
+			"be read)\n", (unsigned long long)mc.unnamed);
+}
