@@ -22,6 +22,7 @@
 #include "backend-bpf/bpfbackend_internal.h"
 #include "backend-bpf/dwarf.h"
 #include "backend-bpf/nsids.h"
+#include "backend-bpf/python.h"
 #include "backend-bpf/offcpu.h"
 #include "backend-bpf/probe.h"
 #include "backend-perfring/ringset.h"
@@ -204,8 +205,15 @@ static void bpf_close(struct backend *b)
 	profile_idmap_bpf__destroy(b->idmap);
 	profile_mntns_bpf__destroy(b->mntns);
 	free(b->event_fds);
+	bpf_python__free(b->python);
 	profile_bpf__destroy(b->skel);
 	free(b);
+}
+
+static int bpf_set_interp(struct backend *b, const struct interp_proc *procs, size_t nr,
+			  struct errmsg *err)
+{
+	return b->python ? bpf_python__set(b->python, procs, nr, err) : 0;
 }
 
 const struct backend_ops bpf_backend_ops = {
@@ -218,4 +226,5 @@ const struct backend_ops bpf_backend_ops = {
 	.stop = bpf_stop,
 	.stats = bpf_stats,
 	.close = bpf_close,
+	.set_interp = bpf_set_interp,
 };

@@ -24,6 +24,7 @@
 struct bpf_dwarf;
 struct bpf_nsids;
 struct bpf_offcpu;
+struct bpf_python;
 struct ring_set;
 
 struct backend {
@@ -75,6 +76,9 @@ struct backend {
 	struct profile_idmap_bpf *idmap;
 	struct profile_mntns_bpf *mntns;
 	struct bpf_program *idmap_prog;
+	/* Python frames walked in the kernel (cfg->interp, the counting program of the initial pid namespace). */
+	bool python_wanted;
+	struct bpf_python *python;
 };
 
 /* counting.c: the counting program on cpu-clock events: on-CPU stacks. Returns 0 or -errno. */

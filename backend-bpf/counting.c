@@ -14,6 +14,7 @@
 #include "backend-bpf/dwarf.h"
 #include "backend-bpf/idmaps.h"
 #include "backend-bpf/nsids.h"
+#include "backend-bpf/python.h"
 #include "compat/pidns.h"
 
 #define MIN_MAP_ENTRIES 1024
@@ -34,7 +35,8 @@ static struct profile_bpf *load_sized(struct backend *b, unsigned int nr_ids, bo
 		/* Stack maps nothing writes are the smallest there is. */
 		skel = bpf_load__program(b->hash_size, kstacks_inline ? 1 : b->stack_size, nr_ids,
 					 o->dwarf && o->user_stacks,
-					 b->cg_mode == CGROUP_MODE_TABLE ? CGTRACK_ENTRIES : 0);
+					 b->cg_mode == CGROUP_MODE_TABLE ? CGTRACK_ENTRIES : 0,
+					 b->python_wanted);
 		if (skel)
 			break;
 		if ((errno != EPERM && errno != ENOMEM && errno != E2BIG) ||
@@ -209,9 +211,22 @@ int bpf_backend__open_counting(struct backend *b, struct errmsg *errm)
 	if (b->cg_mode == CGROUP_MODE_TABLE)
 		pr_info("bpf: --cgroup: %s; the sampling program looks threads up in a table that "
 			"sched_switch keeps instead\n", why);
+	/*
+	 * Python frames in the kernel: the counting program of the initial pid
+	 * namespace counts them; its variants (a namespace, bcc's id maps) and
+	 * the stack copies of --unwind dwarf leave them to the pipeline.
+	 */
+	b->python_wanted = o->interp && !(o->dwarf && o->user_stacks) && !in_pidns &&
+			   !idmaps__filters(o) && o->user_stacks;
 	err = load_counting(b, errm);
 	if (err)
 		return err;
+	if (b->python_wanted) {
+		b->python = bpf_python__new(b->skel);
+		if (!b->python)
+			return -ENOMEM;
+		b->config.flags |= PROFILE_CFG_PYTHON;
+	}
 	if (in_pidns) {
 		err = open_pidns(b, ns_dev, ns_ino, errm);
 		if (err)

@@ -17,6 +17,7 @@
 #include "backend-bpf/dwarf.h"
 #include "backend-bpf/nsids.h"
 #include "backend-bpf/offcpu.h"
+#include "backend-bpf/python.h"
 #include "backend-perfring/ringset.h"
 #include "core/lib/clock.h"
 
@@ -88,12 +89,13 @@ const uint64_t *bpf_backend__cached_stack(void *ctx, int32_t id)
 
 struct drain_ctx {
 	struct backend *b;
-	struct stack_cache *stacks;	/* the drained generation's */
+	unsigned int gen;		/* the drained generation */
 };
 
-static int add_entry(struct backend *b, struct stack_cache *sc, const struct profile_key *key,
+static int add_entry(struct backend *b, unsigned int gen, const struct profile_key *key,
 		     uint64_t count)
 {
+	struct stack_cache *sc = &b->stacks[gen];
 	uint64_t kbuf[MAX_STACK_DEPTH + 1];
 	const uint64_t *kstack, *ustack;
 	struct profile_key named;
@@ -109,6 +111,10 @@ static int add_entry(struct backend *b, struct stack_cache *sc, const struct pro
 	kstack = stack_cache__get(sc, key->kernel_stack_id);
 	ustack = stack_cache__get(sc, key->user_stack_id);
 	bpf_convert__sample(key, count, kstack, ustack, kbuf, &s);
+	if (b->python)
+		bpf_python__sample(b->python, gen, key, &s);
+	else
+		s.read_interp = b->cfg->interp && !b->nsids;
 	return pipeline__add(b->pipeline, &s);
 }
 
@@ -116,7 +122,7 @@ static int add_entry_cb(void *ctx, const void *key, uint64_t count)
 {
 	struct drain_ctx *dc = ctx;
 
-	return add_entry(dc->b, dc->stacks, key, count);
+	return add_entry(dc->b, dc->gen, key, count);
 }
 
 /* Move every entry of generation gen's count map into the pipeline, and empty the map. */
@@ -130,7 +136,7 @@ static int drain_counts(struct backend *b, unsigned int gen)
 	set_window(b, b->gen_since[gen]);
 	struct countmap cm = { .fd = b->counts_fd[gen], .key_size = sizeof(struct profile_key),
 			       .no_batch = &b->no_batch };
-	struct drain_ctx dc = { .b = b, .stacks = &b->stacks[gen] };
+	struct drain_ctx dc = { .b = b, .gen = gen };
 
 	return countmap__drain(&cm, add_entry_cb, &dc);
 }
@@ -145,6 +151,11 @@ static int drain_generation(struct backend *b, unsigned int gen)
 	left = stack_cache__clear(&b->stacks[gen]);
 	if (left < 0)
 		return left;
+	if (b->python) {
+		err = bpf_python__clear(b->python, gen);
+		if (err)
+			return err;
+	}
 	b->orphan_stacks += (uint64_t)left;
 	return 0;
 }
@@ -242,6 +253,8 @@ static int drain_all(struct backend *b)
 		err = drain_counts(b, 0);
 	if (!err && b->skel)
 		err = drain_counts(b, 1);
+	if (b->python)
+		bpf_python__end_drain(b->python);
 	if (!err && b->offcpu) {
 		set_window(b, b->started_ns);
 		err = bpf_offcpu__drain(b->offcpu);

@@ -39,7 +39,7 @@ unsigned int bpf_load__overflow_size(unsigned int stack)
  * about a tenth of a dwarf run's start-up CPU).
  */
 static void set_sizes(struct profile_bpf *skel, unsigned int hash, unsigned int stack,
-		      unsigned int nr_ids, bool dwarf, unsigned int members)
+		      unsigned int nr_ids, bool dwarf, unsigned int members, bool python)
 {
 	unsigned int more = dwarf ? 1 : stack;
 
@@ -51,11 +51,16 @@ static void set_sizes(struct profile_bpf *skel, unsigned int hash, unsigned int 
 	bpf_map__set_max_entries(skel->maps.overflow1, bpf_load__overflow_size(more));
 	bpf_map__set_max_entries(skel->maps.filter_ids, nr_ids ? nr_ids : 1);
 	bpf_map__set_max_entries(skel->maps.cg_members, members ? members : 1);
+	/* The Python walk's tables (bpf/python.bpf.h): preallocated, so as small as unused. */
+	bpf_map__set_max_entries(skel->maps.py_procs, python ? PY_MAX_PROCS : 1);
+	bpf_map__set_max_entries(skel->maps.py_threads, python ? PY_MAX_THREADS_IN_KERNEL : 1);
+	bpf_map__set_max_entries(skel->maps.py_stacks0, python ? PY_MAX_PIECES_STORED : 1);
+	bpf_map__set_max_entries(skel->maps.py_stacks1, python ? PY_MAX_PIECES_STORED : 1);
 }
 
 /* Open and load the program with these map sizes. Returns the skeleton or NULL, errno set. */
 struct profile_bpf *bpf_load__program(unsigned int hash, unsigned int stack, unsigned int nr_ids,
-				       bool dwarf, unsigned int members)
+				       bool dwarf, unsigned int members, bool python)
 {
 	struct profile_bpf *skel;
 	int err;
@@ -64,7 +69,7 @@ struct profile_bpf *bpf_load__program(unsigned int hash, unsigned int stack, uns
 	skel = profile_bpf__open();
 	if (!skel)
 		return NULL;
-	set_sizes(skel, hash, stack, nr_ids, dwarf, members);
+	set_sizes(skel, hash, stack, nr_ids, dwarf, members, python);
 	err = bpf_interruptible__load(skel->skeleton);
 	if (err) {
 		profile_bpf__destroy(skel);

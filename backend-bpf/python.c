@@ -1,0 +1,328 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The in-kernel Python walk (bpf/python.bpf.c) from user space: the walk
+ * of each layout loaded when a process of that layout is first given (its
+ * object opened again with only that walk and the end enabled, on the
+ * counting program's maps), the process and thread tables kept to what the
+ * run says, and each drained count's Python stack read from its pieces.
+ */
+#include "backend-bpf/python.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend-bpf/interruptible.h"
+#include "backend-bpf/shared_maps.h"
+#include "bpf/python.skel.h"
+#include "core/lib/hashmap.h"
+
+static const char *const walk_names[PY_NR_LAYOUTS] = {
+#define WALK_NAME(P) [PY_LAYOUT_##P] = "py_walk_" #P,
+	PY_LAYOUTS(WALK_NAME)
+#undef WALK_NAME
+};
+
+/* A Python stack read from the pieces of one drain, by (tgid, hash). */
+struct stack_entry {
+	struct py_piece_key key;	/* piece 0 */
+	uint32_t nr, status;
+	struct interp_frame frames[];
+};
+
+struct bpf_python {
+	struct profile_bpf *counting;
+	struct python_bpf *walks[PY_NR_LAYOUTS];	/* loaded layouts */
+	bool refused[PY_NR_LAYOUTS];
+	bool end_set;
+	int procs_fd, threads_fd, progs_fd, stacks_fd[2];
+	/* What the tables hold now, to delete what the next set leaves out. */
+	struct py_thread_key *held;
+	size_t nr_held, cap_held;
+	uint32_t *held_procs;
+	size_t nr_held_procs, cap_held_procs;
+	struct hashmap cache;		/* stacks read this drain */
+	uint64_t lost;			/* stacks whose pieces were not all there */
+};
+
+static uint64_t key_hash(const void *k)
+{
+	return hash_bytes(k, sizeof(struct py_piece_key), 0);
+}
+
+static bool key_equal(const void *a, const void *b)
+{
+	return !memcmp(a, b, sizeof(struct py_piece_key));
+}
+
+struct bpf_python *bpf_python__new(struct profile_bpf *counting)
+{
+	struct bpf_python *bp = calloc(1, sizeof(*bp));
+
+	if (!bp)
+		return NULL;
+	bp->counting = counting;
+	bp->procs_fd = bpf_map__fd(counting->maps.py_procs);
+	bp->threads_fd = bpf_map__fd(counting->maps.py_threads);
+	bp->progs_fd = bpf_map__fd(counting->maps.py_progs);
+	bp->stacks_fd[0] = bpf_map__fd(counting->maps.py_stacks0);
+	bp->stacks_fd[1] = bpf_map__fd(counting->maps.py_stacks1);
+	hashmap__init(&bp->cache, key_hash, key_equal);
+	return bp;
+}
+
+static void clear_cache(struct bpf_python *bp)
+{
+	struct hashmap_entry *e;
+	size_t bkt;
+
+	hashmap__for_each(&bp->cache, bkt, e)
+		free(e->value);
+	hashmap__clear(&bp->cache);
+}
+
+void bpf_python__free(struct bpf_python *bp)
+{
+	if (!bp)
+		return;
+	clear_cache(bp);
+	for (int i = 0; i < PY_NR_LAYOUTS; i++)
+		python_bpf__destroy(bp->walks[i]);
+	free(bp->held);
+	free(bp->held_procs);
+	free(bp);
+}
+
+/* Load the walk of layout l (and the end, the first time). 0 or -errno. */
+static int load_walk(struct bpf_python *bp, unsigned int l, struct errmsg *err)
+{
+	struct python_bpf *skel;
+	struct bpf_program *prog;
+	int fd, e;
+
+	skel = python_bpf__open();
+	if (!skel)
+		return -errno;
+	bpf_object__for_each_program(prog, skel->obj)
+		bpf_program__set_autoload(prog, !strcmp(bpf_program__name(prog), walk_names[l]) ||
+							!strcmp(bpf_program__name(prog), "py_end"));
+	e = shared_maps__reuse(skel->obj, bp->counting->obj);
+	if (!e)
+		e = bpf_interruptible__load(skel->skeleton);
+	if (e) {
+		errmsg__set(err, "the kernel refused the Python walk %s: %s; those processes' "
+			    "samples keep their native frames", walk_names[l], strerror(-e));
+		python_bpf__destroy(skel);
+		return e;
+	}
+	prog = bpf_object__find_program_by_name(skel->obj, walk_names[l]);
+	fd = prog ? bpf_program__fd(prog) : -1;
+	if (fd < 0 || bpf_map_update_elem(bp->progs_fd, &l, &fd, BPF_ANY)) {
+		python_bpf__destroy(skel);
+		return -errno;
+	}
+	if (!bp->end_set) {
+		unsigned int zero = 0;
+
+		fd = bpf_program__fd(skel->progs.py_end);
+		if (bpf_map_update_elem(bp->progs_fd, &zero, &fd, BPF_ANY)) {
+			python_bpf__destroy(skel);
+			return -errno;
+		}
+		bp->end_set = true;
+	}
+	bp->walks[l] = skel;
+	return 0;
+}
+
+static int grow(void **buf, size_t *cap, size_t n, size_t size)
+{
+	void *p;
+
+	if (n <= *cap)
+		return 0;
+	p = realloc(*buf, (n + 64) * size);
+	if (!p)
+		return -ENOMEM;
+	*buf = p;
+	*cap = n + 64;
+	return 0;
+}
+
+static bool thread_listed(const struct interp_proc *procs, size_t nr,
+			  const struct py_thread_key *k)
+{
+	for (size_t i = 0; i < nr; i++) {
+		if ((uint32_t)procs[i].pid != k->tgid)
+			continue;
+		for (size_t t = 0; t < procs[i].nr_threads; t++)
+			if ((uint32_t)procs[i].threads[t].tid == k->tid)
+				return true;
+	}
+	return false;
+}
+
+static bool proc_listed(const struct interp_proc *procs, size_t nr, uint32_t tgid)
+{
+	for (size_t i = 0; i < nr; i++)
+		if ((uint32_t)procs[i].pid == tgid)
+			return true;
+	return false;
+}
+
+int bpf_python__set(struct bpf_python *bp, const struct interp_proc *procs, size_t nr,
+		    struct errmsg *err)
+{
+	size_t total = 0, k = 0, kp = 0;
+	int e = 0;
+
+	for (size_t i = 0; i < nr; i++) {
+		unsigned int l = procs[i].layout;
+
+		total += procs[i].nr_threads;
+		if (l == PY_LAYOUT_NONE || l >= PY_NR_LAYOUTS || bp->walks[l] || bp->refused[l])
+			continue;
+		if (load_walk(bp, l, err))
+			bp->refused[l] = true;
+	}
+	/* What the new set leaves out goes first: a pid that ended may be taken by another. */
+	for (size_t i = 0; i < bp->nr_held; i++)
+		if (!thread_listed(procs, nr, &bp->held[i]))
+			bpf_map_delete_elem(bp->threads_fd, &bp->held[i]);
+	for (size_t i = 0; i < bp->nr_held_procs; i++)
+		if (!proc_listed(procs, nr, bp->held_procs[i]))
+			bpf_map_delete_elem(bp->procs_fd, &bp->held_procs[i]);
+	if (grow((void **)&bp->held, &bp->cap_held, total, sizeof(*bp->held)) ||
+	    grow((void **)&bp->held_procs, &bp->cap_held_procs, nr, sizeof(*bp->held_procs)))
+		return -ENOMEM;
+	for (size_t i = 0; i < nr; i++) {
+		struct py_proc pp = { .layout = procs[i].layout };
+		uint32_t tgid = (uint32_t)procs[i].pid;
+
+		if (pp.layout >= PY_NR_LAYOUTS || !bp->walks[pp.layout])
+			continue;
+		for (size_t t = 0; t < procs[i].nr_threads; t++) {
+			struct py_thread_key tk = { tgid, (uint32_t)procs[i].threads[t].tid };
+			struct py_thread th = { procs[i].threads[t].state, procs[i].threads[t].check };
+
+			/* A full table leaves the thread out: its samples say "not known". */
+			if (bpf_map_update_elem(bp->threads_fd, &tk, &th, BPF_ANY))
+				continue;
+			bp->held[k++] = tk;
+		}
+		if (bpf_map_update_elem(bp->procs_fd, &tgid, &pp, BPF_ANY) && !e)
+			e = -errno;
+		else
+			bp->held_procs[kp++] = tgid;
+	}
+	bp->nr_held = k;
+	bp->nr_held_procs = kp;
+	return e;
+}
+
+/* The stack of (tgid, hash) in generation gen's pieces, read once a drain; NULL if lost. */
+static const struct stack_entry *read_stack(struct bpf_python *bp, unsigned int gen,
+					    uint32_t tgid, uint64_t hash)
+{
+	struct py_piece_key key = { .tgid = tgid, .piece = 0, .hash = hash };
+	struct stack_entry *se = hashmap__find(&bp->cache, &key);
+	struct py_piece piece;
+	uint32_t nr;
+
+	if (se)
+		return se;
+	if (bpf_map_lookup_elem(bp->stacks_fd[gen], &key, &piece))
+		return NULL;
+	nr = piece.nr_frames > PY_MAX_FRAMES ? PY_MAX_FRAMES : piece.nr_frames;
+	se = calloc(1, sizeof(*se) + nr * sizeof(se->frames[0]));
+	if (!se)
+		return NULL;
+	se->key = key;
+	se->nr = nr;
+	se->status = piece.status;
+	for (uint32_t i = 0; i < nr; i++) {
+		uint32_t p = i / PY_FRAMES_PER_PIECE, j = i % PY_FRAMES_PER_PIECE;
+
+		if (j == 0 && p > 0) {
+			struct py_piece_key pk = key;
+
+			pk.piece = p;
+			if (bpf_map_lookup_elem(bp->stacks_fd[gen], &pk, &piece)) {
+				free(se);
+				return NULL;
+			}
+		}
+		se->frames[i].code = piece.frames[j].code;
+		se->frames[i].lasti = piece.frames[j].lasti;
+	}
+	if (hashmap__add(&bp->cache, &se->key, se)) {
+		free(se);
+		return NULL;
+	}
+	return se;
+}
+
+void bpf_python__sample(struct bpf_python *bp, unsigned int gen, const struct profile_key *key,
+			struct sample *s)
+{
+	static const uint32_t status[] = {
+		[PY_STACK_NO_THREAD] = INTERP_NO_THREAD,
+		[PY_STACK_BAD_THREAD] = INTERP_BAD_THREAD,
+		[PY_STACK_IDLE] = INTERP_IDLE,
+		[PY_STACK_UNREADABLE] = INTERP_UNREADABLE,
+	};
+	const struct stack_entry *se;
+
+	if (!key->py_stack)
+		return;
+	if (!(key->py_stack & PY_STACK_HASH)) {
+		s->interp_status = key->py_stack <= PY_STACK_UNREADABLE ? status[key->py_stack]
+								       : INTERP_UNREADABLE;
+		return;
+	}
+	se = read_stack(bp, gen, key->tgid, key->py_stack);
+	if (!se) {
+		bp->lost++;
+		s->interp_status = INTERP_LOST;
+		return;
+	}
+	s->interp_frames = se->frames;
+	s->nr_interp = se->nr;
+	s->interp_status = INTERP_FRAMES | (se->status & PY_WALK_TRUNCATED ? INTERP_TRUNCATED : 0) |
+			   (se->status & PY_WALK_FAULT ? INTERP_FAULT : 0);
+}
+
+int bpf_python__clear(struct bpf_python *bp, unsigned int gen)
+{
+	struct py_piece_key key, next, *keys = NULL;
+	size_t nr = 0, cap = 0;
+	int fd = bp->stacks_fd[gen];
+
+	clear_cache(bp);
+	/* Keys first, then deletes: a walk by get_next_key while deleting may skip some. */
+	memset(&key, 0xff, sizeof(key));
+	while (!bpf_map_get_next_key(fd, &key, &next)) {
+		if (grow((void **)&keys, &cap, nr + 1, sizeof(*keys))) {
+			free(keys);
+			return -ENOMEM;
+		}
+		keys[nr++] = next;
+		key = next;
+	}
+	for (size_t i = 0; i < nr; i++)
+		bpf_map_delete_elem(fd, &keys[i]);
+	free(keys);
+	return 0;
+}
+
+void bpf_python__end_drain(struct bpf_python *bp)
+{
+	clear_cache(bp);
+}
+
+uint64_t bpf_python__lost(const struct bpf_python *bp)
+{
+	return bp->lost;
+}
