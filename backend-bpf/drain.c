@@ -28,6 +28,12 @@
  */
 #define DRAIN_PERIOD_MS 1000
 /*
+ * With Python processes among the walked: their code objects are named
+ * from their memory, which a process that exits takes with it; counts are
+ * drained (and named) soon after they are taken.
+ */
+#define PYTHON_DRAIN_PERIOD_MS 250
+/*
  * A generation is drained once it may hold 1/STACK_FILL_DIV of its stack
  * map's buckets (two stacks per new count key): the chance that a new stack
  * collides is the share of buckets taken, so it stays below 1.6%, and the
@@ -292,7 +298,9 @@ int bpf_backend__drain(struct backend *b)
 	new_keys = bpf_backend__read_stat(b, PROFILE_STAT_NEW_KEYS) - b->new_keys_at_switch;
 	if (new_keys >= b->hash_size / 2 ||
 	    (new_keys && new_keys * 2 >= b->stack_size / STACK_FILL_DIV) ||
-	    mono_ms() - b->last_switch_ms >= DRAIN_PERIOD_MS) {
+	    mono_ms() - b->last_switch_ms >=
+		    (b->python && bpf_python__walking(b->python) ? PYTHON_DRAIN_PERIOD_MS
+								 : DRAIN_PERIOD_MS)) {
 		b->new_keys_at_switch += new_keys;
 		b->last_switch_ms = mono_ms();
 		return switch_and_drain(b);

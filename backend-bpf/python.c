@@ -322,6 +322,11 @@ void bpf_python__end_drain(struct bpf_python *bp)
 	clear_cache(bp);
 }
 
+bool bpf_python__walking(const struct bpf_python *bp)
+{
+	return bp->nr_held_procs > 0;
+}
+
 uint64_t bpf_python__lost(const struct bpf_python *bp)
 {
 	return bp->lost;

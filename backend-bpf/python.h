@@ -35,6 +35,8 @@ void bpf_python__sample(struct bpf_python *bp, unsigned int gen, const struct pr
 int bpf_python__clear(struct bpf_python *bp, unsigned int gen);
 /* A drain without clearing (the last ones) is over: the frames given are no longer valid. */
 void bpf_python__end_drain(struct bpf_python *bp);
+/* Whether any Python process is walked now. */
+bool bpf_python__walking(const struct bpf_python *bp);
 /* Stacks whose pieces were not all there (their map was full). */
 uint64_t bpf_python__lost(const struct bpf_python *bp);
 

@@ -279,7 +279,7 @@ static void interp_part(struct pipeline *p, struct sample *s, const struct addr_
 {
 	if (!p->interp.saw_image || !as)
 		return;
-	p->interp.saw_image(p->interp.ctx, as);
+	p->interp.saw_image(p->interp.ctx, as, s->interp_status);
 	if (s->read_interp && !s->interp_frames && p->interp.walk) {
 		s->nr_interp = p->interp.walk(p->interp.ctx, as, s->tid, buf, MAX_INTERP_DEPTH,
 					      &s->interp_status);

@@ -43,7 +43,8 @@ typedef unsigned int (*pipeline_unwind_fn)(void *ctx, const struct addr_space *a
  */
 struct pipeline_interp {
 	void *ctx;
-	void (*saw_image)(void *ctx, const struct addr_space *as);
+	/* status: the sample's enum interp_status as the backend read it (0: not read). */
+	void (*saw_image)(void *ctx, const struct addr_space *as, uint32_t status);
 	unsigned int (*walk)(void *ctx, const struct addr_space *as, pid_t tid,
 			     struct interp_frame *out, unsigned int max, uint32_t *status);
 };

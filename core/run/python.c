@@ -30,6 +30,7 @@ struct run_python {
 	bool raw;			/* --python raw */
 	bool full_paths;		/* file names in full */
 	bool changed;			/* a process found or gone since the backend was told */
+	bool rescan;			/* a process has threads the kernel's walk did not know */
 	int64_t next_scan;
 	struct pipeline *pl;
 	pid_t child;			/* a launched command, or -1 */
@@ -38,14 +39,21 @@ struct run_python {
 	size_t cap_procs, cap_threads;
 };
 
-static void saw_image(void *ctx, const struct addr_space *as)
+static void saw_image(void *ctx, const struct addr_space *as, uint32_t status)
 {
 	struct run_python *rp = ctx;
 	struct py_process *p;
 	bool fresh;
 
 	p = py_registry__look(rp->reg, as, &fresh);
-	if (!p || !fresh)
+	if (!p)
+		return;
+	/* A thread the kernel's walk did not know (started since): its list is read at the tick. */
+	if ((status & 0xff) == INTERP_NO_THREAD || (status & 0xff) == INTERP_BAD_THREAD) {
+		p->rescan = true;
+		rp->rescan = true;
+	}
+	if (!fresh)
 		return;
 	rp->changed = true;
 	/* Its threads at once: the first samples of the process get their frames. */
@@ -225,16 +233,21 @@ void run_python__tick(struct run_python *rp)
 		struct addr_space *as = proctrack__addr_space(rp->pl->procs, rp->child);
 
 		if (as)
-			saw_image(rp, as);
+			saw_image(rp, as, 0);
 	}
-	if (now >= rp->next_scan) {
+	if (now >= rp->next_scan || rp->rescan) {
+		bool all = now >= rp->next_scan;
+
 		for (size_t i = 0; i < py_registry__count(rp->reg); i++) {
 			struct py_process *p = py_registry__get(rp->reg, i);
 
-			if (!p->gone)
+			if (!p->gone && (all || p->rescan))
 				py_process__scan_threads(p);
+			p->rescan = false;
 		}
-		rp->next_scan = now + THREAD_SCAN_MS;
+		if (all)
+			rp->next_scan = now + THREAD_SCAN_MS;
+		rp->rescan = false;
 		rp->changed = true;
 	}
 	if (rp->changed && rp->backend && rp->ops && rp->ops->set_interp) {
@@ -265,7 +278,7 @@ void run_python__scan(struct run_python *rp, struct pipeline *pl, pid_t child)
 		as = proctrack__knows(pl->procs, (pid_t)pid) ? proctrack__addr_space(pl->procs, (pid_t)pid)
 							     : NULL;
 		if (as)
-			saw_image(rp, as);
+			saw_image(rp, as, 0);
 	}
 	closedir(dir);
 	rp->pl = pl;

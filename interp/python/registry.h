@@ -41,6 +41,7 @@ struct py_process {
 	struct py_thread_entry *threads;	/* sorted by tid */
 	size_t nr_threads;
 	bool gone;			/* its image ended, or another process took the pid */
+	bool rescan;			/* its threads to be read again soon (one was not known) */
 	bool announced;			/* -v has named it */
 };
 
