@@ -56,7 +56,9 @@
 	do {                                                                               \
 		__u64 f = w->frame, live, mask, code, lasti, entry, mixed, hash;           \
 		long r;                                                                    \
-		r = bpf_probe_read(fb, P##_FRAME_READ, (void *)f);                         \
+		/* Past the end, a harmless read (our own state) instead of a fault at 0. */\
+		r = bpf_probe_read(fb, P##_FRAME_READ,                                     \
+				   (void *)(f + (((__u64)w) & (NONZERO(f) - 1))));         \
 		live = NONZERO(f) & SUCCEEDED(r);                                          \
 		w->fault |= NONZERO(f) & (SUCCEEDED(r) ^ 1);                               \
 		mask = 0 - live;                                                           \
