@@ -24,202 +24,26 @@
 
 #include "bpf/counting.bpf.h"
 #include "bpf/python.bpf.h"
-
-#define FNV_PRIME 0x100000001b3ULL
-
-/* 1 if x != 0, without a branch. */
-#define NONZERO(x) ((((__u64)(x)) | (0 - (__u64)(x))) >> 63)
-/* 1 if the helper's return value r (0 or -errno) is 0. */
-#define SUCCEEDED(r) ((((__u64)(__s64)(r)) >> 63) ^ 1)
-
-#define FIELD_U64(buf, off) (*(__u64 *)((char *)(buf) + (off)))
-#define FIELD_S32(buf, off) ((__u64)(__s64)(*(__s32 *)((char *)(buf) + (off))))
-#define FIELD_U8(buf, off) ((__u64)(*(__u8 *)((char *)(buf) + (off))))
-
-/*
- * The first run of a walk: the thread's state gives the top frame, after
- * checking that the state is still the sampled thread's. Returns the frame,
- * or 0 with w->status/why set.
- */
-#define MIN2(a, b) ((a) < (b) ? (a) : (b))
-#define MAX2(a, b) ((a) > (b) ? (a) : (b))
-#define CHECK_FIELD(P) (P##_TSTATE_NATIVE_TID >= 0 ? P##_TSTATE_NATIVE_TID : P##_TSTATE_THREAD_ID)
-#define TS_LO(P) (MIN2(P##_TSTATE_FRAME, CHECK_FIELD(P)))
-#define TS_HI(P) (MAX2(P##_TSTATE_FRAME, CHECK_FIELD(P)) + 8)
-
-/*
- * One frame: read it, record it masked by whether it is there, mix it into
- * the hash, and step to its caller. f is 0 once the chain has ended or a
- * read failed (a failed read of a frame that should be there is a fault).
- */
-#define WALK_FRAME(P, i)                                                                   \
-	do {                                                                               \
-		__u64 f = w->frame, live, mask, code, lasti, entry, mixed, hash;           \
-		long r;                                                                    \
-		/* Past the end, a harmless read (our own state) instead of a fault at 0. */\
-		r = bpf_probe_read(fb, P##_FRAME_READ,                                     \
-				   (void *)(f + (((__u64)w) & (NONZERO(f) - 1))));         \
-		live = NONZERO(f) & SUCCEEDED(r);                                          \
-		w->fault |= NONZERO(f) & (SUCCEEDED(r) ^ 1);                               \
-		mask = 0 - live;                                                           \
-		code = FIELD_U64(fb, P##_FRAME_CODE) & ~(__u64)P##_CODE_TAG_BITS;          \
-		if (P##_LASTI_KIND == PY_LASTI_BYTE_OFFSET ||                              \
-		    P##_LASTI_KIND == PY_LASTI_INSN_INDEX)                                 \
-			lasti = FIELD_S32(fb, P##_FRAME_LASTI);                            \
-		else                                                                       \
-			lasti = FIELD_U64(fb, P##_FRAME_LASTI);                            \
-		entry = 0;                                                                 \
-		if (P##_ENTRY_KIND == PY_ENTRY_IS_ENTRY)                                   \
-			entry = NONZERO(FIELD_U8(fb, P##_FRAME_ENTRY));                    \
-		else if (P##_ENTRY_KIND == PY_ENTRY_OWNER)                                 \
-			entry = (2 - FIELD_U8(fb, P##_FRAME_ENTRY)) >> 63;                 \
-		code = (code | entry) & mask;                                              \
-		lasti &= mask;                                                             \
-		piece->frames[i].code = code;                                              \
-		piece->frames[i].lasti = lasti;                                            \
-		hash = w->hash;                                                            \
-		mixed = (((hash ^ code) * FNV_PRIME) ^ lasti) * FNV_PRIME;                 \
-		w->hash = hash ^ ((mixed ^ hash) & mask);                                  \
-		w->nr += live;                                                             \
-		w->frame = FIELD_U64(fb, P##_FRAME_BACK) & mask;                           \
-	} while (0)
+#include "bpf/python_walk.bpf.h"
 
 #define WALK_PROGRAM(P)                                                                    \
 	SEC("perf_event")                                                                  \
 	int py_walk_##P(struct bpf_perf_event_data *ctx)                                   \
-	{                                                                                  \
-		__u64 fb[(P##_FRAME_READ + 7) / 8]; /* one frame at a time */              \
-		struct py_piece *piece;                                                    \
-		struct py_walk *w;                                                         \
-		__u32 zero = 0, idx;                                                       \
-                                                                                           \
-		w = bpf_map_lookup_elem(&py_walk, &zero);                                  \
-		if (!w)                                                                    \
-			return 0;                                                          \
-		if (w->piece == 0) {                                                       \
-			char ts[TS_HI(P) - TS_LO(P)];                                      \
-			__u64 top;                                                         \
-                                                                                           \
-			if (bpf_probe_read(ts, sizeof(ts), (void *)(w->tstate + TS_LO(P))) || \
-			    FIELD_U64(ts, CHECK_FIELD(P) - TS_LO(P)) != w->check) {        \
-				w->why = PY_STACK_BAD_THREAD;                              \
-				goto end;                                                  \
-			}                                                                  \
-			top = FIELD_U64(ts, P##_TSTATE_FRAME - TS_LO(P));                  \
-			if (P##_CFRAME_CURRENT >= 0 && top &&                              \
-			    bpf_probe_read(&top, sizeof(top),                              \
-					   (void *)(top + P##_CFRAME_CURRENT))) {          \
-				w->why = PY_STACK_UNREADABLE;                              \
-				goto end;                                                  \
-			}                                                                  \
-			if (!top) {                                                        \
-				w->why = PY_STACK_IDLE;                                    \
-				goto end;                                                  \
-			}                                                                  \
-			w->frame = top;                                                    \
-		}                                                                          \
-		idx = w->piece;                                                            \
-		piece = bpf_map_lookup_elem(&py_frames, &idx);                             \
-		if (!piece)                                                                \
-			goto end;                                                          \
-		w->fault = 0;                                                              \
-		WALK_FRAME(P, 0);                                                          \
-		WALK_FRAME(P, 1);                                                          \
-		WALK_FRAME(P, 2);                                                          \
-		WALK_FRAME(P, 3);                                                          \
-		WALK_FRAME(P, 4);                                                          \
-		WALK_FRAME(P, 5);                                                          \
-		WALK_FRAME(P, 6);                                                          \
-		WALK_FRAME(P, 7);                                                          \
-		WALK_FRAME(P, 8);                                                          \
-		WALK_FRAME(P, 9);                                                          \
-		WALK_FRAME(P, 10);                                                         \
-		WALK_FRAME(P, 11);                                                         \
-		WALK_FRAME(P, 12);                                                         \
-		WALK_FRAME(P, 13);                                                         \
-		WALK_FRAME(P, 14);                                                         \
-		WALK_FRAME(P, 15);                                                         \
-		w->piece = idx + 1;                                                        \
-		if (w->fault)                                                              \
-			w->status |= PY_WALK_FAULT;                                        \
-		if (w->frame && !w->fault) {                                               \
-			if (idx + 1 < PY_MAX_PIECES)                                       \
-				bpf_tail_call(ctx, &py_progs, PY_LAYOUT_##P);              \
-			w->status |= PY_WALK_TRUNCATED;                                    \
-		}                                                                          \
-	end:                                                                               \
-		bpf_tail_call(ctx, &py_progs, 0);                                          \
-		stat_inc(PROFILE_STAT_PY_NO_PROG);                                         \
-		stat_inc(PROFILE_STAT_RUNS_DONE);                                          \
-		return 0;                                                                  \
-	}
+	WALK_BODY(P, py_progs, { stat_inc(PROFILE_STAT_PY_NO_PROG);                        \
+				 stat_inc(PROFILE_STAT_RUNS_DONE); })
 
 PY_LAYOUTS(WALK_PROGRAM)
 
-/* Store piece p of the stack in stacks unless the stack has fewer pieces. */
-#define STORE_PIECE(stacks, p)                                                             \
-	do {                                                                               \
-		__u32 pi = p;                                                              \
-		struct py_piece *src;                                                      \
-		if ((p) * PY_FRAMES_PER_PIECE < nr) {                                      \
-			src = bpf_map_lookup_elem(&py_frames, &pi);                        \
-			if (!src)                                                          \
-				goto stored;                                               \
-			__builtin_memcpy(&copy.frames, src->frames, sizeof(copy.frames));  \
-			pk.piece = pi;                                                     \
-			if (bpf_map_update_elem(stacks, &pk, &copy, BPF_NOEXIST) &&        \
-			    !bpf_map_lookup_elem(stacks, &pk)) {                           \
-				full = 1;                                                  \
-				goto stored;                                               \
-			}                                                                  \
-		}                                                                          \
-	} while (0)
-
-/*
- * Stores the frames in their generation's stacks map unless they are there
- * (piece 0 is stored last: its presence says the stack is whole), and
- * counts the sample with the stack's hash in its key.
- */
+/* Counts the sample with the walk's outcome in its key. */
 static __always_inline void store_and_count(void *stacks, void *counts, struct py_walk *w)
 {
-	struct py_piece_key pk;
 	struct profile_key key;
-	struct py_piece copy;
-	__u32 nr = w->nr;
 	int full = 0;
 
 	__builtin_memcpy(&key, &w->key, sizeof(key));
-	if (w->why) {
-		/* The walk ended before a frame: the code says why. */
-		key.py_stack = w->why;
-		goto count;
-	}
-	if (!nr) {
-		key.py_stack = (w->status & PY_WALK_FAULT) ? PY_STACK_UNREADABLE : PY_STACK_IDLE;
-		goto count;
-	}
-	__builtin_memset(&pk, 0, sizeof(pk));
-	pk.tgid = key.tgid;
-	pk.hash = w->hash | PY_STACK_HASH;
-	key.py_stack = pk.hash;
-	if (bpf_map_lookup_elem(stacks, &pk))
-		goto count;
-	copy.nr_frames = nr;
-	copy.status = w->status;
-	STORE_PIECE(stacks, 7);
-	STORE_PIECE(stacks, 6);
-	STORE_PIECE(stacks, 5);
-	STORE_PIECE(stacks, 4);
-	STORE_PIECE(stacks, 3);
-	STORE_PIECE(stacks, 2);
-	STORE_PIECE(stacks, 1);
-	STORE_PIECE(stacks, 0);
-stored:
-	if (full) {
+	key.py_stack = py_store(stacks, w, key.tgid, &full);
+	if (full)
 		stat_inc(PROFILE_STAT_PY_FULL);
-		key.py_stack = PY_STACK_UNREADABLE;
-	}
-count:
 	stat_inc(PROFILE_STAT_PY_WALKED);
 	count(counts, &key);
 }

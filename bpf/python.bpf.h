@@ -1,29 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The maps of the in-kernel Python walk (bpf/python_maps.h says how it
- * works), and the counting program's hand-over to it. The counting object
- * defines them; the walk's objects (bpf/python.bpf.c) reuse its maps.
+ * The on-CPU side of the in-kernel Python walk: the counting object's prog
+ * array of walks, the generations' stacks, and the counting program's
+ * hand-over. The walks' objects (bpf/python.bpf.c) reuse these maps.
  */
 #ifndef BPF_PYTHON_BPF_H
 #define BPF_PYTHON_BPF_H
 
 #include "bpf/common.bpf.h"
-#include "bpf/python_maps.h"
-
-/* Sizes are set by the loader before load. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 1024);
-	__type(key, __u32);
-	__type(value, struct py_proc);
-} py_procs SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 16384);
-	__type(key, struct py_thread_key);
-	__type(value, struct py_thread);
-} py_threads SEC(".maps");
+#include "bpf/python_common.bpf.h"
 
 /*
  * Slot 0: the program that stores the frames and counts the sample; slot
@@ -36,37 +21,6 @@ struct {
 	__uint(key_size, sizeof(__u32));
 	__uint(value_size, sizeof(__u32));
 } py_progs SEC(".maps");
-
-/* One sample's walk in progress, carried across tail calls. */
-struct py_walk {
-	struct profile_key key;		/* the sample's, py_stack still 0 */
-	__u64 tstate;
-	__u64 check;
-	__u64 frame;			/* the next frame to read; 0: none left */
-	__u64 hash;
-	__u32 gen;			/* the generation the key counts in */
-	__u32 layout;
-	__u32 piece;			/* pieces read so far */
-	__u32 nr;			/* frames read so far */
-	__u32 status;			/* PY_WALK_* */
-	__u32 why;			/* PY_STACK_* when the walk ended before its first frame */
-	__u64 fault;			/* this run: a frame could not be read */
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct py_walk);
-} py_walk SEC(".maps");
-
-/* The frames read so far, a piece an element. */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, PY_MAX_PIECES);
-	__type(key, __u32);
-	__type(value, struct py_piece);
-} py_frames SEC(".maps");
 
 /* The stacks, by generation as the count maps: emptied after their drain. */
 struct {
@@ -93,39 +47,19 @@ struct {
 static __always_inline void py_hand_over(struct bpf_perf_event_data *ctx,
 					 struct profile_key *key, __u32 gen)
 {
-	struct py_thread_key tk = { .tgid = key->tgid };
-	struct py_thread *t;
-	struct py_proc *proc;
 	struct py_walk *w;
-	__u32 zero = 0;
-	__u64 id;
+	__u32 layout = 0;
+	__u64 why;
 
-	proc = bpf_map_lookup_elem(&py_procs, &key->tgid);
-	if (!proc)
-		return;
-	/* key->tid is 0 unless threads are kept apart: look the thread up by its own id. */
-	id = bpf_get_current_pid_tgid();
-	tk.tid = (__u32)id;
-	t = bpf_map_lookup_elem(&py_threads, &tk);
-	if (!t) {
-		key->py_stack = PY_STACK_NO_THREAD;
+	/* key->tid is 0 unless threads are kept apart: the thread by its own id. */
+	w = py_prepare(key->tgid, (__u32)bpf_get_current_pid_tgid(), &layout, &why);
+	if (!w) {
+		key->py_stack = why;
 		return;
 	}
-	w = bpf_map_lookup_elem(&py_walk, &zero);
-	if (!w)
-		return;
 	__builtin_memcpy(&w->key, key, sizeof(*key));
-	w->tstate = t->tstate;
-	w->check = t->check;
-	w->frame = 0;
-	w->hash = 0;
 	w->gen = gen;
-	w->layout = proc->layout;
-	w->piece = 0;
-	w->nr = 0;
-	w->status = 0;
-	w->why = 0;
-	bpf_tail_call(ctx, &py_progs, proc->layout);
+	bpf_tail_call(ctx, &py_progs, layout);
 	/* No walk loaded for that layout (yet). */
 	stat_inc(PROFILE_STAT_PY_NO_PROG);
 	key->py_stack = PY_STACK_UNREADABLE;

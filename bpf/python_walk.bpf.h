@@ -1,0 +1,204 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The in-kernel Python walk itself (bpf/python_maps.h says what it does),
+ * for the objects that stamp it per layout: bpf/python.bpf.c (on-CPU,
+ * perf_event programs) and bpf/python_offcpu.bpf.c (off-CPU, tracepoint
+ * programs). The includer defines the maps of bpf/python_common.bpf.h.
+ *
+ * The frames are read without a branch per frame: a frame that is not
+ * there (the end of the chain, a read that failed) is masked out
+ * arithmetically, which keeps the verifier on one path (4.9 allows 4096
+ * instructions a program and 65536 verifier steps; a branch per frame
+ * doubles the paths at every frame).
+ */
+#ifndef BPF_PYTHON_WALK_BPF_H
+#define BPF_PYTHON_WALK_BPF_H
+
+#include "bpf/python_common.bpf.h"
+
+#define FNV_PRIME 0x100000001b3ULL
+
+/* 1 if x != 0, without a branch. */
+#define NONZERO(x) ((((__u64)(x)) | (0 - (__u64)(x))) >> 63)
+/* 1 if the helper's return value r (0 or -errno) is 0. */
+#define SUCCEEDED(r) ((((__u64)(__s64)(r)) >> 63) ^ 1)
+
+#define FIELD_U64(buf, off) (*(__u64 *)((char *)(buf) + (off)))
+#define FIELD_S32(buf, off) ((__u64)(__s64)(*(__s32 *)((char *)(buf) + (off))))
+#define FIELD_U8(buf, off) ((__u64)(*(__u8 *)((char *)(buf) + (off))))
+
+/*
+ * The first run of a walk: the thread's state gives the top frame, after
+ * checking that the state is still the sampled thread's. Returns the frame,
+ * or 0 with w->status/why set.
+ */
+#define MIN2(a, b) ((a) < (b) ? (a) : (b))
+#define MAX2(a, b) ((a) > (b) ? (a) : (b))
+#define CHECK_FIELD(P) (P##_TSTATE_NATIVE_TID >= 0 ? P##_TSTATE_NATIVE_TID : P##_TSTATE_THREAD_ID)
+#define TS_LO(P) (MIN2(P##_TSTATE_FRAME, CHECK_FIELD(P)))
+#define TS_HI(P) (MAX2(P##_TSTATE_FRAME, CHECK_FIELD(P)) + 8)
+
+/*
+ * One frame: read it, record it masked by whether it is there, mix it into
+ * the hash, and step to its caller. f is 0 once the chain has ended or a
+ * read failed (a failed read of a frame that should be there is a fault).
+ */
+#define WALK_FRAME(P, i)                                                                   \
+	do {                                                                               \
+		__u64 f = w->frame, live, mask, code, lasti, entry, mixed, hash;           \
+		long r;                                                                    \
+		/* Past the end, a harmless read (our own state) instead of a fault at 0. */\
+		r = bpf_probe_read(fb, P##_FRAME_READ,                                     \
+				   (void *)(f + (((__u64)w) & (NONZERO(f) - 1))));         \
+		live = NONZERO(f) & SUCCEEDED(r);                                          \
+		w->fault |= NONZERO(f) & (SUCCEEDED(r) ^ 1);                               \
+		mask = 0 - live;                                                           \
+		code = FIELD_U64(fb, P##_FRAME_CODE) & ~(__u64)P##_CODE_TAG_BITS;          \
+		if (P##_LASTI_KIND == PY_LASTI_BYTE_OFFSET ||                              \
+		    P##_LASTI_KIND == PY_LASTI_INSN_INDEX)                                 \
+			lasti = FIELD_S32(fb, P##_FRAME_LASTI);                            \
+		else                                                                       \
+			lasti = FIELD_U64(fb, P##_FRAME_LASTI);                            \
+		entry = 0;                                                                 \
+		if (P##_ENTRY_KIND == PY_ENTRY_IS_ENTRY)                                   \
+			entry = NONZERO(FIELD_U8(fb, P##_FRAME_ENTRY));                    \
+		else if (P##_ENTRY_KIND == PY_ENTRY_OWNER)                                 \
+			entry = (2 - FIELD_U8(fb, P##_FRAME_ENTRY)) >> 63;                 \
+		code = (code | entry) & mask;                                              \
+		lasti &= mask;                                                             \
+		piece->frames[i].code = code;                                              \
+		piece->frames[i].lasti = lasti;                                            \
+		hash = w->hash;                                                            \
+		mixed = (((hash ^ code) * FNV_PRIME) ^ lasti) * FNV_PRIME;                 \
+		w->hash = hash ^ ((mixed ^ hash) & mask);                                  \
+		w->nr += live;                                                             \
+		w->frame = FIELD_U64(fb, P##_FRAME_BACK) & mask;                           \
+	} while (0)
+
+/*
+ * The body of layout P's walk, in a program of its own whose tail calls go
+ * through PROGS (P's slot: itself; slot 0: the end); NO_END runs where the
+ * end could not be called.
+ */
+#define WALK_BODY(P, PROGS, NO_END)                                                        \
+	{                                                                                  \
+		__u64 fb[(P##_FRAME_READ + 7) / 8]; /* one frame at a time */              \
+		struct py_piece *piece;                                                    \
+		struct py_walk *w;                                                         \
+		__u32 zero = 0, idx;                                                       \
+                                                                                           \
+		w = bpf_map_lookup_elem(&py_walk, &zero);                                  \
+		if (!w)                                                                    \
+			return 0;                                                          \
+		if (w->piece == 0) {                                                       \
+			char ts[TS_HI(P) - TS_LO(P)];                                      \
+			__u64 top;                                                         \
+                                                                                           \
+			if (bpf_probe_read(ts, sizeof(ts), (void *)(w->tstate + TS_LO(P))) || \
+			    FIELD_U64(ts, CHECK_FIELD(P) - TS_LO(P)) != w->check) {        \
+				w->why = PY_STACK_BAD_THREAD;                              \
+				goto end;                                                  \
+			}                                                                  \
+			top = FIELD_U64(ts, P##_TSTATE_FRAME - TS_LO(P));                  \
+			if (P##_CFRAME_CURRENT >= 0 && top &&                              \
+			    bpf_probe_read(&top, sizeof(top),                              \
+					   (void *)(top + P##_CFRAME_CURRENT))) {          \
+				w->why = PY_STACK_UNREADABLE;                              \
+				goto end;                                                  \
+			}                                                                  \
+			if (!top) {                                                        \
+				w->why = PY_STACK_IDLE;                                    \
+				goto end;                                                  \
+			}                                                                  \
+			w->frame = top;                                                    \
+		}                                                                          \
+		idx = w->piece;                                                            \
+		piece = bpf_map_lookup_elem(&py_frames, &idx);                             \
+		if (!piece)                                                                \
+			goto end;                                                          \
+		w->fault = 0;                                                              \
+		WALK_FRAME(P, 0);                                                          \
+		WALK_FRAME(P, 1);                                                          \
+		WALK_FRAME(P, 2);                                                          \
+		WALK_FRAME(P, 3);                                                          \
+		WALK_FRAME(P, 4);                                                          \
+		WALK_FRAME(P, 5);                                                          \
+		WALK_FRAME(P, 6);                                                          \
+		WALK_FRAME(P, 7);                                                          \
+		WALK_FRAME(P, 8);                                                          \
+		WALK_FRAME(P, 9);                                                          \
+		WALK_FRAME(P, 10);                                                         \
+		WALK_FRAME(P, 11);                                                         \
+		WALK_FRAME(P, 12);                                                         \
+		WALK_FRAME(P, 13);                                                         \
+		WALK_FRAME(P, 14);                                                         \
+		WALK_FRAME(P, 15);                                                         \
+		w->piece = idx + 1;                                                        \
+		if (w->fault)                                                              \
+			w->status |= PY_WALK_FAULT;                                        \
+		if (w->frame && !w->fault) {                                               \
+			if (idx + 1 < PY_MAX_PIECES)                                       \
+				bpf_tail_call(ctx, &PROGS, PY_LAYOUT_##P);                 \
+			w->status |= PY_WALK_TRUNCATED;                                    \
+		}                                                                          \
+	end:                                                                               \
+		bpf_tail_call(ctx, &PROGS, 0);                                             \
+		NO_END;                                                                    \
+		return 0;                                                                  \
+	}
+
+/* Store piece p of the stack in stacks unless the stack has fewer pieces. */
+#define STORE_PIECE(stacks, p)                                                             \
+	do {                                                                               \
+		__u32 pi = p;                                                              \
+		struct py_piece *src;                                                      \
+		if ((p) * PY_FRAMES_PER_PIECE < nr) {                                      \
+			src = bpf_map_lookup_elem(&py_frames, &pi);                        \
+			if (!src)                                                          \
+				goto stored;                                               \
+			__builtin_memcpy(&copy.frames, src->frames, sizeof(copy.frames));  \
+			pk.piece = pi;                                                     \
+			if (bpf_map_update_elem(stacks, &pk, &copy, BPF_NOEXIST) &&        \
+			    !bpf_map_lookup_elem(stacks, &pk)) {                           \
+				*full = 1;                                                 \
+				goto stored;                                               \
+			}                                                                  \
+		}                                                                          \
+	} while (0)
+
+/*
+ * The walk's outcome as a key's py_stack: why there are no frames, or the
+ * stack's hash, its frames stored in stacks unless they are there (piece 0
+ * is stored last: its presence says the stack is whole). *full when a piece
+ * found no room (the stack is then unreadable).
+ */
+static __always_inline __u64 py_store(void *stacks, struct py_walk *w, __u32 tgid, int *full)
+{
+	struct py_piece_key pk;
+	struct py_piece copy;
+	__u32 nr = w->nr;
+
+	if (w->why)
+		return w->why;
+	if (!nr)
+		return (w->status & PY_WALK_FAULT) ? PY_STACK_UNREADABLE : PY_STACK_IDLE;
+	__builtin_memset(&pk, 0, sizeof(pk));
+	pk.tgid = tgid;
+	pk.hash = w->hash | PY_STACK_HASH;
+	if (bpf_map_lookup_elem(stacks, &pk))
+		return pk.hash;
+	copy.nr_frames = nr;
+	copy.status = w->status;
+	STORE_PIECE(stacks, 7);
+	STORE_PIECE(stacks, 6);
+	STORE_PIECE(stacks, 5);
+	STORE_PIECE(stacks, 4);
+	STORE_PIECE(stacks, 3);
+	STORE_PIECE(stacks, 2);
+	STORE_PIECE(stacks, 1);
+	STORE_PIECE(stacks, 0);
+stored:
+	return *full ? PY_STACK_UNREADABLE : pk.hash;
+}
+
+#endif
