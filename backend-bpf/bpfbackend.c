@@ -213,7 +213,16 @@ static void bpf_close(struct backend *b)
 static int bpf_set_interp(struct backend *b, const struct interp_proc *procs, size_t nr,
 			  struct errmsg *err)
 {
-	return b->python ? bpf_python__set(b->python, procs, nr, err) : 0;
+	struct bpf_python *off = bpf_offcpu__python(b->offcpu);
+	int e = b->python ? bpf_python__set(b->python, procs, nr, err) : 0;
+
+	/* --wall: the off-CPU program keeps tables of its own. */
+	if (off) {
+		int e2 = bpf_python__set(off, procs, nr, err);
+
+		e = e ? e : e2;
+	}
+	return e;
 }
 
 const struct backend_ops bpf_backend_ops = {

@@ -222,7 +222,13 @@ int bpf_backend__open_counting(struct backend *b, struct errmsg *errm)
 	if (err)
 		return err;
 	if (b->python_wanted) {
-		b->python = bpf_python__new(b->skel);
+		b->python = bpf_python__new(&(struct bpf_python_target){
+			.host = b->skel->obj,
+			.procs_fd = bpf_map__fd(b->skel->maps.py_procs),
+			.threads_fd = bpf_map__fd(b->skel->maps.py_threads),
+			.progs_fd = bpf_map__fd(b->skel->maps.py_progs),
+			.stacks_fd = { bpf_map__fd(b->skel->maps.py_stacks0),
+				       bpf_map__fd(b->skel->maps.py_stacks1) } });
 		if (!b->python)
 			return -ENOMEM;
 		b->config.flags |= PROFILE_CFG_PYTHON;

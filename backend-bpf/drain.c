@@ -118,7 +118,7 @@ static int add_entry(struct backend *b, unsigned int gen, const struct profile_k
 	ustack = stack_cache__get(sc, key->user_stack_id);
 	bpf_convert__sample(key, count, kstack, ustack, kbuf, &s);
 	if (b->python)
-		bpf_python__sample(b->python, gen, key, &s);
+		bpf_python__sample(b->python, gen, key->tgid, key->py_stack, &s);
 	else
 		s.read_interp = b->cfg->interp && !b->nsids;
 	return pipeline__add(b->pipeline, &s);

@@ -8,6 +8,7 @@
 
 #include "backend-bpf/idmaps.h"
 #include "backend-bpf/interruptible.h"
+#include "backend-bpf/python.h"
 #include "backend-bpf/shared_maps.h"
 #include "core/lib/log.h"
 

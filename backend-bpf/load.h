@@ -34,13 +34,6 @@ unsigned int bpf_load__overflow_size(unsigned int stack);
 struct profile_bpf *bpf_load__program(unsigned int hash, unsigned int stack, unsigned int nr_ids,
 				       bool dwarf, unsigned int members, bool python);
 
-/*
- * Sizes of the Python walk's tables: processes, threads, and the pieces of
- * a generation's stacks (16 frames each; a 50-deep stack takes 4).
- */
-#define PY_MAX_PROCS 1024
-#define PY_MAX_THREADS_IN_KERNEL 16384
-#define PY_MAX_PIECES_STORED 8192
 /* The counting program for a profiler in a pid namespace, on the loaded one's maps. */
 struct profile_pidns_bpf *bpf_load__pidns_program(struct profile_bpf *counting);
 /*

@@ -14,6 +14,7 @@
 #include "backend-bpf/idmaps.h"
 #include "backend-bpf/interruptible.h"
 #include "backend-bpf/nsids.h"
+#include "backend-bpf/python.h"
 #include "backend-bpf/stacks.h"
 #include "bpf/offcpu.skel.h"
 #include "bpf/offcpu_idmap.skel.h"
@@ -57,6 +58,7 @@ struct bpf_offcpu {
 	uint64_t still_off;		/* threads counted up to the end */
 	uint64_t missed;		/* the profiled threads' intervals with no switch-in seen */
 	bool missed_counted;
+	struct bpf_python *python;	/* Python frames walked at switch-outs, or NULL */
 };
 
 static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -73,7 +75,7 @@ static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list 
  * one at members_fd (the on-CPU programs'), or its own if members_fd < 0.
  */
 static struct offcpu_bpf *load(const struct backend_config *c, unsigned int nr_ids, bool sums,
-			       bool track, int members_fd, bool named)
+			       bool track, int members_fd, bool named, bool python)
 {
 	struct offcpu_bpf *skel;
 	int err = 0;
@@ -89,6 +91,10 @@ static struct offcpu_bpf *load(const struct backend_config *c, unsigned int nr_i
 	bpf_map__set_max_entries(skel->maps.filter_ids, nr_ids ? nr_ids : 1);
 	bpf_map__set_max_entries(skel->maps.cgroups, c->nr_cgroups ? c->nr_cgroups : 1);
 	bpf_map__set_max_entries(skel->maps.nsids, named ? NSIDS_ENTRIES : 1);
+	/* The Python walk's tables (bpf/python_offcpu.bpf.h): preallocated, so as small as unused. */
+	bpf_map__set_max_entries(skel->maps.py_procs, python ? PY_MAX_PROCS : 1);
+	bpf_map__set_max_entries(skel->maps.py_threads, python ? PY_MAX_THREADS_IN_KERNEL : 1);
+	bpf_map__set_max_entries(skel->maps.py_stacks_off, python ? PY_MAX_PIECES_STORED : 1);
 	if (track && members_fd >= 0)
 		err = bpf_map__reuse_fd(skel->maps.cg_members, members_fd);
 	/* With bcc's maps, only the maps: a variant of the program runs on them. */
@@ -169,7 +175,7 @@ int bpf_offcpu__probe(const struct backend_config *cfg, bool track, char *why, s
 	if (err)
 		return err;
 	small.stack_storage_size = small.hash_storage_size = 1;
-	skel = load(&small, 1, false, track, -1, false);
+	skel = load(&small, 1, false, track, -1, false, false);
 	if (!skel) {
 		err = -errno;
 		snprintf(why, len, "the kernel refused the %s program: %s (-vv shows the "
@@ -263,7 +269,7 @@ int bpf_offcpu__open(struct bpf_offcpu **out, const struct backend_config *cfg,
 	uint32_t child_off = 0;
 	uint64_t ns_dev, ns_ino;
 	char why[256] = "";
-	bool named;
+	bool named, python;
 	int err;
 
 	*out = NULL;
@@ -284,8 +290,10 @@ int bpf_offcpu__open(struct bpf_offcpu **out, const struct backend_config *cfg,
 		goto err_out;
 	}
 	named = o->sums && pidns__in_child(&ns_dev, &ns_ino);
+	/* Python frames in the kernel: the program of the initial pid namespace, without bcc's maps. */
+	python = o->sums && cfg->interp && cfg->user_stacks && !named && !idmaps__filters(cfg);
 	o->skel = load(cfg, (unsigned int)(cfg->nr_pids + cfg->nr_tids), o->sums, o->track,
-		       members_fd, named);
+		       members_fd, named, python);
 	if (!o->skel) {
 		err = -errno;
 		errmsg__set(errm, "bpf: loading the %s program: %s",
@@ -328,6 +336,21 @@ int bpf_offcpu__open(struct bpf_offcpu **out, const struct backend_config *cfg,
 	stack_cache__init(&o->stacks, bpf_map__fd(o->skel->maps.stacks));
 	set_config(o, &layout);
 	o->config.child_pid_off = child_off;
+	if (python) {
+		o->python = bpf_python__new(&(struct bpf_python_target){
+			.host = o->skel->obj,
+			.procs_fd = bpf_map__fd(o->skel->maps.py_procs),
+			.threads_fd = bpf_map__fd(o->skel->maps.py_threads),
+			.progs_fd = bpf_map__fd(o->skel->maps.py_progs_off),
+			.stacks_fd = { bpf_map__fd(o->skel->maps.py_stacks_off), -1 },
+			.offcpu = true });
+		if (!o->python) {
+			err = -ENOMEM;
+			errmsg__set(errm, "out of memory");
+			goto err_out;
+		}
+		o->config.flags |= OFFCPU_CFG_PYTHON;
+	}
 	err = fill_filter(o);
 	if (!err)
 		err = write_config(o);
@@ -404,6 +427,8 @@ static int add_interval(struct bpf_offcpu *o, const struct offcpu_key *k, uint64
 	bpf_convert__sample(&key, ns, stack_cache__get(&o->stacks, k->kernel_stack_id),
 			    stack_cache__get(&o->stacks, k->user_stack_id), kbuf, &s);
 	s.kind = WEIGHT_OFFCPU_NS;
+	if (o->python)
+		bpf_python__sample(o->python, 0, k->tgid, k->py_stack, &s);
 	return pipeline__add(o->pipeline, &s);
 }
 
@@ -440,7 +465,8 @@ static int count_still_off(struct bpf_offcpu *o)
 			uint64_t ns = o->stop_ns - st.ts, us = ns / 1000;
 			struct offcpu_key k = { .tgid = st.tgid, .tid = key,
 						.user_stack_id = st.user_stack_id,
-						.kernel_stack_id = st.kernel_stack_id };
+						.kernel_stack_id = st.kernel_stack_id,
+						.py_stack = st.py_stack };
 
 			if (us < o->cfg->min_block_us || us > o->cfg->max_block_us)
 				continue;
@@ -506,6 +532,8 @@ int bpf_offcpu__drain(struct bpf_offcpu *o)
 			count_missed(o);
 			o->missed_counted = true;
 		}
+		if (o->python)
+			bpf_python__end_drain(o->python);
 		return err;
 	}
 	new_keys = stat(o, OFFCPU_STAT_NEW_KEYS);
@@ -530,7 +558,15 @@ int bpf_offcpu__drain(struct bpf_offcpu *o)
 	if (err)
 		return err;
 	o->drains++;
-	return drain_map(o, !o->config.active_counts);
+	err = drain_map(o, !o->config.active_counts);
+	if (o->python)
+		bpf_python__end_drain(o->python);
+	return err;
+}
+
+struct bpf_python *bpf_offcpu__python(const struct bpf_offcpu *o)
+{
+	return o ? o->python : NULL;
 }
 
 void bpf_offcpu__stats(const struct bpf_offcpu *o, struct backend_stats *st)
@@ -557,6 +593,7 @@ void bpf_offcpu__close(struct bpf_offcpu *o)
 	if (!o)
 		return;
 	nsid_names__free(o->names);
+	bpf_python__free(o->python);
 	bpf_link__destroy(o->fork_link);
 	bpf_link__destroy(o->link);
 	stack_cache__fini(&o->stacks);

@@ -17,6 +17,7 @@
 #include "core/run/backend.h"
 
 struct bpf_offcpu;
+struct bpf_python;
 
 /*
  * Whether it can run here: tracefs, the tracepoint, the program; with
@@ -40,5 +41,8 @@ int bpf_offcpu__drain(struct bpf_offcpu *o);
 /* Adds its losses and counts to st. */
 void bpf_offcpu__stats(const struct bpf_offcpu *o, struct backend_stats *st);
 void bpf_offcpu__close(struct bpf_offcpu *o);
+
+/* Its Python walk, or NULL when it walks none (backend_ops.set_interp tells it the processes). */
+struct bpf_python *bpf_offcpu__python(const struct bpf_offcpu *o);
 
 #endif

@@ -17,13 +17,19 @@
 #include "backend-bpf/interruptible.h"
 #include "backend-bpf/shared_maps.h"
 #include "bpf/python.skel.h"
+#include "bpf/python_offcpu.skel.h"
 #include "core/lib/hashmap.h"
 
-static const char *const walk_names[PY_NR_LAYOUTS] = {
+/* The walks of each layout, on-CPU (perf_event programs) and off-CPU (tracepoint programs). */
+static const char *const walk_names[2][PY_NR_LAYOUTS] = {
 #define WALK_NAME(P) [PY_LAYOUT_##P] = "py_walk_" #P,
-	PY_LAYOUTS(WALK_NAME)
+#define OFFWALK_NAME(P) [PY_LAYOUT_##P] = "py_offwalk_" #P,
+	{ PY_LAYOUTS(WALK_NAME) },
+	{ PY_LAYOUTS(OFFWALK_NAME) },
 #undef WALK_NAME
+#undef OFFWALK_NAME
 };
+static const char *const end_names[2] = { "py_end", "py_offend" };
 
 /* A Python stack read from the pieces of one drain, by (tgid, hash). */
 struct stack_entry {
@@ -33,11 +39,10 @@ struct stack_entry {
 };
 
 struct bpf_python {
-	struct profile_bpf *counting;
-	struct python_bpf *walks[PY_NR_LAYOUTS];	/* loaded layouts */
+	struct bpf_python_target t;
+	struct bpf_object *walks[PY_NR_LAYOUTS];	/* loaded layouts */
 	bool refused[PY_NR_LAYOUTS];
 	bool end_set;
-	int procs_fd, threads_fd, progs_fd, stacks_fd[2];
 	/* What the tables hold now, to delete what the next set leaves out. */
 	struct py_thread_key *held;
 	size_t nr_held, cap_held;
@@ -57,18 +62,13 @@ static bool key_equal(const void *a, const void *b)
 	return !memcmp(a, b, sizeof(struct py_piece_key));
 }
 
-struct bpf_python *bpf_python__new(struct profile_bpf *counting)
+struct bpf_python *bpf_python__new(const struct bpf_python_target *t)
 {
 	struct bpf_python *bp = calloc(1, sizeof(*bp));
 
 	if (!bp)
 		return NULL;
-	bp->counting = counting;
-	bp->procs_fd = bpf_map__fd(counting->maps.py_procs);
-	bp->threads_fd = bpf_map__fd(counting->maps.py_threads);
-	bp->progs_fd = bpf_map__fd(counting->maps.py_progs);
-	bp->stacks_fd[0] = bpf_map__fd(counting->maps.py_stacks0);
-	bp->stacks_fd[1] = bpf_map__fd(counting->maps.py_stacks1);
+	bp->t = *t;
 	hashmap__init(&bp->cache, key_hash, key_equal);
 	return bp;
 }
@@ -89,51 +89,62 @@ void bpf_python__free(struct bpf_python *bp)
 		return;
 	clear_cache(bp);
 	for (int i = 0; i < PY_NR_LAYOUTS; i++)
-		python_bpf__destroy(bp->walks[i]);
+		bpf_object__close(bp->walks[i]);
 	free(bp->held);
 	free(bp->held_procs);
 	free(bp);
 }
 
+static int load_object(void *obj)
+{
+	return bpf_object__load(obj);
+}
+
 /* Load the walk of layout l (and the end, the first time). 0 or -errno. */
 static int load_walk(struct bpf_python *bp, unsigned int l, struct errmsg *err)
 {
-	struct python_bpf *skel;
+	const char *walk = walk_names[bp->t.offcpu][l], *end = end_names[bp->t.offcpu];
 	struct bpf_program *prog;
+	struct bpf_object *obj;
+	const void *elf;
+	size_t size;
 	int fd, e;
 
-	skel = python_bpf__open();
-	if (!skel)
+	/* The embedded object, opened once per layout: only its walk and end are loaded. */
+	elf = bp->t.offcpu ? python_offcpu_bpf__elf_bytes(&size) : python_bpf__elf_bytes(&size);
+	obj = bpf_object__open_mem(elf, size, NULL);
+	if (!obj)
 		return -errno;
-	bpf_object__for_each_program(prog, skel->obj)
-		bpf_program__set_autoload(prog, !strcmp(bpf_program__name(prog), walk_names[l]) ||
-							!strcmp(bpf_program__name(prog), "py_end"));
-	e = shared_maps__reuse(skel->obj, bp->counting->obj);
+	bpf_object__for_each_program(prog, obj)
+		bpf_program__set_autoload(prog, !strcmp(bpf_program__name(prog), walk) ||
+							!strcmp(bpf_program__name(prog), end));
+	e = shared_maps__reuse(obj, bp->t.host);
 	if (!e)
-		e = bpf_interruptible__load(skel->skeleton);
+		e = bpf_interruptible__run(load_object, obj);
 	if (e) {
 		errmsg__set(err, "the kernel refused the Python walk %s: %s; those processes' "
-			    "samples keep their native frames", walk_names[l], strerror(-e));
-		python_bpf__destroy(skel);
+			    "samples keep their native frames", walk, strerror(-e));
+		bpf_object__close(obj);
 		return e;
 	}
-	prog = bpf_object__find_program_by_name(skel->obj, walk_names[l]);
+	prog = bpf_object__find_program_by_name(obj, walk);
 	fd = prog ? bpf_program__fd(prog) : -1;
-	if (fd < 0 || bpf_map_update_elem(bp->progs_fd, &l, &fd, BPF_ANY)) {
-		python_bpf__destroy(skel);
+	if (fd < 0 || bpf_map_update_elem(bp->t.progs_fd, &l, &fd, BPF_ANY)) {
+		bpf_object__close(obj);
 		return -errno;
 	}
 	if (!bp->end_set) {
 		unsigned int zero = 0;
 
-		fd = bpf_program__fd(skel->progs.py_end);
-		if (bpf_map_update_elem(bp->progs_fd, &zero, &fd, BPF_ANY)) {
-			python_bpf__destroy(skel);
+		prog = bpf_object__find_program_by_name(obj, end);
+		fd = prog ? bpf_program__fd(prog) : -1;
+		if (fd < 0 || bpf_map_update_elem(bp->t.progs_fd, &zero, &fd, BPF_ANY)) {
+			bpf_object__close(obj);
 			return -errno;
 		}
 		bp->end_set = true;
 	}
-	bp->walks[l] = skel;
+	bp->walks[l] = obj;
 	return 0;
 }
 
@@ -190,10 +201,10 @@ int bpf_python__set(struct bpf_python *bp, const struct interp_proc *procs, size
 	/* What the new set leaves out goes first: a pid that ended may be taken by another. */
 	for (size_t i = 0; i < bp->nr_held; i++)
 		if (!thread_listed(procs, nr, &bp->held[i]))
-			bpf_map_delete_elem(bp->threads_fd, &bp->held[i]);
+			bpf_map_delete_elem(bp->t.threads_fd, &bp->held[i]);
 	for (size_t i = 0; i < bp->nr_held_procs; i++)
 		if (!proc_listed(procs, nr, bp->held_procs[i]))
-			bpf_map_delete_elem(bp->procs_fd, &bp->held_procs[i]);
+			bpf_map_delete_elem(bp->t.procs_fd, &bp->held_procs[i]);
 	if (grow((void **)&bp->held, &bp->cap_held, total, sizeof(*bp->held)) ||
 	    grow((void **)&bp->held_procs, &bp->cap_held_procs, nr, sizeof(*bp->held_procs)))
 		return -ENOMEM;
@@ -208,11 +219,11 @@ int bpf_python__set(struct bpf_python *bp, const struct interp_proc *procs, size
 			struct py_thread th = { procs[i].threads[t].state, procs[i].threads[t].check };
 
 			/* A full table leaves the thread out: its samples say "not known". */
-			if (bpf_map_update_elem(bp->threads_fd, &tk, &th, BPF_ANY))
+			if (bpf_map_update_elem(bp->t.threads_fd, &tk, &th, BPF_ANY))
 				continue;
 			bp->held[k++] = tk;
 		}
-		if (bpf_map_update_elem(bp->procs_fd, &tgid, &pp, BPF_ANY) && !e)
+		if (bpf_map_update_elem(bp->t.procs_fd, &tgid, &pp, BPF_ANY) && !e)
 			e = -errno;
 		else
 			bp->held_procs[kp++] = tgid;
@@ -233,7 +244,7 @@ static const struct stack_entry *read_stack(struct bpf_python *bp, unsigned int 
 
 	if (se)
 		return se;
-	if (bpf_map_lookup_elem(bp->stacks_fd[gen], &key, &piece))
+	if (bpf_map_lookup_elem(bp->t.stacks_fd[gen], &key, &piece))
 		return NULL;
 	nr = piece.nr_frames > PY_MAX_FRAMES ? PY_MAX_FRAMES : piece.nr_frames;
 	se = calloc(1, sizeof(*se) + nr * sizeof(se->frames[0]));
@@ -249,7 +260,7 @@ static const struct stack_entry *read_stack(struct bpf_python *bp, unsigned int 
 			struct py_piece_key pk = key;
 
 			pk.piece = p;
-			if (bpf_map_lookup_elem(bp->stacks_fd[gen], &pk, &piece)) {
+			if (bpf_map_lookup_elem(bp->t.stacks_fd[gen], &pk, &piece)) {
 				free(se);
 				return NULL;
 			}
@@ -264,7 +275,7 @@ static const struct stack_entry *read_stack(struct bpf_python *bp, unsigned int 
 	return se;
 }
 
-void bpf_python__sample(struct bpf_python *bp, unsigned int gen, const struct profile_key *key,
+void bpf_python__sample(struct bpf_python *bp, unsigned int gen, uint32_t tgid, uint64_t py_stack,
 			struct sample *s)
 {
 	static const uint32_t status[] = {
@@ -275,14 +286,14 @@ void bpf_python__sample(struct bpf_python *bp, unsigned int gen, const struct pr
 	};
 	const struct stack_entry *se;
 
-	if (!key->py_stack)
+	if (!py_stack)
 		return;
-	if (!(key->py_stack & PY_STACK_HASH)) {
-		s->interp_status = key->py_stack <= PY_STACK_UNREADABLE ? status[key->py_stack]
-								       : INTERP_UNREADABLE;
+	if (!(py_stack & PY_STACK_HASH)) {
+		s->interp_status = py_stack <= PY_STACK_UNREADABLE ? status[py_stack]
+								   : INTERP_UNREADABLE;
 		return;
 	}
-	se = read_stack(bp, gen, key->tgid, key->py_stack);
+	se = read_stack(bp, gen, tgid, py_stack);
 	if (!se) {
 		bp->lost++;
 		s->interp_status = INTERP_LOST;
@@ -298,7 +309,10 @@ int bpf_python__clear(struct bpf_python *bp, unsigned int gen)
 {
 	struct py_piece_key key, next, *keys = NULL;
 	size_t nr = 0, cap = 0;
-	int fd = bp->stacks_fd[gen];
+	int fd = bp->t.stacks_fd[gen];
+
+	if (fd < 0)
+		return 0;
 
 	clear_cache(bp);
 	/* Keys first, then deletes: a walk by get_next_key while deleting may skip some. */

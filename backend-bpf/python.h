@@ -9,7 +9,8 @@
 
 #include <stdint.h>
 
-#include "bpf/profile.skel.h"
+#include <stdbool.h>
+
 #include "bpf/profile_maps.h"
 #include "bpf/python_maps.h"
 #include "core/agg/sample.h"
@@ -17,9 +18,28 @@
 #include "core/run/backend.h"
 
 struct bpf_python;
+struct bpf_object;
 
-/* On the loaded counting program's maps; NULL when out of memory. */
-struct bpf_python *bpf_python__new(struct profile_bpf *counting);
+/*
+ * Sizes of the Python walk's tables: processes, threads, and the pieces of
+ * a generation's stacks (16 frames each; a 50-deep stack takes 4).
+ */
+#define PY_MAX_PROCS 1024
+#define PY_MAX_THREADS_IN_KERNEL 16384
+#define PY_MAX_PIECES_STORED 8192
+
+
+/* The object whose Python maps the walks use, and their fds. */
+struct bpf_python_target {
+	const struct bpf_object *host;	/* the counting or the off-CPU program's */
+	int procs_fd, threads_fd, progs_fd;
+	/* Stacks by generation; for off-CPU one map for the run ([0], [1] = -1): never emptied. */
+	int stacks_fd[2];
+	bool offcpu;			/* the walks are tracepoint programs of bpf/python_offcpu.bpf.c */
+};
+
+/* NULL when out of memory. */
+struct bpf_python *bpf_python__new(const struct bpf_python_target *t);
 void bpf_python__free(struct bpf_python *bp);
 /*
  * The Python processes now (backend_ops.set_interp): each layout's walk
@@ -28,8 +48,8 @@ void bpf_python__free(struct bpf_python *bp);
  */
 int bpf_python__set(struct bpf_python *bp, const struct interp_proc *procs, size_t nr,
 		    struct errmsg *err);
-/* The Python part of s from key (drained from generation gen): frames, or why none. */
-void bpf_python__sample(struct bpf_python *bp, unsigned int gen, const struct profile_key *key,
+/* The Python part of s from a key's tgid and py_stack (drained from generation gen). */
+void bpf_python__sample(struct bpf_python *bp, unsigned int gen, uint32_t tgid, uint64_t py_stack,
 			struct sample *s);
 /* The drain of generation gen is over: its stacks go (the frames given are no longer valid). */
 int bpf_python__clear(struct bpf_python *bp, unsigned int gen);

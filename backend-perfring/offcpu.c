@@ -23,6 +23,10 @@ struct thread_off {
 	unsigned int nr_kernel, nr_user;
 	int kernel_err, user_err;
 	uint64_t ips[2 * MAX_STACK_DEPTH];	/* kernel leaf..root, then user leaf..root */
+	/* Its interpreter's frames (Python), read at the switch-out, while it is blocked. */
+	unsigned int nr_interp;
+	uint32_t interp_status;
+	struct interp_frame interp[MAX_INTERP_DEPTH];
 };
 
 struct perf_offcpu {
@@ -242,7 +246,10 @@ static int switch_in(struct perf_offcpu *o, pid_t tid, uint64_t time)
 					     .user_ips = t->ips + t->nr_kernel,
 					     .nr_user = t->nr_user, .kernel_err = t->kernel_err,
 					     .user_err = t->user_err, .kind = WEIGHT_OFFCPU_NS,
-					     .weight = time - t->time };
+					     .weight = time - t->time,
+					     .interp_frames = t->nr_interp ? t->interp : NULL,
+					     .nr_interp = t->nr_interp,
+					     .interp_status = t->interp_status };
 			memcpy(s.comm, t->comm, sizeof(s.comm));
 			err = pipeline__count(o->pipeline, &s);
 		}
@@ -279,6 +286,12 @@ static int switch_out(struct perf_offcpu *o, struct sample *s, uint64_t time)
 	t->kernel_err = s->kernel_err;
 	t->user_err = s->user_err;
 	sample__copy_ips(s, t->ips, t->nr_kernel, t->nr_user);
+	t->nr_interp = s->interp_frames ? s->nr_interp : 0;
+	if (t->nr_interp > MAX_INTERP_DEPTH)
+		t->nr_interp = MAX_INTERP_DEPTH;
+	t->interp_status = s->interp_status;
+	if (t->nr_interp)
+		memcpy(t->interp, s->interp_frames, t->nr_interp * sizeof(t->interp[0]));
 	return 0;
 }
 
@@ -298,6 +311,7 @@ static bool state_wanted(const struct perf_offcpu *o, uint64_t state)
 int perf_offcpu__sample(struct perf_offcpu *o, const struct perf_event_header *hdr)
 {
 	uint64_t kernel[MAX_STACK_DEPTH], user[MAX_STACK_DEPTH], unwound[MAX_STACK_DEPTH];
+	struct interp_frame interp[MAX_INTERP_DEPTH];
 	struct decoded_sample ds;
 	struct user_snapshot snap;
 	struct sample s;
@@ -335,6 +349,9 @@ int perf_offcpu__sample(struct perf_offcpu *o, const struct perf_event_header *h
 			pipeline__unwind_now(o->pipeline, &s, unwound);
 		}
 	}
+	/* Blocked, the thread's Python stack stays as it was until it runs again. */
+	s.read_interp = o->cfg->interp;
+	pipeline__interp_now(o->pipeline, &s, interp);
 	return switch_out(o, &s, ds.id.time);
 }
 

@@ -20,6 +20,7 @@
 #include <linux/errno.h>
 #include <bpf/bpf_helpers.h>
 
+#define OFFCPU_PYTHON
 #include "bpf/offcpu.bpf.h"
 
 SEC("tracepoint/sched/sched_switch")

@@ -83,8 +83,9 @@ static __always_inline void stat_inc(__u32 slot)
 		*v += 1;	/* per-CPU slot; sched_switch runs with interrupts off */
 }
 
-/* After stat_inc, which it uses. */
+/* After stat_inc, which they use. */
 #include "bpf/nsids.bpf.h"
+#include "bpf/python_offcpu.bpf.h"
 
 /* A stack id as stored; failures to store are counted, "no stack" (-EFAULT) is not. */
 static __always_inline __s32 stack_id(__s32 id)
@@ -156,9 +157,10 @@ static __always_inline long read_prev_state(void *ctx, struct offcpu_config *cfg
 
 /*
  * The current task is switching out: store it if it is wanted (bcc's -p, -L,
- * --state, --user-threads-only, --kernel-threads-only).
+ * --state, --user-threads-only, --kernel-threads-only). Returns its tid when
+ * it was stored, else 0.
  */
-static __always_inline void switch_out(void *ctx, struct offcpu_config *cfg, __u64 now)
+static __always_inline __u32 switch_out(void *ctx, struct offcpu_config *cfg, __u64 now)
 {
 	struct offcpu_start st;
 	__u64 id = bpf_get_current_pid_tgid();
@@ -167,11 +169,11 @@ static __always_inline void switch_out(void *ctx, struct offcpu_config *cfg, __u
 	long err;
 
 	if (tid == 0)
-		return;		/* the idle task is never off-CPU */
+		return 0;		/* the idle task is never off-CPU */
 	if ((cfg->flags & OFFCPU_CFG_FILTER_TGID) && !bpf_map_lookup_elem(&filter_ids, &tgid))
-		return;
+		return 0;
 	if ((cfg->flags & OFFCPU_CFG_FILTER_TID) && !bpf_map_lookup_elem(&filter_ids, &tid))
-		return;
+		return 0;
 	/*
 	 * The thread is on-CPU: an entry of its own means its switch-in was
 	 * not seen. The program is skipped while another tracing program
@@ -190,10 +192,10 @@ static __always_inline void switch_out(void *ctx, struct offcpu_config *cfg, __u
 	err = read_prev_state(ctx, cfg, &state);
 	if (err) {
 		stat_inc(OFFCPU_STAT_BAD_CTX);
-		return;
+		return 0;
 	}
 	if (state & cfg->exit_states)
-		return;
+		return 0;
 	/*
 	 * Inside a pid namespace: named by records, by thread; those outside
 	 * it are left. Not at an exit (above): the kernel has no ids of the
@@ -201,11 +203,11 @@ static __always_inline void switch_out(void *ctx, struct offcpu_config *cfg, __u
 	 */
 	if ((cfg->flags & OFFCPU_CFG_NSIDS) &&
 	    !nsid_visible(ctx, tid, tgid, tid, OFFCPU_STAT_NSIDS_FULL))
-		return;
+		return 0;
 	if (cfg->flags & OFFCPU_CFG_FILTER_STATE) {
 		if (cfg->state == 0 ? (state & cfg->state_mask) != 0 :
 				      (state & cfg->state_mask & cfg->state) == 0)
-			return;
+			return 0;
 	}
 
 	__builtin_memset(&st, 0, sizeof(st));
@@ -226,9 +228,9 @@ static __always_inline void switch_out(void *ctx, struct offcpu_config *cfg, __u
 		__s32 uid = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK);
 
 		if ((cfg->flags & OFFCPU_CFG_USER_THREADS) && uid == -EFAULT)
-			return;
+			return 0;
 		if ((cfg->flags & OFFCPU_CFG_KERNEL_THREADS) && uid != -EFAULT)
-			return;
+			return 0;
 		if (cfg->flags & OFFCPU_CFG_USER_STACK)
 			st.user_stack_id = stack_id(uid);
 	}
@@ -239,8 +241,11 @@ static __always_inline void switch_out(void *ctx, struct offcpu_config *cfg, __u
 	}
 	bpf_get_current_comm(&st.comm, sizeof(st.comm));
 	/* tid's entry, if any, was dropped above: a failure is a full map. */
-	if (bpf_map_update_elem(&start, &tid, &st, BPF_ANY))
+	if (bpf_map_update_elem(&start, &tid, &st, BPF_ANY)) {
 		stat_inc(OFFCPU_STAT_START_FULL);
+		return 0;
+	}
+	return tid;
 }
 
 /* Thread tid is switched in: its interval ends. */
@@ -271,6 +276,7 @@ static __always_inline void switch_in(struct offcpu_config *cfg, __u32 tid, __u6
 	key.user_stack_id = st->user_stack_id;
 	key.kernel_stack_id = st->kernel_stack_id;
 	__builtin_memcpy(key.comm, st->comm, sizeof(key.comm));
+	key.py_stack = st->py_stack;
 	if (cfg->active_counts)
 		count(&counts1, &key, (__u64)delta);
 	else
@@ -343,7 +349,7 @@ static __always_inline int offcpu_on_fork(void *ctx)
 static __always_inline int offcpu_on_switch(void *ctx, int id_filter)
 {
 	struct offcpu_config *cfg;
-	__u32 zero = 0, prev_pid = 0, next_pid = 0;
+	__u32 zero = 0, prev_pid = 0, next_pid = 0, stored = 0;
 	int track, under;
 	__u64 now;
 
@@ -372,11 +378,19 @@ static __always_inline int offcpu_on_switch(void *ctx, int id_filter)
 		stat_inc(OFFCPU_STAT_BAD_CTX);
 		return LET_OTHERS_RECORD;
 	}
-	/* --cgroupmap, --mntnsmap: likewise. */
-	if (under && idmap_wanted(id_filter))
-		switch_out(ctx, cfg, now);
 	if (next_pid)
 		switch_in(cfg, next_pid, now);
+	/* --cgroupmap, --mntnsmap: likewise. Last: the Python walk after it is a tail call. */
+	if (under && idmap_wanted(id_filter))
+		stored = switch_out(ctx, cfg, now);
+#ifdef OFFCPU_PYTHON
+	if (stored && (cfg->flags & OFFCPU_CFG_PYTHON)) {
+		struct offcpu_start *st = bpf_map_lookup_elem(&start, &stored);
+
+		if (st)
+			py_hand_over_offcpu(ctx, st, st->tgid, stored);
+	}
+#endif
 	return LET_OTHERS_RECORD;
 }
 

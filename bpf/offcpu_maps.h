@@ -23,6 +23,8 @@
 #define OFFCPU_CFG_TRACK_CGROUPS (1U << 9)
 /* A profiler in a pid namespace: tasks are named by records (bpf/nsids.bpf.h). */
 #define OFFCPU_CFG_NSIDS (1U << 10)
+/* Walk the Python frames of py_procs' threads as they switch out (bpf/python_offcpu.bpf.h). */
+#define OFFCPU_CFG_PYTHON (1U << 11)
 
 /*
  * The one element of the config ARRAY map (no global variables before 5.2).
@@ -79,6 +81,8 @@ struct offcpu_key {
 	__s32 user_stack_id;		/* >= 0, -EFAULT (none), PROFILE_STACK_NOT_TAKEN, error */
 	__s32 kernel_stack_id;
 	char comm[PROFILE_COMM_LEN];
+	/* The Python frames' (bpf/python_maps.h: PY_STACK_*), 0 for other threads. */
+	__u64 py_stack;
 };
 
 /*
@@ -94,6 +98,7 @@ struct offcpu_start {
 	__s32 kernel_stack_id;
 	__u32 pad;
 	char comm[PROFILE_COMM_LEN];
+	__u64 py_stack;			/* set by the Python walk that follows the switch-out */
 };
 
 /*
@@ -124,6 +129,8 @@ enum offcpu_stat {
 	OFFCPU_STAT_MISSED_UNKEYED,	/* of those, not in the missed map (full): whose unknown */
 	OFFCPU_STAT_MEMBERS_FULL,	/* threads under --cgroup not tracked: cg_members full */
 	OFFCPU_STAT_NSIDS_FULL,		/* pid namespace records: a thread not kept in nsids */
+	OFFCPU_STAT_PY_FULL,		/* Python stacks not stored: their map was full */
+	OFFCPU_STAT_PY_NO_PROG,		/* Python walks not run: no program for the layout */
 	OFFCPU_STAT_CNT,
 };
 

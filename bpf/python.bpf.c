@@ -29,8 +29,8 @@
 #define WALK_PROGRAM(P)                                                                    \
 	SEC("perf_event")                                                                  \
 	int py_walk_##P(struct bpf_perf_event_data *ctx)                                   \
-	WALK_BODY(P, py_progs, { stat_inc(PROFILE_STAT_PY_NO_PROG);                        \
-				 stat_inc(PROFILE_STAT_RUNS_DONE); })
+	WALK_BODY(P, py_progs,                                                             \
+		  { stat_inc(PROFILE_STAT_PY_NO_PROG); stat_inc(PROFILE_STAT_RUNS_DONE); }, 0)
 
 PY_LAYOUTS(WALK_PROGRAM)
 

@@ -78,9 +78,9 @@
 /*
  * The body of layout P's walk, in a program of its own whose tail calls go
  * through PROGS (P's slot: itself; slot 0: the end); NO_END runs where the
- * end could not be called.
+ * end could not be called; the program returns RET.
  */
-#define WALK_BODY(P, PROGS, NO_END)                                                        \
+#define WALK_BODY(P, PROGS, NO_END, RET)                                                   \
 	{                                                                                  \
 		__u64 fb[(P##_FRAME_READ + 7) / 8]; /* one frame at a time */              \
 		struct py_piece *piece;                                                    \
@@ -89,7 +89,7 @@
                                                                                            \
 		w = bpf_map_lookup_elem(&py_walk, &zero);                                  \
 		if (!w)                                                                    \
-			return 0;                                                          \
+			return RET;                                                          \
 		if (w->piece == 0) {                                                       \
 			char ts[TS_HI(P) - TS_LO(P)];                                      \
 			__u64 top;                                                         \
@@ -144,7 +144,7 @@
 	end:                                                                               \
 		bpf_tail_call(ctx, &PROGS, 0);                                             \
 		NO_END;                                                                    \
-		return 0;                                                                  \
+		return RET;                                                                  \
 	}
 
 /* Store piece p of the stack in stacks unless the stack has fewer pieces. */

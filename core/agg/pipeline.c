@@ -268,6 +268,22 @@ void pipeline__unwind_now(struct pipeline *p, struct sample *s, uint64_t *buf)
 
 size_t pipeline__test_oom_after;
 
+static void interp_part(struct pipeline *p, struct sample *s, const struct addr_space *as,
+			struct interp_frame *buf);
+
+void pipeline__interp_now(struct pipeline *p, struct sample *s, struct interp_frame *buf)
+{
+	const struct addr_space *as;
+	bool ambiguous;
+
+	if (!s->read_interp || s->interp_frames || (!s->user_snapshot && !s->nr_user))
+		return;
+	as = image_of(p, s, &ambiguous);
+	if (as && !ambiguous)
+		interp_part(p, s, as, buf);
+	s->read_interp = false;
+}
+
 void pipeline__set_interp(struct pipeline *p, const struct pipeline_interp *interp)
 {
 	p->interp = *interp;

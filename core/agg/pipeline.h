@@ -121,6 +121,12 @@ int pipeline__snapshot_processes(struct pipeline *p);
  */
 void pipeline__unwind_now(struct pipeline *p, struct sample *s, uint64_t *buf);
 
+/*
+ * Read s's interpreted frames now into buf (MAX_INTERP_DEPTH), if it asks
+ * (read_interp): for stacks kept for later, as pipeline__unwind_now.
+ */
+void pipeline__interp_now(struct pipeline *p, struct sample *s, struct interp_frame *buf);
+
 /* Filter, trim, unwind and count one sample. Returns 0 or -ENOMEM. */
 int pipeline__add(struct pipeline *p, struct sample *s);
 /* The same for a sample the caller already checked with pipeline__wants_thread(). */

@@ -31,6 +31,7 @@
  * again and again costs one reading a minute at most.
  */
 #define TABLES_IDLE_MS 60000
+#define PYTHON_START_INTERVAL_MS 10
 
 static void forget_space(void *ctx, const struct addr_space *as)
 {
@@ -117,7 +118,13 @@ int run__sample_loop(struct run *r)
 
 	progress__init(&r->progress, o, mono_ms());
 	for (;;) {
-		int timeout = DRAIN_INTERVAL_MS;
+		/*
+		 * A launched Python command is found at its exec, before its
+		 * threads block: the first second looks at it often.
+		 */
+		int timeout = r->python && r->launched && mono_ms() - start < 1000
+				      ? PYTHON_START_INTERVAL_MS
+				      : DRAIN_INTERVAL_MS;
 
 		if (signals__stop_requested())
 			break;

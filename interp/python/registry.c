@@ -37,8 +37,8 @@ struct seen {
  * objects' pointers still the file's): its memory is read again a little
  * later, a few times, before the image counts as not Python.
  */
-#define RETRY_MS 200
-#define MAX_TRIES 10
+#define RETRY_MS 20
+#define MAX_TRIES 50
 
 struct py_registry {
 	struct hashmap images;		/* as->id + 1 -> struct seen * */
