@@ -117,10 +117,9 @@ static int add_entry(struct backend *b, unsigned int gen, const struct profile_k
 	kstack = stack_cache__get(sc, key->kernel_stack_id);
 	ustack = stack_cache__get(sc, key->user_stack_id);
 	bpf_convert__sample(key, count, kstack, ustack, kbuf, &s);
+	/* Counts summed over a second have no instant to read Python frames at: the kernel's walk or none. */
 	if (b->python)
 		bpf_python__sample(b->python, gen, key->tgid, key->py_stack, &s);
-	else
-		s.read_interp = b->cfg->interp && !b->nsids;
 	return pipeline__add(b->pipeline, &s);
 }
 

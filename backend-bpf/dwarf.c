@@ -186,6 +186,8 @@ static void on_sample(void *ctx, int cpu, uint64_t time, const struct dwarf_head
 		s.user_snapshot = snap;
 		s.user_err = 0;
 	}
+	/* Python frames: read from the process as the record is taken, as the perf backend does. */
+	s.read_interp = d->cfg->interp;
 	err = pipeline__add(d->pipeline, &s);
 	if (err && !d->err)
 		d->err = err;

@@ -149,7 +149,8 @@ static __always_inline int snapshot(struct bpf_perf_event_data *ctx, int use_tas
 	__builtin_memset(&buf.head, 0, sizeof(buf.head));
 	buf.head.kind = DWARF_REC_HEAD;
 	buf.head.tgid = tgid;
-	buf.head.tid = (cfg->flags & PROFILE_CFG_FILTER_TID) ? tid : 0;
+	/* The thread, always: its Python frames are read by it (the count keeps processes apart only). */
+	buf.head.tid = tid;
 	buf.head.kernel_stack_id = PROFILE_STACK_NOT_TAKEN;
 	buf.head.user_stack_id = PROFILE_STACK_NOT_TAKEN;
 	bpf_get_current_comm(buf.head.comm, sizeof(buf.head.comm));

@@ -397,6 +397,7 @@ int py_process__scan_threads(struct py_process *p)
 		if (!tid)
 			continue;
 		out[kept++] = (struct py_thread_entry){ tid, ts[i].tstate, ts[i].check };
+
 	}
 	qsort(out, (size_t)kept, sizeof(*out), tid_cmp);
 	free(p->threads);
