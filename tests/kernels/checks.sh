@@ -182,47 +182,47 @@ records_a_sample() {
 		awk '$2 > 0 { printf "%.2f", $1 / $2 }'
 }
 
+# feature LINE MAJOR MINOR WITHOUT WITH: sets used to WITHOUT when -v said
+# LINE (the run went without a feature of Linux MAJOR.MINOR), else WITH;
+# wrong when the kernel is that release or later.
+feature() {
+	if grep -q "$1" err; then
+		used=$4
+		! kver_ge "$2" "$3" || wrong="-v: \"$1\", on Linux $2.$3+"
+	else
+		used=$5
+	fi
+}
+
 # features ROW: what the run used of the newer kernels' features, as -v
 # said it (sets used), and whether a kernel that has one went without it
-# (sets wrong, and used to what -v said instead).
+# (sets wrong).
 features() {
 	case $1 in
 	"fp -- CMD/bpf")
-		if grep -q 'no batch map operations' err; then
-			used="counts drained key by key (no batch map operations before 5.6)"
-			! kver_ge 5 6 || wrong="-v: no batch map operations, on Linux 5.6+"
-		else
-			used="counts drained in batches (5.6)"
-		fi
+		feature 'no batch map operations' 5 6 \
+			"counts drained key by key (no batch map operations before 5.6)" \
+			"counts drained in batches (5.6)"
 		;;
 	"--cgroup v2/bpf")
-		if grep -q 'looks threads up in a table' err; then
-			used="a thread table (perf events follow v2 cgroups from 4.11)"
-			! kver_ge 4 11 || wrong="-v: a thread table for a v2 cgroup, on Linux 4.11+"
-		else
-			used="perf events of the cgroup (4.11), no thread table"
-		fi
+		feature 'looks threads up in a table' 4 11 \
+			"a thread table (perf events follow v2 cgroups from 4.11)" \
+			"perf events of the cgroup (4.11), no thread table"
 		;;
 	"pidns: fp -- CMD/bpf")
-		if grep -q 'without bpf_get_ns_current_pid_tgid' err; then
-			used="ids from perf records (bpf_get_ns_current_pid_tgid is 5.7)"
-			! kver_ge 5 7 || wrong="-v: no bpf_get_ns_current_pid_tgid, on Linux 5.7+"
-		elif grep -q 'tasks are named by their ids there' err; then
-			used="ids from bpf_get_ns_current_pid_tgid (5.7)"
-		else
+		feature 'without bpf_get_ns_current_pid_tgid' 5 7 \
+			"ids from perf records (bpf_get_ns_current_pid_tgid is 5.7)" \
+			"ids from bpf_get_ns_current_pid_tgid (5.7)"
+		grep -q 'tasks are named by their ids there' err ||
 			wrong="-v did not say how tasks in the pid namespace are named"
-		fi
 		;;
 	--mntnsmap/bpf)
 		used="mount namespace ids read by CO-RE over the kernel's BTF"
 		;;
 	build-id*)
-		if grep -q 'lacks build_id' err; then
-			used="device and inode in the mmap records (build-ids there are 5.12)"
-			! kver_ge 5 12 || wrong="-v: no build_id in the mmap records, on Linux 5.12+"
-		else
-			used="build-ids in the mmap records (5.12)"
-		fi
+		feature 'lacks build_id' 5 12 \
+			"device and inode in the mmap records (build-ids there are 5.12)" \
+			"build-ids in the mmap records (5.12)"
 		;;
 	dwarf*/bpf)
 		per=$(records_a_sample)
@@ -269,53 +269,68 @@ check_dwarf() {
 	verdict "$row" "$backend" "$wrong"
 }
 
+# most_other RE NOT: the commonest stack in out that matches RE and not NOT
+# (awk regexes), with its count, cut to 150 characters around the middle.
+most_other() {
+	awk -v re="$1" -v not="$2" '$0 ~ re && $0 !~ not {
+		c[substr($0, 1, length($0) - length($NF) - 1)] += $NF }
+		END { for (k in c) if (c[k] > m) { m = c[k]; s = k }
+			print m, substr(s, 1, 90) "..." substr(s, length(s) - 60) }' out
+}
+
 # A recursion 200 deep without frame pointers: whole stacks (from _start,
 # or cut at 127 frames with the marker) from the stack-copy program's one
-# record or its pieces.
+# record or its pieces; -a marks the kernel's frames.
 check_dwarf_deep() {
 	row=$1 backend=$2
-	bounded profile --verbose --backend "$backend" --unwind dwarf --stack-dump-size 16384 -F $F -f \
-		-- $W/nofp deep $S
-	n=$(total '^nofp;')
-	whole=$(total '^nofp;([[]truncated[]];nofp_recurse|.*main;nofp_recurse);')
+	local whole_re='^nofp;([[]truncated[]];nofp_recurse|_start);'
+	bounded profile --verbose --backend "$backend" --unwind dwarf --stack-dump-size 16384 -a \
+		-F $F -f -- $W/nofp deep $S
+	# The samples in the recursion (its leaf is named however the unwinding
+	# went), not those of the loader or of main's clock_gettime.
+	n=$(total '^nofp;.*nofp_(recurse|c)')
+	whole=$(total "$whole_re")
+	note="$whole of $n stacks in the recursion whole"
 	# Without bpf_task_pt_regs, samples taken in kernel mode (under TCG,
 	# many timer interrupts land on the way back to user mode) have
-	# frame-pointer user stacks, which -v counts: not asked to be whole.
-	fp=$(sed -n 's/.*warning: \([0-9]*\) samples taken in kernel mode have frame-pointer.*/\1/p' err)
-	n=$((n - ${fp:-0}))
-	note="$whole of $n stacks whole${fp:+ (and $fp in kernel mode with frame-pointer stacks)}"
+	# frame-pointer user stacks, which -v warns of: not asked to be whole.
+	if ! grep -q 'user registers of kernel-mode samples: bpf_task_pt_regs' err; then
+		k=$(total '^nofp;.*nofp_(recurse|c).*_[[]k[]]')
+		n=$((n - k))
+		whole=$((whole - $(total "$whole_re.*_[[]k[]]")))
+		note="$whole of $n user-mode stacks in the recursion whole, $k in kernel mode"
+	fi
 	wrong=
 	awk -v w="$whole" -v n="$n" 'BEGIN { exit !(n > 0 && w * 10 >= n * 9) }' ||
-		wrong="$whole of $n samples of nofp deep have whole stacks; the most other: $(awk '
-			/^nofp;/ && !/^nofp;(\[truncated\];nofp_recurse|.*main;nofp_recurse);/ {
-				c[substr($0, 1, length($0) - length($NF) - 1)] += $NF }
-			END { for (k in c) if (c[k] > m) { m = c[k]; s = k }
-				print m, substr(s, 1, 90) "..." substr(s, length(s) - 60) }' out)"
+		wrong="$whole of $n samples in nofp's recursion have whole stacks; the most other: $(
+			most_other '^nofp;.*nofp_(recurse|c)' "$whole_re")"
 	verdict "$row" "$backend" "$wrong"
 }
 
-# Samples in system calls: their user registers are on the kernel stack,
-# where only bpf_task_pt_regs finds them (5.15 with BTF): read_loop, which
-# calls libc's read (no frame pointer), under the kernel's frames. Without
-# it the frame-pointer stack loses read_loop, and -v says so.
+# Samples in system calls (syscalls reads /dev/zero from read_loop; under
+# TCG its clock_gettime is one too): their user registers are on the
+# kernel stack, where only bpf_task_pt_regs finds them (5.15 with BTF), so
+# nine in ten keep main;read_loop above the kernel's frames. Without it
+# their frame-pointer user stacks lose read_loop (libc's read and
+# clock_gettime keep no frame pointer), and -v says so.
 check_dwarf_syscalls() {
 	row=$1 backend=$2
 	bounded profile --verbose --backend "$backend" --unwind dwarf -F $F -f -- $W/syscalls $S
 	n=$(total '^syscalls;')
+	k=$(total ';entry_SYSCALL_64')
+	u=$(total 'main;read_loop;.*;entry_SYSCALL_64')
+	note="$k of $n in system calls, $u of them under main;read_loop"
 	wrong=
-	if grep -q 'user registers of kernel-mode samples: bpf_task_pt_regs' err; then
-		k=$(total 'main;read_loop;read;entry_SYSCALL_64')
-		what="main;read_loop;read;entry_SYSCALL_64"
+	if ! awk -v k="$k" -v n="$n" 'BEGIN { exit !(n > 0 && k * 2 >= n) }'; then
+		wrong="$k of $n samples of syscalls in system calls"
+	elif grep -q 'user registers of kernel-mode samples: bpf_task_pt_regs' err; then
+		awk -v k="$k" -v u="$u" 'BEGIN { exit !(u * 10 >= k * 9) }' ||
+			wrong="$u of $k samples in system calls under main;read_loop; the most other: $(
+				most_other ';entry_SYSCALL_64' 'main;read_loop;')"
 	else
-		k=$(total ';entry_SYSCALL_64')
-		what=";entry_SYSCALL_64 (frame-pointer user stacks)"
 		grep -q 'samples taken in kernel mode have frame-pointer user stacks' err ||
-			[ "$k" = 0 ] || wrong="no -v warning for kernel-mode samples with frame-pointer stacks"
+			wrong="no -v warning for kernel-mode samples with frame-pointer stacks"
 	fi
-	note="$k of $n in $what"
-	[ -z "$wrong" ] || { verdict "$row" "$backend" "$wrong"; return; }
-	awk -v k="$k" -v n="$n" 'BEGIN { exit !(n > 0 && k * 2 >= n) }' ||
-		wrong="$k of $n samples of syscalls in $what"
 	verdict "$row" "$backend" "$wrong"
 }
 
@@ -549,11 +564,13 @@ check_mntnsmap() {
 	dpid=$!
 	sleep 0.5
 	ino=$(stat -L -c %i /proc/$bpid/ns/mnt)
-	if ! bpftool map create $map type hash key 8 value 4 entries 16 name km_nsmap ||
-		! bpftool map update pinned $map key hex $(le8 "$ino") value hex 01 00 00 00; then
+	# Before 4.15 or so bpftool cannot make the map (no bpf filesystem, no
+	# map names): the row needs a kernel where bcc's tools could make one.
+	if ! bpftool map create $map type hash key 8 value 4 entries 16 name km_nsmap 2>err ||
+		! bpftool map update pinned $map key hex $(le8 "$ino") value hex 01 00 00 00 2>err; then
 		kill -KILL $bpid $dpid
 		wait $bpid $dpid 2>/dev/null
-		km "$row" WRONG "harness: bpftool could not pin the map" ""
+		km "$row" n/a "bpftool could not pin a map here: $(tail -1 err)"
 		return
 	fi
 	bounded profile --verbose --backend bpf -F $F -f --mntnsmap $map $S

@@ -204,9 +204,11 @@ run_kernel() {
 		"$out/$name.results"
 }
 
-# Up to KM_JOBS guests at once, each TCG guest one host thread: the newest
-# kernels first (they take longest), so that the last to start are short.
+# Up to KM_JOBS guests at once: a TCG guest takes one host thread, a KVM
+# guest one per vCPU (KM_SMP). The newest kernels first (they take
+# longest), so that the last to start are short.
 jobs=${KM_JOBS:-$(nproc 2>/dev/null || echo 1)}
+[ -n "${KM_JOBS:-}" ] || [ "$accel" != kvm ] || jobs=$((jobs / ${KM_SMP:-2}))
 [ "$jobs" -le 4 ] || jobs=4
 [ "$jobs" -ge 1 ] || jobs=1
 running=""
