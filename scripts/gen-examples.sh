@@ -21,7 +21,8 @@
 #                       $BGPID in later commands is its PID
 #   @kill               stop it
 # Commands run in a scratch directory with BUILD_DIR and its workloads first
-# in PATH, so they read as a user would type them (profile, demo).
+# in PATH, so they read as a user would type them (profile, demo), and the
+# Python workloads (tests/workloads/python/*.py) copied there.
 set -euo pipefail
 
 if [ $# -ne 3 ]; then
@@ -47,6 +48,8 @@ cleanup()
 	rm -rf "$scratch"
 }
 trap cleanup EXIT
+# The Python workloads run from the scratch directory, by their names.
+cp "$(dirname "$0")"/../tests/workloads/python/*.py "$scratch"/
 export PATH="$build:$build/workloads:$PATH"
 # Outputs as a user sees them: no progress line (stderr is not a terminal
 # here anyway), C locale for tools around the profiler.
