@@ -1,0 +1,443 @@
+// SPDX-License-Identifier: GPL-2.0
+/* What the Python integration suites share (pyrun.h). */
+#include "tests/integration/python/pyrun.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "tests/unit/python/pyenv.h"
+
+#define TRUNCATED "[python: truncated]"
+/* The walk's bound: deeper stacks keep their innermost frames and the mark (bpf/python_maps.h). */
+#define MAX_PY_FRAMES 128
+
+const char *pyt_workload(const char *name)
+{
+	static char paths[4][600];
+	static int next;
+	const char *src = getenv("PROFILE_SRCDIR");
+	char *p = paths[next++ % 4];
+
+	snprintf(p, sizeof(paths[0]), "%s/tests/workloads/python/%s", src ? src : ".", name);
+	return p;
+}
+
+const char *pyt_interpreter(const char *suite, const char *minor, char *path, size_t len)
+{
+	const char *p = py_test_interpreter(minor, path, len);
+
+	if (!p)
+		fprintf(stderr, "%s: Python %s is not installed here: its tests are skipped\n",
+			suite, minor);
+	return p;
+}
+
+const char *pyt_default(char *path, size_t len, const char **minor)
+{
+	static const char *const order[] = { "3.12", "3.13", "3.11", "3.10", "3.9",
+					     "3.8",  "3.7",  "3.6",  "debian" };
+
+	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++)
+		if (py_test_interpreter(order[i], path, len)) {
+			*minor = order[i];
+			return path;
+		}
+	fprintf(stderr, "python: no Python 3 interpreter installed here: skipped\n");
+	return NULL;
+}
+
+const char *pyt_version(const char *minor)
+{
+	return strcmp(minor, "debian") ? minor : "3.11";
+}
+
+bool pyt_at_least(const char *minor, int major, int min)
+{
+	int a = 0, b = 0;
+
+	sscanf(pyt_version(minor), "%d.%d", &a, &b);
+	return a > major || (a == major && b >= min);
+}
+
+void pyt_comm(const char *interpreter, char *comm, size_t len)
+{
+	const char *base = strrchr(interpreter, '/');
+
+	snprintf(comm, len, "%.15s", base ? base + 1 : interpreter);
+}
+
+void pyt_mkdir(char dir[64])
+{
+	snprintf(dir, 64, "/tmp/profile-python-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+}
+
+/* dir and what it holds (the tests make files and one level of directories). */
+void pyt_rmdir(const char *dir)
+{
+	struct dirent *de;
+	char path[600];
+	DIR *d;
+
+	if (!dir[0])
+		return;
+	d = opendir(dir);
+	while (d && (de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		if (de->d_type == DT_DIR)
+			pyt_rmdir(path);
+		else
+			unlink(path);
+	}
+	if (d)
+		closedir(d);
+	rmdir(dir);
+}
+
+const char *pyt_short_file(const char *path)
+{
+	static const char *const dirs[] = { "site-packages/", "dist-packages/" };
+	const char *best = NULL, *slash;
+
+	for (size_t i = 0; i < 2; i++)
+		for (const char *p = strstr(path, dirs[i]); p; p = strstr(p + 1, dirs[i]))
+			if (!best || p + strlen(dirs[i]) > best)
+				best = p + strlen(dirs[i]);
+	if (best)
+		return best;
+	slash = strrchr(path, '/');
+	return slash ? slash + 1 : path;
+}
+
+/* "name|file|line": split in place (names and files hold no '|' in these workloads). */
+static int parse_frame(char *s, struct pyt_frame *f)
+{
+	char *bar1 = strchr(s, '|'), *bar2 = bar1 ? strrchr(bar1 + 1, '|') : NULL;
+
+	if (!bar1 || !bar2)
+		return -EINVAL;
+	*bar1 = *bar2 = '\0';
+	f->name = strdup(s);
+	f->file = strdup(bar1 + 1);
+	f->line = atoi(bar2 + 1);
+	return f->name && f->file ? 0 : -ENOMEM;
+}
+
+int pyt_read_truth(const char *path, struct pyt_stack *out, size_t max)
+{
+	FILE *f = fopen(path, "re");
+	char *line = NULL, *save;
+	size_t cap = 0, nr = 0;
+
+	if (!f)
+		return -errno;
+	while (nr < max && getline(&line, &cap, f) > 0) {
+		struct pyt_stack *s = &out[nr];
+		char *tab = strchr(line, '\t');
+
+		line[strcspn(line, "\n")] = '\0';
+		if (!tab || !strncmp(line, "time\t", 5))
+			continue;
+		*tab = '\0';
+		memset(s, 0, sizeof(*s));
+		snprintf(s->label, sizeof(s->label), "%s", line);
+		for (char *t = strtok_r(tab + 1, ";", &save); t; t = strtok_r(NULL, ";", &save)) {
+			s->frames = realloc(s->frames, (s->nr + 1) * sizeof(*s->frames));
+			ck_assert_ptr_nonnull(s->frames);
+			ck_assert_msg(!parse_frame(t, &s->frames[s->nr]), "%s: bad frame %s", path,
+				      t);
+			s->nr++;
+		}
+		if (s->nr)
+			nr++;
+	}
+	free(line);
+	fclose(f);
+	return (int)nr;
+}
+
+void pyt_truth_free(struct pyt_stack *s, size_t nr)
+{
+	for (size_t i = 0; i < nr; i++) {
+		for (size_t j = 0; j < s[i].nr; j++) {
+			free(s[i].frames[j].name);
+			free(s[i].frames[j].file);
+		}
+		free(s[i].frames);
+		s[i].frames = NULL;
+		s[i].nr = 0;
+	}
+}
+
+const struct pyt_stack *pyt_find(const struct pyt_stack *s, size_t nr, const char *label)
+{
+	for (size_t i = 0; i < nr; i++)
+		if (!strcmp(s[i].label, label))
+			return &s[i];
+	return NULL;
+}
+
+bool pyt_is_python_frame(const char *f, size_t len)
+{
+	const char *open;
+
+	if (len > 9 && !memcmp(f, "[python: ", 9) && f[len - 1] == ']')
+		return true;
+	/* "name (file:LINE)", or "name (file)" where the line could not be told. */
+	if (len < 5 || f[len - 1] != ')')
+		return false;
+	open = memrchr(f, '(', len);
+	return open && open > f + 1 && open[-1] == ' ' && open + 2 < f + len;
+}
+
+bool pyt_has_line(const char *f, size_t len)
+{
+	size_t i;
+
+	for (i = len - 1; i > 0 && f[i - 1] >= '0' && f[i - 1] <= '9'; i--)
+		;
+	return i < len - 1 && i > 1 && f[i - 1] == ':';
+}
+
+/* One folded line: its frames (comm first) and its count. */
+struct line {
+	const char **frame;
+	size_t *len, nr, cap;
+	uint64_t count;
+};
+
+/* The line at s into l; returns where the next starts, NULL at the end. */
+static const char *next_line(const char *s, struct line *l)
+{
+	const char *nl, *sp, *p;
+	size_t n;
+
+	if (!s || !*s)
+		return NULL;
+	nl = strchr(s, '\n');
+	n = nl ? (size_t)(nl - s) : strlen(s);
+	sp = memrchr(s, ' ', n);
+	l->nr = 0;
+	l->count = sp ? strtoull(sp + 1, NULL, 10) : 0;
+	for (p = s; sp && p <= sp;) {
+		const char *semi = memchr(p, ';', sp - p);
+		const char *end = semi ? semi : sp;
+
+		if (l->nr == l->cap) {
+			l->cap = l->cap ? 2 * l->cap : 256;
+			l->frame = realloc(l->frame, l->cap * sizeof(*l->frame));
+			l->len = realloc(l->len, l->cap * sizeof(*l->len));
+			ck_assert(l->frame && l->len);
+		}
+		l->frame[l->nr] = p;
+		l->len[l->nr++] = end - p;
+		p = end + 1;
+	}
+	return nl ? nl + 1 : s + n;
+}
+
+static void line_free(struct line *l)
+{
+	free(l->frame);
+	free(l->len);
+}
+
+/* The index of the line's innermost Python frame, or -1. */
+static long innermost(const struct line *l)
+{
+	for (size_t i = l->nr; i-- > 1;)
+		if (pyt_is_python_frame(l->frame[i], l->len[i]))
+			return (long)i;
+	return -1;
+}
+
+static bool frame_is(const struct line *l, size_t i, const char *want)
+{
+	return l->len[i] == strlen(want) && !memcmp(l->frame[i], want, l->len[i]);
+}
+
+/* Whether frame i is "prefix" followed by digits and ')' (a frame of that function and file). */
+static bool frame_of(const struct line *l, size_t i, const char *prefix)
+{
+	size_t n = strlen(prefix), j;
+
+	if (l->len[i] <= n + 1 || memcmp(l->frame[i], prefix, n) || l->frame[i][l->len[i] - 1] != ')')
+		return false;
+	for (j = n; j < l->len[i] - 1; j++)
+		if (l->frame[i][j] < '0' || l->frame[i][j] > '9')
+			return false;
+	return true;
+}
+
+/* "name (short:" of a frame. */
+static char *prefix_of(const struct pyt_frame *f)
+{
+	char *s;
+
+	ck_assert_int_ge(asprintf(&s, "%s (%s:", f->name, pyt_short_file(f->file)), 0);
+	return s;
+}
+
+void pyt_match(const char *folded, const struct pyt_stack *t, struct pyt_match *m)
+{
+	bool cut = t->nr > MAX_PY_FRAMES;
+	/* The frames expected before the leaf, root first. */
+	size_t first = cut ? t->nr - MAX_PY_FRAMES : 0, nr_want = t->nr - 1 - first + cut;
+	char **want = calloc(nr_want ? nr_want : 1, sizeof(*want));
+	char *leaf = prefix_of(&t->frames[t->nr - 1]), *root = prefix_of(&t->frames[0]);
+	struct line l = { 0 };
+	size_t k = 0;
+
+	ck_assert_ptr_nonnull(want);
+	if (cut)
+		want[k++] = strdup(TRUNCATED);
+	for (size_t i = first; i + 1 < t->nr; i++)
+		ck_assert_int_ge(asprintf(&want[k++], "%s (%s:%d)", t->frames[i].name,
+					  pyt_short_file(t->frames[i].file), t->frames[i].line),
+				 0);
+	memset(m, 0, sizeof(*m));
+	for (const char *s = next_line(folded, &l); s; s = next_line(s, &l)) {
+		long in = innermost(&l);
+		bool anchored = false, exact;
+
+		if (in < 0 || !frame_of(&l, in, leaf))
+			continue;
+		for (size_t i = 1; i < l.nr && !anchored; i++)
+			anchored = cut ? frame_is(&l, i, TRUNCATED) : frame_of(&l, i, root);
+		if (!anchored)
+			continue;
+		m->candidates += l.count;
+		exact = (size_t)in >= nr_want + 1;
+		for (size_t i = 0; exact && i < nr_want; i++)
+			exact = frame_is(&l, in - nr_want + i, want[i]);
+		if (exact)
+			m->exact += l.count;
+	}
+	line_free(&l);
+	for (size_t i = 0; i < nr_want; i++)
+		free(want[i]);
+	free(want);
+	free(leaf);
+	free(root);
+}
+
+uint64_t pyt_python_samples(const char *folded)
+{
+	struct line l = { 0 };
+	uint64_t sum = 0;
+
+	for (const char *s = next_line(folded, &l); s; s = next_line(s, &l))
+		if (innermost(&l) >= 0)
+			sum += l.count;
+	line_free(&l);
+	return sum;
+}
+
+uint64_t pyt_innermost(const char *folded, const char *prefix)
+{
+	struct line l = { 0 };
+	uint64_t sum = 0;
+
+	for (const char *s = next_line(folded, &l); s; s = next_line(s, &l)) {
+		long in = innermost(&l);
+
+		if (in >= 0 && l.len[in] >= strlen(prefix) &&
+		    !memcmp(l.frame[in], prefix, strlen(prefix)))
+			sum += l.count;
+	}
+	line_free(&l);
+	return sum;
+}
+
+void pyt_fail(char *fails, size_t len, const char *fmt, ...)
+{
+	size_t n = strlen(fails);
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(fails + n, len - n, fmt, ap);
+	va_end(ap);
+}
+
+static void keep_text(const char *art, const char *name, const char *ext, const char *text)
+{
+	char path[600];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/python/%s.%s", art, name, ext);
+	f = fopen(path, "we");
+	if (!f)
+		return;
+	fputs(text, f);
+	fclose(f);
+}
+
+void pyt_keep(const char *name, const struct run_result *r, const char *dir)
+{
+	const char *art = getenv("PROFILE_ARTIFACTS");
+	char path[600], line[4096];
+	struct dirent *de;
+	FILE *out;
+	DIR *d;
+
+	if (!art)
+		return;
+	snprintf(path, sizeof(path), "%s/python", art);
+	mkdir(path, 0755);
+	keep_text(art, name, "out", r->out);
+	keep_text(art, name, "err", r->err);
+	snprintf(path, sizeof(path), "%s/python/%s.truth", art, name);
+	d = dir ? opendir(dir) : NULL;
+	out = d ? fopen(path, "we") : NULL;
+	while (out && (de = readdir(d))) {
+		size_t n = strlen(de->d_name);
+		FILE *in;
+
+		if (n < 6 || strcmp(de->d_name + n - 6, ".truth"))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		in = fopen(path, "re");
+		fprintf(out, "== %s\n", de->d_name);
+		while (in && fgets(line, sizeof(line), in))
+			fputs(line, out);
+		if (in)
+			fclose(in);
+	}
+	if (out)
+		fclose(out);
+	if (d)
+		closedir(d);
+	fprintf(stderr, "python: %s: the profile kept in %s/python\n", name, art);
+}
+
+uint64_t pyt_lineless(const char *folded, char *examples, size_t len)
+{
+	struct line l = { 0 };
+	uint64_t sum = 0;
+
+	if (len)
+		examples[0] = '\0';
+	for (const char *s = next_line(folded, &l); s; s = next_line(s, &l))
+		for (size_t i = 1; i < l.nr; i++) {
+			size_t n;
+
+			if (!pyt_is_python_frame(l.frame[i], l.len[i]) || l.frame[i][0] == '[' ||
+			    pyt_has_line(l.frame[i], l.len[i]))
+				continue;
+			sum += l.count;
+			n = strlen(examples);
+			if (n + l.len[i] + 3 < len && !memmem(examples, n, l.frame[i], l.len[i]))
+				snprintf(examples + n, len - n, "%s%.*s", n ? "; " : "", (int)l.len[i],
+					 l.frame[i]);
+		}
+	line_free(&l);
+	return sum;
+}

@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What the Python integration suites share: the workloads of
+ * tests/workloads/python, the interpreters they run on (pyenv's and
+ * Debian's, tests/unit/python/pyenv.h), a scratch directory per test, and
+ * the check of a profile's Python frames against what a workload recorded
+ * of itself (truth.py: "label<TAB>name|file|line;..." root first).
+ */
+#ifndef TESTS_INTEGRATION_PYTHON_PYRUN_H
+#define TESTS_INTEGRATION_PYTHON_PYRUN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tests/support/tests.h"
+
+/* $PROFILE_SRCDIR/tests/workloads/python/name (a few in turn, as workload()). */
+const char *pyt_workload(const char *name);
+
+/*
+ * The interpreter of minor (py_test_minors: "2.7" ... "3.13", "debian") into
+ * path, or NULL with a line on stderr saying that tests of it are skipped.
+ */
+const char *pyt_interpreter(const char *suite, const char *minor, char *path, size_t len);
+/*
+ * The interpreter of the tests that need one version: pyenv's 3.12, else the
+ * newest installed (minor set to its name); NULL when there is none.
+ */
+const char *pyt_default(char *path, size_t len, const char **minor);
+/* The "X.Y" that -v prints for minor ("debian": 3.11). */
+const char *pyt_version(const char *minor);
+/* Whether minor names a version at least major.minor. */
+bool pyt_at_least(const char *minor, int major, int min);
+/* The comm of an interpreter: its base name, as the kernel keeps it (15 bytes). */
+void pyt_comm(const char *interpreter, char *comm, size_t len);
+
+/* A fresh directory under /tmp (name NUL-terminated in dir[64]); pyt_rmdir removes it. */
+void pyt_mkdir(char dir[64]);
+void pyt_rmdir(const char *dir);
+
+/* A file's name as py-spy shortens it: after the last site-packages/ or dist-packages/, else its base name. */
+const char *pyt_short_file(const char *path);
+
+/* One stack a workload recorded: its frames root first. */
+struct pyt_frame {
+	char *name, *file;
+	int line;
+};
+
+struct pyt_stack {
+	char label[64];
+	struct pyt_frame *frames;
+	size_t nr;
+};
+
+/* The stacks of a truth file (at most max); the count, -errno without the file. */
+int pyt_read_truth(const char *path, struct pyt_stack *out, size_t max);
+void pyt_truth_free(struct pyt_stack *s, size_t nr);
+/* The stack labelled label among s, or NULL. */
+const struct pyt_stack *pyt_find(const struct pyt_stack *s, size_t nr, const char *label);
+
+/*
+ * A profile's samples against one recorded stack. A candidate is a folded
+ * line whose innermost Python frame is the recorded leaf (its name and
+ * file: the line moves) and that holds the recorded root (or, above 128
+ * frames, the "[python: truncated]" mark); it is exact when the frames
+ * before that leaf are the recorded ones, each "name (file:line)", in
+ * order and consecutive (the innermost 128 after the mark when cut).
+ */
+struct pyt_match {
+	uint64_t exact, candidates;
+};
+
+void pyt_match(const char *folded, const struct pyt_stack *t, struct pyt_match *m);
+/*
+ * Whether the frame f (len bytes) is a Python frame: "name (file:line)",
+ * "name (file)", or a "[python: ...]" mark.
+ */
+bool pyt_is_python_frame(const char *f, size_t len);
+/* Whether a Python frame ends with ":LINE)". */
+bool pyt_has_line(const char *f, size_t len);
+/*
+ * Python frames without a line (each counted with its line's count); a few
+ * distinct ones into examples.
+ */
+uint64_t pyt_lineless(const char *folded, char *examples, size_t len);
+/* Sum of the counts of folded lines with at least one Python frame. */
+uint64_t pyt_python_samples(const char *folded);
+/* Sum of the counts of folded lines whose innermost Python frame starts with prefix. */
+uint64_t pyt_innermost(const char *folded, const char *prefix);
+
+/*
+ * Appends a line to fails: a test that checks many things tells every
+ * failure at its end, not the first alone.
+ */
+void pyt_fail(char *fails, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/*
+ * A failed test keeps what it saw: r's output and stderr, and the truth
+ * files of dir (if given), in $PROFILE_ARTIFACTS/python/NAME.{out,err,truth}.
+ */
+void pyt_keep(const char *name, const struct run_result *r, const char *dir);
+
+/* PROFILE(...): profile_bin() and its arguments, NULL-terminated. */
+#define PYT_PROFILE(...) ((char *[]){ (char *)profile_bin(), __VA_ARGS__, NULL })
+
+#endif
