@@ -12,7 +12,9 @@
  * 3.11, <lambda> before), unicode names, a generator and a coroutine, a
  * forked child that exits mid-run, a thread in zlib.compress with the GIL
  * released, threads started mid-run. And code objects freed and reused
- * (reuse.py) never name another's samples.
+ * (reuse.py) never name another's samples, the frames of the workloads'
+ * files all have their lines, and -v names each process's version. About
+ * 4 s of workloads a run: the suite takes about two minutes on 2 CPUs.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,20 +32,36 @@ static const char *const specs[] = { "deep:0.3:50", "deep:0.3:200", "callback:0.
 				     "reuse:0.4",   "genasync:0.5", "ünïcödé:0.3" };
 #define NR_SPECS_27 7
 
-/* The stacks each truth file must hold: file, labels. */
+/*
+ * The stacks the truth files must hold: file, label. brief: a stack of a
+ * few milliseconds at a time between others (a request's parse, a
+ * coroutine between generator runs) or of threads that live half a second:
+ * the perf backend reads a thread's frames when it drains its rings (every
+ * 100 ms), not at the sample, so it may miss such a stack altogether; its
+ * shares are pyshares' to check.
+ */
 static const struct {
-	const char *file, *labels[2];
-	bool py3;
+	const char *file, *label;
+	bool py3, brief;
 } stacks[] = {
-	{ "deep50.truth", { "leaf", NULL }, false },
-	{ "deep200.truth", { "leaf", NULL }, false },
-	{ "callback.truth", { "slow", NULL }, false },
-	{ "exits0.8.truth", { "parent_work", "child_work" }, false },
-	{ "app.truth", { "parse", "compress_block" }, false },
-	{ "threads.truth", { "early_main", "late_worker" }, false },
-	{ "ünïcödé.truth", { "méthode", NULL }, true },
-	{ "genasync.truth", { "compute", "produce" }, true },
+	{ "deep50.truth", "leaf", false, false },
+	{ "deep200.truth", "leaf", false, false },
+	{ "callback.truth", "slow", false, false },
+	{ "exits0.8.truth", "parent_work", false, false },
+	{ "exits0.8.truth", "child_work", false, false },
+	{ "app.truth", "parse", false, true },
+	{ "app.truth", "compress_block", false, true },
+	{ "threads.truth", "early_main", false, false },
+	{ "threads.truth", "late_worker", false, true },
+	{ "ünïcödé.truth", "méthode", true, false },
+	{ "genasync.truth", "compute", true, true },
+	{ "genasync.truth", "produce", true, true },
 };
+
+/* The workloads' files: inturn.py keeps their code the whole run, so their frames have lines. */
+static const char *const own_files[] = { "inturn.py",   "truth.py",   "deep.py",    "callback.py",
+					 "exits.py",    "app.py",     "threads.py", "reuse.py",
+					 "genasync.py", "ünïcödé.py", NULL };
 
 static void setup(void)
 {
@@ -59,9 +77,11 @@ static void teardown(void)
 /*
  * One recorded stack against the profile: at least one exact sample, and
  * nine in ten of the candidates exact (the perf backend reads a frame chain
- * while the program runs on: a read can be torn), two misses allowed.
+ * while the program runs on: a read can be torn), two misses allowed. A
+ * brief stack the perf backend did not see at all is said, not failed.
  */
-static void check_stack(const char *tag, const struct pyt_stack *t, char *fails, size_t len)
+static void check_stack(const char *tag, const struct pyt_stack *t, bool brief, bool perf,
+			char *fails, size_t len)
 {
 	struct pyt_match m;
 	char what[160];
@@ -69,6 +89,11 @@ static void check_stack(const char *tag, const struct pyt_stack *t, char *fails,
 	pyt_match(r.out, t, &m);
 	snprintf(what, sizeof(what), "%s: %s, %zu frames: %llu of %llu stacks exact", tag, t->label,
 		 t->nr, (unsigned long long)m.exact, (unsigned long long)m.candidates);
+	if (brief && perf && !m.candidates) {
+		fprintf(stderr, "pyframes: %s: not seen (the perf backend reads Python frames at "
+				"its drain, not at the sample: not checked)\n", what);
+		return;
+	}
 	fprintf(stderr, "pyframes: %s\n", what);
 	if (!m.exact || (m.candidates - m.exact > 2 && m.exact * 10 < m.candidates * 9))
 		pyt_fail(fails, len, "%s\n", what);
@@ -93,15 +118,28 @@ static void check_zlib(char *fails, size_t len)
 }
 
 /*
- * reuse.py: run_a's frames never have spin_b under them, nor run_b's
- * spin_a. A spin function lives 20 ms: where its samples are named later
- * (the bpf backend names them at a drain) its memory may hold the other's
- * code by then, which must leave the frame unnamed, not misnamed.
+ * reuse.py: the frame under run_a is what it called: make, the compiled
+ * module's <module>, or spin_a; never spin_b, nor any other function (a
+ * code object of an import since). A spin function lives 20 ms: where its
+ * samples are named later (the bpf backend names them at a drain) its
+ * memory may hold another's code by then, which must leave the frame
+ * unnamed ("[python: ...]") or without its line, not misnamed.
  */
+static bool reuse_callee_ok(const char *f, size_t n, char letter)
+{
+	char spin[32];
+
+	snprintf(spin, sizeof(spin), "spin_%c (made.py", letter);
+	return !pyt_is_python_frame(f, n) || f[0] == '[' ||
+	       (n > strlen(spin) && !memcmp(f, spin, strlen(spin))) ||
+	       (n > 16 && !memcmp(f, "<module> (made.py", 17)) ||
+	       (n > 14 && !memcmp(f, "make (reuse.py:", 15));
+}
+
 static void check_reuse(char *fails, size_t len)
 {
-	static const char *const mine[] = { "spin_a (made.py:", "spin_b (made.py:" };
 	uint64_t callers[2] = { 0 }, own[2] = { 0 }, other[2] = { 0 };
+	char examples[512] = "";
 	const char *line = r.out;
 
 	while (*line) {
@@ -109,45 +147,64 @@ static void check_reuse(char *fails, size_t len)
 		const char *sp = memrchr(line, ' ', n);
 		uint64_t count = sp ? strtoull(sp + 1, NULL, 10) : 0;
 
-		for (int i = 0; i < 2; i++) {
-			char caller[32];
-			const char *c;
+		for (int i = 0; sp && i < 2; i++) {
+			char caller[32], spin[32];
+			const char *c, *end;
+			size_t fn, k;
 
 			snprintf(caller, sizeof(caller), ";run_%c (reuse.py:", 'a' + i);
-			c = memmem(line, n, caller, strlen(caller));
+			c = memmem(line, sp - line, caller, strlen(caller));
 			if (!c)
 				continue;
 			callers[i] += count;
-			c = memchr(c + 1, ';', line + n - c - 1);
-			if (c && !strncmp(c + 1, mine[i], strlen(mine[i])))
+			c = memchr(c + 1, ';', sp - c - 1);
+			if (!c)
+				continue;
+			c++;
+			end = memchr(c, ';', sp - c);
+			fn = (end ? end : sp) - c;
+			snprintf(spin, sizeof(spin), "spin_%c (made.py", 'a' + i);
+			if (fn > strlen(spin) && !memcmp(c, spin, strlen(spin)))
 				own[i] += count;
-			else if (c && !strncmp(c + 1, mine[!i], strlen(mine[!i])))
-				other[i] += count;
+			if (reuse_callee_ok(c, fn, 'a' + i))
+				continue;
+			other[i] += count;
+			k = strlen(examples);
+			if (k + fn + 16 < sizeof(examples))
+				snprintf(examples + k, sizeof(examples) - k, "%srun_%c: %.*s",
+					 k ? "; " : "", 'a' + i, (int)fn, c);
 		}
 		line += n + (line[n] == '\n');
 	}
-	fprintf(stderr, "pyframes: reuse: run_a %llu (spin_a %llu, spin_b %llu), run_b %llu "
-			"(spin_b %llu, spin_a %llu)\n",
+	fprintf(stderr,
+		"pyframes: reuse: run_a %llu (spin_a %llu, misnamed %llu), run_b %llu "
+		"(spin_b %llu, misnamed %llu)\n",
 		(unsigned long long)callers[0], (unsigned long long)own[0],
 		(unsigned long long)other[0], (unsigned long long)callers[1],
 		(unsigned long long)own[1], (unsigned long long)other[1]);
 	if (!callers[0] || !callers[1] || other[0] || other[1])
-		pyt_fail(fails, len, "reuse.py: run_a %llu samples, %llu with spin_b; run_b %llu, "
-				     "%llu with spin_a (a freed code object's memory named "
-				     "another's samples)\n",
+		pyt_fail(fails, len,
+			 "reuse.py: run_a %llu samples, %llu misnamed under it; run_b "
+			 "%llu, %llu (a freed code object's memory named another's "
+			 "samples): %s\n",
 			 (unsigned long long)callers[0], (unsigned long long)other[0],
-			 (unsigned long long)callers[1], (unsigned long long)other[1]);
+			 (unsigned long long)callers[1], (unsigned long long)other[1], examples);
 }
 
-/* Every Python frame has its line: a frame without one was named by a code object it did not run. */
+/*
+ * Every frame of the workloads' own files has its line: their code objects
+ * live the whole run. (Code run once and freed, a module's body at its
+ * import, may be gone by the time the bpf backend names its samples: such
+ * frames can lose their line, which is right, and are not counted.)
+ */
 static void check_lines(char *fails, size_t len)
 {
 	char examples[512];
-	uint64_t n = pyt_lineless(r.out, examples, sizeof(examples));
+	uint64_t n = pyt_lineless(r.out, own_files, examples, sizeof(examples));
 
 	if (n)
-		pyt_fail(fails, len, "%llu Python frames without a line: %s\n", (unsigned long long)n,
-			 examples);
+		pyt_fail(fails, len, "%llu Python frames of the workloads without a line: %s\n",
+			 (unsigned long long)n, examples);
 }
 
 /*
@@ -193,6 +250,7 @@ START_TEST(frames_match_the_truth)
 	check_version(minor, fails, sizeof(fails));
 	for (size_t i = 0; i < sizeof(stacks) / sizeof(stacks[0]); i++) {
 		struct pyt_stack t[8];
+		const struct pyt_stack *s;
 		char path[128];
 		int nr;
 
@@ -200,16 +258,13 @@ START_TEST(frames_match_the_truth)
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", dir, stacks[i].file);
 		nr = pyt_read_truth(path, t, 8);
-		for (size_t j = 0; j < 2 && stacks[i].labels[j]; j++) {
-			const struct pyt_stack *s = nr > 0 ? pyt_find(t, nr, stacks[i].labels[j])
-							   : NULL;
-
-			if (s)
-				check_stack(tag, s, fails, sizeof(fails));
-			else
-				pyt_fail(fails, sizeof(fails), "%s recorded no %s\n",
-					 stacks[i].file, stacks[i].labels[j]);
-		}
+		s = nr > 0 ? pyt_find(t, nr, stacks[i].label) : NULL;
+		if (s)
+			check_stack(tag, s, stacks[i].brief, !strcmp(be, "perf"), fails,
+				    sizeof(fails));
+		else
+			pyt_fail(fails, sizeof(fails), "%s recorded no %s\n", stacks[i].file,
+				 stacks[i].label);
 		if (nr > 0)
 			pyt_truth_free(t, nr);
 	}

@@ -29,6 +29,7 @@ static void teardown(void)
 {
 	run_result_free(&r);
 	pyt_rmdir(dir);
+	unsetenv("PROFILE_TRUTH");
 }
 
 /* The seconds the truth file says fn took ("time<TAB>fn<TAB>seconds"); -1 if it does not. */
@@ -62,7 +63,7 @@ static void compare_shares(const char *be, const char *workload, const char *s,
 	ck_assert_uint_le(nr, 4);
 	if (!pyt_default(py, sizeof(py), &minor))
 		return;
-	snprintf(truth, sizeof(truth), "%s/truth", dir);
+	snprintf(truth, sizeof(truth), "%s/shares.truth", dir);
 	setenv("PROFILE_TRUTH", truth, 1);
 	run_ok(&r, PYT_PROFILE("--backend", (char *)be, "-f", "-F", "499", "--", py,
 			       (char *)pyt_workload(workload), (char *)s),

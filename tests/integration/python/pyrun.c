@@ -418,7 +418,19 @@ void pyt_keep(const char *name, const struct run_result *r, const char *dir)
 	fprintf(stderr, "python: %s: the profile kept in %s/python\n", name, art);
 }
 
-uint64_t pyt_lineless(const char *folded, char *examples, size_t len)
+/* Whether the frame "name (file)" (len bytes) is of one of files. */
+static bool of_files(const char *f, size_t len, const char *const *files)
+{
+	const char *open = memrchr(f, '(', len);
+
+	for (size_t i = 0; open && files[i]; i++)
+		if ((size_t)(f + len - open) == strlen(files[i]) + 2 &&
+		    !memcmp(open + 1, files[i], strlen(files[i])))
+			return true;
+	return false;
+}
+
+uint64_t pyt_lineless(const char *folded, const char *const *files, char *examples, size_t len)
 {
 	struct line l = { 0 };
 	uint64_t sum = 0;
@@ -430,7 +442,8 @@ uint64_t pyt_lineless(const char *folded, char *examples, size_t len)
 			size_t n;
 
 			if (!pyt_is_python_frame(l.frame[i], l.len[i]) || l.frame[i][0] == '[' ||
-			    pyt_has_line(l.frame[i], l.len[i]))
+			    pyt_has_line(l.frame[i], l.len[i]) ||
+			    !of_files(l.frame[i], l.len[i], files))
 				continue;
 			sum += l.count;
 			n = strlen(examples);

@@ -81,10 +81,10 @@ bool pyt_is_python_frame(const char *f, size_t len);
 /* Whether a Python frame ends with ":LINE)". */
 bool pyt_has_line(const char *f, size_t len);
 /*
- * Python frames without a line (each counted with its line's count); a few
- * distinct ones into examples.
+ * Python frames of files (NULL-terminated base names) without a line, each
+ * counted with its line's count; a few distinct ones into examples.
  */
-uint64_t pyt_lineless(const char *folded, char *examples, size_t len);
+uint64_t pyt_lineless(const char *folded, const char *const *files, char *examples, size_t len);
 /* Sum of the counts of folded lines with at least one Python frame. */
 uint64_t pyt_python_samples(const char *folded);
 /* Sum of the counts of folded lines whose innermost Python frame starts with prefix. */

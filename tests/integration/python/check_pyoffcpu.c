@@ -1,0 +1,142 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Off-CPU time of Python threads: offcputime on tests/workloads/python/
+ * blocked.py, whose two threads wait the whole run, one in time.sleep, one
+ * on a lock the main thread holds, each recording its stack (truth.py).
+ * Each wait shows the Python function that waits, at the line of the wait,
+ * under the frames it recorded (exact, in order), for at least three
+ * quarters of the run; and so does the main thread's wait in Thread.join. Both backends, on
+ * the default interpreter (3.12, else the newest) and 3.8 (frame objects;
+ * time.sleep waits in select there).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tests/integration/python/pyrun.h"
+#include "tests/unit/python/pyenv.h"
+
+/* The run, in seconds (argument of blocked.py). */
+#define SECONDS "2"
+#define RUN_US 2000000ULL
+
+static struct run_result r;
+static char dir[64];
+
+static void setup(void)
+{
+	pyt_mkdir(dir);
+}
+
+static void teardown(void)
+{
+	run_result_free(&r);
+	pyt_rmdir(dir);
+	unsetenv("PROFILE_TRUTH");
+}
+
+/* offcputime, next to profile_bin(). */
+static const char *offcputime_bin(void)
+{
+	static char path[600];
+
+	snprintf(path, sizeof(path), "%s", profile_bin());
+	strcpy(strrchr(path, '/') + 1, "offcputime");
+	return path;
+}
+
+/*
+ * One waiting thread: its recorded stack exact, and its wait at its line
+ * for three quarters of the run (it waits all of it but the start of the
+ * interpreter and its own few microseconds a loop).
+ */
+static void check_wait(const char *tag, const struct pyt_stack *t, const char *at, char *fails,
+		       size_t len)
+{
+	uint64_t waited = folded_count(r.out, at);
+	struct pyt_match m;
+
+	pyt_match(r.out, t, &m);
+	fprintf(stderr, "pyoffcpu: %s: %s: %llu of %llu us exact, %llu us at %s\n", tag, t->label,
+		(unsigned long long)m.exact, (unsigned long long)m.candidates,
+		(unsigned long long)waited, at);
+	if (m.exact * 10 < m.candidates * 9)
+		pyt_fail(fails, len, "%s: %llu of %llu us with its frames exact\n", t->label,
+			 (unsigned long long)m.exact, (unsigned long long)m.candidates);
+	if (waited < RUN_US * 3 / 4 || m.exact < RUN_US * 3 / 4)
+		pyt_fail(fails, len, "%s: %llu us at %s, %llu us exact, of a %llu us run\n",
+			 t->label, (unsigned long long)waited, at, (unsigned long long)m.exact,
+			 RUN_US);
+}
+
+START_TEST(waits_show_their_python_function)
+{
+	static const char *const minors[2] = { NULL, "3.8" };
+	const char *minor = minors[_i / 2], *be = test_backends[_i % 2];
+	char py[512], truth[128], tag[32], fails[2048] = "";
+	struct pyt_stack t[4];
+	const struct pyt_stack *s;
+	const char *join;
+	uint64_t waited;
+	int nr;
+
+	if (minor ? !pyt_interpreter("pyoffcpu", minor, py, sizeof(py))
+		  : !pyt_default(py, sizeof(py), &minor))
+		return;
+	snprintf(tag, sizeof(tag), "%s %s", minor, be);
+	snprintf(truth, sizeof(truth), "%s/blocked.truth", dir);
+	setenv("PROFILE_TRUTH", truth, 1);
+	run_ok(&r,
+	       (char *[]){ (char *)offcputime_bin(), "-v", "--backend", (char *)be, "-f", "-U", "--",
+			  py, (char *)pyt_workload("blocked.py"), SECONDS, NULL },
+	       60);
+	nr = pyt_read_truth(truth, t, 4);
+	ck_assert_msg(nr > 0, "%s: blocked.py recorded nothing (%d)", tag, nr);
+	s = pyt_find(t, nr, "waits_in_sleep");
+	if (s)
+		check_wait(tag, s, ";waits_in_sleep (blocked.py:14);", fails, sizeof(fails));
+	else
+		pyt_fail(fails, sizeof(fails), "no waits_in_sleep recorded\n");
+	s = pyt_find(t, nr, "waits_on_lock");
+	if (s)
+		check_wait(tag, s, ";waits_on_lock (blocked.py:20);", fails, sizeof(fails));
+	else
+		pyt_fail(fails, sizeof(fails), "no waits_on_lock recorded\n");
+	/*
+	 * The main thread waits in Thread.join from the start (before the
+	 * threads' first waits): named as the others are, not unreadable.
+	 */
+	join = pyt_at_least(minor, 3, 11) ? ";main (blocked.py:34);Thread.join (threading.py:"
+					  : ";main (blocked.py:34);join (threading.py:";
+	waited = folded_count(r.out, join);
+	fprintf(stderr, "pyoffcpu: %s: main: %llu us at %s\n", tag, (unsigned long long)waited,
+		join);
+	if (waited < RUN_US * 3 / 4)
+		pyt_fail(fails, sizeof(fails),
+			 "main: %llu us at %s (%llu us under "
+			 "[python: unreadable] frames), of a %llu us run\n",
+			 (unsigned long long)waited, join,
+			 (unsigned long long)folded_count(r.out, "[python: unreadable]"), RUN_US);
+	pyt_truth_free(t, nr);
+	if (fails[0]) {
+		char name[64];
+
+		snprintf(name, sizeof(name), "pyoffcpu-%s-%s", minor, be);
+		pyt_keep(name, &r, dir);
+	}
+	ck_assert_msg(!fails[0], "%s:\n%s-v: %.2000s", tag, fails, r.err);
+}
+END_TEST
+
+Suite *pyoffcpu_suite(void)
+{
+	Suite *s = suite_create("pyoffcpu");
+	TCase *tc = tcase_create("blocked");
+
+	tcase_set_tags(tc, TAG_ROOT);
+	tcase_set_timeout(tc, 60);
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_loop_test(tc, waits_show_their_python_function, 0, 4);
+	suite_add_tcase(s, tc);
+	return s;
+}
