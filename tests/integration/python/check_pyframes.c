@@ -78,7 +78,8 @@ static void teardown(void)
  * One recorded stack against the profile: at least one exact sample, and
  * nine in ten of the candidates exact (the perf backend reads a frame chain
  * while the program runs on: a read can be torn), two misses allowed. A
- * brief stack the perf backend did not see at all is said, not failed.
+ * brief stack the perf backend did not see at all is said, not failed, and
+ * it needs none exact of it: two torn reads may be all it has.
  */
 static void check_stack(const char *tag, const struct pyt_stack *t, bool brief, bool perf,
 			char *fails, size_t len)
@@ -95,16 +96,19 @@ static void check_stack(const char *tag, const struct pyt_stack *t, bool brief, 
 		return;
 	}
 	fprintf(stderr, "pyframes: %s\n", what);
-	if (!m.exact || (m.candidates - m.exact > 2 && m.exact * 10 < m.candidates * 9))
+	/* A few torn reads of a brief stack can be all perf has of it. */
+	if ((!m.exact && !(brief && perf)) ||
+	    (m.candidates - m.exact > 2 && m.exact * 10 < m.candidates * 9))
 		pyt_fail(fails, len, "%s\n", what);
 }
 
 /* sorted()'s key function: a lambda named by its qualname from 3.11. */
 static void check_lambda(const char *minor, char *fails, size_t len)
 {
-	const char *want = pyt_at_least(minor, 3, 11)
-				   ? ";outer (callback.py:19);outer.<locals>.<lambda> (callback.py:19);"
-				   : ";outer (callback.py:19);<lambda> (callback.py:19);";
+	const char *want =
+		pyt_at_least(minor, 3, 11)
+			? ";outer (callback.py:19);outer.<locals>.<lambda> (callback.py:19);"
+			: ";outer (callback.py:19);<lambda> (callback.py:19);";
 
 	if (!folded_count(r.out, want))
 		pyt_fail(fails, len, "no stack has %s\n", want);
@@ -114,7 +118,8 @@ static void check_lambda(const char *minor, char *fails, size_t len)
 static void check_zlib(char *fails, size_t len)
 {
 	if (!folded_count(r.out, ";compress_block (app.py:27);"))
-		pyt_fail(fails, len, "no stack has native frames under compress_block (app.py:27)\n");
+		pyt_fail(fails, len,
+			 "no stack has native frames under compress_block (app.py:27)\n");
 }
 
 /*

@@ -87,8 +87,8 @@ START_TEST(waits_show_their_python_function)
 	snprintf(truth, sizeof(truth), "%s/blocked.truth", dir);
 	setenv("PROFILE_TRUTH", truth, 1);
 	run_ok(&r,
-	       (char *[]){ (char *)offcputime_bin(), "-v", "--backend", (char *)be, "-f", "-U", "--",
-			  py, (char *)pyt_workload("blocked.py"), SECONDS, NULL },
+	       (char *[]){ (char *)offcputime_bin(), "-v", "--backend", (char *)be, "-f", "-U",
+			   "--", py, (char *)pyt_workload("blocked.py"), SECONDS, NULL },
 	       60);
 	nr = pyt_read_truth(truth, t, 4);
 	ck_assert_msg(nr > 0, "%s: blocked.py recorded nothing (%d)", tag, nr);

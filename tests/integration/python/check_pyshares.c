@@ -84,15 +84,16 @@ static void compare_shares(const char *be, const char *workload, const char *s,
 		double w = 100 * want[i] / want_total, g = 100.0 * got[i] / got_total;
 		size_t n = strlen(report);
 
-		snprintf(report + n, sizeof(report) - n, "%s%s %.1f%% (truth %.1f%%)", i ? ", " : "",
-			 fns[i], g, w);
+		snprintf(report + n, sizeof(report) - n, "%s%s %.1f%% (truth %.1f%%)",
+			 i ? ", " : "", fns[i], g, w);
 		if (g - w > worst || w - g > worst)
 			worst = g > w ? g - w : w - g;
 		if (g - w > limit || w - g > limit)
 			pyt_fail(fails, sizeof(fails), "%s off by %.1f points; ", fns[i],
 				 g > w ? g - w : w - g);
 	}
-	fprintf(stderr, "pyshares: %s on %s, %s: %s; %llu samples, worst %.1f points (at most %.0f)\n",
+	fprintf(stderr,
+		"pyshares: %s on %s, %s: %s; %llu samples, worst %.1f points (at most %.0f)\n",
 		workload, minor, be, report, (unsigned long long)got_total, worst, limit);
 	if (fails[0]) {
 		char name[64];

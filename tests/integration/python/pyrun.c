@@ -269,7 +269,8 @@ static bool frame_of(const struct line *l, size_t i, const char *prefix)
 {
 	size_t n = strlen(prefix), j;
 
-	if (l->len[i] <= n + 1 || memcmp(l->frame[i], prefix, n) || l->frame[i][l->len[i] - 1] != ')')
+	if (l->len[i] <= n + 1 || memcmp(l->frame[i], prefix, n) ||
+	    l->frame[i][l->len[i] - 1] != ')')
 		return false;
 	for (j = n; j < l->len[i] - 1; j++)
 		if (l->frame[i][j] < '0' || l->frame[i][j] > '9')
@@ -448,8 +449,8 @@ uint64_t pyt_lineless(const char *folded, const char *const *files, char *exampl
 			sum += l.count;
 			n = strlen(examples);
 			if (n + l.len[i] + 3 < len && !memmem(examples, n, l.frame[i], l.len[i]))
-				snprintf(examples + n, len - n, "%s%.*s", n ? "; " : "", (int)l.len[i],
-					 l.frame[i]);
+				snprintf(examples + n, len - n, "%s%.*s", n ? "; " : "",
+					 (int)l.len[i], l.frame[i]);
 		}
 	line_free(&l);
 	return sum;

@@ -39,7 +39,10 @@ void pyt_comm(const char *interpreter, char *comm, size_t len);
 void pyt_mkdir(char dir[64]);
 void pyt_rmdir(const char *dir);
 
-/* A file's name as py-spy shortens it: after the last site-packages/ or dist-packages/, else its base name. */
+/*
+ * A file's name as py-spy shortens it: after the last site-packages/ or
+ * dist-packages/, else its base name.
+ */
 const char *pyt_short_file(const char *path);
 
 /* One stack a workload recorded: its frames root first. */
