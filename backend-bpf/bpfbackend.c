@@ -157,6 +157,8 @@ static void bpf_stats(const struct backend *b, struct backend_stats *st)
 		st->malformed_records = ring_set__bad_records(b->sideband);
 		st->sideband_lost = ring_set__lost(b->sideband);
 	}
+	ring_set__memory(b->sideband, st);
+	ring_set__memory(b->dwarf ? bpf_dwarf__ring_set(b->dwarf) : NULL, st);
 	if (b->offcpu)
 		bpf_offcpu__stats(b->offcpu, st);
 	st->cgroup_untracked += b->cgroup_full_at_start;

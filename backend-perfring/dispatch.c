@@ -103,6 +103,7 @@ static int drain(struct ring_set *rs, bool now)
 									   bt->recs[i].offset));
 	if (!err && rs->lost != rs->lost_resynced)
 		err = sideband__resync(rs);
+	ring_reader__settle(rs);
 	return err;
 }
 

@@ -23,9 +23,7 @@
  * `pending`, so that the kernel never finds a ring full while the main
  * thread unwinds, symbolizes or writes (a busy host may not schedule it for
  * tens of milliseconds, and a 1 MiB ring holds 60 ms of 16 KiB stack copies
- * at 999 Hz). A drain takes `pending` whole. What it holds is bounded:
- * beyond PENDING_MAX bytes it leaves records in the rings, where the
- * kernel counts what it then cannot write (PERF_RECORD_LOST).
+ * at 999 Hz). A drain takes `pending` whole.
  *
  * Where allowed (root, CAP_SYS_NICE, ulimit -r) it runs at the lowest
  * real-time priority, SCHED_FIFO 1, as `perf record -r 1` would. At normal
@@ -33,13 +31,24 @@
  * kept off the CPU for up to 500 ms and 4 MiB rings overflowed (5% of dwarf
  * samples lost); at SCHED_FIFO the longest gap between its reads was 30-50
  * ms and no ring was ever more than a quarter full. It costs the host
- * little: it copies what the kernel wrote and sleeps, and it stops copying
- * when PENDING_MAX waits for the main thread. Its lock inherits priority,
- * so that it never waits on a main thread that the busy host preempted.
+ * little: it copies what the kernel wrote and sleeps. Its lock inherits
+ * priority, so that it never waits on a main thread that the busy host
+ * preempted.
+ *
+ * What it holds is bounded by the rings, not by the backlog: a quarter of
+ * what they hold together (the budget), so that the copies held in user
+ * space, pending and the batch a drain works on, are half the rings at most,
+ * and the rings stay the buffer (issue 36: a make -j2 loop at normal
+ * priority kept the main thread from the CPU, and 60-77 MB of stack copies
+ * waited, where an idle run takes 13 MB). The main thread is woken at a quarter of the budget; at half, where
+ * the reader may, it lends the main thread its real-time priority until a
+ * drain leaves less than a quarter (lend.h): the main thread then keeps up
+ * whatever the host runs. Past the budget records stay in the rings, and
+ * what the kernel then cannot write it counts (PERF_RECORD_LOST).
  */
-#define PENDING_MAX (256u << 20)
-/* Wake the main thread early when this much waits (else it drains every 100 ms). */
-#define PENDING_WAKE (8u << 20)
+#define BUDGET_MIN (1u << 20)
+/* Room for the record that crosses the budget: a sample is at most 64 KiB. */
+#define BUDGET_SLACK (65536u + 4096u)
 #define READER_POLL_MS 10
 #define READER_RT_PRIORITY 1
 
@@ -94,6 +103,17 @@ int ring_set__wait(struct ring_set *rs, int wake_fd, int timeout_ms)
 	return ring_set__wait_sets(&rs, 1, wake_fd, timeout_ms);
 }
 
+/* Doubled, but no more than the budget's room unless need asks (a drain's own read). */
+static size_t grown_cap(const struct ring_set *rs, size_t cap, size_t need)
+{
+	size_t ncap = cap ? cap * 2 : BUDGET_MIN;
+	size_t room = rs->reader.budget + BUDGET_SLACK;
+
+	if (ncap > room)
+		ncap = room;
+	return ncap < need ? need : ncap;
+}
+
 static int batch_add(const struct perf_event_header *hdr, void *ctx)
 {
 	struct ring_set *rs = ctx;
@@ -103,6 +123,10 @@ static int batch_add(const struct perf_event_header *hdr, void *ctx)
 	struct decoded_sample ds;
 	size_t len = hdr->size, cut = 0;
 	uint64_t time = 0;
+
+	/* The reader's budget reached: the rest waits in the ring. */
+	if (bt == &rs->reader.pending && bt->len >= rs->reader.budget)
+		return RING_KEEP;
 
 	if (hdr->type == PERF_RECORD_SAMPLE) {
 		if (!decode__sample(hdr, rs->sample_type, rs->regs_user, &ds)) {
@@ -116,7 +140,7 @@ static int batch_add(const struct perf_event_header *hdr, void *ctx)
 		time = id.time;
 	}
 	if (bt->len + len > bt->cap) {
-		size_t ncap = (bt->cap ? bt->cap * 2 : 1 << 20) + len;
+		size_t ncap = grown_cap(rs, bt->cap, bt->len + len);
 		unsigned char *tmp = realloc(bt->bytes, ncap);
 
 		if (!tmp)
@@ -177,14 +201,18 @@ static void *reader_main(void *arg)
 			if (pfds[i].revents & (POLLHUP | POLLERR | POLLNVAL))
 				pfds[i].fd = -1;
 		pthread_mutex_lock(&rd->lock);
-		for (int i = 0; i < rs->nr_events && rd->pending.len < PENDING_MAX && !rd->err; i++) {
+		for (int i = 0; i < rs->nr_events && rd->pending.len < rd->budget && !rd->err; i++) {
 			int n = ring__consume(&rs->events[i].ring, batch_add, rs);
 
 			if (n < 0)
 				rd->err = n;
 		}
-		full = rd->pending.len >= PENDING_MAX;
-		wake = rd->pending.len >= PENDING_WAKE || rd->err;
+		full = rd->pending.len >= rd->budget;
+		wake = rd->pending.len >= rd->budget / 4 || rd->err;
+		if (rd->pending.len > rd->peak)
+			rd->peak = rd->pending.len;
+		if (rd->realtime && rd->pending.len >= rd->budget / 2)
+			prio_lend__raise(&rd->lend, READER_RT_PRIORITY);
 		pthread_mutex_unlock(&rd->lock);
 		/* A full counter (EAGAIN) means the main thread is woken already. */
 		if (wake)
@@ -242,12 +270,23 @@ static int reader_create(struct ring_set *rs)
 	return err;
 }
 
+/* A quarter of what the rings hold together (see the top of this file). */
+static size_t reader_budget(const struct ring_set *rs)
+{
+	size_t ring = (size_t)rs->data_pages * (size_t)sysconf(_SC_PAGESIZE);
+	size_t budget = ring * (size_t)rs->nr_events / 4;
+
+	return budget > BUDGET_MIN ? budget : BUDGET_MIN;
+}
+
 /* Start the reader thread; without one (no thread or eventfd), drains read the rings. */
 void ring_reader__start(struct ring_set *rs)
 {
 	struct ring_reader *rd = &rs->reader;
 	int err;
 
+	rd->budget = reader_budget(rs);
+	prio_lend__init(&rd->lend);
 	rd->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	err = rd->efd < 0 ? errno : reader_lock_init(&rd->lock);
 	if (err) {
@@ -282,6 +321,11 @@ void ring_reader__stop(struct ring_set *rs)
 	__atomic_store_n(&rd->stop, 1, __ATOMIC_RELEASE);
 	pthread_join(rd->thread, NULL);
 	rd->on = false;
+	prio_lend__release(&rd->lend);
+	if (rd->lend.times)
+		pr_info("%s: the reader lent its priority to the main thread %llu times (stack "
+			"copies waiting: at most %.1f MB, budget %.1f MB)\n",
+			rs->what, rd->lend.times, rd->peak / 1048576.0, rd->budget / 1048576.0);
 }
 
 void ring_reader__free(struct ring_set *rs)
@@ -295,6 +339,18 @@ void ring_reader__free(struct ring_set *rs)
 	}
 	free(rd->pending.bytes);
 	free(rd->pending.recs);
+}
+
+void ring_reader__settle(struct ring_set *rs)
+{
+	struct ring_reader *rd = &rs->reader;
+
+	if (!rd->on)
+		return;
+	pthread_mutex_lock(&rd->lock);
+	if (rd->pending.len < rd->budget / 4)
+		prio_lend__release(&rd->lend);
+	pthread_mutex_unlock(&rd->lock);
 }
 
 /*
@@ -345,4 +401,18 @@ int ring_reader__take(struct ring_set *rs, bool consume)
 	if (rd->on)
 		pthread_mutex_unlock(&rd->lock);
 	return err;
+}
+
+void ring_set__memory(const struct ring_set *rs, struct backend_stats *st)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+
+	if (!rs)
+		return;
+	st->ring_bytes += (size_t)rs->nr_events * (1 + (size_t)rs->data_pages) * page;
+	st->copy_bytes += rs->batch.cap + rs->batch.cap_recs * sizeof(struct batch_rec) +
+			  rs->reader.pending.cap +
+			  rs->reader.pending.cap_recs * sizeof(struct batch_rec);
+	st->copies_peak += rs->reader.peak;
+	st->copies_budget += rs->reader.budget;
 }

@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "backend-perfring/lend.h"
 #include "backend-perfring/mapinode.h"
 #include "backend-perfring/ring.h"
 #include "backend-perfring/ringset.h"
@@ -51,6 +52,9 @@ struct ring_reader {
 	int efd;			/* readable: pending has PENDING_WAKE bytes */
 	int stop;			/* atomic: the thread ends */
 	int err;			/* the thread's first error (-ENOMEM) */
+	size_t budget;			/* most bytes pending holds (reader.c) */
+	size_t peak;			/* most bytes it held */
+	struct prio_lend lend;		/* the reader's priority lent to the drainer */
 };
 
 struct ring_set {
@@ -103,6 +107,8 @@ void ring_reader__start(struct ring_set *rs);
 void ring_reader__stop(struct ring_set *rs);
 void ring_reader__free(struct ring_set *rs);
 int ring_reader__take(struct ring_set *rs, bool consume);
+/* After a drain: the reader's priority given back once what waits is small again. */
+void ring_reader__settle(struct ring_set *rs);
 
 /* sideband.c: an MMAP, MMAP2, COMM or FORK record to the tracker. Returns 0 or -errno. */
 int sideband__record(struct ring_set *rs, const struct perf_event_header *hdr);
