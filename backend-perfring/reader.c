@@ -114,31 +114,26 @@ static size_t grown_cap(const struct ring_set *rs, size_t cap, size_t need)
 	return ncap < need ? need : ncap;
 }
 
-static int batch_add(const struct perf_event_header *hdr, void *ctx)
+/* A record's time, and the length it is kept at (its stack copy cut: ds filled). */
+static uint64_t record_time(const struct ring_set *rs, const struct perf_event_header *hdr,
+			    struct decoded_sample *ds, size_t *cut)
 {
-	struct ring_set *rs = ctx;
-	struct batch *bt = rs->fill;
-	struct batch_rec *rec;
 	struct sample_id id;
-	struct decoded_sample ds;
-	size_t len = hdr->size, cut = 0;
-	uint64_t time = 0;
 
-	/* The reader's budget reached: the rest waits in the ring. */
-	if (bt == &rs->reader.pending && bt->len >= rs->reader.budget)
-		return RING_KEEP;
-
+	*cut = 0;
 	if (hdr->type == PERF_RECORD_SAMPLE) {
-		if (!decode__sample(hdr, rs->sample_type, rs->regs_user, &ds)) {
-			time = ds.id.time;
-			/* Less to copy and to hold while the main thread is busy. */
-			cut = decode__cut_stack_len(hdr, rs->sample_type, &ds);
-			if (cut)
-				len = cut;
-		}
-	} else if (!decode__sample_id(hdr, rs->sample_type, rs->sample_id_all, &id)) {
-		time = id.time;
+		if (decode__sample(hdr, rs->sample_type, rs->regs_user, ds))
+			return 0;
+		/* Less to copy and to hold while the main thread is busy. */
+		*cut = decode__cut_stack_len(hdr, rs->sample_type, ds);
+		return ds->id.time;
 	}
+	return decode__sample_id(hdr, rs->sample_type, rs->sample_id_all, &id) ? 0 : id.time;
+}
+
+/* Room for len more bytes and one more record in bt. Returns 0 or -ENOMEM. */
+static int batch_room(const struct ring_set *rs, struct batch *bt, size_t len)
+{
 	if (bt->len + len > bt->cap) {
 		size_t ncap = grown_cap(rs, bt->cap, bt->len + len);
 		unsigned char *tmp = realloc(bt->bytes, ncap);
@@ -157,10 +152,61 @@ static int batch_add(const struct perf_event_header *hdr, void *ctx)
 		bt->recs = tmp;
 		bt->cap_recs = ncap;
 	}
-	rec = &bt->recs[bt->nr++];
+	return 0;
+}
+
+static void batch_index(struct batch *bt, size_t offset, uint64_t time)
+{
+	struct batch_rec *rec = &bt->recs[bt->nr++];
+
 	rec->seq = bt->seq++;
-	rec->offset = bt->len;
+	rec->offset = offset;
 	rec->time = time;
+}
+
+/*
+ * The reader at its budget, or behind records already spilled: the record
+ * (cut) goes to the spill file; where that fails, it stays in the ring.
+ */
+static int spill_record(struct ring_set *rs, const struct perf_event_header *hdr,
+			const struct decoded_sample *ds, size_t cut)
+{
+	struct ring_reader *rd = &rs->reader;
+	const void *rec = hdr;
+
+	if (cut) {
+		if (!rd->cut_buf)
+			rd->cut_buf = malloc(BUDGET_SLACK);
+		if (!rd->cut_buf || cut > BUDGET_SLACK)
+			return RING_KEEP;
+		decode__cut_stack(hdr, ds, cut, rd->cut_buf);
+		rec = rd->cut_buf;
+	}
+	if (spill__write(&rd->spill, rec, cut ? cut : hdr->size))
+		return RING_KEEP;
+	rs->bytes_read += hdr->size;
+	rs->bytes_kept += cut ? cut : hdr->size;
+	return 0;
+}
+
+static int batch_add(const struct perf_event_header *hdr, void *ctx)
+{
+	struct ring_set *rs = ctx;
+	struct batch *bt = rs->fill;
+	struct decoded_sample ds;
+	size_t cut, len = hdr->size;
+	uint64_t time = record_time(rs, hdr, &ds, &cut);
+	int err;
+
+	if (bt == &rs->reader.pending &&
+	    (bt->len >= rs->reader.budget || spill__pending(&rs->reader.spill)))
+		return spill_record(rs, hdr, &ds, cut);
+	if (cut)
+		len = cut;
+	err = batch_room(rs, bt, len);
+	if (err)
+		return err;
+	batch_index(bt, bt->len, time);
 	rs->bytes_read += hdr->size;
 	rs->bytes_kept += len;
 	if (cut)
@@ -185,8 +231,9 @@ static void *reader_main(void *arg)
 
 		/*
 		 * Woken at each ring's watermark; the timeout bounds how long a
-		 * stop waits. With pending full, only the timeout: nothing is
-		 * read until the main thread takes it.
+		 * stop waits. With nowhere to put records (pending full and
+		 * the spill file refused), only the timeout: nothing is read
+		 * until the main thread takes some.
 		 */
 		if (pfds && !full)
 			poll(pfds, rs->nr_events, READER_POLL_MS);
@@ -201,13 +248,13 @@ static void *reader_main(void *arg)
 			if (pfds[i].revents & (POLLHUP | POLLERR | POLLNVAL))
 				pfds[i].fd = -1;
 		pthread_mutex_lock(&rd->lock);
-		for (int i = 0; i < rs->nr_events && rd->pending.len < rd->budget && !rd->err; i++) {
+		for (int i = 0; i < rs->nr_events && !rd->err; i++) {
 			int n = ring__consume(&rs->events[i].ring, batch_add, rs);
 
 			if (n < 0)
 				rd->err = n;
 		}
-		full = rd->pending.len >= rd->budget;
+		full = rd->pending.len >= rd->budget && rd->spill.err;
 		wake = rd->pending.len >= rd->budget / 4 || rd->err;
 		if (rd->pending.len > rd->peak)
 			rd->peak = rd->pending.len;
@@ -326,6 +373,10 @@ void ring_reader__stop(struct ring_set *rs)
 		pr_info("%s: the reader lent its priority to the main thread %llu times (stack "
 			"copies waiting: at most %.1f MB, budget %.1f MB)\n",
 			rs->what, rd->lend.times, rd->peak / 1048576.0, rd->budget / 1048576.0);
+	if (rd->spill.bytes)
+		pr_info("%s: %.1f MB of records waited in the spill file while the main thread "
+			"was behind (at most %.1f MB at once)\n",
+			rs->what, rd->spill.bytes / 1048576.0, rd->spill.peak / 1048576.0);
 }
 
 void ring_reader__free(struct ring_set *rs)
@@ -339,6 +390,8 @@ void ring_reader__free(struct ring_set *rs)
 	}
 	free(rd->pending.bytes);
 	free(rd->pending.recs);
+	free(rd->cut_buf);
+	spill__fini(&rd->spill);
 }
 
 void ring_reader__settle(struct ring_set *rs)
@@ -374,19 +427,60 @@ static int consume_rings(struct ring_set *rs)
 }
 
 /*
- * What the reader thread copied becomes the batch; with consume, the rings'
- * records written since follow under the same lock, so that none the
- * thread copies in between is left for a later drain, out of order.
+ * The next records of the spill file into the empty batch, a budget at a
+ * time; rd->lock is held, and let go while the file is read (the reader
+ * appends past what is read).
+ */
+static int take_spilled(struct ring_set *rs)
+{
+	struct ring_reader *rd = &rs->reader;
+	struct batch *bt = &rs->batch;
+	uint64_t from = rd->spill.read_off, to = rd->spill.write_off;
+	size_t off = 0;
+	long n;
+	int err = batch_room(rs, bt, rd->budget + BUDGET_SLACK);
+
+	if (err)
+		return err;
+	pthread_mutex_unlock(&rd->lock);
+	n = spill__read(&rd->spill, from, to, bt->bytes, bt->cap);
+	pthread_mutex_lock(&rd->lock);
+	if (n < 0)
+		return (int)n;
+	while (off < (size_t)n && !err) {
+		const struct perf_event_header *hdr = (const void *)(bt->bytes + off);
+		struct decoded_sample ds;
+		size_t cut;
+
+		err = batch_room(rs, bt, 0);
+		if (!err)
+			batch_index(bt, off, record_time(rs, hdr, &ds, &cut));
+		off += hdr->size;
+	}
+	bt->len = (size_t)n;
+	spill__consumed(&rd->spill, from + (uint64_t)n);
+	return err;
+}
+
+/*
+ * What the reader thread copied becomes the batch; after it, what it
+ * spilled, a part at a time (the spill's records are the newer); with
+ * consume, after the last part, the rings' records written since follow
+ * under the same lock, so that none the thread copies in between is left
+ * for a later drain, out of order.
  */
 int ring_reader__take(struct ring_set *rs, bool consume)
 {
 	struct ring_reader *rd = &rs->reader;
 	struct batch tmp;
+	bool more = false;
 	int err = 0;
 
 	if (rd->on)
 		pthread_mutex_lock(&rd->lock);
-	if (rd->efd >= 0) {
+	if (rd->efd >= 0 && rd->spill_turn) {
+		err = take_spilled(rs);
+	} else if (rd->efd >= 0) {
 		tmp = rs->batch;
 		rs->batch = rd->pending;
 		rd->pending = tmp;
@@ -396,11 +490,15 @@ int ring_reader__take(struct ring_set *rs, bool consume)
 		err = rd->err;
 		rd->err = 0;
 	}
-	if (!err && consume)
+	if (rd->efd >= 0) {
+		more = !err && spill__pending(&rd->spill);
+		rd->spill_turn = more;
+	}
+	if (!err && consume && !more)
 		err = consume_rings(rs);
 	if (rd->on)
 		pthread_mutex_unlock(&rd->lock);
-	return err;
+	return err ? err : more;
 }
 
 void ring_set__memory(const struct ring_set *rs, struct backend_stats *st)
