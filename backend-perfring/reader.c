@@ -40,11 +40,16 @@
  * space, pending and the batch a drain works on, are half the rings at most,
  * and the rings stay the buffer (issue 36: a make -j2 loop at normal
  * priority kept the main thread from the CPU, and 60-77 MB of stack copies
- * waited, where an idle run takes 13 MB). The main thread is woken at a quarter of the budget; at half, where
- * the reader may, it lends the main thread its real-time priority until a
- * drain leaves less than a quarter (lend.h): the main thread then keeps up
- * whatever the host runs. Past the budget records stay in the rings, and
- * what the kernel then cannot write it counts (PERF_RECORD_LOST).
+ * waited, where an idle run takes 13 MB). The main thread is woken at a
+ * quarter of the budget; at half, where the reader may, it lends the main
+ * thread its real-time priority until a drain leaves less than a quarter
+ * (lend.h): the main thread then keeps up whatever the host runs, but for
+ * the work it cannot put down (the tables of a large binary, read once:
+ * 150-450 ms for libLLVM's here, more than the rings hold at 999 Hz with
+ * stack copies). Past the budget, records go to a file (spill.h) that the
+ * drain reads back a budget at a time; where that fails they stay in the
+ * rings, and what the kernel then cannot write it counts
+ * (PERF_RECORD_LOST).
  */
 #define BUDGET_MIN (1u << 20)
 /* Room for the record that crosses the budget: a sample is at most 64 KiB. */
