@@ -202,6 +202,7 @@ static void bpf_close(struct backend *b)
 	bpf_dwarf__close(b->dwarf);
 	bpf_offcpu__close(b->offcpu);
 	profile_pidns_bpf__destroy(b->pidns);
+	profile_fpwalk_bpf__destroy(b->fpwalk);
 	bpf_nsids__close(b->nsids);
 	profile_idmap_bpf__destroy(b->idmap);
 	profile_mntns_bpf__destroy(b->mntns);

@@ -64,6 +64,8 @@ struct backend {
 	bool no_batch;			/* the kernel lacks batch map operations */
 	struct bpf_dwarf *dwarf;	/* --unwind dwarf: stack copies instead of counts */
 	bool kstacks_inline;		/* its kernel stacks come in its records, not stack maps */
+	/* User stacks walked by the program itself (Linux 5.5), where no other variant runs. */
+	struct profile_fpwalk_bpf *fpwalk;
 	/* A profiler inside a pid namespace counts with tasks' ids there. */
 	struct profile_pidns_bpf *pidns;
 	struct bpf_nsids *nsids;	/* the same before Linux 5.7 */

@@ -94,6 +94,27 @@ struct profile_pidns_bpf *bpf_load__pidns_program(struct profile_bpf *counting)
 	return skel;
 }
 
+struct profile_fpwalk_bpf *bpf_load__fpwalk_program(struct profile_bpf *counting,
+						    unsigned int entries)
+{
+	struct profile_fpwalk_bpf *skel = profile_fpwalk_bpf__open();
+	int err;
+
+	if (!skel)
+		return NULL;
+	bpf_map__set_max_entries(skel->maps.ustacks0, entries);
+	bpf_map__set_max_entries(skel->maps.ustacks1, entries);
+	err = shared_maps__reuse(skel->obj, counting->obj);
+	if (!err)
+		err = bpf_interruptible__load(skel->skeleton);
+	if (err) {
+		profile_fpwalk_bpf__destroy(skel);
+		errno = -err;
+		return NULL;
+	}
+	return skel;
+}
+
 /*
  * bcc's pinned maps: the counting program's variant that reads them, on the
  * loaded one's maps (--mntnsmap's is CO-RE). Returns 0 or -errno; the

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 
 #include "bpf/profile.skel.h"
+#include "bpf/profile_fpwalk.skel.h"
 #include "bpf/profile_idmap.skel.h"
 #include "bpf/profile_mntns.skel.h"
 #include "bpf/profile_pidns.skel.h"
@@ -34,6 +35,12 @@ struct profile_bpf *bpf_load__program(unsigned int hash, unsigned int stack, uns
 				       bool dwarf, unsigned int members);
 /* The counting program for a profiler in a pid namespace, on the loaded one's maps. */
 struct profile_pidns_bpf *bpf_load__pidns_program(struct profile_bpf *counting);
+/*
+ * The counting program that walks user stacks itself (Linux 5.5), on the
+ * loaded one's maps, its stack tables of `entries`. NULL with errno set.
+ */
+struct profile_fpwalk_bpf *bpf_load__fpwalk_program(struct profile_bpf *counting,
+						    unsigned int entries);
 /*
  * bcc's pinned maps: the counting program's variant that reads them, on the
  * loaded one's maps (--mntnsmap's is CO-RE). Returns 0 or -errno; the
