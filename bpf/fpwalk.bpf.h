@@ -10,9 +10,11 @@
  * from bp each frame's return address at fp + 8 and the next fp at fp,
  * while the frame lies below the user address limit and reads, to 127
  * entries; it ends at a zero return address, where user space ends the
- * kernel's stacks. Samples in kernel mode (their user registers are in the
- * task's pt_regs, out of reach without BTF) and in 32-bit code go to the
- * kernel's walk, as before.
+ * kernel's stacks. Samples in kernel mode take their user registers from
+ * the task's pt_regs with FPWALK_TASK_REGS (bpf_task_pt_regs, 5.15 with
+ * kernel BTF), where a kernel thread's say it has no user stack, so no walk
+ * is tried (the kernel's walk finds no mm, after its set-up); else they go
+ * to the kernel's walk, as do samples in 32-bit code.
  *
  * Each generation's stacks go in a hash map by a hash of the ips, checked
  * frame by frame: a stack whose slot holds another tries the next slot,
@@ -21,6 +23,8 @@
  */
 #ifndef BPF_FPWALK_BPF_H
 #define BPF_FPWALK_BPF_H
+
+#include <linux/errno.h>
 
 #include "bpf/common.bpf.h"
 
@@ -85,22 +89,42 @@ static __always_inline int fpwalk_store(void *table, __u32 key, const struct pro
 	return fpwalk_same(old, s) ? 1 : 0;
 }
 
-/* The user stack's id with PROFILE_STACK_WALKED, or FPWALK_NOT_WALKED. */
+/*
+ * The user stack's id with PROFILE_STACK_WALKED, -EFAULT for a kernel
+ * thread's, or FPWALK_NOT_WALKED.
+ */
 static __always_inline int fpwalk_user(struct bpf_perf_event_data *ctx, void *table)
 {
+	__u64 ip = ctx->regs.rip, fp = ctx->regs.rbp, cs = ctx->regs.cs, h;
 	struct profile_ustack *s;
-	__u64 fp, h;
 	__u32 zero = 0, n, key;
 	int got;
 
-	if (ctx->regs.cs != FPWALK_USER64_CS)
+	/* Loaded once: the verifier refuses a context pointer moved by a merged load. */
+	asm volatile("" : "+r"(ip), "+r"(fp), "+r"(cs));
+	if (!(cs & 3)) {
+#ifdef FPWALK_TASK_REGS
+		struct pt_regs regs;
+
+		if (bpf_probe_read_kernel(&regs, sizeof(regs),
+					  (void *)bpf_task_pt_regs(bpf_get_current_task_btf())))
+			return FPWALK_NOT_WALKED;
+		if (!(regs.cs & 3))
+			return -EFAULT;	/* a kernel thread's pt_regs: no user stack */
+		ip = regs.rip;
+		fp = regs.rbp;
+		cs = regs.cs;
+#else
+		return FPWALK_NOT_WALKED;
+#endif
+	}
+	if (cs != FPWALK_USER64_CS)
 		return FPWALK_NOT_WALKED;
 	s = bpf_map_lookup_elem(&ustack_walk, &zero);
 	if (!s)
 		return FPWALK_NOT_WALKED;
-	s->ips[0] = ctx->regs.rip;
-	h = ctx->regs.rip;
-	fp = ctx->regs.rbp;
+	s->ips[0] = ip;
+	h = ip;
 	for (n = 1; n < PROFILE_MAX_STACK_DEPTH; n++) {
 		__u64 frame[2];	/* the caller's fp, the return address */
 

@@ -447,7 +447,7 @@ START_TEST(bpf_walks_user_stacks_itself)
 	run_cmd(((char *[]){ (char *)profile_bin(), "--backend", "bpf", "-v", "-f", "-F", "999",
 			     "-p", pid, "1", NULL }), 30, 0, &r);
 	ck_assert_msg(r.exit_code == 0, "exit %d: %.300s", r.exit_code, r.err);
-	ck_assert_msg(strstr(r.err, "user stacks of user-mode samples walked by the program"),
+	ck_assert_msg(strstr(r.err, "user stacks walked by the program (frame pointers"),
 		      "%.600s", r.err);
 	ck_assert_msg(folded_count(r.out, "hot_loop") > 100, "%.300s", r.out);
 	run_result_free(&r);
