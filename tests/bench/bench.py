@@ -10,7 +10,6 @@ processes (user + sys, from wait4), in-kernel run time of BPF programs
 last byte of output, lost samples. Every comparison runs interleaved
 (A B C A B C ...) and reports the median and the spread (min..max).
 """
-import json
 import os
 import re
 import shutil
@@ -301,30 +300,39 @@ def bench_dwarf(tmp):
                 u <= 3)
 
 
-def prog_stats():
-    out = subprocess.run(["bpftool", "-j", "prog", "show"], capture_output=True,
-                         text=True).stdout
-    return {(p.get("name"), p["id"]): (p.get("run_time_ns", 0), p.get("run_cnt", 0))
-            for p in json.loads(out or "[]") if p.get("type") == "perf_event"}
-
-
-def prog_ids(pid):
-    """The ids of the BPF programs process pid holds (its fds' fdinfo): other people's
-    profilers on a shared machine run programs of the same names."""
-    ids = set()
+def prog_fds(pid):
+    """The fdinfo paths of the BPF programs process pid holds: other people's profilers
+    on a shared machine run programs of the same names."""
+    paths = []
     try:
         fds = os.listdir("/proc/%d/fdinfo" % pid)
     except OSError:
-        return ids
+        return paths
     for fd in fds:
+        path = "/proc/%d/fdinfo/%s" % (pid, fd)
         try:
-            with open("/proc/%d/fdinfo/%s" % (pid, fd)) as f:
-                m = re.search(r"^prog_id:\s+(\d+)", f.read(), re.M)
+            with open(path) as f:
+                if re.search(r"^prog_id:", f.read(), re.M):
+                    paths.append(path)
         except OSError:
             continue
-        if m:
-            ids.add(int(m.group(1)))
-    return ids
+    return paths
+
+
+def prog_runs(paths):
+    """(run_time_ns, run_cnt) of the program that ran most among paths' (fdinfo)."""
+    best = (0, 0)
+    for path in paths:
+        try:
+            with open(path) as f:
+                text = f.read()
+        except OSError:
+            continue
+        t = re.search(r"^run_time_ns:\s+(\d+)", text, re.M)
+        c = re.search(r"^run_cnt:\s+(\d+)", text, re.M)
+        if t and c and int(c.group(1)) > best[1]:
+            best = (int(t.group(1)), int(c.group(1)))
+    return best
 
 
 def bench_in_kernel():
@@ -332,17 +340,20 @@ def bench_in_kernel():
 
     All attached at once on the same load (system-wide, 999 Hz, frame pointers), the order
     of starting rotating by round (whichever runs first at an interrupt pays for cold
-    caches); the delta of run_time_ns / run_cnt over the same window of each round, and
-    the ratios per round. libbpf-tools' profile is not packaged: BENCH_LBT_PROFILE names
-    one built by hand from bcc's libbpf-tools (docs/BENCHMARKS.md, Method).
+    caches). Each program's run_time_ns / run_cnt from its owner's fdinfo over windows of
+    a quarter second: the median window of each round, so that a window where the host
+    took a vCPU in the middle of a run (its time is counted to the run) does not decide.
+    libbpf-tools' profile is not packaged: BENCH_LBT_PROFILE names one built by hand from
+    bcc's libbpf-tools (docs/BENCHMARKS.md, Method).
     """
     log("bench: in-kernel cost per sample")
     lbt = os.environ.get("BENCH_LBT_PROFILE")
-    tools = {"ours": [PROFILE, "--backend", "bpf", "-F", "999", "-f", str(DURATION + 16)],
+    secs = DURATION + 12  # the later starts (bpftrace compiles) and the windows
+    tools = {"ours": [PROFILE, "--backend", "bpf", "-F", "999", "-f", str(secs)],
              "bpftrace": ["bpftrace", "-e", "profile:hz:999 { @[kstack, ustack, comm] = count(); }"
-                          " interval:s:%d { exit(); }" % (DURATION + 16)]}
+                          " interval:s:%d { exit(); }" % secs]}
     if lbt:
-        tools["libbpf-tools"] = [lbt, "-F", "999", "-f", str(DURATION + 16)]
+        tools["libbpf-tools"] = [lbt, "-F", "999", "-f", str(secs)]
     else:
         results.append(("kernel", "libbpf-tools profile", "not measured: BENCH_LBT_PROFILE unset"))
     order = list(tools)
@@ -351,29 +362,26 @@ def bench_in_kernel():
     subprocess.run(["sysctl", "-q", "kernel.bpf_stats_enabled=1"], check=True)
     try:
         for rep in range(REPS):
-            load = start_load(2, DURATION + 20)
-            runs, owner = [], {}
+            load = start_load(2, secs + 4)
+            runs, fds = [], {}
             for k in order[rep % len(order):] + order[:rep % len(order)]:
                 runs.append(Run(tools[k], stdout=subprocess.DEVNULL))
                 # Loaded and attached (bpftrace compiles first), before the next starts.
-                ids, t0 = set(), time.monotonic()
-                while not ids and time.monotonic() - t0 < 10:
+                t0 = time.monotonic()
+                while not fds.get(k) and time.monotonic() - t0 < 10:
                     time.sleep(0.5)
-                    ids = prog_ids(command_pid(runs[-1].proc) or 0)
+                    fds[k] = prog_fds(command_pid(runs[-1].proc) or 0)
                 time.sleep(0.5)
-                owner.update((i, k) for i in ids)
-            before = prog_stats()
-            time.sleep(DURATION)
-            after = prog_stats()
-            row, runs_of = {}, {}
-            for (name, prog_id), (t, cnt) in after.items():
-                t0, cnt0 = before.get((name, prog_id), (0, 0))
-                # Each tool's program that ran most: ours loads the 4.9 one beside its
-                # variant, bpftrace has its interval probe too.
-                k = owner.get(prog_id)
-                if k and cnt - cnt0 > runs_of.get(k, 0):
-                    runs_of[k] = cnt - cnt0
-                    row[k] = (t - t0) / (cnt - cnt0)
+            windows = {k: [] for k in tools}
+            last = {k: prog_runs(fds[k]) for k in tools}
+            for _ in range(int(DURATION * 4)):
+                time.sleep(0.25)
+                for k in tools:
+                    now = prog_runs(fds[k])
+                    if now[1] > last[k][1]:
+                        windows[k].append((now[0] - last[k][0]) / (now[1] - last[k][1]))
+                    last[k] = now
+            row = {k: statistics.median(w) for k, w in windows.items() if w}
             for k, v in row.items():
                 ns[k].append(v)
                 if k != "ours" and "ours" in row:
