@@ -14,6 +14,7 @@
 #include <bpf/bpf_helpers.h>
 
 #define COUNTING_FP_WALK
+#define COUNTING_PYTHON
 #include "bpf/fpwalk.bpf.h"
 #include "bpf/counting.bpf.h"
 

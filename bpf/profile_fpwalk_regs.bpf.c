@@ -14,6 +14,7 @@
 #include <bpf/bpf_helpers.h>
 
 #define COUNTING_FP_WALK
+#define COUNTING_PYTHON
 #define FPWALK_TASK_REGS
 #include "bpf/fpwalk.bpf.h"
 #include "bpf/counting.bpf.h"
