@@ -59,6 +59,7 @@ static int bpf_open(struct backend **out, const struct backend_config *o, struct
 	b->cfg = o;
 	b->pipeline = p;
 	b->target = target;
+	b->fpwalk_prog_fd = -1;
 	b->nr_cpus = libbpf_num_possible_cpus();
 	if (b->nr_cpus <= 0) {
 		errmsg__set(errm, "bpf: cannot tell the number of possible CPUs");
@@ -158,6 +159,8 @@ static void bpf_stats(const struct backend *b, struct backend_stats *st)
 		st->malformed_records = ring_set__bad_records(b->sideband);
 		st->sideband_lost = ring_set__lost(b->sideband);
 	}
+	ring_set__memory(b->sideband, st);
+	ring_set__memory(b->dwarf ? bpf_dwarf__ring_set(b->dwarf) : NULL, st);
 	if (b->offcpu)
 		bpf_offcpu__stats(b->offcpu, st);
 	st->cgroup_untracked += b->cgroup_full_at_start;
@@ -201,6 +204,8 @@ static void bpf_close(struct backend *b)
 	bpf_dwarf__close(b->dwarf);
 	bpf_offcpu__close(b->offcpu);
 	profile_pidns_bpf__destroy(b->pidns);
+	profile_fpwalk_bpf__destroy(b->fpwalk);
+	profile_fpwalk_regs_bpf__destroy(b->fpwalk_regs);
 	bpf_nsids__close(b->nsids);
 	profile_idmap_bpf__destroy(b->idmap);
 	profile_mntns_bpf__destroy(b->mntns);

@@ -65,6 +65,13 @@ struct backend {
 	bool no_batch;			/* the kernel lacks batch map operations */
 	struct bpf_dwarf *dwarf;	/* --unwind dwarf: stack copies instead of counts */
 	bool kstacks_inline;		/* its kernel stacks come in its records, not stack maps */
+	/*
+	 * User stacks walked by the program itself, where no other variant runs:
+	 * kernel-mode samples' too (5.15, BTF), else user-mode samples' (5.5).
+	 */
+	struct profile_fpwalk_regs_bpf *fpwalk_regs;
+	struct profile_fpwalk_bpf *fpwalk;
+	int fpwalk_prog_fd;		/* the one loaded, -1 if none */
 	/* A profiler inside a pid namespace counts with tasks' ids there. */
 	struct profile_pidns_bpf *pidns;
 	struct bpf_nsids *nsids;	/* the same before Linux 5.7 */

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "backend-bpf/idmaps.h"
 #include "backend-bpf/interruptible.h"
@@ -98,6 +99,44 @@ struct profile_pidns_bpf *bpf_load__pidns_program(struct profile_bpf *counting)
 		return NULL;
 	}
 	return skel;
+}
+
+/* One of the fpwalk variants, opened, sized and loaded on counting's maps. */
+static int load_fpwalk(struct bpf_object *obj, struct bpf_object_skeleton *skeleton,
+		       const struct profile_bpf *counting, unsigned int entries)
+{
+	const char *tables[] = { "ustacks0", "ustacks1" };
+	int err;
+
+	for (size_t i = 0; i < sizeof(tables) / sizeof(tables[0]); i++) {
+		err = bpf_map__set_max_entries(bpf_object__find_map_by_name(obj, tables[i]),
+					       entries);
+		if (err)
+			return err;
+	}
+	err = shared_maps__reuse(obj, counting->obj);
+	return err ? err : bpf_interruptible__load(skeleton);
+}
+
+int bpf_load__fpwalk_program(struct profile_bpf *counting, unsigned int entries,
+			     struct profile_fpwalk_regs_bpf **regs, struct profile_fpwalk_bpf **plain)
+{
+	int err;
+
+	*regs = profile_fpwalk_regs_bpf__open();
+	if (!*regs)
+		return -errno;
+	err = load_fpwalk((*regs)->obj, (*regs)->skeleton, counting, entries);
+	if (!err)
+		return 0;
+	pr_debug("bpf: the user walk of kernel-mode samples was refused (%s): user-mode "
+		 "samples only\n", strerror(-err));
+	profile_fpwalk_regs_bpf__destroy(*regs);
+	*regs = NULL;
+	*plain = profile_fpwalk_bpf__open();
+	if (!*plain)
+		return -errno;
+	return load_fpwalk((*plain)->obj, (*plain)->skeleton, counting, entries);
 }
 
 /*

@@ -10,6 +10,8 @@
 #include <stdbool.h>
 
 #include "bpf/profile.skel.h"
+#include "bpf/profile_fpwalk.skel.h"
+#include "bpf/profile_fpwalk_regs.skel.h"
 #include "bpf/profile_idmap.skel.h"
 #include "bpf/profile_mntns.skel.h"
 #include "bpf/profile_pidns.skel.h"
@@ -36,6 +38,14 @@ struct profile_bpf *bpf_load__program(unsigned int hash, unsigned int stack, uns
 
 /* The counting program for a profiler in a pid namespace, on the loaded one's maps. */
 struct profile_pidns_bpf *bpf_load__pidns_program(struct profile_bpf *counting);
+/*
+ * The counting program that walks user stacks itself, on the loaded one's
+ * maps, its stack tables of `entries`: the 5.15 variant (kernel-mode
+ * samples too) into *regs, else the 5.5 one into *plain. Returns 0 or
+ * -errno (neither loaded); the caller destroys what was loaded.
+ */
+int bpf_load__fpwalk_program(struct profile_bpf *counting, unsigned int entries,
+			     struct profile_fpwalk_regs_bpf **regs, struct profile_fpwalk_bpf **plain);
 /*
  * bcc's pinned maps: the counting program's variant that reads them, on the
  * loaded one's maps (--mntnsmap's is CO-RE). Returns 0 or -errno; the

@@ -28,6 +28,8 @@ void stack_cache__init(struct stack_cache *sc, int fd)
 {
 	sc->fd = fd;
 	sc->overflow_fd = -1;
+	sc->walked_fd = -1;
+	sc->walked = 0;
 	sc->stale = 0;
 	hashmap__init(&sc->copies, id_hash, id_equal);
 }
@@ -35,6 +37,11 @@ void stack_cache__init(struct stack_cache *sc, int fd)
 void stack_cache__set_overflow(struct stack_cache *sc, int overflow_fd)
 {
 	sc->overflow_fd = overflow_fd;
+}
+
+void stack_cache__set_walked(struct stack_cache *sc, int walked_fd)
+{
+	sc->walked_fd = walked_fd;
 }
 
 static void free_copies(struct stack_cache *sc)
@@ -55,8 +62,35 @@ void stack_cache__fini(struct stack_cache *sc)
 /* The map that holds id, and the id there. */
 static int map_of(const struct stack_cache *sc, int32_t id, __u32 *key)
 {
-	*key = (__u32)id & ~(__u32)PROFILE_STACK_OVERFLOW;
+	*key = (__u32)id & ~(__u32)(PROFILE_STACK_OVERFLOW | PROFILE_STACK_WALKED);
+	if (id & PROFILE_STACK_WALKED)
+		return sc->walked_fd;
 	return (id & PROFILE_STACK_OVERFLOW) ? sc->overflow_fd : sc->fd;
+}
+
+/*
+ * The ips of id into ips (PROFILE_MAX_STACK_DEPTH of them, zeros after the
+ * stack), from its map. Returns 0 or -errno.
+ */
+static int read_stack(struct stack_cache *sc, int32_t id, uint64_t *ips)
+{
+	struct profile_ustack walked;
+	__u32 key;
+	int fd = map_of(sc, id, &key);
+
+	if (fd < 0)
+		return -ENOENT;
+	if (!(id & PROFILE_STACK_WALKED))
+		return bpf_map_lookup_elem(fd, &key, ips) ? -errno : 0;
+	if (bpf_map_lookup_elem(fd, &key, &walked))
+		return -errno;
+	/* The program's count, checked: the table is the kernel's, but a bug must not overrun. */
+	if (walked.depth > PROFILE_MAX_STACK_DEPTH)
+		walked.depth = PROFILE_MAX_STACK_DEPTH;
+	memset(ips, 0, PROFILE_MAX_STACK_DEPTH * sizeof(*ips));
+	memcpy(ips, walked.ips, walked.depth * sizeof(*ips));
+	sc->walked++;
+	return 0;
 }
 
 const uint64_t *stack_cache__get(struct stack_cache *sc, int32_t id)
@@ -64,16 +98,13 @@ const uint64_t *stack_cache__get(struct stack_cache *sc, int32_t id)
 	uint64_t ips[PROFILE_MAX_STACK_DEPTH];
 	unsigned int depth = 0;
 	struct stack_copy *c;
-	__u32 key;
-	int fd;
 
 	if (id < 0)
 		return NULL;
 	c = hashmap__find(&sc->copies, &id);
 	if (c)
 		return c->ips;
-	fd = map_of(sc, id, &key);
-	if (fd < 0 || bpf_map_lookup_elem(fd, &key, ips)) {
+	if (read_stack(sc, id, ips)) {
 		sc->stale++;
 		return NULL;
 	}
@@ -132,6 +163,12 @@ int stack_cache__clear(struct stack_cache *sc)
 	left += n;
 	if (sc->overflow_fd >= 0) {
 		n = delete_rest(sc->overflow_fd);
+		if (n < 0)
+			return n;
+		left += n;
+	}
+	if (sc->walked_fd >= 0) {
+		n = delete_rest(sc->walked_fd);
 		if (n < 0)
 			return n;
 		left += n;

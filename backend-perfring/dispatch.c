@@ -83,26 +83,39 @@ static int handle_record(struct ring_set *rs, const struct perf_event_header *hd
 	}
 }
 
-static int drain(struct ring_set *rs, bool now)
+/* One part of a drain: the batch's records in time order, each to its handler. */
+static int handle_batch(struct ring_set *rs)
 {
 	struct batch *bt = &rs->batch;
 	int err = 0;
 
-	bt->len = 0;
-	bt->nr = 0;
-	rs->mono_to_wall_ns = 0;
-	map_inode__forget(&rs->maps);
-	/* No thread (any more), or every record now: the rings too, after what it had copied. */
-	err = ring_reader__take(rs, !rs->reader.on || now);
-	if (err)
-		return err;
 	if (bt->nr)	/* recs is NULL until the first record */
 		qsort(bt->recs, bt->nr, sizeof(*bt->recs), cmp_batch_rec);
 	for (size_t i = 0; i < bt->nr && !err; i++)
 		err = handle_record(rs, (const struct perf_event_header *)(bt->bytes +
 									   bt->recs[i].offset));
+	return err;
+}
+
+static int drain(struct ring_set *rs, bool now)
+{
+	struct batch *bt = &rs->batch;
+	int err = 0, more;
+
+	rs->mono_to_wall_ns = 0;
+	map_inode__forget(&rs->maps);
+	do {
+		bt->len = 0;
+		bt->nr = 0;
+		/* No thread (any more), or every record now: the rings too, after what it had. */
+		more = ring_reader__take(rs, !rs->reader.on || now);
+		if (more < 0)
+			return more;
+		err = handle_batch(rs);
+	} while (!err && more);
 	if (!err && rs->lost != rs->lost_resynced)
 		err = sideband__resync(rs);
+	ring_reader__settle(rs);
 	return err;
 }
 

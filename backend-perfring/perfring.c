@@ -437,6 +437,8 @@ static void perfring_stats(const struct backend *b, struct backend_stats *st)
 	if (b->cfg->dwarf && b->cfg->user_stacks)
 		st->maps_without_inode = (b->rs ? ring_set__maps_without_inode(b->rs) : 0) +
 					 (b->off_rs ? ring_set__maps_without_inode(b->off_rs) : 0);
+	ring_set__memory(b->rs, st);
+	ring_set__memory(b->off_rs, st);
 	if (b->off_rs) {
 		st->lost += ring_set__lost(b->off_rs);
 		st->malformed_records += ring_set__bad_records(b->off_rs);

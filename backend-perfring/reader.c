@@ -23,9 +23,7 @@
  * `pending`, so that the kernel never finds a ring full while the main
  * thread unwinds, symbolizes or writes (a busy host may not schedule it for
  * tens of milliseconds, and a 1 MiB ring holds 60 ms of 16 KiB stack copies
- * at 999 Hz). A drain takes `pending` whole. What it holds is bounded:
- * beyond PENDING_MAX bytes it leaves records in the rings, where the
- * kernel counts what it then cannot write (PERF_RECORD_LOST).
+ * at 999 Hz). A drain takes `pending` whole.
  *
  * Where allowed (root, CAP_SYS_NICE, ulimit -r) it runs at the lowest
  * real-time priority, SCHED_FIFO 1, as `perf record -r 1` would. At normal
@@ -33,13 +31,29 @@
  * kept off the CPU for up to 500 ms and 4 MiB rings overflowed (5% of dwarf
  * samples lost); at SCHED_FIFO the longest gap between its reads was 30-50
  * ms and no ring was ever more than a quarter full. It costs the host
- * little: it copies what the kernel wrote and sleeps, and it stops copying
- * when PENDING_MAX waits for the main thread. Its lock inherits priority,
- * so that it never waits on a main thread that the busy host preempted.
+ * little: it copies what the kernel wrote and sleeps. Its lock inherits
+ * priority, so that it never waits on a main thread that the busy host
+ * preempted.
+ *
+ * What it holds is bounded by the rings, not by the backlog: a quarter of
+ * what they hold together (the budget), so that the copies held in user
+ * space, pending and the batch a drain works on, are half the rings at most,
+ * and the rings stay the buffer (issue 36: a make -j2 loop at normal
+ * priority kept the main thread from the CPU, and 60-77 MB of stack copies
+ * waited, where an idle run takes 13 MB). The main thread is woken at a
+ * quarter of the budget; at half, where the reader may, it lends the main
+ * thread its real-time priority until a drain leaves less than a quarter
+ * (lend.h): the main thread then keeps up whatever the host runs, but for
+ * the work it cannot put down (the tables of a large binary, read once:
+ * 150-450 ms for libLLVM's here, more than the rings hold at 999 Hz with
+ * stack copies). Past the budget, records go to a file (spill.h) that the
+ * drain reads back a budget at a time; where that fails they stay in the
+ * rings, and what the kernel then cannot write it counts
+ * (PERF_RECORD_LOST).
  */
-#define PENDING_MAX (256u << 20)
-/* Wake the main thread early when this much waits (else it drains every 100 ms). */
-#define PENDING_WAKE (8u << 20)
+#define BUDGET_MIN (1u << 20)
+/* Room for the record that crosses the budget: a sample is at most 64 KiB. */
+#define BUDGET_SLACK (65536u + 4096u)
 #define READER_POLL_MS 10
 #define READER_RT_PRIORITY 1
 
@@ -94,29 +108,39 @@ int ring_set__wait(struct ring_set *rs, int wake_fd, int timeout_ms)
 	return ring_set__wait_sets(&rs, 1, wake_fd, timeout_ms);
 }
 
-static int batch_add(const struct perf_event_header *hdr, void *ctx)
+/* Doubled, but no more than the budget's room unless need asks (a drain's own read). */
+static size_t grown_cap(const struct ring_set *rs, size_t cap, size_t need)
 {
-	struct ring_set *rs = ctx;
-	struct batch *bt = rs->fill;
-	struct batch_rec *rec;
-	struct sample_id id;
-	struct decoded_sample ds;
-	size_t len = hdr->size, cut = 0;
-	uint64_t time = 0;
+	size_t ncap = cap ? cap * 2 : BUDGET_MIN;
+	size_t room = rs->reader.budget + BUDGET_SLACK;
 
+	if (ncap > room)
+		ncap = room;
+	return ncap < need ? need : ncap;
+}
+
+/* A record's time, and the length it is kept at (its stack copy cut: ds filled). */
+static uint64_t record_time(const struct ring_set *rs, const struct perf_event_header *hdr,
+			    struct decoded_sample *ds, size_t *cut)
+{
+	struct sample_id id;
+
+	*cut = 0;
 	if (hdr->type == PERF_RECORD_SAMPLE) {
-		if (!decode__sample(hdr, rs->sample_type, rs->regs_user, &ds)) {
-			time = ds.id.time;
-			/* Less to copy and to hold while the main thread is busy. */
-			cut = decode__cut_stack_len(hdr, rs->sample_type, &ds);
-			if (cut)
-				len = cut;
-		}
-	} else if (!decode__sample_id(hdr, rs->sample_type, rs->sample_id_all, &id)) {
-		time = id.time;
+		if (decode__sample(hdr, rs->sample_type, rs->regs_user, ds))
+			return 0;
+		/* Less to copy and to hold while the main thread is busy. */
+		*cut = decode__cut_stack_len(hdr, rs->sample_type, ds);
+		return ds->id.time;
 	}
+	return decode__sample_id(hdr, rs->sample_type, rs->sample_id_all, &id) ? 0 : id.time;
+}
+
+/* Room for len more bytes and one more record in bt. Returns 0 or -ENOMEM. */
+static int batch_room(const struct ring_set *rs, struct batch *bt, size_t len)
+{
 	if (bt->len + len > bt->cap) {
-		size_t ncap = (bt->cap ? bt->cap * 2 : 1 << 20) + len;
+		size_t ncap = grown_cap(rs, bt->cap, bt->len + len);
 		unsigned char *tmp = realloc(bt->bytes, ncap);
 
 		if (!tmp)
@@ -133,10 +157,61 @@ static int batch_add(const struct perf_event_header *hdr, void *ctx)
 		bt->recs = tmp;
 		bt->cap_recs = ncap;
 	}
-	rec = &bt->recs[bt->nr++];
+	return 0;
+}
+
+static void batch_index(struct batch *bt, size_t offset, uint64_t time)
+{
+	struct batch_rec *rec = &bt->recs[bt->nr++];
+
 	rec->seq = bt->seq++;
-	rec->offset = bt->len;
+	rec->offset = offset;
 	rec->time = time;
+}
+
+/*
+ * The reader at its budget, or behind records already spilled: the record
+ * (cut) goes to the spill file; where that fails, it stays in the ring.
+ */
+static int spill_record(struct ring_set *rs, const struct perf_event_header *hdr,
+			const struct decoded_sample *ds, size_t cut)
+{
+	struct ring_reader *rd = &rs->reader;
+	const void *rec = hdr;
+
+	if (cut) {
+		if (!rd->cut_buf)
+			rd->cut_buf = malloc(BUDGET_SLACK);
+		if (!rd->cut_buf || cut > BUDGET_SLACK)
+			return RING_KEEP;
+		decode__cut_stack(hdr, ds, cut, rd->cut_buf);
+		rec = rd->cut_buf;
+	}
+	if (spill__write(&rd->spill, rec, cut ? cut : hdr->size))
+		return RING_KEEP;
+	rs->bytes_read += hdr->size;
+	rs->bytes_kept += cut ? cut : hdr->size;
+	return 0;
+}
+
+static int batch_add(const struct perf_event_header *hdr, void *ctx)
+{
+	struct ring_set *rs = ctx;
+	struct batch *bt = rs->fill;
+	struct decoded_sample ds;
+	size_t cut, len = hdr->size;
+	uint64_t time = record_time(rs, hdr, &ds, &cut);
+	int err;
+
+	if (bt == &rs->reader.pending &&
+	    (bt->len >= rs->reader.budget || spill__pending(&rs->reader.spill)))
+		return spill_record(rs, hdr, &ds, cut);
+	if (cut)
+		len = cut;
+	err = batch_room(rs, bt, len);
+	if (err)
+		return err;
+	batch_index(bt, bt->len, time);
 	rs->bytes_read += hdr->size;
 	rs->bytes_kept += len;
 	if (cut)
@@ -161,8 +236,9 @@ static void *reader_main(void *arg)
 
 		/*
 		 * Woken at each ring's watermark; the timeout bounds how long a
-		 * stop waits. With pending full, only the timeout: nothing is
-		 * read until the main thread takes it.
+		 * stop waits. With nowhere to put records (pending full and
+		 * the spill file refused), only the timeout: nothing is read
+		 * until the main thread takes some.
 		 */
 		if (pfds && !full)
 			poll(pfds, rs->nr_events, READER_POLL_MS);
@@ -177,14 +253,18 @@ static void *reader_main(void *arg)
 			if (pfds[i].revents & (POLLHUP | POLLERR | POLLNVAL))
 				pfds[i].fd = -1;
 		pthread_mutex_lock(&rd->lock);
-		for (int i = 0; i < rs->nr_events && rd->pending.len < PENDING_MAX && !rd->err; i++) {
+		for (int i = 0; i < rs->nr_events && !rd->err; i++) {
 			int n = ring__consume(&rs->events[i].ring, batch_add, rs);
 
 			if (n < 0)
 				rd->err = n;
 		}
-		full = rd->pending.len >= PENDING_MAX;
-		wake = rd->pending.len >= PENDING_WAKE || rd->err;
+		full = rd->pending.len >= rd->budget && rd->spill.err;
+		wake = rd->pending.len >= rd->budget / 4 || rd->err;
+		if (rd->pending.len > rd->peak)
+			rd->peak = rd->pending.len;
+		if (rd->realtime && rd->pending.len >= rd->budget / 2)
+			prio_lend__raise(&rd->lend, READER_RT_PRIORITY);
 		pthread_mutex_unlock(&rd->lock);
 		/* A full counter (EAGAIN) means the main thread is woken already. */
 		if (wake)
@@ -242,12 +322,23 @@ static int reader_create(struct ring_set *rs)
 	return err;
 }
 
+/* A quarter of what the rings hold together (see the top of this file). */
+static size_t reader_budget(const struct ring_set *rs)
+{
+	size_t ring = (size_t)rs->data_pages * (size_t)sysconf(_SC_PAGESIZE);
+	size_t budget = ring * (size_t)rs->nr_events / 4;
+
+	return budget > BUDGET_MIN ? budget : BUDGET_MIN;
+}
+
 /* Start the reader thread; without one (no thread or eventfd), drains read the rings. */
 void ring_reader__start(struct ring_set *rs)
 {
 	struct ring_reader *rd = &rs->reader;
 	int err;
 
+	rd->budget = reader_budget(rs);
+	prio_lend__init(&rd->lend);
 	rd->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	err = rd->efd < 0 ? errno : reader_lock_init(&rd->lock);
 	if (err) {
@@ -282,6 +373,15 @@ void ring_reader__stop(struct ring_set *rs)
 	__atomic_store_n(&rd->stop, 1, __ATOMIC_RELEASE);
 	pthread_join(rd->thread, NULL);
 	rd->on = false;
+	prio_lend__release(&rd->lend);
+	if (rd->lend.times)
+		pr_info("%s: the reader lent its priority to the main thread %llu times (stack "
+			"copies waiting: at most %.1f MB, budget %.1f MB)\n",
+			rs->what, rd->lend.times, rd->peak / 1048576.0, rd->budget / 1048576.0);
+	if (rd->spill.bytes)
+		pr_info("%s: %.1f MB of records waited in the spill file while the main thread "
+			"was behind (at most %.1f MB at once)\n",
+			rs->what, rd->spill.bytes / 1048576.0, rd->spill.peak / 1048576.0);
 }
 
 void ring_reader__free(struct ring_set *rs)
@@ -295,6 +395,20 @@ void ring_reader__free(struct ring_set *rs)
 	}
 	free(rd->pending.bytes);
 	free(rd->pending.recs);
+	free(rd->cut_buf);
+	spill__fini(&rd->spill);
+}
+
+void ring_reader__settle(struct ring_set *rs)
+{
+	struct ring_reader *rd = &rs->reader;
+
+	if (!rd->on)
+		return;
+	pthread_mutex_lock(&rd->lock);
+	if (rd->pending.len < rd->budget / 4)
+		prio_lend__release(&rd->lend);
+	pthread_mutex_unlock(&rd->lock);
 }
 
 /*
@@ -318,19 +432,60 @@ static int consume_rings(struct ring_set *rs)
 }
 
 /*
- * What the reader thread copied becomes the batch; with consume, the rings'
- * records written since follow under the same lock, so that none the
- * thread copies in between is left for a later drain, out of order.
+ * The next records of the spill file into the empty batch, a budget at a
+ * time; rd->lock is held, and let go while the file is read (the reader
+ * appends past what is read).
+ */
+static int take_spilled(struct ring_set *rs)
+{
+	struct ring_reader *rd = &rs->reader;
+	struct batch *bt = &rs->batch;
+	uint64_t from = rd->spill.read_off, to = rd->spill.write_off;
+	size_t off = 0;
+	long n;
+	int err = batch_room(rs, bt, rd->budget + BUDGET_SLACK);
+
+	if (err)
+		return err;
+	pthread_mutex_unlock(&rd->lock);
+	n = spill__read(&rd->spill, from, to, bt->bytes, bt->cap);
+	pthread_mutex_lock(&rd->lock);
+	if (n < 0)
+		return (int)n;
+	while (off < (size_t)n && !err) {
+		const struct perf_event_header *hdr = (const void *)(bt->bytes + off);
+		struct decoded_sample ds;
+		size_t cut;
+
+		err = batch_room(rs, bt, 0);
+		if (!err)
+			batch_index(bt, off, record_time(rs, hdr, &ds, &cut));
+		off += hdr->size;
+	}
+	bt->len = (size_t)n;
+	spill__consumed(&rd->spill, from + (uint64_t)n);
+	return err;
+}
+
+/*
+ * What the reader thread copied becomes the batch; after it, what it
+ * spilled, a part at a time (the spill's records are the newer); with
+ * consume, after the last part, the rings' records written since follow
+ * under the same lock, so that none the thread copies in between is left
+ * for a later drain, out of order.
  */
 int ring_reader__take(struct ring_set *rs, bool consume)
 {
 	struct ring_reader *rd = &rs->reader;
 	struct batch tmp;
+	bool more = false;
 	int err = 0;
 
 	if (rd->on)
 		pthread_mutex_lock(&rd->lock);
-	if (rd->efd >= 0) {
+	if (rd->efd >= 0 && rd->spill_turn) {
+		err = take_spilled(rs);
+	} else if (rd->efd >= 0) {
 		tmp = rs->batch;
 		rs->batch = rd->pending;
 		rd->pending = tmp;
@@ -340,9 +495,27 @@ int ring_reader__take(struct ring_set *rs, bool consume)
 		err = rd->err;
 		rd->err = 0;
 	}
-	if (!err && consume)
+	if (rd->efd >= 0) {
+		more = !err && spill__pending(&rd->spill);
+		rd->spill_turn = more;
+	}
+	if (!err && consume && !more)
 		err = consume_rings(rs);
 	if (rd->on)
 		pthread_mutex_unlock(&rd->lock);
-	return err;
+	return err ? err : more;
+}
+
+void ring_set__memory(const struct ring_set *rs, struct backend_stats *st)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+
+	if (!rs)
+		return;
+	st->ring_bytes += (size_t)rs->nr_events * (1 + (size_t)rs->data_pages) * page;
+	st->copy_bytes += rs->batch.cap + rs->batch.cap_recs * sizeof(struct batch_rec) +
+			  rs->reader.pending.cap +
+			  rs->reader.pending.cap_recs * sizeof(struct batch_rec);
+	st->copies_peak += rs->reader.peak;
+	st->copies_budget += rs->reader.budget;
 }

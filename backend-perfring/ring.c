@@ -104,8 +104,12 @@ int ring__consume(struct perf_ring *ring, ring_record_fn fn, void *ctx)
 			}
 			break;
 		}
-		tail += hdr->size;
 		err = fn(hdr, ctx);
+		if (err == RING_KEEP) {
+			err = 0;	/* left in the ring, for a later call */
+			break;
+		}
+		tail += hdr->size;
 		if (err)
 			break;
 		cnt++;

@@ -28,12 +28,14 @@ void ring__init(struct perf_ring *ring, struct perf_event_mmap_page *meta, void 
 		uint64_t size);
 void ring__fini(struct perf_ring *ring);
 
+/* Returns 0, RING_KEEP (stop, this record stays in the ring) or -errno (stop). */
 typedef int (*ring_record_fn)(const struct perf_event_header *hdr, void *ctx);
+#define RING_KEEP 1
 
 /*
- * Hand every complete record to fn, then release them to the kernel. The
- * record is valid only during the call. Returns the number of records or
- * -errno (from fn, or -ENOMEM).
+ * Hand every complete record to fn, then release them to the kernel, up to
+ * the one fn keeps. The record is valid only during the call. Returns the
+ * number of records released or -errno (from fn, or -ENOMEM).
  */
 int ring__consume(struct perf_ring *ring, ring_record_fn fn, void *ctx);
 

@@ -94,6 +94,8 @@ int ring_set__drain(struct ring_set *rs);
  * records of their own (a fork must be known before the child's counts).
  */
 int ring_set__drain_now(struct ring_set *rs);
+/* Adds the memory of rs (NULL: none) to st's. */
+void ring_set__memory(const struct ring_set *rs, struct backend_stats *st);
 /* Samples the kernel dropped (PERF_RECORD_LOST). */
 uint64_t ring_set__lost(const struct ring_set *rs);
 /*

@@ -12,8 +12,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "backend-perfring/lend.h"
 #include "backend-perfring/mapinode.h"
 #include "backend-perfring/ring.h"
+#include "backend-perfring/spill.h"
 #include "backend-perfring/ringset.h"
 #include "compat/perf_event.h"
 
@@ -51,6 +53,12 @@ struct ring_reader {
 	int efd;			/* readable: pending has PENDING_WAKE bytes */
 	int stop;			/* atomic: the thread ends */
 	int err;			/* the thread's first error (-ENOMEM) */
+	size_t budget;			/* most bytes pending holds (reader.c) */
+	size_t peak;			/* most bytes it held */
+	struct prio_lend lend;		/* the reader's priority lent to the drainer */
+	struct spill spill;		/* records past the budget, oldest first */
+	bool spill_turn;		/* the drain's next part comes from the spill file */
+	unsigned char *cut_buf;		/* a cut record on its way to the spill file */
 };
 
 struct ring_set {
@@ -96,13 +104,17 @@ struct ring_set {
 
 /*
  * reader.c: the reader thread started with the set, stopped at its
- * disable, freed at its close; a drain takes what it copied into rs->batch,
- * with consume the rings' newer records too. take returns 0 or -errno.
+ * disable, freed at its close; a drain takes what it copied into rs->batch
+ * in parts (what it holds, then what it spilled, a budget at a time), with
+ * consume the rings' newer records after the last. take returns 1 when
+ * another part follows, 0 after the last, or -errno.
  */
 void ring_reader__start(struct ring_set *rs);
 void ring_reader__stop(struct ring_set *rs);
 void ring_reader__free(struct ring_set *rs);
 int ring_reader__take(struct ring_set *rs, bool consume);
+/* After a drain: the reader's priority given back once what waits is small again. */
+void ring_reader__settle(struct ring_set *rs);
 
 /* sideband.c: an MMAP, MMAP2, COMM or FORK record to the tracker. Returns 0 or -errno. */
 int sideband__record(struct ring_set *rs, const struct perf_event_header *hdr);

@@ -19,6 +19,19 @@
  * limit of 2^24, so the bit is free.
  */
 #define PROFILE_STACK_OVERFLOW (1 << 30)
+/*
+ * Set in a user stack id the program walked itself (Linux 5.5,
+ * bpf/fpwalk.bpf.h): the stack is in the generation's ustacks map, under
+ * the id's other bits.
+ */
+#define PROFILE_STACK_WALKED (1 << 29)
+
+/* A value of the ustacks maps: the ip, then the return addresses, depth of them. */
+struct profile_ustack {
+	__u32 depth;
+	__u32 pad;
+	__u64 ips[PROFILE_MAX_STACK_DEPTH];
+};
 
 /* profile_config.flags */
 #define PROFILE_CFG_USER_STACK (1U << 0)

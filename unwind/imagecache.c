@@ -256,3 +256,22 @@ unsigned int unwinder__drop_idle(struct unwinder *u, int64_t idle_ms)
 	free(victims);
 	return n;
 }
+
+static size_t entry_bytes(const struct image_entry *e)
+{
+	const struct unwind_image *img = &e->img;
+
+	return sizeof(*e) + img->hdr_copy.size + img->eh_copy.size +
+	       img->nr_words * sizeof(*img->words) + e->df.size +
+	       e->df.nr_index * sizeof(*e->df.index);
+}
+
+size_t image_cache__bytes(const struct unwinder *u)
+{
+	const struct hashmap_entry *ent;
+	size_t bytes = entry_bytes(&u->vdso), bkt;
+
+	hashmap__for_each(&u->images, bkt, ent)
+		bytes += entry_bytes(ent->value);
+	return bytes;
+}

@@ -100,6 +100,7 @@ void unwinder__stats(const struct unwinder *u, struct unwind_stats *st)
 
 	*st = u->st;
 	st->images = u->images.size;
+	st->table_bytes = image_cache__bytes(u) + ((size_t)1 << STEP_CACHE_BITS) * sizeof(*u->steps);
 	st->median_ns = 0;
 	for (unsigned int i = 0; i < HIST_BUCKETS && u->st.stacks; i++) {
 		seen += u->hist[i];

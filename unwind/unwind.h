@@ -33,6 +33,7 @@ struct unwind_stats {
 	size_t images;		/* files whose images (unwind tables) are held now */
 	uint64_t images_dropped;	/* images freed while their file was idle */
 	uint64_t images_reloaded;	/* of those, read again when libunwind next asked */
+	size_t table_bytes;	/* unwind tables held (copies, indexes) and the step cache */
 };
 
 struct unwinder *unwinder__new(void);

@@ -160,6 +160,8 @@ void image_cache__free(struct unwinder *u);
 struct image_entry *image_cache__entry(struct unwind_ctx *ctx, const struct mapping *m,
 				       uint64_t *bias);
 const struct unwind_image *image_cache__at(struct unwind_ctx *ctx, uint64_t addr, uint64_t *bias);
+/* Bytes the images hold: their copies of the tables and the indexes over them. */
+size_t image_cache__bytes(const struct unwinder *u);
 struct lu_debug_frame_list *image_cache__debug_frame(struct unwind_ctx *ctx, struct image_entry *e,
 						     const struct mapping *m);
 

@@ -159,6 +159,12 @@ void hashmap__init(struct hashmap *map, hashmap_hash_fn hash, hashmap_equal_fn e
 	map->size = 0;
 }
 
+size_t hashmap__bytes(const struct hashmap *map, size_t value_size)
+{
+	return map->nr_buckets * sizeof(*map->buckets) +
+	       map->size * (sizeof(struct hashmap_entry) + value_size);
+}
+
 void hashmap__clear(struct hashmap *map)
 {
 	for (size_t b = 0; b < map->nr_buckets; b++) {

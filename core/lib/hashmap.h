@@ -31,6 +31,8 @@ struct hashmap {
 void hashmap__init(struct hashmap *map, hashmap_hash_fn hash, hashmap_equal_fn equal);
 /* Frees the map's own memory; keys and values are the caller's. */
 void hashmap__clear(struct hashmap *map);
+/* Bytes of the map's own memory, and value_size for each value (-v's account of memory). */
+size_t hashmap__bytes(const struct hashmap *map, size_t value_size);
 
 void *hashmap__find(const struct hashmap *map, const void *key);
 /* Adds key -> value; the key must not be present. Returns 0 or -ENOMEM. */

@@ -412,3 +412,15 @@ void proctrack__open_binary(struct proctrack *pt, pid_t pid, struct mapping *m,
 		close(fd);	/* out of fds: fewer names later, never wrong ones */
 	}
 }
+
+size_t file_table__bytes(const struct file_table *ft)
+{
+	const struct hashmap_entry *ent;
+	size_t bytes = hashmap__bytes(&ft->files, sizeof(struct open_file)) +
+		       hashmap__bytes(&ft->paths, 0) +
+		       hashmap__bytes(&ft->by_build_id, sizeof(struct bid_entry)), bkt;
+
+	hashmap__for_each(&ft->paths, bkt, ent)
+		bytes += strlen(ent->value) + 1;
+	return bytes;
+}

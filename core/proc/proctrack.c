@@ -77,3 +77,19 @@ void proctrack__counts(const struct proctrack *pt, struct proctrack_counts *out)
 	out->kinds = pt->kinds.size;
 	out->retiring = retire_queue__len(&pt->retiring);
 }
+
+void proctrack__counts_bytes(const struct proctrack *pt, struct proctrack_counts *out)
+{
+	size_t bytes = hashmap__bytes(&pt->procs, sizeof(struct proc)) +
+		       hashmap__bytes(&pt->comms, sizeof(struct thread_comm)) +
+		       hashmap__bytes(&pt->kinds, 0) + file_table__bytes(&pt->files);
+
+	proctrack__counts(pt, out);
+	for (const struct addr_space *as = pt->all; as; as = as->next_all) {
+		/* A fork shares its parent's array until one side changes: a share each. */
+		unsigned int refs = as->maps_refs && *as->maps_refs ? *as->maps_refs : 1;
+
+		bytes += sizeof(*as) + as->cap_maps * sizeof(*as->maps) / refs;
+	}
+	out->bytes = bytes;
+}

@@ -172,9 +172,13 @@ struct proctrack_counts {
 	size_t retiring;		/* exits and freed images waiting for their grace */
 	size_t forgotten_threads;	/* comms dropped */
 	size_t forgotten_pids;		/* pid entries dropped */
+	/* Bytes held (proctrack__counts_bytes): images and mappings, files and paths, entries. */
+	size_t bytes;
 };
 
 void proctrack__counts(const struct proctrack *pt, struct proctrack_counts *out);
+/* The same with bytes filled in: walks every image and file (-v's account at the end). */
+void proctrack__counts_bytes(const struct proctrack *pt, struct proctrack_counts *out);
 
 /* Whether pid is a kernel thread (PF_KTHREAD in /proc/PID/stat), read once. */
 bool proctrack__is_kernel_thread(struct proctrack *pt, pid_t pid);

@@ -73,6 +73,9 @@ struct proctrack {
 	unsigned int next_id;
 };
 
+/* files.c: bytes of the file table (entries, pooled paths), for proctrack__counts_bytes. */
+size_t file_table__bytes(const struct file_table *ft);
+
 /* addrspace.c */
 void addr_space__free(struct addr_space *as);
 /* Drop as's hold on its array of mappings (shared after a fork until one side changes). */

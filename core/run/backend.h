@@ -121,6 +121,11 @@ struct backend_stats {
 	/* bpf map sizes in use: smaller than asked when locked-memory limits refused. */
 	unsigned int hash_storage_size;
 	unsigned int stack_storage_size;
+	/* Memory of the perf rings read in user space and of the records copied out of them. */
+	size_t ring_bytes;		/* the mmap rings */
+	size_t copy_bytes;		/* buffers of records copied out (stack copies, mostly) */
+	size_t copies_peak;		/* most bytes of records waiting for a drain */
+	size_t copies_budget;		/* the most that may wait */
 };
 
 struct backend_ops {

@@ -232,6 +232,55 @@ static void print_warnings(const struct run *r, const struct profile *prof,
 	symbolizer__report_problems(r->sym);
 }
 
+/* kB of the status line named key ("VmRSS:", "VmHWM:") of this process; 0 if unknown. */
+static double status_mb(const char *key)
+{
+	char line[128];
+	long kb = 0;
+	FILE *f = fopen("/proc/self/status", "r");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, strlen(key)) && sscanf(line + strlen(key), "%ld", &kb) == 1)
+			break;
+	fclose(f);
+	return kb / 1024.0;
+}
+
+/*
+ * -v at the end of sampling, before the report: where the memory went.
+ * Each part counts what its module holds (arrays, tables, entries; not the
+ * allocator's slack), so the rest is the program and its libraries, libdw's
+ * DWARF and what malloc keeps free. The perf rings are not in the RSS (the
+ * kernel's pages, mapped without being counted), said apart.
+ */
+static void print_memory(const struct run *r, const struct backend_stats *st)
+{
+	const double mb = 1048576.0;
+	size_t stacks = agg__bytes(&r->pipeline.agg) + resolver__stack_bytes(r->resolver);
+	struct proctrack_counts pc = { 0 };
+	struct symbolizer_stats syms;
+	struct unwind_stats unw = { 0 };
+	double rss = status_mb("VmRSS:"), parts;
+
+	symbolizer__stats(r->sym, &syms);
+	if (r->unwinder)
+		unwinder__stats(r->unwinder, &unw);
+	if (r->pipeline.procs)
+		proctrack__counts_bytes(r->pipeline.procs, &pc);
+	parts = (st->copy_bytes + syms.table_bytes + unw.table_bytes + stacks + pc.bytes) / mb;
+	pr_info("memory at the end of sampling: RSS %.1f MB (peak %.1f MB): records copied from "
+		"the rings (stack copies) %.1f MB (at most %.1f MB waited for a drain, budget %.1f "
+		"MB), symbol tables %.1f MB (%zu files and the kernel's), unwind tables %.1f MB "
+		"(%zu files and the step cache), stacks %.1f MB, process tables %.1f MB (%zu pids, "
+		"%zu threads), the rest %.1f MB; perf rings %.1f MB beside\n",
+		rss, status_mb("VmHWM:"), st->copy_bytes / mb, st->copies_peak / mb,
+		st->copies_budget / mb, syms.table_bytes / mb, syms.loaded, unw.table_bytes / mb,
+		unw.images, stacks / mb, pc.bytes / mb, pc.procs, pc.comms,
+		rss > parts ? rss - parts : 0.0, st->ring_bytes / mb);
+}
+
 int run__finish(struct run *r)
 {
 	struct backend_stats st;
@@ -253,6 +302,8 @@ int run__finish(struct run *r)
 			" stacks without a count, %" PRIu64 " ids without a stack\n",
 			r->ops->name, st.user_stacks_lost, st.kernel_stacks_lost, st.stacks_no_room,
 			st.stack_overflows, st.orphan_stacks, st.stale_stacks);
+	if (log_verbosity() >= LOG_INFO)
+		print_memory(r, &st);
 	if (r->eff.format == FORMAT_BCC)
 		fputc('\n', r->out.f);
 	err = write_report(r, &prof, &printed);

@@ -231,6 +231,14 @@ size_t elf_symtab__count(const struct elf_symtab *st)
 	return st->nr_syms;
 }
 
+size_t elf_symtab__bytes(const struct elf_symtab *st)
+{
+	size_t syms = st->table ? st->nr_syms * sizeof(*st->table) : st->syms_cap * sizeof(*st->syms);
+
+	return sizeof(*st) + syms + st->names_cap + st->nr_segs * sizeof(*st->segs) +
+	       st->nr_sections * sizeof(*st->sections);
+}
+
 const char *elf_symtab__lookup_vaddr(const struct elf_symtab *st, uint64_t vaddr,
 				     uint64_t *sym_off)
 {

@@ -45,6 +45,8 @@ bool elf_symtab__debug_of_other_build(const struct elf_symtab *st);
 /* The GNU build-id in hex, or NULL. */
 const char *elf_symtab__build_id(const struct elf_symtab *st);
 size_t elf_symtab__count(const struct elf_symtab *st);
+/* Bytes the table holds: symbols, names, segments, sections (-v's account of memory). */
+size_t elf_symtab__bytes(const struct elf_symtab *st);
 
 /*
  * The function containing file offset off (as computed from a mapping:

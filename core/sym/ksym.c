@@ -35,6 +35,7 @@ struct ksyms {
 	struct kentry *table;	/* then: sorted, one per address */
 	size_t nr;
 	char *text;		/* the kept names and module names, NUL-terminated */
+	size_t text_len;	/* bytes of text once the names are pooled */
 	bool restricted;
 };
 
@@ -180,6 +181,7 @@ static int compact_names(struct ksyms *ks)
 	pool = realloc(ks->text, at);
 	if (pool)
 		ks->text = pool;
+	ks->text_len = at;
 	return 0;
 }
 
@@ -320,4 +322,9 @@ const char *ksyms__lookup(const struct ksyms *ks, uint64_t addr, uint64_t *sym_o
 	*sym_off = addr - ks->table[lo - 1].addr;
 	*module = ks->table[lo - 1].module ? ks->text + ks->table[lo - 1].module : NULL;
 	return ks->text + ks->table[lo - 1].name;
+}
+
+size_t ksyms__bytes(const struct ksyms *ks)
+{
+	return ks ? sizeof(*ks) + ks->nr * sizeof(struct kentry) + ks->text_len : 0;
 }

@@ -4,6 +4,7 @@
 #define CORE_SYM_KSYM_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct ksyms;
@@ -11,6 +12,8 @@ struct ksyms;
 /* Returns NULL with errno set if the file cannot be read. */
 struct ksyms *ksyms__load(const char *path);
 void ksyms__free(struct ksyms *ks);
+/* Bytes its table and names hold (-v's account of memory). */
+size_t ksyms__bytes(const struct ksyms *ks);
 
 /* True when every address read as zero (kptr_restrict, or not privileged). */
 bool ksyms__restricted(const struct ksyms *ks);

@@ -571,10 +571,13 @@ void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *st)
 	*st = s->st;
 	st->files = s->elfs.size;
 	st->loaded = 0;
+	st->table_bytes = ksyms__bytes(s->ksyms) + (s->vdso ? elf_symtab__bytes(s->vdso) : 0);
 	hashmap__for_each(&s->elfs, bkt, ent) {
 		const struct elf_cache_entry *e = ent->value;
 
 		st->loaded += e->st != NULL;
+		if (e->st)
+			st->table_bytes += elf_symtab__bytes(e->st);
 	}
 }
 

@@ -83,6 +83,7 @@ struct symbolizer_stats {
 	uint64_t dropped;	/* tables freed while their file was idle */
 	uint64_t reloaded;	/* of those, read again at a later lookup */
 	uint64_t reload_failures;	/* could not be read again: [unknown] from then on */
+	size_t table_bytes;	/* symbol tables held (ELF, kernel), not libdw's DWARF */
 };
 
 /*

@@ -3,7 +3,8 @@
 make bench's busy section (issue 22): profiling a host that is in trouble.
 
 The load is compile_loop.sh: one `gcc -O2 -c` loop over this project's
-sources per CPU, at normal priority, for the whole section (fork-heavy,
+sources per CPU, at normal priority (nice 0, whatever the bench's own), for
+the whole section (fork-heavy,
 CPU-saturating, deep compiler stacks). On it, one after the other in each
 round (A B C ... A B C ...), all system-wide at 999 Hz for the same time:
 
@@ -61,12 +62,23 @@ def ncpus():
     return n
 
 
+def normal_priority():
+    """The compile loop at nice 0 whatever the bench's own (issue 36).
+
+    Run under `nice -n 10 make bench`, as this shared machine asks, the
+    profilers keep the bench's nice and the loop does not: their main
+    threads get a small share of the CPU, the case where stack copies
+    waited (61-68 MB). Root may lower a nice value.
+    """
+    os.setpriority(os.PRIO_PROCESS, 0, 0)
+
+
 def start_compile_loop(tmp):
     script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "compile_loop.sh")
     # Its own session: killpg ends the shell loops and the compilers they run.
     return subprocess.Popen(["sh", script, str(ncpus()), os.path.join(tmp, "cc")],
                             start_new_session=True, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
+                            stderr=subprocess.DEVNULL, preexec_fn=normal_priority)
 
 
 def stop_compile_loop(p):
@@ -228,6 +240,9 @@ def verdicts(b, rounds, med):
         b.verdict("%s: side-band records lost" % n, str(sb), "0", sb == 0)
         r = med[n]["rss"][0] / med[anchor]["rss"][0]
         b.verdict("%s: peak RSS vs %s" % (n, anchor), "%.2fx" % r, "<= 0.5x", r <= 0.5)
+        # Issue 36: bounded whatever share of the CPU the loop leaves us, in every round.
+        peak = max(x["rss"] for x in rounds[n])
+        b.verdict("%s: peak RSS, every round" % n, "%.1f MB" % peak, "<= 35 MB", peak <= 35)
     r = med["profile bpf dwarf"]["cpu"][0] / med["profile perf dwarf"]["cpu"][0]
     b.verdict("bpf dwarf CPU vs perf backend dwarf", "%.2fx" % r, "<= 1.0x", r <= 1.0)
 
@@ -307,6 +322,8 @@ def soak(b, seconds, tmp):
 
 def run(b, tmp, table_too=True):
     seconds = 3 if b.QUICK else 8
+    b.results.append(("busy", "priorities", "compile loop at nice 0, profilers at nice %d" % (
+        os.getpriority(os.PRIO_PROCESS, 0))))
     b.log("bench: busy host, idle baselines (1 s each)")
     idle = idle_rss(b, tmp)
     load = start_compile_loop(tmp)

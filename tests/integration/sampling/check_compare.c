@@ -13,6 +13,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <bpf/bpf.h>
+
+#include "backend-bpf/stacks.h"
+#include "bpf/profile_maps.h"
 #include "tests/support/tests.h"
 
 struct folded {
@@ -429,6 +433,79 @@ START_TEST(full_count_map_warns_and_half_full_map_drains)
 }
 END_TEST
 
+/*
+ * The counting program's own user walk (issue 36): chosen here (6.18), and
+ * the report is the perf backend's (the tests above compare them).
+ */
+START_TEST(bpf_walks_user_stacks_itself)
+{
+	struct run_result r;
+	char pid[32];
+
+	start_ratio();
+	snprintf(pid, sizeof(pid), "%s", bg_pid);
+	run_cmd(((char *[]){ (char *)profile_bin(), "--backend", "bpf", "-v", "-f", "-F", "999",
+			     "-p", pid, "1", NULL }), 30, 0, &r);
+	ck_assert_msg(r.exit_code == 0, "exit %d: %.300s", r.exit_code, r.err);
+	ck_assert_msg(strstr(r.err, "user stacks walked by the program (frame pointers"),
+		      "%.600s", r.err);
+	ck_assert_msg(folded_count(r.out, "hot_loop") > 100, "%.300s", r.out);
+	run_result_free(&r);
+}
+END_TEST
+
+/* A walked stack as the table holds it, and as the drain reads it back. */
+static void put_walked(int fd, __u32 key, __u32 depth)
+{
+	struct profile_ustack v = { .depth = depth };
+
+	for (unsigned int i = 0; i < PROFILE_MAX_STACK_DEPTH; i++)
+		v.ips[i] = 0x1000 + i;
+	ck_assert_int_eq(bpf_map_update_elem(fd, &key, &v, BPF_ANY), 0);
+}
+
+/*
+ * The drain takes a walked stack at the depth the program wrote, never past
+ * the map's 127 frames whatever depth says, and empties the table with the
+ * generation.
+ */
+START_TEST(walked_stacks_are_read_at_their_depth_and_cleared)
+{
+	int fd = bpf_map_create(BPF_MAP_TYPE_HASH, "ustacks", sizeof(__u32),
+				sizeof(struct profile_ustack), 8, NULL);
+	int stacks = bpf_map_create(BPF_MAP_TYPE_STACK_TRACE, "stacks", sizeof(__u32),
+				    PROFILE_MAX_STACK_DEPTH * sizeof(__u64), 8, NULL);
+	struct stack_cache sc;
+	const uint64_t *ips;
+	__u32 key = 0, next;
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_ge(stacks, 0);
+	stack_cache__init(&sc, stacks);
+	stack_cache__set_walked(&sc, fd);
+	put_walked(fd, 3, 2);
+	put_walked(fd, 4, 1000);	/* a depth no walk writes: held to the map's */
+	put_walked(fd, 5, 7);		/* never read: the clear finds it */
+	ips = stack_cache__get(&sc, 3 | PROFILE_STACK_WALKED);
+	ck_assert_ptr_nonnull(ips);
+	ck_assert_uint_eq(ips[0], 0x1000);
+	ck_assert_uint_eq(ips[1], 0x1001);
+	ck_assert_uint_eq(ips[2], 0);
+	ips = stack_cache__get(&sc, 4 | PROFILE_STACK_WALKED);
+	ck_assert_ptr_nonnull(ips);
+	ck_assert_uint_eq(ips[PROFILE_MAX_STACK_DEPTH - 1], 0x1000 + PROFILE_MAX_STACK_DEPTH - 1);
+	/* Not in the table: counted stale, as for the stack maps. */
+	ck_assert_ptr_null(stack_cache__get(&sc, 6 | PROFILE_STACK_WALKED));
+	ck_assert_uint_eq(sc.stale, 1);
+	ck_assert_uint_eq(sc.walked, 2);
+	ck_assert_int_eq(stack_cache__clear(&sc), 1);
+	ck_assert_int_ne(bpf_map_get_next_key(fd, &key, &next), 0);
+	stack_cache__fini(&sc);
+	close(fd);
+	close(stacks);
+}
+END_TEST
+
 Suite *compare_suite(void)
 {
 	Suite *s = suite_create("compare");
@@ -447,6 +524,8 @@ Suite *compare_suite(void)
 	tcase_add_test(tc, same_stacks_with_idle);
 	tcase_add_test(tc, same_dwarf_stacks_for_code_without_frame_pointers);
 	tcase_add_test(tc, same_dwarf_stacks_for_dd);
+	tcase_add_test(tc, bpf_walks_user_stacks_itself);
+	tcase_add_test(tc, walked_stacks_are_read_at_their_depth_and_cleared);
 	suite_add_tcase(s, tc);
 
 	tcase_set_tags(tch, TAG_ROOT);

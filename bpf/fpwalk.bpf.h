@@ -1,0 +1,152 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * A user stack walked by frame pointers in the program itself (Linux 5.5:
+ * bpf_probe_read_user; bounded loops, 5.3), for the counting program's
+ * variant profile_fpwalk.bpf.c. The kernel's own walk (bpf_get_stackid
+ * with BPF_F_USER_STACK) reads the same words, yet cost 4.3-7.5 us a sample
+ * on this project's 6.18 VM where this walk and its table cost 0.9-1.3 us
+ * (issue 36, both measured with kernel.bpf_stats_enabled on the same
+ * samples). It walks as the kernel's perf_callchain_user does: the ip, then
+ * from bp each frame's return address at fp + 8 and the next fp at fp,
+ * while the frame lies below the user address limit and reads, to 127
+ * entries; it ends at a zero return address, where user space ends the
+ * kernel's stacks. Samples in kernel mode take their user registers from
+ * the task's pt_regs with FPWALK_TASK_REGS (bpf_task_pt_regs, 5.15 with
+ * kernel BTF), where a kernel thread's say it has no user stack, so no walk
+ * is tried (the kernel's walk finds no mm, after its set-up); else they go
+ * to the kernel's walk, as do samples in 32-bit code.
+ *
+ * Each generation's stacks go in a hash map by a hash of the ips, checked
+ * frame by frame: a stack whose slot holds another tries the next slot,
+ * then the stack map. Entries are only added by the program and deleted
+ * by user space after the generation's drain, so a value read is whole.
+ */
+#ifndef BPF_FPWALK_BPF_H
+#define BPF_FPWALK_BPF_H
+
+#include <linux/errno.h>
+
+#include "bpf/common.bpf.h"
+
+/* Sizes are set by the loader before load (a quarter of --stack-storage-size). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct profile_ustack);
+} ustacks0 SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct profile_ustack);
+} ustacks1 SEC(".maps");
+
+/* The stack being walked: 1 KiB, more than the BPF stack holds. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct profile_ustack);
+} ustack_walk SEC(".maps");
+
+/* The walk's answer when the kernel's must do: kernel mode, 32-bit code, no room. */
+#define FPWALK_NOT_WALKED (-1)
+/* __USER_CS: a 64-bit user-mode sample (x86-64; 32-bit code runs at __USER32_CS). */
+#define FPWALK_USER64_CS 0x33
+/* The highest user address (TASK_SIZE_MAX with 4-level page tables; 5-level is above). */
+#define FPWALK_USER_TOP 0x00007ffffffff000ULL
+#define FPWALK_ID_MASK (PROFILE_STACK_WALKED - 1)
+
+static __always_inline int fpwalk_same(const struct profile_ustack *a,
+					const struct profile_ustack *b)
+{
+	if (a->depth != b->depth)
+		return 0;
+	for (__u32 i = 0; i < PROFILE_MAX_STACK_DEPTH; i++) {
+		if (i >= a->depth)
+			break;
+		if (a->ips[i] != b->ips[i])
+			return 0;
+	}
+	return 1;
+}
+
+/* The walked stack s in table under key: 1 if it is there now, 0 if another is, -1 if full. */
+static __always_inline int fpwalk_store(void *table, __u32 key, const struct profile_ustack *s)
+{
+	struct profile_ustack *old = bpf_map_lookup_elem(table, &key);
+
+	if (!old) {
+		if (!bpf_map_update_elem(table, &key, s, BPF_NOEXIST))
+			return 1;
+		/* Another CPU took the key first, or the map is full. */
+		old = bpf_map_lookup_elem(table, &key);
+		if (!old)
+			return -1;
+	}
+	return fpwalk_same(old, s) ? 1 : 0;
+}
+
+/*
+ * The user stack's id with PROFILE_STACK_WALKED, -EFAULT for a kernel
+ * thread's, or FPWALK_NOT_WALKED.
+ */
+static __always_inline int fpwalk_user(struct bpf_perf_event_data *ctx, void *table)
+{
+	__u64 ip = ctx->regs.rip, fp = ctx->regs.rbp, cs = ctx->regs.cs, h;
+	struct profile_ustack *s;
+	__u32 zero = 0, n, key;
+	int got;
+
+	/* Loaded once: the verifier refuses a context pointer moved by a merged load. */
+	asm volatile("" : "+r"(ip), "+r"(fp), "+r"(cs));
+	if (!(cs & 3)) {
+#ifdef FPWALK_TASK_REGS
+		struct pt_regs regs;
+
+		if (bpf_probe_read_kernel(&regs, sizeof(regs),
+					  (void *)bpf_task_pt_regs(bpf_get_current_task_btf())))
+			return FPWALK_NOT_WALKED;
+		if (!(regs.cs & 3))
+			return -EFAULT;	/* a kernel thread's pt_regs: no user stack */
+		ip = regs.rip;
+		fp = regs.rbp;
+		cs = regs.cs;
+#else
+		return FPWALK_NOT_WALKED;
+#endif
+	}
+	if (cs != FPWALK_USER64_CS)
+		return FPWALK_NOT_WALKED;
+	s = bpf_map_lookup_elem(&ustack_walk, &zero);
+	if (!s)
+		return FPWALK_NOT_WALKED;
+	s->ips[0] = ip;
+	h = ip;
+	for (n = 1; n < PROFILE_MAX_STACK_DEPTH; n++) {
+		__u64 frame[2];	/* the caller's fp, the return address */
+
+		if (fp > FPWALK_USER_TOP - sizeof(frame))
+			break;
+		if (bpf_probe_read_user(frame, sizeof(frame), (const void *)fp) || !frame[1])
+			break;
+		s->ips[n] = frame[1];
+		h = (h ^ frame[1]) * 0x9e3779b97f4a7c15ULL;
+		fp = frame[0];
+	}
+	s->depth = n;
+	h ^= h >> 31;
+	h *= 0xbf58476d1ce4e5b9ULL;
+	h ^= h >> 29;
+	key = (__u32)h & FPWALK_ID_MASK;
+	got = fpwalk_store(table, key, s);
+	if (got == 0) {
+		key = (key + 1) & FPWALK_ID_MASK;
+		got = fpwalk_store(table, key, s);
+	}
+	return got > 0 ? (int)(key | PROFILE_STACK_WALKED) : FPWALK_NOT_WALKED;
+}
+
+#endif
