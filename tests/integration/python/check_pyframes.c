@@ -114,9 +114,16 @@ static void check_lambda(const char *minor, char *fails, size_t len)
 		pyt_fail(fails, len, "no stack has %s\n", want);
 }
 
-/* zlib.compress, GIL released: compress_block at its line 27 with native frames under it. */
-static void check_zlib(char *fails, size_t len)
+/*
+ * zlib.compress, GIL released: compress_block at its line 27 with native
+ * frames under it. (A brief stack: perf may not have read it at all.)
+ */
+static void check_zlib(bool perf, char *fails, size_t len)
 {
+	if (perf && !folded_count(r.out, ";compress_block (app.py:")) {
+		fprintf(stderr, "pyframes: compress_block not seen on perf: not checked\n");
+		return;
+	}
 	if (!folded_count(r.out, ";compress_block (app.py:27);"))
 		pyt_fail(fails, len,
 			 "no stack has native frames under compress_block (app.py:27)\n");
@@ -141,7 +148,7 @@ static bool reuse_callee_ok(const char *f, size_t n, char letter)
 	       (n > 14 && !memcmp(f, "make (reuse.py:", 15));
 }
 
-static void check_reuse(char *fails, size_t len)
+static void check_reuse(bool perf, char *fails, size_t len)
 {
 	uint64_t callers[2] = { 0 }, own[2] = { 0 }, other[2] = { 0 };
 	char examples[512] = "";
@@ -157,11 +164,18 @@ static void check_reuse(char *fails, size_t len)
 			const char *c, *end;
 			size_t fn, k;
 
-			snprintf(caller, sizeof(caller), ";run_%c (reuse.py:", 'a' + i);
+			snprintf(caller, sizeof(caller), ";run_%c (", 'a' + i);
 			c = memmem(line, sp - line, caller, strlen(caller));
 			if (!c)
 				continue;
 			callers[i] += count;
+			/* run_a itself named with another file (a string's memory reused). */
+			if (strncmp(c + strlen(caller), "reuse.py:", 9)) {
+				end = memchr(c + 1, ';', sp - c - 1);
+				fn = (end ? end : sp) - c - 1;
+				c++;
+				goto misnamed;
+			}
 			c = memchr(c + 1, ';', sp - c - 1);
 			if (!c)
 				continue;
@@ -173,6 +187,7 @@ static void check_reuse(char *fails, size_t len)
 				own[i] += count;
 			if (reuse_callee_ok(c, fn, 'a' + i))
 				continue;
+misnamed:
 			other[i] += count;
 			k = strlen(examples);
 			if (k + fn + 16 < sizeof(examples))
@@ -187,7 +202,8 @@ static void check_reuse(char *fails, size_t len)
 		(unsigned long long)callers[0], (unsigned long long)own[0],
 		(unsigned long long)other[0], (unsigned long long)callers[1],
 		(unsigned long long)own[1], (unsigned long long)other[1]);
-	if (!callers[0] || !callers[1] || other[0] || other[1])
+	/* 20 ms each in turn: perf, reading at its drain, may miss one. */
+	if ((!perf && (!callers[0] || !callers[1])) || other[0] || other[1])
 		pyt_fail(fails, len,
 			 "reuse.py: run_a %llu samples, %llu misnamed under it; run_b "
 			 "%llu, %llu (a freed code object's memory named another's "
@@ -274,8 +290,8 @@ START_TEST(frames_match_the_truth)
 			pyt_truth_free(t, nr);
 	}
 	check_lambda(minor, fails, sizeof(fails));
-	check_zlib(fails, sizeof(fails));
-	check_reuse(fails, sizeof(fails));
+	check_zlib(!strcmp(be, "perf"), fails, sizeof(fails));
+	check_reuse(!strcmp(be, "perf"), fails, sizeof(fails));
 	check_lines(fails, sizeof(fails));
 	if (fails[0]) {
 		char name[64];

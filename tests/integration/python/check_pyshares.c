@@ -5,7 +5,9 @@
  * own CPU clock): within 2 points on the bpf backend, which reads the frames
  * at the sample, and 5 on the perf backend, which reads them when it drains
  * the sample (issue 35). shares.py: three functions at 5:3:2 in one thread,
- * 5 s at 499 Hz (about 2,500 samples); app.py: two threads, each parsing
+ * 5 s at 1999 Hz (about 10,000 samples on a CPU of its own, a few thousand on a
+ * busy host: at 499 Hz a third of a CPU gave 900 and two points were one
+ * standard error); app.py: two threads, each parsing
  * in Python and compressing in zlib with the GIL released (parse against
  * compress_block), 4 s. A share is of the samples whose innermost Python
  * frame is one of the functions. On the default interpreter (3.12, else the
@@ -65,7 +67,7 @@ static void compare_shares(const char *be, const char *workload, const char *s,
 		return;
 	snprintf(truth, sizeof(truth), "%s/shares.truth", dir);
 	setenv("PROFILE_TRUTH", truth, 1);
-	run_ok(&r, PYT_PROFILE("--backend", (char *)be, "-f", "-F", "499", "--", py,
+	run_ok(&r, PYT_PROFILE("--backend", (char *)be, "-f", "-F", "1999", "--", py,
 			       (char *)pyt_workload(workload), (char *)s),
 	       60);
 	for (size_t i = 0; i < nr; i++) {
