@@ -23,9 +23,6 @@
 #include "tests/integration/python/pyrun.h"
 #include "tests/unit/python/pyenv.h"
 
-static struct run_result r;
-static char dir[64];
-
 /* What inturn.py runs, in this order (NAME:SECONDS[:ARG...]); 2.7 has no async or unicode names. */
 static const char *const specs[] = { "deep:0.3:50", "deep:0.3:200", "callback:0.3",
 				     "exits:1.0:0.8", "app:0.4",   "threads:0.75",
@@ -63,17 +60,6 @@ static const char *const own_files[] = { "inturn.py",   "truth.py",   "deep.py",
 					 "exits.py",    "app.py",     "threads.py", "reuse.py",
 					 "genasync.py", "ünïcödé.py", NULL };
 
-static void setup(void)
-{
-	pyt_mkdir(dir);
-}
-
-static void teardown(void)
-{
-	run_result_free(&r);
-	pyt_rmdir(dir);
-}
-
 /*
  * One recorded stack against the profile: at least one exact sample, and
  * nine in ten of the candidates exact (the perf backend reads a frame chain
@@ -87,7 +73,7 @@ static void check_stack(const char *tag, const struct pyt_stack *t, bool brief, 
 	struct pyt_match m;
 	char what[160];
 
-	pyt_match(r.out, t, &m);
+	pyt_match(pyt_r.out, t, &m);
 	snprintf(what, sizeof(what), "%s: %s, %zu frames: %llu of %llu stacks exact", tag, t->label,
 		 t->nr, (unsigned long long)m.exact, (unsigned long long)m.candidates);
 	if (brief && perf && !m.candidates) {
@@ -110,7 +96,7 @@ static void check_lambda(const char *minor, char *fails, size_t len)
 			? ";outer (callback.py:19);outer.<locals>.<lambda> (callback.py:19);"
 			: ";outer (callback.py:19);<lambda> (callback.py:19);";
 
-	if (!folded_count(r.out, want))
+	if (!folded_count(pyt_r.out, want))
 		pyt_fail(fails, len, "no stack has %s\n", want);
 }
 
@@ -120,11 +106,11 @@ static void check_lambda(const char *minor, char *fails, size_t len)
  */
 static void check_zlib(bool perf, char *fails, size_t len)
 {
-	if (perf && !folded_count(r.out, ";compress_block (app.py:")) {
+	if (perf && !folded_count(pyt_r.out, ";compress_block (app.py:")) {
 		fprintf(stderr, "pyframes: compress_block not seen on perf: not checked\n");
 		return;
 	}
-	if (!folded_count(r.out, ";compress_block (app.py:27);"))
+	if (!folded_count(pyt_r.out, ";compress_block (app.py:27);"))
 		pyt_fail(fails, len,
 			 "no stack has native frames under compress_block (app.py:27)\n");
 }
@@ -152,7 +138,7 @@ static void check_reuse(bool perf, char *fails, size_t len)
 {
 	uint64_t callers[2] = { 0 }, own[2] = { 0 }, other[2] = { 0 };
 	char examples[512] = "";
-	const char *line = r.out;
+	const char *line = pyt_r.out;
 
 	while (*line) {
 		size_t n = strcspn(line, "\n");
@@ -221,7 +207,7 @@ misnamed:
 static void check_lines(char *fails, size_t len)
 {
 	char examples[512];
-	uint64_t n = pyt_lineless(r.out, own_files, examples, sizeof(examples));
+	uint64_t n = pyt_lineless(pyt_r.out, own_files, examples, sizeof(examples));
 
 	if (n)
 		pyt_fail(fails, len, "%llu Python frames of the workloads without a line: %s\n",
@@ -239,7 +225,7 @@ static void check_version(const char *minor, char *fails, size_t len)
 	bool micro;
 
 	snprintf(want, sizeof(want), " runs CPython %s", pyt_version(minor));
-	p = strstr(r.err, want);
+	p = strstr(pyt_r.err, want);
 	if (!p) {
 		pyt_fail(fails, len, "-v does not say%s\n", want);
 		return;
@@ -259,14 +245,14 @@ START_TEST(frames_match_the_truth)
 	size_t nr_specs = py3 ? sizeof(specs) / sizeof(specs[0]) : NR_SPECS_27;
 	char py[512], tag[32], fails[4096] = "";
 	char *argv[32] = { (char *)profile_bin(), "-v", "--backend", (char *)be, "-f", "-F", "499",
-			   "--", py, (char *)pyt_workload("inturn.py"), dir };
+			   "--", py, (char *)pyt_workload("inturn.py"), pyt_dir };
 	size_t argc = 11;
 
 	if (!pyt_interpreter("pyframes", minor, py, sizeof(py)))
 		return;
 	for (size_t i = 0; i < nr_specs; i++)
 		argv[argc++] = (char *)specs[i];
-	run_ok(&r, argv, 60);
+	run_ok(&pyt_r, argv, 60);
 	snprintf(tag, sizeof(tag), "%s %s", minor, be);
 	check_version(minor, fails, sizeof(fails));
 	for (size_t i = 0; i < sizeof(stacks) / sizeof(stacks[0]); i++) {
@@ -277,7 +263,7 @@ START_TEST(frames_match_the_truth)
 
 		if (stacks[i].py3 && !py3)
 			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, stacks[i].file);
+		snprintf(path, sizeof(path), "%s/%s", pyt_dir, stacks[i].file);
 		nr = pyt_read_truth(path, t, 8);
 		s = nr > 0 ? pyt_find(t, nr, stacks[i].label) : NULL;
 		if (s)
@@ -293,13 +279,7 @@ START_TEST(frames_match_the_truth)
 	check_zlib(!strcmp(be, "perf"), fails, sizeof(fails));
 	check_reuse(!strcmp(be, "perf"), fails, sizeof(fails));
 	check_lines(fails, sizeof(fails));
-	if (fails[0]) {
-		char name[64];
-
-		snprintf(name, sizeof(name), "pyframes-%s-%s", minor, be);
-		pyt_keep(name, &r, dir);
-	}
-	ck_assert_msg(!fails[0], "%s:\n%s-v: %.2000s", tag, fails, r.err);
+	pyt_done("pyframes", minor, be, tag, fails);
 }
 END_TEST
 
@@ -310,7 +290,7 @@ Suite *pyframes_suite(void)
 
 	tcase_set_tags(tc, TAG_ROOT);
 	tcase_set_timeout(tc, 90);
-	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_checked_fixture(tc, pyt_setup, pyt_teardown);
 	tcase_add_loop_test(tc, frames_match_the_truth, 0, 2 * PY_TEST_NR_MINORS);
 	suite_add_tcase(s, tc);
 	return s;

@@ -20,21 +20,6 @@
 #define SECONDS "2"
 #define RUN_US 2000000ULL
 
-static struct run_result r;
-static char dir[64];
-
-static void setup(void)
-{
-	pyt_mkdir(dir);
-}
-
-static void teardown(void)
-{
-	run_result_free(&r);
-	pyt_rmdir(dir);
-	unsetenv("PROFILE_TRUTH");
-}
-
 /* offcputime, next to profile_bin(). */
 static const char *offcputime_bin(void)
 {
@@ -53,10 +38,10 @@ static const char *offcputime_bin(void)
 static void check_wait(const char *tag, const struct pyt_stack *t, const char *at, char *fails,
 		       size_t len)
 {
-	uint64_t waited = folded_count(r.out, at);
+	uint64_t waited = folded_count(pyt_r.out, at);
 	struct pyt_match m;
 
-	pyt_match(r.out, t, &m);
+	pyt_match(pyt_r.out, t, &m);
 	fprintf(stderr, "pyoffcpu: %s: %s: %llu of %llu us exact, %llu us at %s\n", tag, t->label,
 		(unsigned long long)m.exact, (unsigned long long)m.candidates,
 		(unsigned long long)waited, at);
@@ -84,9 +69,9 @@ START_TEST(waits_show_their_python_function)
 		  : !pyt_default(py, sizeof(py), &minor))
 		return;
 	snprintf(tag, sizeof(tag), "%s %s", minor, be);
-	snprintf(truth, sizeof(truth), "%s/blocked.truth", dir);
+	snprintf(truth, sizeof(truth), "%s/blocked.truth", pyt_dir);
 	setenv("PROFILE_TRUTH", truth, 1);
-	run_ok(&r,
+	run_ok(&pyt_r,
 	       (char *[]){ (char *)offcputime_bin(), "-v", "--backend", (char *)be, "-f", "-U",
 			   "--", py, (char *)pyt_workload("blocked.py"), SECONDS, NULL },
 	       60);
@@ -108,23 +93,18 @@ START_TEST(waits_show_their_python_function)
 	 */
 	join = pyt_at_least(minor, 3, 11) ? ";main (blocked.py:34);Thread.join (threading.py:"
 					  : ";main (blocked.py:34);join (threading.py:";
-	waited = folded_count(r.out, join);
+	waited = folded_count(pyt_r.out, join);
 	fprintf(stderr, "pyoffcpu: %s: main: %llu us at %s\n", tag, (unsigned long long)waited,
 		join);
 	if (waited < RUN_US * 3 / 4)
 		pyt_fail(fails, sizeof(fails),
-			 "main: %llu us at %s (%llu us under "
-			 "[python: unreadable] frames), of a %llu us run\n",
+			 "main: %llu us at %s (%llu us under [python: unreadable] frames), of a "
+			 "%llu us run\n",
 			 (unsigned long long)waited, join,
-			 (unsigned long long)folded_count(r.out, "[python: unreadable]"), RUN_US);
+			 (unsigned long long)folded_count(pyt_r.out, "[python: unreadable]"),
+			 RUN_US);
 	pyt_truth_free(t, nr);
-	if (fails[0]) {
-		char name[64];
-
-		snprintf(name, sizeof(name), "pyoffcpu-%s-%s", minor, be);
-		pyt_keep(name, &r, dir);
-	}
-	ck_assert_msg(!fails[0], "%s:\n%s-v: %.2000s", tag, fails, r.err);
+	pyt_done("pyoffcpu", minor, be, tag, fails);
 }
 END_TEST
 
@@ -135,7 +115,7 @@ Suite *pyoffcpu_suite(void)
 
 	tcase_set_tags(tc, TAG_ROOT);
 	tcase_set_timeout(tc, 60);
-	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_checked_fixture(tc, pyt_setup, pyt_teardown);
 	tcase_add_loop_test(tc, waits_show_their_python_function, 0, 4);
 	suite_add_tcase(s, tc);
 	return s;

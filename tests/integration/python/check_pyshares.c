@@ -19,21 +19,6 @@
 
 #include "tests/integration/python/pyrun.h"
 
-static struct run_result r;
-static char dir[64];
-
-static void setup(void)
-{
-	pyt_mkdir(dir);
-}
-
-static void teardown(void)
-{
-	run_result_free(&r);
-	pyt_rmdir(dir);
-	unsetenv("PROFILE_TRUTH");
-}
-
 /* The seconds the truth file says fn took ("time<TAB>fn<TAB>seconds"); -1 if it does not. */
 static double truth_seconds(const char *path, const char *fn)
 {
@@ -58,16 +43,16 @@ static void compare_shares(const char *be, const char *workload, const char *s,
 {
 	double limit = !strcmp(be, "bpf") ? 2.0 : 5.0, want_total = 0, worst = 0;
 	uint64_t got[4] = { 0 }, got_total = 0;
-	char py[512], truth[128], report[512] = "", fails[1024] = "";
+	char py[512], truth[128], report[512] = "", fails[1024] = "", tag[640];
 	const char *minor;
 	double want[4];
 
 	ck_assert_uint_le(nr, 4);
 	if (!pyt_default(py, sizeof(py), &minor))
 		return;
-	snprintf(truth, sizeof(truth), "%s/shares.truth", dir);
+	snprintf(truth, sizeof(truth), "%s/shares.truth", pyt_dir);
 	setenv("PROFILE_TRUTH", truth, 1);
-	run_ok(&r, PYT_PROFILE("--backend", (char *)be, "-f", "-F", "1999", "--", py,
+	run_ok(&pyt_r, PYT_PROFILE("--backend", (char *)be, "-f", "-F", "1999", "--", py,
 			       (char *)pyt_workload(workload), (char *)s),
 	       60);
 	for (size_t i = 0; i < nr; i++) {
@@ -77,11 +62,11 @@ static void compare_shares(const char *be, const char *workload, const char *s,
 		ck_assert_msg(want[i] > 0, "%s recorded no time for %s", workload, fns[i]);
 		want_total += want[i];
 		snprintf(prefix, sizeof(prefix), "%s (%s:", fns[i], file);
-		got[i] = pyt_innermost(r.out, prefix);
+		got[i] = pyt_innermost(pyt_r.out, prefix);
 		got_total += got[i];
 	}
 	ck_assert_msg(got_total >= 500, "%s %s: %llu samples in the functions: %.2000s", minor, be,
-		      (unsigned long long)got_total, r.err);
+		      (unsigned long long)got_total, pyt_r.err);
 	for (size_t i = 0; i < nr; i++) {
 		double w = 100 * want[i] / want_total, g = 100.0 * got[i] / got_total;
 		size_t n = strlen(report);
@@ -97,13 +82,8 @@ static void compare_shares(const char *be, const char *workload, const char *s,
 	fprintf(stderr,
 		"pyshares: %s on %s, %s: %s; %llu samples, worst %.1f points (at most %.0f)\n",
 		workload, minor, be, report, (unsigned long long)got_total, worst, limit);
-	if (fails[0]) {
-		char name[64];
-
-		snprintf(name, sizeof(name), "pyshares-%s-%s", workload, be);
-		pyt_keep(name, &r, dir);
-	}
-	ck_assert_msg(!fails[0], "%s on %s, %s: %s: %s", workload, minor, be, report, fails);
+	snprintf(tag, sizeof(tag), "%s on %s, %s: %s", workload, minor, be, report);
+	pyt_done("pyshares", workload, be, tag, fails);
 }
 
 START_TEST(shares_match_the_truth)
@@ -130,7 +110,7 @@ Suite *pyshares_suite(void)
 
 	tcase_set_tags(tc, TAG_ROOT);
 	tcase_set_timeout(tc, 90);
-	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_checked_fixture(tc, pyt_setup, pyt_teardown);
 	tcase_add_loop_test(tc, shares_match_the_truth, 0, 2);
 	tcase_add_loop_test(tc, threads_shares_match_the_truth, 0, 2);
 	suite_add_tcase(s, tc);

@@ -72,6 +72,33 @@ void pyt_comm(const char *interpreter, char *comm, size_t len)
 	snprintf(comm, len, "%.15s", base ? base + 1 : interpreter);
 }
 
+struct run_result pyt_r;
+char pyt_dir[64];
+
+void pyt_setup(void)
+{
+	pyt_mkdir(pyt_dir);
+}
+
+void pyt_teardown(void)
+{
+	run_result_free(&pyt_r);
+	pyt_rmdir(pyt_dir);
+	unsetenv("PROFILE_TRUTH");
+}
+
+void pyt_done(const char *suite, const char *what, const char *be, const char *tag,
+	      const char *fails)
+{
+	char name[128];
+
+	if (!fails[0])
+		return;
+	snprintf(name, sizeof(name), "%s-%s-%s", suite, what, be);
+	pyt_keep(name, &pyt_r, pyt_dir);
+	ck_abort_msg("%s:\n%s-v: %.2000s", tag, fails, pyt_r.err);
+}
+
 void pyt_mkdir(char dir[64])
 {
 	snprintf(dir, 64, "/tmp/profile-python-XXXXXX");

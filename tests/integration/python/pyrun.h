@@ -35,6 +35,22 @@ bool pyt_at_least(const char *minor, int major, int min);
 /* The comm of an interpreter: its base name, as the kernel keeps it (15 bytes). */
 void pyt_comm(const char *interpreter, char *comm, size_t len);
 
+/*
+ * The current test's run and scratch directory: the suites' checked
+ * fixture (pyt_setup makes the directory, pyt_teardown frees both).
+ */
+extern struct run_result pyt_r;
+extern char pyt_dir[64];
+void pyt_setup(void);
+void pyt_teardown(void);
+/*
+ * A test's end: with failures, pyt_r and the truth files kept (pyt_keep,
+ * as "suite-what-backend") and the test failed with tag, the failures and
+ * -v's lines.
+ */
+void pyt_done(const char *suite, const char *what, const char *be, const char *tag,
+	      const char *fails);
+
 /* A fresh directory under /tmp (name NUL-terminated in dir[64]); pyt_rmdir removes it. */
 void pyt_mkdir(char dir[64]);
 void pyt_rmdir(const char *dir);
