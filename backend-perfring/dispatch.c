@@ -91,9 +91,14 @@ static int handle_batch(struct ring_set *rs)
 
 	if (bt->nr)	/* recs is NULL until the first record */
 		qsort(bt->recs, bt->nr, sizeof(*bt->recs), cmp_batch_rec);
-	for (size_t i = 0; i < bt->nr && !err; i++)
+	for (size_t i = 0; i < bt->nr && !err; i++) {
+		rs->cur_interp = bt->recs[i].interp == NO_INTERP
+					 ? NULL
+					 : (const void *)(bt->bytes + bt->recs[i].interp);
 		err = handle_record(rs, (const struct perf_event_header *)(bt->bytes +
 									   bt->recs[i].offset));
+	}
+	rs->cur_interp = NULL;
 	return err;
 }
 
@@ -127,4 +132,20 @@ int ring_set__drain(struct ring_set *rs)
 int ring_set__drain_now(struct ring_set *rs)
 {
 	return drain(rs, true);
+}
+
+void ring_set__read_interp_early(struct ring_set *rs)
+{
+	rs->interp_early = rs->cfg && rs->cfg->interp && rs->cfg->interp_reader;
+}
+
+bool ring_set__sample_interp(const struct ring_set *rs, const struct interp_frame **frames,
+			     unsigned int *nr, uint32_t *status)
+{
+	if (!rs->cur_interp)
+		return false;
+	*frames = rs->cur_interp->frames;
+	*nr = rs->cur_interp->nr;
+	*status = rs->cur_interp->status;
+	return true;
 }

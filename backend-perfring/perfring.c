@@ -53,10 +53,12 @@ struct backend {
 
 /*
  * feed_sample, saying whose sample was counted (*tid 0: none was);
- * read_interp: the pipeline reads its thread's interpreted frames now.
+ * read_interp: its thread's interpreted frames are wanted, as rs's reader
+ * read them right after the sample, else read by the pipeline now.
  */
 static int feed(struct pipeline *p, uint64_t sample_type, uint64_t regs_user, bool read_interp,
-		const struct perf_event_header *hdr, pid_t *pid, pid_t *tid)
+		const struct ring_set *rs, const struct perf_event_header *hdr, pid_t *pid,
+		pid_t *tid)
 {
 	uint64_t kernel[MAX_STACK_DEPTH], user[MAX_STACK_DEPTH];
 	struct decoded_sample ds;
@@ -77,6 +79,9 @@ static int feed(struct pipeline *p, uint64_t sample_type, uint64_t regs_user, bo
 			s.user_snapshot = &snap;
 	}
 	s.read_interp = read_interp;
+	if (read_interp && rs &&
+	    ring_set__sample_interp(rs, &s.interp_frames, &s.nr_interp, &s.interp_status))
+		s.read_interp = false;
 	*pid = s.pid;
 	*tid = s.tid;
 	return pipeline__count(p, &s);
@@ -87,14 +92,15 @@ int perfring__feed_sample(struct pipeline *p, uint64_t sample_type, uint64_t reg
 {
 	pid_t pid, tid;
 
-	return feed(p, sample_type, regs_user, false, hdr, &pid, &tid);
+	return feed(p, sample_type, regs_user, false, NULL, hdr, &pid, &tid);
 }
 
 static int handle_sample(void *ctx, const struct perf_event_header *hdr)
 {
 	struct backend *b = ctx;
 	pid_t pid, tid;
-	int err = feed(b->pipeline, b->sample_type, b->regs_user, b->cfg->interp, hdr, &pid, &tid);
+	int err = feed(b->pipeline, b->sample_type, b->regs_user, b->cfg->interp, b->rs, hdr, &pid,
+		       &tid);
 
 	if (err == -EBADMSG) {
 		ring_set__count_bad(b->rs);
@@ -158,8 +164,10 @@ static int open_on_cpu(struct backend *b, pid_t target, struct errmsg *errm)
 	}
 	free(tids);
 out:
-	if (!err)
+	if (!err) {
 		ring_set__on_sample(b->rs, handle_sample, b);
+		ring_set__read_interp_early(b->rs);
+	}
 	return err;
 }
 

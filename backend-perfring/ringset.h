@@ -61,6 +61,15 @@ int ring_set__open_cgroups(struct ring_set **out, const char *what, struct pipel
  */
 int ring_set__probe_cgroups(const struct backend_config *cfg, char *why, size_t len);
 void ring_set__on_sample(struct ring_set *rs, ring_sample_fn fn, void *ctx);
+/*
+ * The reader thread reads each sample's interpreted frames as it copies
+ * it (cfg->interp_reader); the sample handler finds them with
+ * ring_set__sample_interp: true, and the frames (*nr may be 0, *status
+ * says why), when they were read so.
+ */
+void ring_set__read_interp_early(struct ring_set *rs);
+bool ring_set__sample_interp(const struct ring_set *rs, const struct interp_frame **frames,
+			     unsigned int *nr, uint32_t *status);
 void ring_set__on_switch(struct ring_set *rs, ring_switch_fn fn, void *ctx);
 /* Samples go to fn decoded, instead of to the on_sample handler (a BPF program's output). */
 void ring_set__on_raw(struct ring_set *rs, ring_raw_fn fn, void *ctx);

@@ -32,6 +32,16 @@ struct batch_rec {
 	uint64_t time;
 	uint64_t seq;
 	size_t offset;		/* into batch.bytes */
+	size_t interp;		/* its interpreted frames (struct early_interp) there, or NO_INTERP */
+};
+
+#define NO_INTERP SIZE_MAX
+
+/* A sample's interpreted frames as the reader thread read them, after the record. */
+struct early_interp {
+	uint32_t nr;
+	uint32_t status;	/* enum interp_status, flags */
+	struct interp_frame frames[];
 };
 
 /* The records of one drain, from every ring. */
@@ -78,6 +88,8 @@ struct ring_set {
 	struct ring_reader reader;
 	ring_sample_fn on_sample;
 	void *on_sample_ctx;
+	bool interp_early;		/* the reader reads interpreted frames at each sample */
+	const struct early_interp *cur_interp;	/* the record being handled's, or NULL */
 	ring_switch_fn on_switch;
 	void *on_switch_ctx;
 	ring_raw_fn on_raw;

@@ -19,6 +19,20 @@
 
 struct backend;
 
+/*
+ * Reads one thread's interpreted frames now, from any thread: the perf
+ * backend's reader thread, right after the sample, so that the frames are
+ * those the sample interrupted and not those of the drain, up to 100 ms
+ * later. *status INTERP_NONE: not a thread of the processes known.
+ */
+struct interp_reader {
+	void *ctx;
+	unsigned int (*read)(void *ctx, pid_t pid, pid_t tid, struct interp_frame *out,
+			     unsigned int max, uint32_t *status);
+	/* Whether it knows any thread now: the reader then looks at its rings every millisecond. */
+	bool (*any)(void *ctx);
+};
+
 /* What to sample and how: what a backend needs of the command line, no more. */
 struct backend_config {
 	unsigned int frequency;		/* Hz, or 0 when sampling every `period` events */
@@ -58,6 +72,8 @@ struct backend_config {
 	 * samples for the pipeline to read them (sample.read_interp).
 	 */
 	bool interp;
+	/* ... and read at once from any thread through this, where not NULL. */
+	const struct interp_reader *interp_reader;
 };
 
 /* A thread of a process running an interpreter, and where its state lives. */

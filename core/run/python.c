@@ -18,6 +18,7 @@
 #include "core/lib/log.h"
 #include "core/model/interp_merge.h"
 #include "core/model/resolve.h"
+#include "core/run/python_early.h"
 #include "interp/python/registry.h"
 
 /* Threads come and go: each process's list is read again this often. */
@@ -25,6 +26,7 @@
 
 struct run_python {
 	struct py_registry *reg;
+	struct python_early *early;	/* what the perf backend's reader thread walks */
 	struct backend *backend;
 	const struct backend_ops *ops;
 	bool raw;			/* --python raw */
@@ -58,9 +60,12 @@ static void saw_image(void *ctx, const struct addr_space *as, uint32_t status)
 	rp->changed = true;
 	/* Its threads at once: the first samples of the process get their frames. */
 	py_process__scan_threads(p);
-	pr_info("python: pid %d runs CPython %d.%d%s%.0d (%s)\n", (int)p->pid, p->interp.major,
-		p->interp.minor, p->interp.micro >= 0 ? "." : "",
-		p->interp.micro >= 0 ? p->interp.micro : 0, p->interp_path);
+	if (p->interp.micro >= 0)
+		pr_info("python: pid %d runs CPython %d.%d.%d (%s)\n", (int)p->pid,
+			p->interp.major, p->interp.minor, p->interp.micro, p->interp_path);
+	else
+		pr_info("python: pid %d runs CPython %d.%d (%s)\n", (int)p->pid, p->interp.major,
+			p->interp.minor, p->interp_path);
 }
 
 static unsigned int walk(void *ctx, const struct addr_space *as, pid_t tid,
@@ -149,7 +154,10 @@ struct run_python *run_python__new(struct pipeline *pl, struct resolver *res, bo
 	if (!rp)
 		return NULL;
 	rp->reg = py_registry__new();
-	if (!rp->reg) {
+	rp->early = python_early__new();
+	if (!rp->reg || !rp->early) {
+		py_registry__free(rp->reg);
+		python_early__free(rp->early);
 		free(rp);
 		return NULL;
 	}
@@ -165,6 +173,7 @@ void run_python__free(struct run_python *rp)
 	if (!rp)
 		return;
 	py_registry__free(rp->reg);
+	python_early__free(rp->early);
 	free(rp->procs);
 	free(rp->threads);
 	free(rp);
@@ -250,8 +259,10 @@ void run_python__tick(struct run_python *rp)
 		rp->rescan = false;
 		rp->changed = true;
 	}
-	if (rp->changed && rp->backend && rp->ops && rp->ops->set_interp) {
-		tell_backend(rp);
+	if (rp->changed) {
+		if (rp->backend && rp->ops && rp->ops->set_interp)
+			tell_backend(rp);
+		python_early__publish(rp->early, rp->reg);
 		rp->changed = false;
 	}
 }
@@ -285,6 +296,11 @@ void run_python__scan(struct run_python *rp, struct pipeline *pl, pid_t child)
 	run_python__tick(rp);
 }
 
+const struct interp_reader *run_python__reader(struct run_python *rp)
+{
+	return python_early__reader(rp->early);
+}
+
 void run_python__ended(struct run_python *rp, const struct addr_space *as)
 {
 	py_registry__forget(rp->reg, as);
@@ -303,6 +319,7 @@ void run_python__report(const struct run_python *rp, const struct pipeline *pl,
 	};
 	struct interp_merge_counts mc;
 	struct py_registry_stats st;
+	uint64_t early_reads, early_frames;
 
 	py_registry__stats(rp->reg, &st);
 	resolver__interp_counts(res, &mc);
@@ -310,6 +327,11 @@ void run_python__report(const struct run_python *rp, const struct pipeline *pl,
 		return;
 	pr_info("python: %zu processes, %llu samples with Python frames\n", st.processes,
 		(unsigned long long)pl->interp_samples[INTERP_FRAMES]);
+	python_early__counts(rp->early, &early_reads, &early_frames);
+	if (early_reads)
+		pr_info("python: %llu samples read right after they were taken (the reader "
+			"thread), %llu of them with Python frames; the others at the drain\n",
+			(unsigned long long)early_reads, (unsigned long long)early_frames);
 	for (size_t i = INTERP_NO_THREAD; i <= INTERP_LOST; i++)
 		if (pl->interp_samples[i])
 			pr_info("python: %llu samples without Python frames: %s\n",

@@ -31,6 +31,8 @@ void run_python__tick(struct run_python *rp);
  * looked at every tick from now on.
  */
 void run_python__scan(struct run_python *rp, struct pipeline *pl, pid_t child);
+/* Its reads right after each sample, for a backend that can make them (the perf backend). */
+const struct interp_reader *run_python__reader(struct run_python *rp);
 /* Image as is freed: its Python process goes with it. */
 void run_python__ended(struct run_python *rp, const struct addr_space *as);
 /* -v: the processes found, and why samples had no Python frames. */

@@ -233,6 +233,7 @@ static int set_up(struct run *r)
 					    o->python_full_paths);
 		if (!r->python)
 			return -ENOMEM;
+		r->cfg.interp_reader = run_python__reader(r->python);
 	}
 	/* What the report needs anyway is read before sampling, not after it. */
 	if (!o->user_only)

@@ -417,31 +417,26 @@ const struct py_thread_entry *py_process__thread(const struct py_process *p, pid
 	return bsearch(&key, p->threads, p->nr_threads, sizeof(key), tid_cmp);
 }
 
-unsigned int py_process__walk(struct py_process *p, pid_t tid, struct interp_frame *out,
-			      unsigned int max, uint32_t *status)
+unsigned int py_thread__walk(const struct py_layout *l, struct py_snap *snap, uint64_t tstate,
+			     uint64_t check, struct interp_frame *out, unsigned int max,
+			     uint32_t *status)
 {
-	const struct py_thread_entry *t = py_process__thread(p, tid);
+	int32_t off = l->tstate_native_tid >= 0 ? l->tstate_native_tid : l->tstate_thread_id;
 	struct py_stack *st;
-	uint64_t check;
+	uint64_t now;
 	unsigned int n;
-	int32_t off;
 
-	*status = INTERP_NO_THREAD;
-	if (!t)
-		return 0;
 	*status = INTERP_UNREADABLE;
-	off = p->interp.layout->tstate_native_tid >= 0 ? p->interp.layout->tstate_native_tid
-						       : p->interp.layout->tstate_thread_id;
 	/* One instant's pages: the frames of 3.11+ sit together in the thread's chunk. */
-	py_snap__reset(p->snap);
-	if (py_mem__read(&p->snap->mem, t->tstate + (uint64_t)off, &check, sizeof(check)))
+	py_snap__reset(snap);
+	if (py_mem__read(&snap->mem, tstate + (uint64_t)off, &now, sizeof(now)))
 		return 0;
-	if (check != t->check) {
+	if (now != check) {
 		*status = INTERP_BAD_THREAD;
 		return 0;
 	}
 	st = malloc(sizeof(*st));
-	if (!st || py_walk(p->interp.layout, &p->snap->mem, t->tstate, st)) {
+	if (!st || py_walk(l, &snap->mem, tstate, st)) {
 		free(st);
 		return 0;
 	}
@@ -457,6 +452,17 @@ unsigned int py_process__walk(struct py_process *p, pid_t tid, struct interp_fra
 		*status |= INTERP_FAULT;
 	free(st);
 	return n;
+}
+
+unsigned int py_process__walk(struct py_process *p, pid_t tid, struct interp_frame *out,
+			      unsigned int max, uint32_t *status)
+{
+	const struct py_thread_entry *t = py_process__thread(p, tid);
+
+	*status = INTERP_NO_THREAD;
+	if (!t)
+		return 0;
+	return py_thread__walk(p->interp.layout, p->snap, t->tstate, t->check, out, max, status);
 }
 
 int py_process__name(struct py_process *p, const struct interp_frame *f,

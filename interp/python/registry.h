@@ -85,6 +85,15 @@ const struct py_thread_entry *py_process__thread(const struct py_process *p, pid
  */
 unsigned int py_process__walk(struct py_process *p, pid_t tid, struct interp_frame *out,
 			      unsigned int max, uint32_t *status);
+/*
+ * The same walk of the thread whose state is at tstate, while that state
+ * still holds check (its tid: otherwise INTERP_BAD_THREAD), through snap
+ * (reset first). Touches nothing else: the perf backend's reader thread
+ * walks by it (core/run/python_early.c).
+ */
+unsigned int py_thread__walk(const struct py_layout *l, struct py_snap *snap, uint64_t tstate,
+			     uint64_t check, struct interp_frame *out, unsigned int max,
+			     uint32_t *status);
 
 /*
  * The name, file and line of frame f of p: 0, or -errno (not a code
