@@ -30,29 +30,28 @@ static const char *const specs[] = { "deep:0.3:50", "deep:0.3:200", "callback:0.
 #define NR_SPECS_27 7
 
 /*
- * The stacks the truth files must hold: file, label. brief: a stack of a
- * few milliseconds at a time between others (a request's parse, a
- * coroutine between generator runs) or of threads that live half a second:
- * the perf backend reads a thread's frames when it drains its rings (every
- * 100 ms), not at the sample, so it may miss such a stack altogether; its
- * shares are pyshares' to check.
+ * The stacks the truth files must hold: file, label (py3: not on 2.7).
+ * Both backends read a thread's frames right after the sample (the perf
+ * backend since its reader thread does), so a stack of a few milliseconds
+ * at a time (a request's parse, a coroutine between generator runs) must
+ * come out as the others do.
  */
 static const struct {
 	const char *file, *label;
-	bool py3, brief;
+	bool py3;
 } stacks[] = {
-	{ "deep50.truth", "leaf", false, false },
-	{ "deep200.truth", "leaf", false, false },
-	{ "callback.truth", "slow", false, false },
-	{ "exits0.8.truth", "parent_work", false, false },
-	{ "exits0.8.truth", "child_work", false, false },
-	{ "app.truth", "parse", false, true },
-	{ "app.truth", "compress_block", false, true },
-	{ "threads.truth", "early_main", false, false },
-	{ "threads.truth", "late_worker", false, true },
-	{ "ünïcödé.truth", "méthode", true, false },
-	{ "genasync.truth", "compute", true, true },
-	{ "genasync.truth", "produce", true, true },
+	{ "deep50.truth", "leaf", false },
+	{ "deep200.truth", "leaf", false },
+	{ "callback.truth", "slow", false },
+	{ "exits0.8.truth", "parent_work", false },
+	{ "exits0.8.truth", "child_work", false },
+	{ "app.truth", "parse", false },
+	{ "app.truth", "compress_block", false },
+	{ "threads.truth", "early_main", false },
+	{ "threads.truth", "late_worker", false },
+	{ "ünïcödé.truth", "méthode", true },
+	{ "genasync.truth", "compute", true },
+	{ "genasync.truth", "produce", true },
 };
 
 /* The workloads' files: inturn.py keeps their code the whole run, so their frames have lines. */
@@ -61,55 +60,78 @@ static const char *const own_files[] = { "inturn.py",   "truth.py",   "deep.py",
 					 "genasync.py", "ünïcödé.py", NULL };
 
 /*
- * One recorded stack against the profile: at least one exact sample, and
- * nine in ten of the candidates exact (the perf backend reads a frame chain
- * while the program runs on: a read can be torn), two misses allowed. A
- * brief stack the perf backend did not see at all is said, not failed, and
- * it needs none exact of it: two torn reads may be all it has.
+ * At least one exact sample, and nine in ten of the candidates exact (the
+ * perf backend reads a frame chain while the program runs on: a read can be
+ * torn), two misses allowed.
  */
-static void check_stack(const char *tag, const struct pyt_stack *t, bool brief, bool perf,
-			char *fails, size_t len)
+static bool stack_bad(const struct pyt_match *m)
 {
-	struct pyt_match m;
+	return !m->exact || (m->candidates - m->exact > 2 && m->exact * 10 < m->candidates * 9);
+}
+
+/*
+ * One recorded stack against the profile. On the bpf backend a stack that
+ * passes only with the frames that bugs 3 and 4 make (pyrun.h) let by is
+ * KNOWN, not failed.
+ */
+static void check_stack(const char *tag, const struct pyt_stack *t, bool bpf, char *fails,
+			size_t len)
+{
+	static const unsigned int tries[] = { PYT_BUG3, PYT_BUG4, PYT_BUG3 | PYT_BUG4 };
+	struct pyt_match m, k;
 	char what[160];
 
 	pyt_match(pyt_r.out, t, &m);
 	snprintf(what, sizeof(what), "%s: %s, %zu frames: %llu of %llu stacks exact", tag, t->label,
 		 t->nr, (unsigned long long)m.exact, (unsigned long long)m.candidates);
-	if (brief && perf && !m.candidates) {
-		fprintf(stderr, "pyframes: %s: not seen (the perf backend reads Python frames at "
-				"its drain, not at the sample: not checked)\n", what);
+	fprintf(stderr, "pyframes: %s\n", what);
+	if (!stack_bad(&m))
+		return;
+	for (size_t i = 0; bpf && i < sizeof(tries) / sizeof(tries[0]); i++) {
+		pyt_match_tolerant(pyt_r.out, t, tries[i], &k);
+		if (stack_bad(&k))
+			continue;
+		pyt_known(fails, len, tries[i], "%s (%llu of %llu with the bug's frames let by)",
+			  what, (unsigned long long)k.exact, (unsigned long long)k.candidates);
 		return;
 	}
-	fprintf(stderr, "pyframes: %s\n", what);
-	/* A few torn reads of a brief stack can be all perf has of it. */
-	if ((!m.exact && !(brief && perf)) ||
-	    (m.candidates - m.exact > 2 && m.exact * 10 < m.candidates * 9))
-		pyt_fail(fails, len, "%s\n", what);
+	pyt_fail(fails, len, "%s\n", what);
+}
+
+/* Whether some frame after prefix ends with ":19)" (the lambda under another file: bug 3). */
+static bool lambda_elsewhere(const char *prefix)
+{
+	for (const char *p = strstr(pyt_r.out, prefix); p; p = strstr(p + 1, prefix)) {
+		size_t n = strcspn(p + strlen(prefix), "; \n");
+
+		if (n > 4 && !memcmp(p + strlen(prefix) + n - 4, ":19)", 4))
+			return true;
+	}
+	return false;
 }
 
 /* sorted()'s key function: a lambda named by its qualname from 3.11. */
-static void check_lambda(const char *minor, char *fails, size_t len)
+static void check_lambda(const char *minor, bool bpf, char *fails, size_t len)
 {
 	const char *want =
 		pyt_at_least(minor, 3, 11)
 			? ";outer (callback.py:19);outer.<locals>.<lambda> (callback.py:19);"
 			: ";outer (callback.py:19);<lambda> (callback.py:19);";
+	char prefix[80];
 
-	if (!folded_count(pyt_r.out, want))
+	if (folded_count(pyt_r.out, want))
+		return;
+	snprintf(prefix, sizeof(prefix), "%.*s", (int)(strrchr(want, '(') - want + 1), want);
+	if (bpf && lambda_elsewhere(prefix))
+		pyt_known(fails, len, PYT_BUG3, "no stack has %s, only %s...:19) under another file",
+			  want, prefix);
+	else
 		pyt_fail(fails, len, "no stack has %s\n", want);
 }
 
-/*
- * zlib.compress, GIL released: compress_block at its line 27 with native
- * frames under it. (A brief stack: perf may not have read it at all.)
- */
-static void check_zlib(bool perf, char *fails, size_t len)
+/* zlib.compress, GIL released: compress_block at its line 27 with native frames under it. */
+static void check_zlib(char *fails, size_t len)
 {
-	if (perf && !folded_count(pyt_r.out, ";compress_block (app.py:")) {
-		fprintf(stderr, "pyframes: compress_block not seen on perf: not checked\n");
-		return;
-	}
 	if (!folded_count(pyt_r.out, ";compress_block (app.py:27);"))
 		pyt_fail(fails, len,
 			 "no stack has native frames under compress_block (app.py:27)\n");
@@ -134,82 +156,120 @@ static bool reuse_callee_ok(const char *f, size_t n, char letter)
 	       (n > 14 && !memcmp(f, "make (reuse.py:", 15));
 }
 
-static void check_reuse(bool perf, char *fails, size_t len)
+/* Misnamed samples under run_a and run_b, by the bug that names them (2 or 3), with examples. */
+struct reuse_count {
+	uint64_t callers[2], own[2], bug[4][2];
+	char examples[4][512];
+};
+
+static void reuse_misnamed(struct reuse_count *rc, int i, int bug, const char *f, size_t n,
+			   uint64_t count)
 {
-	uint64_t callers[2] = { 0 }, own[2] = { 0 }, other[2] = { 0 };
-	char examples[512] = "";
+	char *ex = rc->examples[bug];
+	size_t k = strlen(ex);
+
+	rc->bug[bug][i] += count;
+	if (k + n + 16 < sizeof(rc->examples[0]))
+		snprintf(ex + k, sizeof(rc->examples[0]) - k, "%srun_%c: %.*s", k ? "; " : "",
+			 'a' + i, (int)n, f);
+}
+
+/* The folded line at line (its frames end at sp) under run_a or run_b (i). */
+static void reuse_line(struct reuse_count *rc, int i, const char *line, const char *sp,
+		       uint64_t count)
+{
+	char caller[32], spin[32];
+	const char *c, *end;
+	size_t fn;
+
+	snprintf(caller, sizeof(caller), ";run_%c (", 'a' + i);
+	c = memmem(line, sp - line, caller, strlen(caller));
+	if (!c)
+		return;
+	rc->callers[i] += count;
+	/* run_a itself named with another file (a string's memory reused). */
+	if (strncmp(c + strlen(caller), "reuse.py:", 9)) {
+		end = memchr(c + 1, ';', sp - c - 1);
+		reuse_misnamed(rc, i, 3, c + 1, (end ? end : sp) - c - 1, count);
+		return;
+	}
+	c = memchr(c + 1, ';', sp - c - 1);
+	if (!c)
+		return;
+	c++;
+	end = memchr(c, ';', sp - c);
+	fn = (end ? end : sp) - c;
+	snprintf(spin, sizeof(spin), "spin_%c (made.py", 'a' + i);
+	if (fn > strlen(spin) && !memcmp(c, spin, strlen(spin)))
+		rc->own[i] += count;
+	if (reuse_callee_ok(c, fn, 'a' + i))
+		return;
+	/* Its own spin under another file: the file's string reused (3), else another's code. */
+	spin[8] = '\0';
+	reuse_misnamed(rc, i, fn > 8 && !memcmp(c, spin, 8) ? 3 : 2, c, fn, count);
+}
+
+static void check_reuse(bool bpf, char *fails, size_t len)
+{
+	struct reuse_count rc = { 0 };
 	const char *line = pyt_r.out;
 
 	while (*line) {
 		size_t n = strcspn(line, "\n");
 		const char *sp = memrchr(line, ' ', n);
-		uint64_t count = sp ? strtoull(sp + 1, NULL, 10) : 0;
 
-		for (int i = 0; sp && i < 2; i++) {
-			char caller[32], spin[32];
-			const char *c, *end;
-			size_t fn, k;
-
-			snprintf(caller, sizeof(caller), ";run_%c (", 'a' + i);
-			c = memmem(line, sp - line, caller, strlen(caller));
-			if (!c)
-				continue;
-			callers[i] += count;
-			/* run_a itself named with another file (a string's memory reused). */
-			if (strncmp(c + strlen(caller), "reuse.py:", 9)) {
-				end = memchr(c + 1, ';', sp - c - 1);
-				fn = (end ? end : sp) - c - 1;
-				c++;
-				goto misnamed;
-			}
-			c = memchr(c + 1, ';', sp - c - 1);
-			if (!c)
-				continue;
-			c++;
-			end = memchr(c, ';', sp - c);
-			fn = (end ? end : sp) - c;
-			snprintf(spin, sizeof(spin), "spin_%c (made.py", 'a' + i);
-			if (fn > strlen(spin) && !memcmp(c, spin, strlen(spin)))
-				own[i] += count;
-			if (reuse_callee_ok(c, fn, 'a' + i))
-				continue;
-misnamed:
-			other[i] += count;
-			k = strlen(examples);
-			if (k + fn + 16 < sizeof(examples))
-				snprintf(examples + k, sizeof(examples) - k, "%srun_%c: %.*s",
-					 k ? "; " : "", 'a' + i, (int)fn, c);
-		}
+		for (int i = 0; sp && i < 2; i++)
+			reuse_line(&rc, i, line, sp, strtoull(sp + 1, NULL, 10));
 		line += n + (line[n] == '\n');
 	}
 	fprintf(stderr,
-		"pyframes: reuse: run_a %llu (spin_a %llu, misnamed %llu), run_b %llu "
-		"(spin_b %llu, misnamed %llu)\n",
-		(unsigned long long)callers[0], (unsigned long long)own[0],
-		(unsigned long long)other[0], (unsigned long long)callers[1],
-		(unsigned long long)own[1], (unsigned long long)other[1]);
-	/* 20 ms each in turn: perf, reading at its drain, may miss one. */
-	if ((!perf && (!callers[0] || !callers[1])) || other[0] || other[1])
-		pyt_fail(fails, len,
-			 "reuse.py: run_a %llu samples, %llu misnamed under it; run_b "
-			 "%llu, %llu (a freed code object's memory named another's "
-			 "samples): %s\n",
-			 (unsigned long long)callers[0], (unsigned long long)other[0],
-			 (unsigned long long)callers[1], (unsigned long long)other[1], examples);
+		"pyframes: reuse: run_a %llu (spin_a %llu, misnamed %llu + %llu), run_b %llu "
+		"(spin_b %llu, misnamed %llu + %llu)\n",
+		(unsigned long long)rc.callers[0], (unsigned long long)rc.own[0],
+		(unsigned long long)rc.bug[2][0], (unsigned long long)rc.bug[3][0],
+		(unsigned long long)rc.callers[1], (unsigned long long)rc.own[1],
+		(unsigned long long)rc.bug[2][1], (unsigned long long)rc.bug[3][1]);
+	if (!rc.callers[0] || !rc.callers[1])
+		pyt_fail(fails, len, "reuse.py: run_a %llu samples, run_b %llu\n",
+			 (unsigned long long)rc.callers[0], (unsigned long long)rc.callers[1]);
+	for (int bug = 2; bug <= 3; bug++) {
+		const char *what = bug == 2 ? "another function's code" : "another file's name";
+
+		if (!rc.bug[bug][0] && !rc.bug[bug][1])
+			continue;
+		if (bpf)
+			pyt_known(fails, len, 1u << bug,
+				  "reuse.py: run_a %llu samples, %llu named with %s; run_b %llu, "
+				  "%llu: %s",
+				  (unsigned long long)rc.callers[0], (unsigned long long)rc.bug[bug][0],
+				  what, (unsigned long long)rc.callers[1],
+				  (unsigned long long)rc.bug[bug][1], rc.examples[bug]);
+		else
+			pyt_fail(fails, len,
+				 "reuse.py: run_a %llu samples, %llu named with %s; run_b %llu, "
+				 "%llu (a freed code object's memory named another's samples): %s\n",
+				 (unsigned long long)rc.callers[0], (unsigned long long)rc.bug[bug][0],
+				 what, (unsigned long long)rc.callers[1],
+				 (unsigned long long)rc.bug[bug][1], rc.examples[bug]);
+	}
 }
 
 /*
  * Every frame of the workloads' own files has its line: their code objects
  * live the whole run. (Code run once and freed, a module's body at its
  * import, may be gone by the time the bpf backend names its samples: such
- * frames can lose their line, which is right, and are not counted.)
+ * frames can lose their line, which is right, and are not counted.) On the
+ * bpf backend, frames without it are bug 4's.
  */
-static void check_lines(char *fails, size_t len)
+static void check_lines(bool bpf, char *fails, size_t len)
 {
 	char examples[512];
 	uint64_t n = pyt_lineless(pyt_r.out, own_files, examples, sizeof(examples));
 
-	if (n)
+	if (n && bpf)
+		pyt_known(fails, len, PYT_BUG4, "%llu Python frames of the workloads without a line: %s",
+			  (unsigned long long)n, examples);
+	else if (n)
 		pyt_fail(fails, len, "%llu Python frames of the workloads without a line: %s\n",
 			 (unsigned long long)n, examples);
 }
@@ -242,6 +302,7 @@ START_TEST(frames_match_the_truth)
 {
 	const char *minor = py_test_minors[_i / 2], *be = test_backends[_i % 2];
 	bool py3 = strcmp(minor, "2.7") != 0;
+	bool bpf = !strcmp(be, "bpf");
 	size_t nr_specs = py3 ? sizeof(specs) / sizeof(specs[0]) : NR_SPECS_27;
 	char py[512], tag[32], fails[4096] = "";
 	char *argv[32] = { (char *)profile_bin(), "-v", "--backend", (char *)be, "-f", "-F", "499",
@@ -267,18 +328,17 @@ START_TEST(frames_match_the_truth)
 		nr = pyt_read_truth(path, t, 8);
 		s = nr > 0 ? pyt_find(t, nr, stacks[i].label) : NULL;
 		if (s)
-			check_stack(tag, s, stacks[i].brief, !strcmp(be, "perf"), fails,
-				    sizeof(fails));
+			check_stack(tag, s, bpf, fails, sizeof(fails));
 		else
 			pyt_fail(fails, sizeof(fails), "%s recorded no %s\n", stacks[i].file,
 				 stacks[i].label);
 		if (nr > 0)
 			pyt_truth_free(t, nr);
 	}
-	check_lambda(minor, fails, sizeof(fails));
-	check_zlib(!strcmp(be, "perf"), fails, sizeof(fails));
-	check_reuse(!strcmp(be, "perf"), fails, sizeof(fails));
-	check_lines(fails, sizeof(fails));
+	check_lambda(minor, bpf, fails, sizeof(fails));
+	check_zlib(fails, sizeof(fails));
+	check_reuse(bpf, fails, sizeof(fails));
+	check_lines(bpf, fails, sizeof(fails));
 	pyt_done("pyframes", minor, be, tag, fails);
 }
 END_TEST

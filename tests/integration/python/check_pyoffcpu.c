@@ -19,6 +19,8 @@
 /* The run, in seconds (argument of blocked.py). */
 #define SECONDS "2"
 #define RUN_US 2000000ULL
+/* Bug 5 (pyrun.h): the first second of a wait on the bpf backend may have no Python frames. */
+#define BUG5_EARLY_US 1000000ULL
 
 /* offcputime, next to profile_bin(). */
 static const char *offcputime_bin(void)
@@ -33,10 +35,12 @@ static const char *offcputime_bin(void)
 /*
  * One waiting thread: its recorded stack exact, and its wait at its line
  * for three quarters of the run (it waits all of it but the start of the
- * interpreter and its own few microseconds a loop).
+ * interpreter and its own few microseconds a loop). On the bpf backend, a
+ * wait that has three quarters of the run after its first second is bug
+ * 5's. Returns what its exact wait lacks of the run.
  */
-static void check_wait(const char *tag, const struct pyt_stack *t, const char *at, char *fails,
-		       size_t len)
+static uint64_t check_wait(const char *tag, const struct pyt_stack *t, const char *at, bool bpf,
+			   char *fails, size_t len)
 {
 	uint64_t waited = folded_count(pyt_r.out, at);
 	struct pyt_match m;
@@ -48,21 +52,30 @@ static void check_wait(const char *tag, const struct pyt_stack *t, const char *a
 	if (m.exact * 10 < m.candidates * 9)
 		pyt_fail(fails, len, "%s: %llu of %llu us with its frames exact\n", t->label,
 			 (unsigned long long)m.exact, (unsigned long long)m.candidates);
-	if (waited < RUN_US * 3 / 4 || m.exact < RUN_US * 3 / 4)
+	if (waited >= RUN_US * 3 / 4 && m.exact >= RUN_US * 3 / 4)
+		return m.exact < RUN_US ? RUN_US - m.exact : 0;
+	if (bpf && waited >= (RUN_US - BUG5_EARLY_US) * 3 / 4 &&
+	    m.exact >= (RUN_US - BUG5_EARLY_US) * 3 / 4)
+		pyt_known(fails, len, 1u << 5,
+			  "%s %s: %llu us at %s, %llu us exact, of a %llu us run", tag, t->label,
+			  (unsigned long long)waited, at, (unsigned long long)m.exact, RUN_US);
+	else
 		pyt_fail(fails, len, "%s: %llu us at %s, %llu us exact, of a %llu us run\n",
 			 t->label, (unsigned long long)waited, at, (unsigned long long)m.exact,
 			 RUN_US);
+	return m.exact < RUN_US ? RUN_US - m.exact : 0;
 }
 
 START_TEST(waits_show_their_python_function)
 {
 	static const char *const minors[2] = { NULL, "3.8" };
 	const char *minor = minors[_i / 2], *be = test_backends[_i % 2];
+	bool bpf = !strcmp(be, "bpf");
 	char py[512], truth[128], tag[32], fails[2048] = "";
 	struct pyt_stack t[4];
 	const struct pyt_stack *s;
 	const char *join;
-	uint64_t waited;
+	uint64_t waited, unreadable, bare, others = 0;
 	int nr;
 
 	if (minor ? !pyt_interpreter("pyoffcpu", minor, py, sizeof(py))
@@ -79,30 +92,45 @@ START_TEST(waits_show_their_python_function)
 	ck_assert_msg(nr > 0, "%s: blocked.py recorded nothing (%d)", tag, nr);
 	s = pyt_find(t, nr, "waits_in_sleep");
 	if (s)
-		check_wait(tag, s, ";waits_in_sleep (blocked.py:14);", fails, sizeof(fails));
+		others += check_wait(tag, s, ";waits_in_sleep (blocked.py:14);", bpf, fails,
+					      sizeof(fails));
 	else
 		pyt_fail(fails, sizeof(fails), "no waits_in_sleep recorded\n");
 	s = pyt_find(t, nr, "waits_on_lock");
 	if (s)
-		check_wait(tag, s, ";waits_on_lock (blocked.py:20);", fails, sizeof(fails));
+		others += check_wait(tag, s, ";waits_on_lock (blocked.py:20);", bpf, fails,
+					      sizeof(fails));
 	else
 		pyt_fail(fails, sizeof(fails), "no waits_on_lock recorded\n");
 	/*
 	 * The main thread waits in Thread.join from the start (before the
-	 * threads' first waits): named as the others are, not unreadable.
+	 * threads' first waits): named as the others are, not unreadable. On
+	 * the bpf backend, a wait under main's frame and "[python: unreadable]",
+	 * or without Python frames, instead is bug 5's: the time without them
+	 * less what the other two threads' waits lack (their first second).
 	 */
 	join = pyt_at_least(minor, 3, 11) ? ";main (blocked.py:34);Thread.join (threading.py:"
 					  : ";main (blocked.py:34);join (threading.py:";
 	waited = folded_count(pyt_r.out, join);
-	fprintf(stderr, "pyoffcpu: %s: main: %llu us at %s\n", tag, (unsigned long long)waited,
-		join);
-	if (waited < RUN_US * 3 / 4)
+	unreadable = folded_count(pyt_r.out, ";main (blocked.py:34);[python: unreadable]");
+	bare = folded_count(pyt_r.out, "") - pyt_python_samples(pyt_r.out);
+	bare = bare > others ? bare - others : 0;
+	fprintf(stderr,
+		"pyoffcpu: %s: main: %llu us at %s, %llu us under [python: unreadable], %llu us "
+		"more without Python frames than the other threads lack\n",
+		tag, (unsigned long long)waited, join, (unsigned long long)unreadable,
+		(unsigned long long)bare);
+	if (waited < RUN_US * 3 / 4 && bpf && waited + unreadable + bare >= RUN_US * 3 / 4)
+		pyt_known(fails, sizeof(fails), 1u << 5,
+			  "%s main: %llu us at %s, %llu us under main (blocked.py:34);[python: "
+			  "unreadable], %llu us without Python frames, of a %llu us run",
+			  tag, (unsigned long long)waited, join, (unsigned long long)unreadable,
+			  (unsigned long long)bare, RUN_US);
+	else if (waited < RUN_US * 3 / 4)
 		pyt_fail(fails, sizeof(fails),
 			 "main: %llu us at %s (%llu us under [python: unreadable] frames), of a "
 			 "%llu us run\n",
-			 (unsigned long long)waited, join,
-			 (unsigned long long)folded_count(pyt_r.out, "[python: unreadable]"),
-			 RUN_US);
+			 (unsigned long long)waited, join, (unsigned long long)unreadable, RUN_US);
 	pyt_truth_free(t, nr);
 	pyt_done("pyoffcpu", minor, be, tag, fails);
 }
