@@ -14,6 +14,7 @@
 #include "tests/unit/python/pyenv.h"
 
 #define TRUNCATED "[python: truncated]"
+#define UNREADABLE "[python: unreadable]"
 /* The walk's bound: deeper stacks keep their innermost frames and the mark (bpf/python_maps.h). */
 #define MAX_PY_FRAMES 128
 
@@ -347,13 +348,23 @@ static bool frame_at(const struct line *l, size_t i, const char *want, const str
 	if (frame_is(l, i, want))
 		return true;
 	if ((tolerate & PYT_BUG4) &&
-	    (frame_is(l, i, "[python: unreadable]") ||
+	    (frame_is(l, i, UNREADABLE) ||
 	     (frame_of(l, i, f, PYT_BUG4) && !pyt_has_line(l->frame[i], l->len[i]))))
 		return true;
 	/* want's name and " (", and its ":LINE)": the file between free. */
 	return (tolerate & PYT_BUG3) && l->len[i] > name + tail &&
 	       !memcmp(l->frame[i], want, name + 1) &&
 	       !memcmp(l->frame[i] + l->len[i] - tail, want + strlen(want) - tail, tail);
+}
+
+/*
+ * Bug 4 at a stack's leaf: frame in "[python: unreadable]", nr frames
+ * after a frame of root (the workloads' frames unnamed under inturn.py's).
+ */
+static bool unnamed_leaf(const struct line *l, long in, const struct pyt_frame *root, size_t nr)
+{
+	return frame_is(l, in, UNREADABLE) && (size_t)in >= nr &&
+	       frame_of(l, in + 1 - nr, root, PYT_BUG4);
 }
 
 void pyt_match(const char *folded, const struct pyt_stack *t, struct pyt_match *m)
@@ -386,7 +397,9 @@ void pyt_match_tolerant(const char *folded, const struct pyt_stack *t, unsigned 
 		long in = innermost(&l);
 		bool anchored = false, exact;
 
-		if (in < 0 || !frame_of(&l, in, &t->frames[t->nr - 1], tolerate))
+		if (in < 0 ||
+		    (!frame_of(&l, in, &t->frames[t->nr - 1], tolerate) &&
+		     !((tolerate & PYT_BUG4) && !cut && unnamed_leaf(&l, in, t->frames, t->nr))))
 			continue;
 		for (size_t i = 1; i < l.nr && !anchored; i++)
 			anchored = cut ? frame_is(&l, i, TRUNCATED)

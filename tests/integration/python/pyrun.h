@@ -123,7 +123,8 @@ void pyt_match(const char *folded, const struct pyt_stack *t, struct pyt_match *
  * pyt_match letting by, in place of a recorded frame (its leaf and root
  * too), what the bugs in tolerate (PYT_BUG3, PYT_BUG4) make of it: 3, the
  * frame's name and line under another file; 4, "[python: unreadable]", or
- * the frame without its line.
+ * the frame without its line (the leaf unreadable where the stack has the
+ * recorded depth from the root's frame).
  */
 void pyt_match_tolerant(const char *folded, const struct pyt_stack *t, unsigned int tolerate,
 			struct pyt_match *m);
