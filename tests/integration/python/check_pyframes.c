@@ -237,20 +237,12 @@ static void check_reuse(bool bpf, char *fails, size_t len)
 
 		if (!rc.bug[bug][0] && !rc.bug[bug][1])
 			continue;
-		if (bpf)
-			pyt_known(fails, len, 1u << bug,
-				  "reuse.py: run_a %llu samples, %llu named with %s; run_b %llu, "
-				  "%llu: %s",
-				  (unsigned long long)rc.callers[0], (unsigned long long)rc.bug[bug][0],
-				  what, (unsigned long long)rc.callers[1],
-				  (unsigned long long)rc.bug[bug][1], rc.examples[bug]);
-		else
-			pyt_fail(fails, len,
-				 "reuse.py: run_a %llu samples, %llu named with %s; run_b %llu, "
-				 "%llu (a freed code object's memory named another's samples): %s\n",
-				 (unsigned long long)rc.callers[0], (unsigned long long)rc.bug[bug][0],
-				 what, (unsigned long long)rc.callers[1],
-				 (unsigned long long)rc.bug[bug][1], rc.examples[bug]);
+		pyt_known(fails, len, bpf ? 1u << bug : 0,
+			  "reuse.py: run_a %llu samples, %llu named with %s; run_b %llu, %llu "
+			  "(a freed code object's memory named another's samples): %s",
+			  (unsigned long long)rc.callers[0], (unsigned long long)rc.bug[bug][0], what,
+			  (unsigned long long)rc.callers[1], (unsigned long long)rc.bug[bug][1],
+			  rc.examples[bug]);
 	}
 }
 
@@ -266,12 +258,10 @@ static void check_lines(bool bpf, char *fails, size_t len)
 	char examples[512];
 	uint64_t n = pyt_lineless(pyt_r.out, own_files, examples, sizeof(examples));
 
-	if (n && bpf)
-		pyt_known(fails, len, PYT_BUG4, "%llu Python frames of the workloads without a line: %s",
+	if (n)
+		pyt_known(fails, len, bpf ? PYT_BUG4 : 0,
+			  "%llu Python frames of the workloads without a line: %s",
 			  (unsigned long long)n, examples);
-	else if (n)
-		pyt_fail(fails, len, "%llu Python frames of the workloads without a line: %s\n",
-			 (unsigned long long)n, examples);
 }
 
 /*

@@ -498,8 +498,10 @@ void pyt_known(char *fails, size_t len, unsigned int bugs, const char *fmt, ...)
 	va_end(ap);
 	if (known)
 		fprintf(stderr, "KNOWN (issue 35 bug %s): %s\n", which, what);
-	else
+	else if (bugs)
 		pyt_fail(fails, len, "(issue 35 bug %s) %s\n", which, what);
+	else
+		pyt_fail(fails, len, "%s\n", what);
 }
 
 static void keep_text(const char *art, const char *name, const char *ext, const char *text)

@@ -131,7 +131,8 @@ void pyt_match_tolerant(const char *folded, const struct pyt_stack *t, unsigned 
 /*
  * A failure of the known bugs (bits 1u << N) alone: said on stderr as
  * "KNOWN (issue 35 bug N): ..." where each bug's flag is true and
- * PYTEST_STRICT=1 is not set, else failed (pyt_fail) with the same words.
+ * PYTEST_STRICT=1 is not set, else failed (pyt_fail) with the same words;
+ * with no bugs (0: a backend they are not known on) a plain failure.
  */
 void pyt_known(char *fails, size_t len, unsigned int bugs, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
