@@ -57,12 +57,11 @@ loaded() {
 }
 
 build() {
-	local prefix=$1 minor=$2 dst=$3 f
+	local prefix=$1 minor=$2 dst=$3 lib=$4 f
 	rm -rf "$dst.tmp"
 	mkdir -p "$dst.tmp/bin" "$dst.tmp/lib/python$minor/lib-dynload"
 	strip --strip-debug -o "$dst.tmp/bin/python$minor" "$prefix/bin/python$minor"
-	strip --strip-debug -o "$dst.tmp/lib/libpython$minor.so.1.0" \
-		"$prefix/lib/libpython$minor.so.1.0"
+	strip --strip-debug -o "$dst.tmp/lib/$lib" "$prefix/lib/$lib"
 	# os.py and lib-dynload are the landmarks by which Python finds its
 	# prefix; the encodings of the C locale and UTF-8 mode come too.
 	files=$(loaded "$prefix" "$minor") || return 1
@@ -89,16 +88,18 @@ for v in "$@"; do
 	fi
 	full=$(basename "$prefix")
 	minor=${full%.*}
-	if [ ! -x "$prefix/bin/python$minor" ] || [ ! -f "$prefix/lib/libpython$minor.so.1.0" ]; then
-		why="pyenv's $full is not an --enable-shared build ($prefix/lib/libpython$minor.so.1.0)"
+	# libpython3.6m and 3.7m: the ABI flag of pymalloc builds, until 3.8.
+	lib=libpython$minor.so.1.0
+	[ -f "$prefix/lib/$lib" ] || lib=libpython${minor}m.so.1.0
+	if [ ! -x "$prefix/bin/python$minor" ] || [ ! -f "$prefix/lib/$lib" ]; then
+		why="pyenv's $full is not an --enable-shared build (no $prefix/lib/libpython$minor.so.1.0)"
 		echo "$v|$why" >>"$out/missing"
 		echo "check-kernels: python $v: n/a, $why"
 		continue
 	fi
 	dst=$out/$full
-	if [ ! -f "$dst/lib/libpython$minor.so.1.0" ] ||
-		[ "$prefix/lib/libpython$minor.so.1.0" -nt "$dst/lib/libpython$minor.so.1.0" ]; then
-		if ! build "$prefix" "$minor" "$dst"; then
+	if [ ! -f "$dst/lib/$lib" ] || [ "$prefix/lib/$lib" -nt "$dst/lib/$lib" ]; then
+		if ! build "$prefix" "$minor" "$dst" "$lib"; then
 			rm -rf "$dst.tmp"
 			echo "$v|pyenv's $full did not run the workloads here" >>"$out/missing"
 			echo "check-kernels: python $v: n/a, pyenv's $full did not run the workloads here"
