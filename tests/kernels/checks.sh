@@ -746,10 +746,10 @@ check_py_offcpu() {
 # The Python rows, for each small Python in /py (KM_PYTHONS on the host,
 # 3.12 by default): deep.py's stack on both backends, the blocked thread's
 # with offcputime on bpf (perf's off-CPU path reads Python frames as its
-# on-CPU one does), the 128-frame cut on bpf once (the first version). A
+# on-CPU one does), and for the first version the 128-frame cut on bpf. A
 # version that pyenv lacked has n/a rows with the reason.
 check_pythons() {
-	local py v b deep=
+	local py v b r deep=
 	for py in /py/*/bin/python3*; do
 		[ -x "$py" ] || continue
 		v=${py##*/python}
@@ -757,13 +757,17 @@ check_pythons() {
 			want "python$v fp/$b" && check_py_fp "python$v fp/$b" $b "$py"
 		done
 		want "python$v offcputime/bpf" && check_py_offcpu "python$v offcputime/bpf" bpf "$py"
-		[ -n "$deep" ] || deep=$py
+		[ -z "$deep" ] || continue
+		deep=$v
+		want "python$v deep/bpf" && check_py_deep "python$v deep/bpf" bpf "$py"
 	done
-	[ -z "$deep" ] || ! want "python deep/bpf" || check_py_deep "python deep/bpf" bpf "$deep"
 	while IFS='|' read -r v why; do
 		v=$(echo "$v" | cut -d. -f1,2)
-		for r in fp/bpf fp/perf offcputime/bpf; do
-			want "python$v $r" && km "python$v $r" n/a "$why"
+		r="fp/bpf fp/perf offcputime/bpf"
+		[ -n "$deep" ] || r="$r deep/bpf"
+		deep=${deep:-$v}
+		for b in $r; do
+			want "python$v $b" && km "python$v $b" n/a "$why"
 		done
 	done </py/missing
 }
