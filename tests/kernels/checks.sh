@@ -725,8 +725,10 @@ check_py_deep() {
 # after the interpreter's own start-up. A quarter with bpf: its walk learns
 # of a thread started mid-run when user space reads the threads again, at
 # the drain of the off-CPU counts or the thread scan, each once a second
-# (until then the thread's intervals keep their native frames); with 2 s
-# that left 0.58 s on a loaded host, hence twice S.
+# (until then the thread's intervals keep their native frames), and the
+# code objects are named at the drains while the process lives (frames
+# drained after it exited are "[python: unreadable]"). With 2 s a loaded
+# 5.4 had 0.58 s, and 2 of 8 runs on 4.19 none; hence twice S.
 check_py_offcpu() {
 	row=$1 backend=$2 py=$3
 	local s2=$((S * 2))
