@@ -30,6 +30,23 @@ by its own `profile -v -F 999 -f -p PID`. In each round:
           its stack is the function's; the largest difference of the three
           shares from the measured ones, in points. Targets: 2 (bpf), 5 (perf).
           Again at 463 Hz, off the beat of 499 Hz with the workload's cycle.
+          The perf backend against the bpf backend of the same round, in
+          points (target 5).
+  race    tests/workloads/python/race.py the same way at 499 Hz: its three
+          functions take turns (5:3:2 ms), two of them inside a C function
+          of their own (zlib's crc32_z, adler32_z), so a sample's native leaf
+          says which Python function ran at its instant. Raced: a sample
+          with such a leaf whose innermost Python frame is not that
+          function's (the perf backend reads the frames when it drains the
+          sample, later). Also from -v: the samples that got no Python
+          frames, and why.
+  user    Profiler CPU and peak RSS on deep.py 50 deep under pyenv's 3.10.13,
+          six workloads at once, each profiled at 999 Hz by one of: profile
+          bpf and perf, each with Python frames and with --python off,
+          austin 1.0.1 (Debian's; a py-spy-like sampler reading up to 3.10;
+          py-spy itself is not installable here: PyPI is not reachable)
+          at a 1001 us interval, and perf record -g + perf report. CPU per
+          1000 samples, ratio to perf record + report in each round.
 
 Called by bench.py with itself as an argument, like offcpu.py.
 """
@@ -54,19 +71,30 @@ SHARES = ("share_a", "share_b", "share_c")
 # tells that apart from the profiler's own error.
 SHARE_RUNS = (("bpf", 499), ("perf", 499), ("bpf", 463), ("perf", 463))
 PYFRAME = re.compile(r"^(.+) \([^()]*:\d+\)$")
+# race.py's C leaves (Debian's libz names them) and the Python function that calls each.
+RACE_LEAVES = {"crc32_z": "race_crc", "adler32_z": "race_adler"}
+PY_READS = re.compile(r"(\d+) samples (with|without) Python frames(?:: (.+))?$", re.M)
+# Debian's austin 1.0.1 reads CPython up to 3.10: the user-space phase runs there.
+ANCHOR_VERSION = "3.10.13"
+ANCHOR = "perf record -g + report"
+USER_TARGETS = (("profile bpf", ("--backend", "bpf")),
+                ("profile bpf, --python off", ("--backend", "bpf", "--python", "off")),
+                ("profile perf", ("--backend", "perf")),
+                ("profile perf, --python off", ("--backend", "perf", "--python", "off")),
+                ("austin", None), (ANCHOR, None))
 
 
-def interpreter():
-    """BENCH_PYTHON, else pyenv's 3.12.1; None when there is none."""
+def interpreter(version="3.12.1"):
+    """BENCH_PYTHON (for 3.12.1), else pyenv's; None when there is none."""
     path = os.environ.get("BENCH_PYTHON")
-    if path:
+    if path and version == "3.12.1":
         return path
     try:
-        prefix = subprocess.run(["pyenv", "prefix", "3.12.1"], capture_output=True,
+        prefix = subprocess.run(["pyenv", "prefix", version], capture_output=True,
                                 text=True).stdout.strip()
     except OSError:
         return None
-    path = os.path.join(prefix, "bin", "python3.12")
+    path = os.path.join(prefix, "bin", "python" + version.rpartition(".")[0])
     return path if prefix and os.access(path, os.X_OK) else None
 
 
@@ -101,6 +129,11 @@ def samples_of(err):
     return int(m.group(1)) if m else 0
 
 
+def python_reads(err):
+    """-v's samples without Python frames, by reason: {reason: count}."""
+    return {why: int(n) for n, kind, why in PY_READS.findall(err) if kind == "without"}
+
+
 def frames_walked(folded, word):
     """The median over samples of the frames naming word (recurse) in a stack."""
     depths = []
@@ -122,35 +155,59 @@ def counting_program(b, pids):
     return out
 
 
+def start_tracers(b, argvs, rep):
+    """{name: Tracer} started in the order of argvs, reversed in odd rounds, and {name: its
+    CPU seconds when it said "sampling started"} for those that say it (ours): what each
+    spent before is start-up."""
+    names = list(argvs) if rep % 2 == 0 else list(argvs)[::-1]
+    tracers = {n: offcpu.Tracer(b, argvs[n]) for n in names}
+    started = {}
+    ours = [n for n in names if argvs[n][0] == b.PROFILE]
+    end = time.monotonic() + 60
+    while len(started) < len(ours) and time.monotonic() < end:
+        for name in ours:
+            t = tracers[name]
+            t.files[1].seek(0)
+            if name not in started and b"sampling started" in t.files[1].read():
+                started[name] = cpu_seconds(t.pid) if t.pid else float("nan")
+        time.sleep(0.05)
+    return tracers, started
+
+
+def stop_tracers(b, tracers):
+    """All at once: the samples each counts end where its program's stats were read."""
+    for t in tracers.values():
+        if t.pid:
+            os.kill(t.pid, signal.SIGINT)
+    for name, t in tracers.items():
+        t.stop(signalled=True)
+        if t.proc.returncode not in (0, 130):
+            b.log("bench: %s exited %d: %s" % (name, t.proc.returncode, t.err.strip()[-300:]))
+
+
+def ended(loads):
+    for p in loads.values():
+        p.kill()
+        p.wait()
+
+
 def phase(b, py, backend, targets, seconds, rep):
     """The targets at once, each under its own profile -p: {name: figures}."""
-    loads, tracers, started = {}, {}, {}
+    loads = {}
     try:
         for name, depth, _ in targets:
             loads[name] = start_workload(b, py, name, depth)
         time.sleep(0.3)
-        for name, _, extra in (targets if rep % 2 == 0 else targets[::-1]):
-            tracers[name] = offcpu.Tracer(b, [b.PROFILE, "--backend", backend, "-v", "-F", "999",
-                                              "-f", *extra, "-p", str(loads[name].pid)])
-        # Each one's CPU when it starts sampling: what it spent before is start-up.
-        end = time.monotonic() + 60
-        while len(started) < len(tracers) and time.monotonic() < end:
-            for name, t in tracers.items():
-                t.files[1].seek(0)
-                if name not in started and b"sampling started" in t.files[1].read():
-                    started[name] = cpu_seconds(t.pid) if t.pid else float("nan")
-            time.sleep(0.05)
+        tracers, started = start_tracers(b, {name: [
+            b.PROFILE, "--backend", backend, "-v", "-F", "999", "-f", *extra, "-p",
+            str(loads[name].pid)] for name, _, extra in targets}, rep)
         time.sleep(seconds)
         progs = {}
         if backend == "bpf":
             progs = counting_program(b, [t.pid for t in tracers.values() if t.pid])
-        # All at once: the samples each counts end where its program's stats were read.
-        for t in tracers.values():
-            if t.pid:
-                os.kill(t.pid, signal.SIGINT)
+        stop_tracers(b, tracers)
         figures = {}
         for name, t in tracers.items():
-            t.stop(signalled=True)
             x = {"samples": samples_of(t.err), "cpu": t.cpu, "rss": t.rss_kb / 1024.0,
                  "after": t.cpu - started.get(name, float("nan")),
                  "depth": frames_walked(t.out, "recurse")}
@@ -158,15 +215,52 @@ def phase(b, py, backend, targets, seconds, rep):
             if runs:
                 x["ns"] = ns / runs
                 x["runs"] = runs / x["samples"] if x["samples"] else float("nan")
-            if t.proc.returncode not in (0, 130):
-                b.log("bench: profile -p (%s, %s) exited %d: %s" % (
-                    name, backend, t.proc.returncode, t.err.strip()[-300:]))
             figures[name] = x
         return figures
     finally:
-        for p in loads.values():
-            p.kill()
-            p.wait()
+        ended(loads)
+
+
+def user_phase(b, py, seconds, rep, tmp):
+    """USER_TARGETS at once on deep.py 50 deep each: {name: figures}."""
+    loads = {}
+    data, aus = os.path.join(tmp, "python-perf.data"), os.path.join(tmp, "python-austin")
+    try:
+        argvs = {}
+        for name, extra in USER_TARGETS:
+            loads[name] = start_workload(b, py, name, 50)
+            pid = str(loads[name].pid)
+            if name == "austin":
+                argvs[name] = ["austin", "-i", "1001", "-o", aus, "-p", pid]
+            elif name == ANCHOR:
+                argvs[name] = [*b.perf_record(), "-q", "-F", "999", "-g", "-o", data, "-p", pid]
+            else:
+                argvs[name] = [b.PROFILE, *extra, "-v", "-F", "999", "-f", "-p", pid]
+        time.sleep(0.3)
+        tracers, started = start_tracers(b, argvs, rep)
+        time.sleep(seconds)
+        stop_tracers(b, tracers)
+        figures = {}
+        for name, t in tracers.items():
+            x = {"cpu": t.cpu, "rss": t.rss_kb / 1024.0, "samples": samples_of(t.err),
+                 "after": t.cpu - started.get(name, float("nan"))}
+            if name == "austin":
+                with open(aus, errors="replace") as f:
+                    x["samples"] = sum(1 for line in f if line.startswith("Thread "))
+                os.unlink(aus)
+            elif name == ANCHOR:
+                rep_run = b.Run(["perf", "report", "-i", data, "--stdio", "--no-children", "-q",
+                                 "-g", "folded,0,caller,count"]).wait()
+                stats = b.Run(["perf", "report", "-i", data, "--stats"]).wait()
+                m = re.search(r"SAMPLE events:\s+(\d+)", stats.out)
+                x["samples"] = int(m.group(1)) if m else 0
+                x["cpu"] += rep_run.cpu
+                x["rss"] = max(x["rss"], rep_run.rss_kb / 1024.0)
+                os.unlink(data)
+            figures[name] = x
+        return figures
+    finally:
+        ended(loads)
 
 
 def innermost_counts(folded):
@@ -180,30 +274,191 @@ def innermost_counts(folded):
     return counts
 
 
-def shares_round(b, py, backend, freq, seconds, tmp):
-    """shares.py launched by profile: its functions' shares of samples and of their time."""
+def race_counts(folded):
+    """Samples with a leaf of RACE_LEAVES: (all, raced: the innermost Python frame another
+    function's, none: no Python frame)."""
+    total = raced = none = 0
+    for line in folded.splitlines():
+        stack, _, count = line.rpartition(" ")
+        frames = stack.split(";")
+        owner = RACE_LEAVES.get(frames[-1])
+        if not count.isdigit() or not owner:
+            continue
+        python = [m.group(1) for m in map(PYFRAME.match, frames) if m]
+        total += int(count)
+        if not python:
+            none += int(count)
+        elif python[-1] != owner:
+            raced += int(count)
+    return total, raced, none
+
+
+def launched(b, py, backend, freq, seconds, script, tmp):
+    """script run by profile for seconds: (its Run, the CPU seconds it measured by function)."""
     truth_path = os.path.join(tmp, "python-truth")
     if os.path.exists(truth_path):
         os.unlink(truth_path)
     r = b.Run(["env", "PROFILE_TRUTH=" + truth_path, b.PROFILE, "--backend", backend, "-v",
-               "-F", str(freq), "-f", "--", py, os.path.join(PYDIR, "shares.py"),
+               "-F", str(freq), "-f", "--", py, os.path.join(PYDIR, script),
                str(seconds)]).wait()
-    times = dict.fromkeys(SHARES, 0.0)
+    times = {}
     try:
         with open(truth_path) as f:
             for line in f:
                 kind, name, value = line.rstrip("\n").split("\t")
-                if kind == "time" and name in times:
+                if kind == "time":
                     times[name] = float(value)
     except (OSError, ValueError):
         pass
+    return r, times
+
+
+def shares_round(b, py, backend, freq, seconds, tmp):
+    """shares.py launched by profile: its functions' shares of samples and of their time."""
+    r, times = launched(b, py, backend, freq, seconds, "shares.py", tmp)
     counts = innermost_counts(r.out)
-    n, t = sum(counts.values()), sum(times.values())
+    n, t = sum(counts.values()), sum(times.get(s, 0.0) for s in SHARES)
     x = {"samples": samples_of(r.err), "counted": n, "err": float("nan")}
     if n and t:
-        x.update({s: (100.0 * counts[s] / n, 100.0 * times[s] / t) for s in SHARES})
+        x.update({s: (100.0 * counts[s] / n, 100.0 * times.get(s, 0.0) / t) for s in SHARES})
         x["err"] = max(abs(x[s][0] - x[s][1]) for s in SHARES)
     return x
+
+
+def race_round(b, py, backend, seconds, tmp):
+    """race.py launched by profile at 499 Hz: how many samples got another function's frames."""
+    r, _ = launched(b, py, backend, 499, seconds, "race.py", tmp)
+    total, raced, none = race_counts(r.out)
+    n = samples_of(r.err)
+    why = python_reads(r.err)
+    nan = float("nan")
+    return {"samples": n, "leaf": total, "raced": 100.0 * raced / total if total else nan,
+            "none": 100.0 * none / total if total else nan,
+            "without": 100.0 * sum(why.values()) / n if n else nan, "why": why}
+
+
+def rounds_of(b, seconds, tmp):
+    """Every phase, REPS rounds interleaved: {phase: [figures of each round]}."""
+    py, anchor_py = interpreter(), interpreter(ANCHOR_VERSION)
+    rounds = {k: [] for k in ("bpf", "perf", "user", "race bpf", "race perf")}
+    rounds.update({"shares %s %d" % r: [] for r in SHARE_RUNS})
+    launched_s = max(2, seconds - 1)    # shares.py and race.py: 6 runs a round
+    for rep in range(b.REPS):
+        with b.BpfStats():
+            rounds["bpf"].append(phase(b, py, "bpf", BPF_TARGETS, seconds, rep))
+        rounds["perf"].append(phase(b, py, "perf", PERF_TARGETS, seconds, rep))
+        if anchor_py:
+            rounds["user"].append(user_phase(b, anchor_py, seconds, rep, tmp))
+        for backend, freq in (SHARE_RUNS if rep % 2 == 0 else SHARE_RUNS[::-1]):
+            rounds["shares %s %d" % (backend, freq)].append(
+                shares_round(b, py, backend, freq, launched_s, tmp))
+        for backend in (("bpf", "perf") if rep % 2 == 0 else ("perf", "bpf")):
+            rounds["race " + backend].append(race_round(b, py, backend, launched_s, tmp))
+    return rounds
+
+
+
+def report_kernel(b, rounds):
+    """In-kernel ns per sample by target and the ratios to native 50 deep: the 50-deep one."""
+    def col(name, field, scale=1.0):
+        return b.med_spread([x[name][field] * scale for x in rounds["bpf"] if field in x[name]])
+
+    for name, depth, _ in BPF_TARGETS:
+        b.results.append(("python", "in-kernel, " + name, "%s; %s samples a round, %s runs "
+                          "per sample, %g recurse frames" % (
+                              fmt(b, col(name, "ns"), " ns/sample"), fmt(b, col(name, "samples")),
+                              b.fmt(col(name, "runs")), col(name, "depth")[0])))
+    ratios = {}
+    for name, _, _ in BPF_TARGETS[:-1]:
+        ratios[name] = b.med_spread([x[name].get("ns", float("nan")) / x[NATIVE]["ns"]
+                                     for x in rounds["bpf"] if x[NATIVE].get("ns")])
+        b.results.append(("python", "in-kernel ratio, %s / native" % name, b.fmt(ratios[name])))
+    return ratios[PY50][0]
+
+
+def per_sample(x, key="cpu"):
+    return x[key] / x["samples"] if x["samples"] else float("nan")
+
+
+def report_user(b, rounds):
+    """Profiler CPU: Python / native (3.12, deep.py), then on / off and the anchors (3.10)."""
+    for backend in ("bpf", "perf"):
+        b.results.append(("python", "CPU %s, Python 50 / native 50 deep" % backend, (
+            "%s per sample, %s from sampling started" % tuple(
+                b.fmt(b.med_spread([per_sample(x[PY50], key) / per_sample(x[NATIVE], key)
+                                    for x in rounds[backend]]))
+                for key in ("cpu", "after")))))
+    if not rounds["user"]:
+        b.log("bench: python: no pyenv %s: no austin / perf record comparison" % ANCHOR_VERSION)
+        return
+    for name, _ in USER_TARGETS:
+        xs = [x[name] for x in rounds["user"]]
+        after = ""
+        if name.startswith("profile"):
+            after = ", from sampling started %s ms" % fmt(b, b.med_spread(
+                [1e6 * per_sample(x, "after") for x in xs]))
+        b.results.append(("python", "CPU %s (%s)" % (name, ANCHOR_VERSION), (
+            "%s ms / 1000 samples%s; ratio to perf record + report %s; peak RSS %s; "
+            "%s samples" % (
+                fmt(b, b.med_spread([1e6 * per_sample(x) for x in xs])), after,
+                b.fmt(b.med_spread([per_sample(x[name]) / per_sample(x[ANCHOR])
+                                    for x in rounds["user"]])),
+                b.fmt(b.med_spread([x["rss"] for x in xs]), " MB"),
+                fmt(b, b.med_spread([x["samples"] for x in xs]))))))
+    for backend in ("bpf", "perf"):
+        on, off = "profile " + backend, "profile %s, --python off" % backend
+        b.results.append(("python", "CPU %s, Python frames on / off" % backend, (
+            "%s per sample, %s from sampling started; peak RSS %s" % (
+                b.fmt(b.med_spread([per_sample(x[on]) / per_sample(x[off])
+                                    for x in rounds["user"]])),
+                b.fmt(b.med_spread([per_sample(x[on], "after") / per_sample(x[off], "after")
+                                    for x in rounds["user"]])),
+                b.fmt(b.med_spread([x[on]["rss"] / x[off]["rss"] for x in rounds["user"]]))))))
+
+
+def report_shares(b, rounds):
+    for backend, freq in SHARE_RUNS:
+        xs = rounds["shares %s %d" % (backend, freq)]
+        line = "; ".join("%s %s%% (truth %s%%)" % (
+            s, b.fmt(b.med_spread([x[s][0] for x in xs if s in x])),
+            b.fmt(b.med_spread([x[s][1] for x in xs if s in x]))) for s in SHARES)
+        err = b.med_spread([x["err"] for x in xs])
+        b.results.append(("python", "shares, %s, %d Hz" % (backend, freq), "%s; largest "
+                          "error %s points; %s samples, %s of them in the three" % (
+                              line, b.fmt(err), fmt(b, b.med_spread([x["samples"] for x in xs])),
+                              fmt(b, b.med_spread([x["counted"] for x in xs])))))
+        if freq == 499:
+            target = 2 if backend == "bpf" else 5
+            b.verdict("Python shares vs their measured time (%s)" % backend,
+                      "%.1f points" % err[0], "<= %d points" % target, err[0] <= target)
+    for freq in (499, 463):
+        pairs = zip(rounds["shares bpf %d" % freq], rounds["shares perf %d" % freq])
+        diff = b.med_spread([max(abs(p[s][0] - q[s][0]) for s in SHARES)
+                             for p, q in pairs if s_in(p) and s_in(q)])
+        b.results.append(("python", "shares, perf - bpf, %d Hz" % freq,
+                          "largest difference %s points (same round)" % b.fmt(diff)))
+        if freq == 499:
+            b.verdict("Python shares, perf backend vs bpf backend", "%.1f points" % diff[0],
+                      "<= 5 points", diff[0] <= 5)
+
+
+def s_in(x):
+    return all(s in x for s in SHARES)
+
+
+def report_race(b, rounds):
+    for backend in ("bpf", "perf"):
+        xs = rounds["race " + backend]
+        whys = sorted({w for x in xs for w in x["why"]})
+        b.results.append(("python", "race.py, %s, 499 Hz" % backend, (
+            "raced %s%% of %s samples in crc32_z/adler32_z, %s%% with no Python frame; "
+            "without Python frames (-v) %s%% of all%s" % (
+                b.fmt(b.med_spread([x["raced"] for x in xs])),
+                fmt(b, b.med_spread([x["leaf"] for x in xs])),
+                b.fmt(b.med_spread([x["none"] for x in xs])),
+                b.fmt(b.med_spread([x["without"] for x in xs])),
+                "".join("; %s: %s" % (w, fmt(b, b.med_spread([x["why"].get(w, 0) for x in xs])))
+                        for w in whys)))))
 
 
 def run(b, tmp):
@@ -212,67 +467,12 @@ def run(b, tmp):
         b.log("bench: python: no CPython 3.12.1 from pyenv (BENCH_PYTHON=PATH names one): "
               "skipped")
         return
-    seconds = b.DURATION
-    b.log("bench: Python frames (%s), %d rounds of %d s, bpf, perf, then shares" % (
-        py, b.REPS, seconds))
-    rounds = {"bpf": [], "perf": []}
-    rounds.update({"shares %s %d" % r: [] for r in SHARE_RUNS})
-    for rep in range(b.REPS):
-        with b.BpfStats():
-            rounds["bpf"].append(phase(b, py, "bpf", BPF_TARGETS, seconds, rep))
-        rounds["perf"].append(phase(b, py, "perf", PERF_TARGETS, seconds, rep))
-        for backend, freq in (SHARE_RUNS if rep % 2 == 0 else SHARE_RUNS[::-1]):
-            rounds["shares %s %d" % (backend, freq)].append(
-                shares_round(b, py, backend, freq, seconds, tmp))
-
-    def col(key, name, field, scale=1.0):
-        return b.med_spread([x[name][field] * scale for x in rounds[key]
-                             if field in x[name]])
-
-    for name, depth, _ in BPF_TARGETS:
-        b.results.append(("python", "in-kernel, " + name, "%s; %s samples a round, %s runs "
-                          "per sample, %g recurse frames" % (
-                              fmt(b, col("bpf", name, "ns", 1e-3), " us/sample"),
-                              fmt(b, col("bpf", name, "samples")), b.fmt(col("bpf", name, "runs")),
-                              col("bpf", name, "depth")[0])))
-    ratios = {}
-    for name, _, _ in BPF_TARGETS[:-1]:
-        ratios[name] = b.med_spread([x[name].get("ns", float("nan")) / x[NATIVE]["ns"]
-                                     for x in rounds["bpf"] if x[NATIVE].get("ns")])
-        b.results.append(("python", "in-kernel ratio, %s / native" % name, b.fmt(ratios[name])))
-    for backend in ("bpf", "perf"):
-        for name in (PY50, NATIVE):
-            b.results.append(("python", "CPU %s, %s" % (backend, name), (
-                "%s ms / 1000 samples, from sampling started %s ms; peak RSS %s" % (
-                    fmt(b, b.med_spread([1e6 * x[name]["cpu"] / x[name]["samples"]
-                                         for x in rounds[backend] if x[name]["samples"]])),
-                    fmt(b, b.med_spread([1e6 * x[name]["after"] / x[name]["samples"]
-                                         for x in rounds[backend] if x[name]["samples"]])),
-                    b.fmt(col(backend, name, "rss"), " MB")))))
-
-        def per_sample(x, key):
-            return x[key] / x["samples"] if x["samples"] else float("nan")
-
-        b.results.append(("python", "CPU %s, Python / native" % backend, (
-            "%s per sample, %s from sampling started" % tuple(
-                b.fmt(b.med_spread([per_sample(x[PY50], key) / per_sample(x[NATIVE], key)
-                                    for x in rounds[backend]]))
-                for key in ("cpu", "after")))))
-    for backend, freq in SHARE_RUNS:
-        xs = rounds["shares %s %d" % (backend, freq)]
-        line = "; ".join("%s %s%% (truth %s%%)" % (
-            s, b.fmt(b.med_spread([x[s][0] for x in xs if s in x])),
-            b.fmt(b.med_spread([x[s][1] for x in xs if s in x]))) for s in SHARES)
-        err = b.med_spread([x["err"] for x in xs])
-        b.results.append(("python", "shares, %s, %d Hz" % (backend, freq), "%s; largest "
-                          "error %s points; "
-                          "%s samples, %s of them in the three" % (
-                              line, b.fmt(err), fmt(b, b.med_spread([x["samples"] for x in xs])),
-                              fmt(b, b.med_spread([x["counted"] for x in xs])))))
-        if freq != 499:
-            continue
-        target = 2 if backend == "bpf" else 5
-        b.verdict("Python shares vs their measured time (%s)" % backend, "%.1f points" % err[0],
-                  "<= %d points" % target, err[0] <= target)
-    r = ratios[PY50][0]
-    b.verdict("Python 50-deep sample in-kernel vs fp 50-deep", "%.2fx" % r, "<= 2.0x", r <= 2.0)
+    b.log("bench: Python frames (%s), %d rounds of %d s: bpf, perf, user space, shares, race" % (
+        py, b.REPS, b.DURATION))
+    rounds = rounds_of(b, b.DURATION, tmp)
+    ratio = report_kernel(b, rounds)
+    report_user(b, rounds)
+    report_shares(b, rounds)
+    report_race(b, rounds)
+    b.verdict("Python 50-deep sample in-kernel vs fp 50-deep", "%.2fx" % ratio, "<= 2.0x",
+              ratio <= 2.0)
