@@ -40,7 +40,8 @@ def log(msg):
 
 def ensure_tools():
     missing = [p for p, b in (("linux-perf", "perf"), ("bpftrace", "bpftrace"),
-                              ("time", "/usr/bin/time")) if not shutil.which(b)]
+                              ("time", "/usr/bin/time"), ("austin", "austin"))
+               if not shutil.which(b)]
     if missing:
         log("bench: installing " + " ".join(missing))
         subprocess.run(["apt-get", "install", "-y", "-qq"] + missing, check=True,
