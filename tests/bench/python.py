@@ -19,13 +19,21 @@ by its own `profile -v -F 999 -f -p PID`. In each round:
           tail-calls. Target: Python 50 deep at most 2x native 50 deep, as
           the median of the rounds' ratios.
   perf    Python and native 50 deep the same way under --backend perf.
-  Profiler CPU (user + sys from wait4: start-up and report included) per
-  1000 samples and peak RSS of the 50-deep runs of both phases; also the
-  CPU from "sampling started" to the end (/proc/PID/stat), without the
-  one-time start-up (loading and verifying BPF programs).
+          Of both phases, the profiler CPU (user + sys from wait4: start-up
+          and report included) per sample of Python 50 deep against native
+          50 deep; also from "sampling started" to the end (/proc/PID/stat),
+          without the one-time start-up (loading and verifying BPF programs).
+  user    Profiler CPU and peak RSS on deep.py 50 deep under pyenv's 3.10.13,
+          six workloads at once, each profiled at 999 Hz by one of: profile
+          bpf and perf, each with Python frames and with --python off,
+          austin 1.0.1 (Debian's; a py-spy-like sampler reading up to 3.10;
+          py-spy itself is not installable here: PyPI is not reachable)
+          at a 1001 us interval, and perf record -g + perf report. CPU per
+          1000 samples, ratio to perf record + report in each round, and
+          Python frames on / off per backend in each round.
   shares  tests/workloads/python/shares.py, launched by profile -F 499 for
-          5 s, one backend after the other: three functions at 5:3:2 of their
-          thread's CPU time, which they measure themselves ($PROFILE_TRUTH).
+          3 s (2 quick), one backend after the other: three functions at
+          5:3:2 of their thread's CPU time, which they measure themselves ($PROFILE_TRUTH).
           A sample counts for a function when the innermost Python frame of
           its stack is the function's; the largest difference of the three
           shares from the measured ones, in points. Targets: 2 (bpf), 5 (perf).
@@ -40,13 +48,6 @@ by its own `profile -v -F 999 -f -p PID`. In each round:
           function's (the perf backend reads the frames when it drains the
           sample, later). Also from -v: the samples that got no Python
           frames, and why.
-  user    Profiler CPU and peak RSS on deep.py 50 deep under pyenv's 3.10.13,
-          six workloads at once, each profiled at 999 Hz by one of: profile
-          bpf and perf, each with Python frames and with --python off,
-          austin 1.0.1 (Debian's; a py-spy-like sampler reading up to 3.10;
-          py-spy itself is not installable here: PyPI is not reachable)
-          at a 1001 us interval, and perf record -g + perf report. CPU per
-          1000 samples, ratio to perf record + report in each round.
 
 Called by bench.py with itself as an argument, like offcpu.py.
 """
@@ -342,7 +343,7 @@ def rounds_of(b, seconds, tmp):
     py, anchor_py = interpreter(), interpreter(ANCHOR_VERSION)
     rounds = {k: [] for k in ("bpf", "perf", "user", "race bpf", "race perf")}
     rounds.update({"shares %s %d" % r: [] for r in SHARE_RUNS})
-    launched_s = max(2, seconds - 1)    # shares.py and race.py: 6 runs a round
+    launched_s = max(2, seconds - 2)    # shares.py and race.py: 6 runs a round
     for rep in range(b.REPS):
         with b.BpfStats():
             rounds["bpf"].append(phase(b, py, "bpf", BPF_TARGETS, seconds, rep))
