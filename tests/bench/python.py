@@ -33,13 +33,15 @@ by its own `profile -v -F 999 -f -p PID`. In each round:
           Python frames on / off per backend in each round.
   shares  tests/workloads/python/shares.py, launched by profile -F 499 for
           3 s (2 quick), one backend after the other: three functions at
-          5:3:2 of their thread's CPU time, which they measure themselves ($PROFILE_TRUTH).
-          A sample counts for a function when the innermost Python frame of
+          5:3:2 of their thread's CPU time, which they measure themselves
+          ($PROFILE_TRUTH). A sample counts for a function when the innermost Python frame of
           its stack is the function's; the largest difference of the three
-          shares from the measured ones, in points. Targets: 2 (bpf), 5 (perf).
+          shares from the measured ones, in points, per round and over the
+          rounds pooled. Targets, pooled, at both rates: 2 (bpf), 5 (perf).
           Again at 463 Hz, off the beat of 499 Hz with the workload's cycle.
-          The perf backend against the bpf backend of the same round, in
-          points (target 5).
+          The perf backend against the bpf backend (target 5, pooled). The
+          verdicts take the rounds pooled: one round's 400-1200 samples give
+          a 50% share a binomial spread of 1.5-2.5 points.
   race    tests/workloads/python/race.py the same way at 499 Hz: its three
           functions take turns (5:3:2 ms), two of them inside a C function
           of their own (zlib's crc32_z, adler32_z), so a sample's native leaf
@@ -67,9 +69,9 @@ BPF_TARGETS = (("Python 10 deep", 10, ()), (PY50, 50, ()), ("Python 100 deep", 1
                ("Python 50 deep, --python off", 50, ("--python", "off")), (NATIVE, 50, ()))
 PERF_TARGETS = ((PY50, 50, ()), (NATIVE, 50, ()))
 SHARES = ("share_a", "share_b", "share_c")
-# 499 Hz, the target's, is 5 samples a 10 ms cycle of shares.py (5 + 3 + 2 ms): the two
-# beat (seen here: bpf 0.5-2.2 points at 499 Hz, 0.2-0.4 at 463 and 997). 463 Hz beside it
-# tells that apart from the profiler's own error.
+# 499 Hz, the issue's, is 5 samples a 10 ms cycle of shares.py (5 + 3 + 2 ms): the two beat
+# (seen here: bpf 0.4 to 10 points at 499 Hz, a run of 60/20/20 exactly; 0.2-1.1 at 463 and
+# 997). 463 Hz beside it tells that apart from the profiler's own error; both have targets.
 SHARE_RUNS = (("bpf", 499), ("perf", 499), ("bpf", 463), ("perf", 463))
 PYFRAME = re.compile(r"^(.+) \([^()]*:\d+\)$")
 # race.py's C leaves (Debian's libz names them) and the Python function that calls each.
@@ -319,7 +321,8 @@ def shares_round(b, py, backend, freq, seconds, tmp):
     r, times = launched(b, py, backend, freq, seconds, "shares.py", tmp)
     counts = innermost_counts(r.out)
     n, t = sum(counts.values()), sum(times.get(s, 0.0) for s in SHARES)
-    x = {"samples": samples_of(r.err), "counted": n, "err": float("nan")}
+    x = {"samples": samples_of(r.err), "counted": n, "err": float("nan"), "counts": counts,
+         "times": times}
     if n and t:
         x.update({s: (100.0 * counts[s] / n, 100.0 * times.get(s, 0.0) / t) for s in SHARES})
         x["err"] = max(abs(x[s][0] - x[s][1]) for s in SHARES)
@@ -417,34 +420,53 @@ def report_user(b, rounds):
                 b.fmt(b.med_spread([x[on]["rss"] / x[off]["rss"] for x in rounds["user"]]))))))
 
 
+def pooled(xs):
+    """{function: (share of samples, share of time)} over the rounds' runs together."""
+    counts = {f: sum(x["counts"][f] for x in xs) for f in SHARES}
+    times = {f: sum(x["times"].get(f, 0.0) for x in xs) for f in SHARES}
+    n, t = sum(counts.values()), sum(times.values())
+    nan = float("nan")
+    return {f: (100.0 * counts[f] / n if n else nan, 100.0 * times[f] / t if t else nan)
+            for f in SHARES}
+
+
 def report_shares(b, rounds):
+    """Per function: the median of the rounds, and the rounds pooled (3x the samples: a 2-point
+    target is near the binomial noise of one round's ~500-1200 samples), which the targets use."""
+    pools = {}
     for backend, freq in SHARE_RUNS:
         xs = rounds["shares %s %d" % (backend, freq)]
+        pools[backend, freq] = pool = pooled(xs)
         line = "; ".join("%s %s%% (truth %s%%)" % (
-            s, b.fmt(b.med_spread([x[s][0] for x in xs if s in x])),
-            b.fmt(b.med_spread([x[s][1] for x in xs if s in x]))) for s in SHARES)
+            f, b.fmt(b.med_spread([x[f][0] for x in xs if f in x])),
+            b.fmt(b.med_spread([x[f][1] for x in xs if f in x]))) for f in SHARES)
         err = b.med_spread([x["err"] for x in xs])
+        pool_err = max(abs(pool[f][0] - pool[f][1]) for f in SHARES)
         b.results.append(("python", "shares, %s, %d Hz" % (backend, freq), "%s; largest "
-                          "error %s points; %s samples, %s of them in the three" % (
-                              line, b.fmt(err), fmt(b, b.med_spread([x["samples"] for x in xs])),
+                          "error %s points, pooled %.2f (%s); %s samples, %s of them in the "
+                          "three" % (
+                              line, b.fmt(err), pool_err, " ".join(
+                                  "%.1f/%.1f" % pool[f] for f in SHARES),
+                              fmt(b, b.med_spread([x["samples"] for x in xs])),
                               fmt(b, b.med_spread([x["counted"] for x in xs])))))
-        if freq == 499:
-            target = 2 if backend == "bpf" else 5
-            b.verdict("Python shares vs their measured time (%s)" % backend,
-                      "%.1f points" % err[0], "<= %d points" % target, err[0] <= target)
+        target = 2 if backend == "bpf" else 5
+        b.verdict("Python shares vs their measured time (%s, %d Hz), pooled" % (backend, freq),
+                  "%.1f points" % pool_err, "<= %d points" % target, pool_err <= target)
     for freq in (499, 463):
         pairs = zip(rounds["shares bpf %d" % freq], rounds["shares perf %d" % freq])
-        diff = b.med_spread([max(abs(p[s][0] - q[s][0]) for s in SHARES)
+        diff = b.med_spread([max(abs(p[f][0] - q[f][0]) for f in SHARES)
                              for p, q in pairs if s_in(p) and s_in(q)])
+        pool_diff = max(abs(pools["perf", freq][f][0] - pools["bpf", freq][f][0])
+                        for f in SHARES)
         b.results.append(("python", "shares, perf - bpf, %d Hz" % freq,
-                          "largest difference %s points (same round)" % b.fmt(diff)))
-        if freq == 499:
-            b.verdict("Python shares, perf backend vs bpf backend", "%.1f points" % diff[0],
-                      "<= 5 points", diff[0] <= 5)
+                          "largest difference %s points (same round), pooled %.2f" % (
+                              b.fmt(diff), pool_diff)))
+        b.verdict("Python shares, perf vs bpf backend (%d Hz), pooled" % freq,
+                  "%.1f points" % pool_diff, "<= 5 points", pool_diff <= 5)
 
 
 def s_in(x):
-    return all(s in x for s in SHARES)
+    return all(f in x for f in SHARES)
 
 
 def report_race(b, rounds):
