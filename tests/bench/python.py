@@ -148,12 +148,14 @@ def frames_walked(folded, word):
 
 
 def counting_program(b, pids):
-    """{pid: (run_time_ns, run_cnt)} of each profile process's profile_sample."""
+    """{pid: (run_time_ns, run_cnt)} of each profile process's counting program: profile_sample,
+    or profile_fpwalk where the kernel takes the variant that walks user stacks itself (only
+    one of them is attached; the Python walk is a tail call of it, counted in its time)."""
     names = {i: n for n, i in b.prog_stats()}
     out = {}
     for pid in pids:
         progs = offcpu.prog_fdinfo(pid, 7)    # BPF_PROG_TYPE_PERF_EVENT
-        ids = [i for i in progs if names.get(i) == "profile_sample"]
+        ids = [i for i in progs if names.get(i) in ("profile_sample", "profile_fpwalk")]
         out[pid] = tuple(sum(progs[i][k] for i in ids) for k in (0, 1))
     return out
 
