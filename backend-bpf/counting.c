@@ -202,8 +202,8 @@ static int load_counting(struct backend *b, struct errmsg *errm)
  */
 static void open_fpwalk(struct backend *b)
 {
-	unsigned int entries = b->stack_size / 4 > MIN_MAP_ENTRIES ? b->stack_size / 4
-								     : MIN_MAP_ENTRIES;
+	/* --stack-storage-size bounds these too: a small one asked loses stacks, as in bcc. */
+	unsigned int entries = b->stack_size / 4 ? b->stack_size / 4 : 1;
 	struct bpf_object *obj;
 	int err = bpf_load__fpwalk_program(b->skel, entries, &b->fpwalk_regs, &b->fpwalk);
 

@@ -98,7 +98,16 @@ static bool file_equal(const void *a, const void *b)
 	return x->dev == y->dev && x->ino == y->ino;
 }
 
-/* Half of what the process may open; raise the soft limit to the hard one first. */
+/*
+ * Half of what the process may open, with FD_RESERVE left at least to the
+ * rest (16 files at least); the soft limit raised to the hard one first. A
+ * BPF object and each of its variants hold a descriptor of every map they
+ * share: the bpf backend held 37 map descriptors, 54 with Python walks
+ * loaded, and failed under a limit of 40 where half went to files.
+ */
+#define FD_RESERVE 160
+#define FD_MIN_FILES 16
+
 static unsigned int fd_budget(void)
 {
 	struct rlimit rl;
@@ -110,7 +119,12 @@ static unsigned int fd_budget(void)
 		setrlimit(RLIMIT_NOFILE, &rl);
 		getrlimit(RLIMIT_NOFILE, &rl);
 	}
-	return rl.rlim_cur > 1 << 20 ? 1 << 19 : (unsigned int)(rl.rlim_cur / 2);
+	if (rl.rlim_cur > 1 << 20)
+		return 1 << 19;
+	if (rl.rlim_cur >= 2 * FD_RESERVE)
+		return (unsigned int)(rl.rlim_cur / 2);
+	return rl.rlim_cur > FD_RESERVE + FD_MIN_FILES ? (unsigned int)(rl.rlim_cur - FD_RESERVE)
+						       : FD_MIN_FILES;
 }
 
 void file_table__init(struct file_table *ft)

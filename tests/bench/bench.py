@@ -10,6 +10,8 @@ processes (user + sys, from wait4), in-kernel run time of BPF programs
 last byte of output, lost samples. Every comparison runs interleaved
 (A B C A B C ...) and reports the median and the spread (min..max).
 """
+import ctypes
+import json
 import os
 import re
 import shutil
@@ -38,7 +40,8 @@ def log(msg):
 
 def ensure_tools():
     missing = [p for p, b in (("linux-perf", "perf"), ("bpftrace", "bpftrace"),
-                              ("time", "/usr/bin/time")) if not shutil.which(b)]
+                              ("time", "/usr/bin/time"), ("austin", "austin"))
+               if not shutil.which(b)]
     if missing:
         log("bench: installing " + " ".join(missing))
         subprocess.run(["apt-get", "install", "-y", "-qq"] + missing, check=True,
@@ -335,6 +338,39 @@ def prog_runs(paths):
     return best
 
 
+def prog_stats():
+    """{(name, id): (run_time_ns, run_cnt)} of every perf_event BPF program (bpftool)."""
+    out = subprocess.run(["bpftool", "-j", "prog", "show"], capture_output=True,
+                         text=True).stdout
+    return {(p.get("name"), p["id"]): (p.get("run_time_ns", 0), p.get("run_cnt", 0))
+            for p in json.loads(out or "[]") if p.get("type") == "perf_event"}
+
+
+class BpfStats:
+    """Run-time stats of BPF programs while held (with BpfStats(): ...).
+
+    BPF_ENABLE_STATS (5.8) holds them on by a file descriptor: other users
+    of this shared machine switching kernel.bpf_stats_enabled off mid-run
+    (another bench ending) do not turn them off under us, which they do
+    to the sysctl (seen: a run_cnt of 32 for 453 samples with the sysctl,
+    418 for 419 with the descriptor). The sysctl before 5.8.
+    """
+
+    def __enter__(self):
+        libc = ctypes.CDLL(None, use_errno=True)
+        attr = ctypes.create_string_buffer(8)    # bpf_attr.enable_stats.type = BPF_STATS_RUN_TIME
+        self.fd = libc.syscall(321, 32, attr, 8) if os.uname().machine == "x86_64" else -1
+        if self.fd < 0:
+            subprocess.run(["sysctl", "-q", "kernel.bpf_stats_enabled=1"], check=True)
+        return self
+
+    def __exit__(self, *exc):
+        if self.fd >= 0:
+            os.close(self.fd)
+        else:
+            subprocess.run(["sysctl", "-q", "kernel.bpf_stats_enabled=0"])
+
+
 def bench_in_kernel():
     """In-kernel ns per sample: ours, libbpf-tools' profile and bpftrace's, at the same time.
 
@@ -593,6 +629,7 @@ def main():
                                                                           perf_record())),
                          ("unknown", lambda: bench_unknown(tmp)), ("lost", bench_lost),
                          ("offcpu", lambda: __import__("offcpu").run(sys.modules[__name__], tmp)),
+                         ("python", lambda: __import__("python").run(sys.modules[__name__], tmp)),
                          ("growth", lambda: bench_growth(tmp)), ("replay", bench_replay),
                          # BENCH_ONLY=soak: busy.py's soak alone (BENCH_SOAK=SECONDS).
                          ("busy", lambda: __import__("busy").run(

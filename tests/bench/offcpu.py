@@ -81,11 +81,13 @@ class Tracer:
                 return
             time.sleep(0.1)
 
-    def stop(self):
+    def stop(self, signalled=False):
+        """Ends the tracer by SIGINT; signalled: the first one was sent already (tracers
+        stopped at once)."""
         # bpftrace sometimes misses a SIGINT (seen here: asleep in epoll_wait after one,
         # gone at the second): ask again every 5 s, then kill.
         for attempt in range(13):
-            if self.pid:
+            if self.pid and (attempt or not signalled):
                 os.kill(self.pid, signal.SIGINT if attempt < 12 else signal.SIGKILL)
             for _ in range(50):
                 pid, status, ru = os.wait4(self.proc.pid, os.WNOHANG)
@@ -223,8 +225,9 @@ def one_round(b, name, seconds, cpu, tmp):
     return x
 
 
-def prog_fdinfo(pid):
-    """{prog_id: (name hint, run_time_ns, run_cnt, recursion_misses)} of pid's BPF programs."""
+def prog_fdinfo(pid, prog_type=5):
+    """{prog_id: (run_time_ns, run_cnt, recursion_misses)} of pid's BPF programs of a type
+    (5 BPF_PROG_TYPE_TRACEPOINT, 7 BPF_PROG_TYPE_PERF_EVENT)."""
     progs = {}
     fd_dir = "/proc/%d/fd" % pid
     for fd in os.listdir(fd_dir):
@@ -235,7 +238,7 @@ def prog_fdinfo(pid):
                 info = dict(l.split(":", 1) for l in f.read().splitlines() if ":" in l)
         except OSError:
             continue
-        if info.get("prog_type", "").strip() != "5":    # BPF_PROG_TYPE_TRACEPOINT
+        if info.get("prog_type", "").strip() != str(prog_type):
             continue
         progs[int(info["prog_id"])] = tuple(int(info.get(k, "0")) for k in (
             "run_time_ns", "run_cnt", "recursion_misses"))

@@ -58,7 +58,7 @@ want() {
 reap() {
 	for p in /proc/[0-9]*; do
 		case $(readlink "$p/exe" 2>/dev/null) in
-		$W/* | /bin/profile) kill -KILL "${p#/proc/}" 2>/dev/null ;;
+		$W/* | /py/* | /bin/profile) kill -KILL "${p#/proc/}" 2>/dev/null ;;
 		esac
 	done
 }
@@ -634,6 +634,148 @@ cg_v1() {
 		mkdir -p /sys/fs/cgroup/perf_event/km
 }
 
+# --- Python: the small Pythons of /py (tests/kernels/python.sh) ---
+
+# The Python frames of each folded line of out whose comm is python3.X, as
+# "count<TAB>name (file);name (file);...", root first: the frames named
+# "qualname (file:line)" and the markers "[python: ...]", their lines left
+# out; the native frames around them dropped.
+py_stacks() {
+	awk '$1 ~ /^python[0-9.]*;/ {
+		n = $NF; sub(/ [0-9]+$/, "")
+		k = split($0, f, ";"); s = ""
+		for (i = 2; i <= k; i++) {
+			if (f[i] ~ /^\[python: [a-z]+\]$/) { s = s ";" f[i]; continue }
+			if (f[i] !~ / \([^()]*:[0-9]+\)$/) continue
+			sub(/:[0-9]+\)$/, ")", f[i]); s = s ";" f[i]
+		}
+		print n "\t" substr(s, 2) }' out
+}
+
+# pyshare RE: the samples (out's counts) whose Python frames match RE, whole.
+pyshare() { py_stacks | awk -F'\t' -v re="^($1)\$" '$2 ~ re { s += $1 } END { print s + 0 }'; }
+
+# The most common Python stack that does not match RE, shortened, with its count.
+py_most_other() {
+	py_stacks | awk -F'\t' -v re="^($1)\$" '$2 !~ re { c[$2] += $1 }
+		END { for (k in c) if (c[k] > m) { m = c[k]; s = k }
+			if (s == "") s = "(no Python frames)"
+			print m, (length(s) > 150 ? substr(s, 1, 70) "..." substr(s, length(s) - 70) : s) }'
+}
+
+# The CPython version -v named, and the kernel's refusal of its walk, if any.
+py_version() { sed -n 's/.*python: pid [0-9]* runs CPython \([0-9.]*\) .*/\1/p' err | head -1; }
+py_refusal() { sed -n 's/.*python: \(the kernel refused the Python walk .*\)/\1/p' err | head -1; }
+
+# N frames of recurse in deep.py, as a regex (brackets, not backslashes:
+# awk -v takes escapes out of its values).
+py_recurse() {
+	awk -v n="$1" 'BEGIN { for (i = 0; i < n; i++) printf "recurse [(]deep[.]py[)];" }'
+}
+
+# deep.py 30 deep on PY: of the samples whose Python frames are in deep.py's
+# recursion, nine in ten carry exactly <module>;main;recurse x29-30;leaf (30
+# in the leaf's loop, 29 while it returns or starts), twenty at least, and
+# -v named the interpreter's version. Samples without Python frames are
+# left out: those of the interpreter's start-up (its imports, seconds under
+# TCG) and those taken before user space found the thread's state.
+check_py_fp() {
+	row=$1 backend=$2 py=$3
+	bounded profile --verbose --backend "$backend" -F $F -f -- "$py" -S -E /w/py/deep.py $S 30
+	local head='<module> [(]deep[.]py[)];main [(]deep[.]py[)];' leaf='leaf [(]deep[.]py[)]'
+	local re="$head$(py_recurse 30)$leaf|$head$(py_recurse 29)$leaf"
+	n=$(pyshare '.*(recurse|leaf) [(]deep[.]py[)].*')
+	whole=$(pyshare "$re")
+	pv=$(py_version)
+	note="CPython ${pv:-?}, $whole of $n samples in the recursion whole, $(
+		pyshare '') without Python frames"
+	wrong=
+	if [ -z "$pv" ]; then
+		wrong="-v named no CPython for ${py##*/}"
+	elif ! awk -v w="$whole" -v n="$n" 'BEGIN { exit !(n >= 20 && w * 10 >= n * 9) }'; then
+		wrong="$whole of $n samples in deep.py's recursion with its whole Python stack; the most other: $(
+			py_most_other "$re")"
+		why=$(py_refusal)
+		[ -z "$why" ] || wrong="$wrong; $why"
+	fi
+	verdict "$row" "$backend" "$wrong"
+}
+
+# deep.py 200 deep: the in-kernel walk reads 128 frames (8 tail-called
+# pieces of 16); nine in ten of the samples in leaf have the marker, 127
+# recurse and leaf.
+check_py_deep() {
+	row=$1 backend=$2 py=$3
+	bounded profile --verbose --backend "$backend" -F $F -f -- "$py" -S -E /w/py/deep.py $S 200
+	local re="[[]python: truncated[]];$(py_recurse 127)leaf [(]deep[.]py[)]"
+	n=$(pyshare '.*leaf [(]deep[.]py[)]')
+	cut=$(pyshare "$re")
+	note="CPython $(py_version), $cut of $n samples in leaf cut at 128 frames"
+	wrong=
+	why=$(py_refusal)
+	awk -v w="$cut" -v n="$n" 'BEGIN { exit !(n >= 20 && w * 10 >= n * 9) }' ||
+		wrong="$cut of $n samples in leaf with the marker and 128 frames; the most other: $(
+			py_most_other "$re")${why:+; $why}"
+	verdict "$row" "$backend" "$wrong"
+}
+
+# offcputime on blocked.py for 2 S seconds: the thread in time.sleep is
+# off-CPU nearly all of them under Thread.run;waits_in_sleep (run before
+# 3.11, which added qualified names). Half at least: the thread starts
+# after the interpreter's own start-up. A quarter with bpf: its walk learns
+# of a thread started mid-run when user space reads the threads again, at
+# the drain of the off-CPU counts or the thread scan, each once a second
+# (until then the thread's intervals keep their native frames), and the
+# code objects are named at the drains while the process lives (frames
+# drained after it exited are "[python: unreadable]"). With 2 s a loaded
+# 5.4 had 0.58 s, and 2 of 8 runs on 4.19 none; hence twice S.
+check_py_offcpu() {
+	row=$1 backend=$2 py=$3
+	local s2=$((S * 2))
+	bounded offcputime --verbose --backend "$backend" -f -- "$py" -S -E /w/py/blocked.py $s2
+	local re='.*(Thread[.])?run [(]threading[.]py[)];waits_in_sleep [(]blocked[.]py[)]'
+	us=$(pyshare "$re")
+	lo=0.5
+	[ "$backend" != bpf ] || lo=0.25
+	r=$(ratio "$us" $((s2 * 1000000)))
+	note="CPython $(py_version), $us us under waits_in_sleep in ${s2} s"
+	wrong=
+	why=$(py_refusal)
+	within "$r" "$lo" 1.1 ||
+		wrong="$us us of ${s2} s under run;waits_in_sleep (ratio $r); the most other: $(
+			py_most_other "$re")${why:+; $why}"
+	verdict "$row" "$backend" "$wrong"
+}
+
+# The Python rows, for each small Python in /py (KM_PYTHONS on the host,
+# 3.12 by default): deep.py's stack on both backends, the blocked thread's
+# with offcputime on bpf (perf's off-CPU path reads Python frames as its
+# on-CPU one does), and for the first version the 128-frame cut on bpf. A
+# version that pyenv lacked has n/a rows with the reason.
+check_pythons() {
+	local py v b r deep=
+	for py in /py/*/bin/python3*; do
+		[ -x "$py" ] || continue
+		v=${py##*/python}
+		for b in bpf perf; do
+			want "python$v fp/$b" && check_py_fp "python$v fp/$b" $b "$py"
+		done
+		want "python$v offcputime/bpf" && check_py_offcpu "python$v offcputime/bpf" bpf "$py"
+		[ -z "$deep" ] || continue
+		deep=$v
+		want "python$v deep/bpf" && check_py_deep "python$v deep/bpf" bpf "$py"
+	done
+	while IFS='|' read -r v why; do
+		v=$(echo "$v" | cut -d. -f1,2)
+		r="fp/bpf fp/perf offcputime/bpf"
+		[ -n "$deep" ] || r="$r deep/bpf"
+		deep=${deep:-$v}
+		for b in $r; do
+			want "python$v $b" && km "python$v $b" n/a "$why"
+		done
+	done </py/missing
+}
+
 echo "@KM|kernel|info|$(uname -r) $(nproc) CPUs, paranoid $(cat /proc/sys/kernel/perf_event_paranoid), default ulimit -l $(ulimit -l)"
 cd /tmp || exit 1
 cg_setup
@@ -700,6 +842,8 @@ for p in 2 1; do
 	want "nobody p$p: --wall -- CMD" && check_wall "nobody p$p: --wall -- CMD" auto as_nobody
 done
 sysctl_paranoid 2
+
+check_pythons
 
 # Last: a BPF verifier that runs for minutes under TCG (4.19) cannot be
 # killed, and would slow every check after it.

@@ -52,6 +52,24 @@ for w in "$build"/workloads/*; do
 	add "$w" /w
 done
 
+# The small Pythons of the Python rows (python.sh, cached in BUILD): each
+# in /py/VERSION, its libpython also where the loader looks without the
+# RUNPATH of the host's pyenv, whose path the guest lacks; the workloads in
+# /w/py; the versions pyenv lacks in /py/missing.
+"$here/python.sh" "$build/kernels/python" "$here/../workloads/python" \
+	${KM_PYTHONS:-3.12}
+mkdir -p "$root/py" "$root/w/py"
+cp "$build/kernels/python/missing" "$root/py/missing"
+for v in $(cat "$build/kernels/python/ready"); do
+	cp -a "$build/kernels/python/$v" "$root/py/$v"
+	for lib in "$root/py/$v"/lib/libpython*.so.1.0; do
+		ln -s "/py/$v/lib/$(basename "$lib")" "$root/usr/lib/x86_64-linux-gnu/"
+		elves="$elves $lib"
+	done
+done
+cp "$here"/../workloads/python/deep.py "$here"/../workloads/python/blocked.py \
+	"$here"/../workloads/python/truth.py "$root/w/py/"
+
 # Every library that the binaries load, at the path ldd found it under.
 # shellcheck disable=SC2086
 libs=$(for f in $elves; do ldd "$f" 2>/dev/null || true; done |
@@ -59,6 +77,7 @@ libs=$(for f in $elves; do ldd "$f" 2>/dev/null || true; done |
 for lib in $libs; do
 	case $lib in
 	*/workloads/*) continue ;; # the workloads' own libraries are in /w
+	*/libpython*) continue ;;  # the small Pythons' are in /py
 	esac
 	dir=$root$(readlink -f "$(dirname "$lib")")
 	mkdir -p "$dir"

@@ -22,7 +22,8 @@
 #      guest stops making progress at that row, for the watchdog), KM_SMP
 #      (the guest's CPUs, default 2), KM_FLIPS (rounds of the optional row
 #      that makes the kernel patch its jump labels; 0, the default, leaves
-#      it out).
+#      it out), KM_PYTHONS (the pyenv versions of the Python rows, default
+#      3.12; initramfs.sh).
 # Exit status: 0 when every cell is works/other/refused/timeout or an expected
 # failure (tests/kernels/expected), 1 for a WRONG cell or a kernel whose run
 # did not finish, 2 for bad usage.
