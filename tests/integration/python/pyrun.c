@@ -88,15 +88,35 @@ void pyt_teardown(void)
 	unsetenv("PROFILE_TRUTH");
 }
 
+static bool bug_known(unsigned int bug);
+
+/*
+ * Runs whose failures are open bugs of issue 35 as a whole (see pyrun.h):
+ * 6, pyframes on the perf backend; 7, pyshares' app.py.
+ */
+static unsigned int open_bug(const char *suite, const char *what, const char *be)
+{
+	if (!strcmp(suite, "pyframes") && !strcmp(be, "perf"))
+		return 6;
+	if (!strcmp(suite, "pyshares") && !strcmp(what, "app"))
+		return 7;
+	return 0;
+}
+
 void pyt_done(const char *suite, const char *what, const char *be, const char *tag,
 	      const char *fails)
 {
+	unsigned int bug = open_bug(suite, what, be);
 	char name[128];
 
 	if (!fails[0])
 		return;
 	snprintf(name, sizeof(name), "%s-%s-%s", suite, what, be);
 	pyt_keep(name, &pyt_r, pyt_dir);
+	if (bug && bug_known(bug)) {
+		fprintf(stderr, "KNOWN (issue 35 bug %u): %s:\n%s", bug, tag, fails);
+		return;
+	}
 	ck_abort_msg("%s:\n%s-v: %.2000s", tag, fails, pyt_r.err);
 }
 
@@ -473,6 +493,10 @@ static bool bug_known(unsigned int bug)
 		return PYT_KNOWN_BUG3_REUSED_FILE;
 	case 4:
 		return PYT_KNOWN_BUG4_UNNAMED;
+	case 6:
+		return PYT_KNOWN_BUG6_PERF_FRAMES;
+	case 7:
+		return PYT_KNOWN_BUG7_APP_SHARES;
 	case 5:
 		return PYT_KNOWN_BUG5_OFFCPU_EARLY;
 	}

@@ -110,7 +110,15 @@ void pyt_match(const char *folded, const struct pyt_stack *t, struct pyt_match *
  *    waits under "[python: unreadable]" (blocked.py's main in
  *    Thread.join), and the first second of the other waits has no Python
  *    frames.
+ * Two more, known as a whole run's failures (pyt_done), on either backend:
+ * 6: pyframes on the perf backend: frames without their line (callback.py's
+ *    slow, exits.py on 2.7), brief stacks never read (app.py's worker's
+ *    parse), names under reuse, 2.7's "recurse (deep.py|21)";
+ * 7: pyshares' app.py: its worker's parse 2 points over the truth on bpf,
+ *    2-6 under on perf.
  */
+#define PYT_KNOWN_BUG6_PERF_FRAMES true
+#define PYT_KNOWN_BUG7_APP_SHARES true
 #define PYT_KNOWN_BUG2_REUSED_NAME true
 #define PYT_KNOWN_BUG3_REUSED_FILE true
 #define PYT_KNOWN_BUG4_UNNAMED true
