@@ -399,6 +399,68 @@ START_TEST(c1_controls_in_names_are_escaped_in_text_reports)
 }
 END_TEST
 
+/*
+ * Issue 32: a user who made the --output name in a sticky directory while
+ * root's run went on had root's report thrown away (exit 1, written
+ * nowhere); so had a directory removed meanwhile. The report is written
+ * beside the name under a fresh one, or, where the directory is gone, on
+ * standard output, and the error says where. The user's file stays theirs.
+ */
+START_TEST(a_report_whose_name_was_taken_is_written_elsewhere)
+{
+	bool gone = _i >= 2;
+	char sticky[300], report[320], cmd[1200];
+	const char *at;
+	struct bg_proc user;
+	struct stat st;
+
+	ck_assert_int_eq(chmod(dir, 0755), 0);
+	snprintf(sticky, sizeof(sticky), "%s/shared", dir);
+	ck_assert_int_eq(mkdir(sticky, 0755), 0);
+	ck_assert_int_eq(chmod(sticky, 01777), 0);
+	snprintf(report, sizeof(report), "%s/report", sticky);
+	/* A second into the run: the name taken by user 65534, or the directory gone. */
+	if (gone)
+		snprintf(cmd, sizeof(cmd), "echo ready; sleep 1; rmdir '%s'; sleep 30", sticky);
+	else
+		snprintf(cmd, sizeof(cmd),
+			 "echo ready; sleep 1; setpriv --reuid 65534 --regid 65534 --clear-groups "
+			 "sh -c 'echo theirs > %s'; sleep 30",
+			 report);
+	bg_start(&user, (char *[]){ "/bin/sh", "-c", cmd, NULL });
+	ck_assert_str_eq(user.first_line, "ready");
+	run_cmd((char *[]){ (char *)profile_bin(), "--backend", (char *)test_backends[_i % 2],
+			    "-F", "199", "-f", "--output", report, "--", (char *)workload("ratio31"),
+			    "3", NULL },
+		60, 0, &r);
+	bg_stop(&user);
+	ck_assert_msg(r.exit_code == 1, "exit %d: %s", r.exit_code, r.err);
+	if (gone) {
+		ck_assert_msg(strstr(r.err, "; the report is on standard output instead\n"), "%s",
+			      r.err);
+		ck_assert_uint_gt(folded_count(r.out, "hot_loop"), 20);
+		return;
+	}
+	at = strstr(r.err, "another user's file; not replacing it; the report is at ");
+	ck_assert_msg(at, "%s", r.err);
+	at = strstr(at, report);
+	ck_assert_ptr_nonnull(at);
+	ck_assert_uint_eq(count_lines_with(r.err, "profile:"), 1);
+	snprintf(cmd, sizeof(cmd), "%.*s", (int)strcspn(at, " \n"), at);
+	ck_assert_int_eq(stat(cmd, &st), 0);
+	ck_assert_uint_eq(st.st_uid, 0);
+	run_result_free(&r);
+	run_cmd((char *[]){ "/bin/cat", cmd, NULL }, 10, 0, &r);
+	ck_assert_uint_gt(folded_count(r.out, "hot_loop"), 20);
+	run_result_free(&r);
+	/* The user's file is as they made it. */
+	run_cmd((char *[]){ "/bin/cat", report, NULL }, 10, 0, &r);
+	ck_assert_str_eq(r.out, "theirs\n");
+	ck_assert_int_eq(stat(report, &st), 0);
+	ck_assert_uint_eq(st.st_uid, 65534);
+}
+END_TEST
+
 Suite *hygiene_suite(void)
 {
 	Suite *s = suite_create("hygiene");
@@ -421,6 +483,7 @@ Suite *hygiene_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_loop_test(tc, c1_controls_in_names_are_escaped_in_text_reports, 0, 2);
+	tcase_add_loop_test(tc, a_report_whose_name_was_taken_is_written_elsewhere, 0, 4);
 	suite_add_tcase(s, tc);
 	return s;
 }
