@@ -57,7 +57,24 @@ int userfile__open(const char *path, bool nofollow, uint64_t max_size, uint64_t 
 	return open_checked(AT_FDCWD, path, nofollow, max_size, size);
 }
 
-int userfile__open_in(const char *dir, const char *name, uint64_t max_size, uint64_t *size)
+/*
+ * Whether a file (st) in a directory (dir) is the doing of root, of us, or
+ * of owner alone: owned by one of them and writable by no one else, in a
+ * directory whose entries no one else can replace (sticky: others may add
+ * their own, which they then own).
+ */
+static bool controlled_by(const struct stat *dir, const struct stat *st, uid_t owner)
+{
+	bool dir_ours = dir->st_uid == 0 || dir->st_uid == geteuid() || dir->st_uid == owner;
+	bool file_ours = st->st_uid == 0 || st->st_uid == geteuid() || st->st_uid == owner;
+
+	return dir_ours && file_ours && !(st->st_mode & (S_IWGRP | S_IWOTH)) &&
+	       (!(dir->st_mode & (S_IWGRP | S_IWOTH)) || (dir->st_mode & S_ISVTX));
+}
+
+/* userfile__open_in; with owner, only a file owner controls (controlled_by): else -EPERM. */
+static int open_in(const char *dir, const char *name, const uid_t *owner, uint64_t max_size,
+		   uint64_t *size)
 {
 	char comp[256];
 	int dfd, fd, err;
@@ -68,7 +85,7 @@ int userfile__open_in(const char *dir, const char *name, uint64_t max_size, uint
 	/* One component at a time: a symlink is followed only where nobody else could put it. */
 	for (;;) {
 		size_t len = strcspn(name, "/");
-		struct stat st;
+		struct stat st, fst;
 		bool shared;
 
 		if (!len || len >= sizeof(comp)) {
@@ -85,6 +102,10 @@ int userfile__open_in(const char *dir, const char *name, uint64_t max_size, uint
 		if (!name[len]) {
 			fd = open_checked(dfd, comp, shared, max_size, size);
 			close(dfd);
+			if (fd >= 0 && owner && (fstat(fd, &fst) || !controlled_by(&st, &fst, *owner))) {
+				close(fd);
+				return -EPERM;
+			}
 			return fd;
 		}
 		fd = openat(dfd, comp,
@@ -101,6 +122,17 @@ int userfile__open_in(const char *dir, const char *name, uint64_t max_size, uint
 err_out:
 	close(dfd);
 	return err;
+}
+
+int userfile__open_in(const char *dir, const char *name, uint64_t max_size, uint64_t *size)
+{
+	return open_in(dir, name, NULL, max_size, size);
+}
+
+int userfile__open_owned(const char *dir, const char *name, uid_t owner, uint64_t max_size,
+			 uint64_t *size)
+{
+	return open_in(dir, name, &owner, max_size, size);
 }
 
 int64_t userfile__read(int fd, uint64_t len, void (*fn)(const void *buf, size_t n, void *ctx),
