@@ -1,0 +1,183 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A pid is not a process (issue 32, trust round 3): a process is its pid
+ * and its start, and nothing learnt of one (its membership of -p or of a
+ * launched command's tree, its comm, its perf map) may go to the process
+ * that takes its pid after it. Root profiles; user 65534 runs the victim,
+ * user 12345 takes its pid once it has exited (pidtaker, asking the kernel
+ * for the pid rather than cycling through them: what a user does in
+ * seconds on an idle host, done at once).
+ *
+ * Each case runs a shell scenario: @PROFILE@, @JIT@ and the like are
+ * replaced by paths, @D@ by the test's directory (readable by all), @B@ by
+ * the backend. The profile's report goes to @D@/out, its messages to
+ * @D@/err; the scenario prints what the test checks besides. Processes it
+ * leaves running hold no descriptor of its output, and their pids are in
+ * @D@/pids.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "tests/support/tests.h"
+
+static struct run_result r;
+static char dir[] = "/tmp/profile-reuse-XXXXXX";
+static char *report, *messages;
+
+static void setup(void)
+{
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	ck_assert_int_eq(chmod(dir, 0755), 0);
+}
+
+/* The pids a scenario left running, one per line of @D@/pids: ended here, by their id. */
+static void stop_leftovers(void)
+{
+	char path[128];
+	FILE *f;
+	int pid;
+
+	snprintf(path, sizeof(path), "%s/pids", dir);
+	f = fopen(path, "r");
+	if (!f)
+		return;
+	while (fscanf(f, "%d", &pid) == 1)
+		if (pid > 1)
+			kill(pid, SIGKILL);
+	fclose(f);
+}
+
+static void teardown(void)
+{
+	char cmd[128];
+
+	stop_leftovers();
+	run_result_free(&r);
+	free(report);
+	free(messages);
+	report = messages = NULL;
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	ck_assert_int_eq(system(cmd), 0);
+	strcpy(dir, "/tmp/profile-reuse-XXXXXX");
+}
+
+/* s with every @KEY@ of the table replaced; to free. */
+static char *expand(const char *s, const char *const (*subst)[2])
+{
+	size_t cap = strlen(s) * 4 + 4096, len = 0;
+	char *out = malloc(cap);
+
+	ck_assert_ptr_nonnull(out);
+	while (*s) {
+		bool done = false;
+
+		for (size_t i = 0; *s == '@' && subst[i][0]; i++) {
+			size_t k = strlen(subst[i][0]);
+
+			if (strncmp(s + 1, subst[i][0], k) || s[1 + k] != '@')
+				continue;
+			ck_assert_uint_lt(len + strlen(subst[i][1]), cap - 1);
+			len += (size_t)sprintf(out + len, "%s", subst[i][1]);
+			s += k + 2;
+			done = true;
+			break;
+		}
+		if (!done) {
+			ck_assert_uint_lt(len, cap - 1);
+			out[len++] = *s++;
+		}
+	}
+	out[len] = '\0';
+	return out;
+}
+
+static char *read_text(const char *name)
+{
+	char path[160], *buf = NULL;
+	size_t len = 0;
+	FILE *f, *m = open_memstream(&buf, &len);
+	int c;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "r");
+	ck_assert_ptr_nonnull(m);
+	while (f && (c = fgetc(f)) != EOF)
+		fputc(c, m);
+	if (f)
+		fclose(f);
+	fclose(m);
+	return buf;
+}
+
+/* Run the scenario on backend; its report and messages in report and messages. */
+static void scenario(const char *script, const char *backend)
+{
+	const char *const subst[][2] = {
+		{ "PROFILE", profile_bin() },	    { "JIT", workload("jit") },
+		{ "BLOCKING", workload("blocking") }, { "UNDUMPABLE", workload("undumpable") },
+		{ "PIDTAKER", workload("pidtaker") }, { "D", dir },
+		{ "B", backend },		    { NULL, NULL },
+	};
+	char *text = expand(script, subst);
+
+	run_cmd((char *[]){ "/bin/sh", "-c", text, NULL }, 240, 0, &r);
+	free(text);
+	report = read_text("out");
+	messages = read_text("err");
+	fprintf(stderr, "reuse: %s: %s%s", backend, r.out, r.err);
+}
+
+/* What the scenarios share: the victim's user, the one who takes its pid. */
+#define AS_VICTIM "setpriv --reuid 65534 --regid 65534 --clear-groups "
+#define AS_USER "setpriv --reuid 12345 --regid 12345 --clear-groups "
+#define TAKE_PID "PIDTAKER_UID=12345 @PIDTAKER@ "
+
+/*
+ * A JIT process of user 65534 writes no perf map; user 12345 takes its pid
+ * after it exits, in a user and mount namespace of its own, and mounts
+ * there, at /tmp/perf-PID.map, the command line of a process of theirs
+ * made not dumpable: a file in /proc owned by root, new, whose contents
+ * they wrote. The profile (-p, stopped meanwhile as a busy host's main
+ * thread may be) names the JIT frames after the pid was taken: never with
+ * the user's names (before: past the map's owner and age checks).
+ */
+START_TEST(a_proc_file_mounted_as_a_reused_pids_perf_map_names_nothing)
+{
+	const char *backend = test_backends[_i];
+
+	scenario("cd @D@ && mkfifo go && chmod 666 go || exit 1; "
+		 AS_VICTIM "sh -c 'read x < @D@/go; exec @JIT@ 2 nomap' > /dev/null & V=$!; "
+		 AS_USER "@UNDUMPABLE@ 600 \"$(printf '0 7fffffffffff forged_jit_name\\n.')\" "
+		 "> /dev/null 2>&1 & H=$!; echo $H >> pids; "
+		 "@PROFILE@ --backend @B@ -F 199 -f -p $V 5 > out 2> err & P=$!; "
+		 "sleep 2; kill -STOP $P; echo > go; wait $V; "
+		 TAKE_PID "$V 600 unshare -Urm sh -c \"mount -t tmpfs none /tmp && "
+		 "touch /tmp/perf-$V.map && mount --bind /proc/$H/cmdline /tmp/perf-$V.map && "
+		 "exec sleep 600\" > took 2>&1; cat took; echo $V >> pids; sleep 1; "
+		 "head -c 40 /proc/$V/root/tmp/perf-$V.map | head -1; "
+		 "kill -CONT $P; wait $P; echo exit=$?",
+		 backend);
+	ck_assert_msg(strstr(r.out, "took "), "the pid was not taken: %s", r.out);
+	ck_assert_msg(strstr(r.out, "0 7fffffffffff forged_jit_name\n"), "not mounted: %s", r.out);
+	ck_assert_msg(strstr(r.out, "exit=0"), "%s", messages);
+	ck_assert_msg(folded_count_prefix(report, "jit;") > 5, "jit was not sampled: %s", report);
+	ck_assert_msg(!strstr(report, "forged_jit_name"), "a forged JIT name: %s", report);
+}
+END_TEST
+
+Suite *reuse_suite(void)
+{
+	Suite *s = suite_create("reuse");
+	TCase *tc = tcase_create("reuse");
+
+	tcase_set_tags(tc, TAG_ROOT);
+	tcase_set_timeout(tc, 300);
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_loop_test(tc, a_proc_file_mounted_as_a_reused_pids_perf_map_names_nothing, 0, 2);
+	suite_add_tcase(s, tc);
+	return s;
+}
