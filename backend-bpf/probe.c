@@ -16,6 +16,7 @@
 #include "backend-bpf/offcpu.h"
 #include "backend-perfring/ringset.h"
 #include "compat/features.h"
+#include "compat/host.h"
 #include "compat/perf_event.h"
 #include "compat/pidns.h"
 

@@ -9,8 +9,8 @@
 #include <unistd.h>
 
 #include "backend-perfring/decode.h"
-#include "backend-perfring/perfring.h"
-#include "compat/features.h"
+#include "backend-perfring/ringsample.h"
+#include "compat/host.h"
 #include "compat/perf_event.h"
 #include "compat/tracepoint.h"
 #include "core/lib/hashmap.h"

@@ -11,17 +11,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "backend-perfring/decode.h"
 #include "backend-perfring/offcpu.h"
+#include "backend-perfring/probe.h"
 #include "backend-perfring/ringplan.h"
+#include "backend-perfring/ringsample.h"
 #include "backend-perfring/ringset.h"
 #include "backend-perfring/withheld.h"
-#include "compat/features.h"
-#include "compat/perf_event.h"
 #include "core/lib/clock.h"
 #include "core/lib/log.h"
 
@@ -34,12 +33,6 @@
 #define TYPICAL_FRAMES 64
 #define SWITCHES_PER_S 2000
 #define SIDEBAND_BYTES_PER_S (64 << 10)
-
-/* The user registers an unwinder needs (asm/perf_regs.h numbering). */
-#define PERF_REG_BP 6
-#define PERF_REG_SP 7
-#define PERF_REG_IP 8
-#define DWARF_REGS_MASK ((1ull << PERF_REG_BP) | (1ull << PERF_REG_SP) | (1ull << PERF_REG_IP))
 
 struct backend {
 	const struct backend_config *cfg;
@@ -57,267 +50,6 @@ struct backend {
 	uint64_t samples;
 	unsigned int on_pages, off_pages;	/* data pages per ring, as planned */
 };
-
-void perfring__stack_attr(struct perf_event_attr *attr, const struct backend_config *c)
-{
-	attr->sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
-			    PERF_SAMPLE_CALLCHAIN;
-	attr->sample_max_stack = MAX_STACK_DEPTH;
-	attr->exclude_callchain_kernel = !c->kernel_stacks;
-	attr->exclude_callchain_user = !c->user_stacks;
-	if (c->dwarf && c->user_stacks) {
-		/* The user stack is unwound from a copy; the kernel's walk is not needed. */
-		attr->sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
-		attr->sample_regs_user = DWARF_REGS_MASK;
-		attr->sample_stack_user = c->stack_dump_size;
-		attr->exclude_callchain_user = 1;
-	}
-}
-
-void perfring__sample_attr(struct perf_event_attr *attr, const struct backend_config *c,
-			   bool launch)
-{
-	ring_set__cpu_clock_attr(attr, c, launch);
-	perfring__stack_attr(attr, c);
-	/* Without the right to sample the kernel, only user-mode samples are allowed. */
-	attr->exclude_kernel = c->user_mode_only;
-	ring_set__track_tasks(attr);
-}
-
-static bool process_is_ours(pid_t pid)
-{
-	char path[64];
-	struct stat st;
-
-	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
-	return stat(path, &st) == 0 && st.st_uid == geteuid();
-}
-
-/* Open and close one event like the real ones; returns 0 or -errno. */
-static int try_open(const struct backend_config *c, bool launch, bool user_mode_only, pid_t pid,
-		    int cpu)
-{
-	struct perf_attr_ladder ladder = { 0 };
-	struct perf_event_attr attr;
-	int fd;
-
-	perfring__sample_attr(&attr, c, launch);
-	attr.enable_on_exec = 0;
-	attr.exclude_kernel = user_mode_only;
-	fd = perf_attr__open(&ladder, &attr, pid, cpu);
-	if (fd < 0)
-		return fd;
-	close(fd);
-	return 0;
-}
-
-/*
- * The probe is the real call. System-wide needs root, CAP_PERFMON or
- * perf_event_paranoid <= 0; one's own processes can be sampled up to
- * paranoid 2, user mode only above 1.
- */
-/* A thread of the targets to try per-task events on: 0 for the command to be launched. */
-static pid_t first_task(const struct backend_config *c)
-{
-	pid_t *tids = NULL, task = 0;
-	int nr;
-
-	if (c->launch || (!c->nr_pids && !c->nr_tids))
-		return 0;
-	nr = ring_set__task_list(c, &tids);
-	if (nr > 0)
-		task = tids[0];
-	free(tids);
-	return task;
-}
-
-/* bcc's pinned maps are for BPF programs only; each --cgroup must take events. */
-static int probe_cgroups(const struct backend_config *c, char *why, size_t len)
-{
-	if (c->cgroupmap_fd || c->mntnsmap_fd) {
-		snprintf(why, len, "%s is a BPF map, which only the bpf backend can read",
-			 c->cgroupmap_fd ? "--cgroupmap" : "--mntnsmap");
-		return -EOPNOTSUPP;
-	}
-	return ring_set__probe_cgroups(c, why, len);
-}
-
-/*
- * Per-task switch events end a thread's off-CPU interval with its switch-in,
- * which only PERF_RECORD_SWITCH (attr.context_switch, 4.3) reports; without
- * it the intervals cannot be measured, and a wrong total is worse than none.
- */
-static int switch_ins_reported(const struct backend_config *c, enum offcpu_source source,
-			       pid_t task, char *why, size_t len)
-{
-	struct perf_attr_ladder ladder = { 0 };
-	struct perf_event_attr attr;
-	int fd, err = perf_offcpu__attr(c, source, &attr, why, len);
-
-	if (err)
-		return err;
-	attr.enable_on_exec = 0;
-	fd = perf_attr__open(&ladder, &attr, task, -1);
-	if (fd < 0) {
-		perf_open_error(fd, false, why, len);
-		return fd;
-	}
-	close(fd);
-	if (!ladder.dropped[PERF_ATTR_CONTEXT_SWITCH])
-		return 0;
-	snprintf(why, len, "off-CPU time without root or CAP_PERFMON needs the switch-in "
-		 "records of PERF_RECORD_SWITCH (Linux 4.3; this kernel is %s); as root, "
-		 "sched:sched_switch serves", kernel_release());
-	return -EOPNOTSUPP;
-}
-
-static void probe_offcpu(const struct backend_config *c, struct backend_plan *plan)
-{
-	enum offcpu_source source;
-	pid_t task = first_task(c);
-
-	plan->err = perf_offcpu__probe(c, task, &source, plan->why, sizeof(plan->why));
-	if (!plan->err && source != OFFCPU_TRACEPOINT) {
-		char why[sizeof(plan->why)] = "";
-		int err = switch_ins_reported(c, source, task, why, sizeof(why));
-
-		if (err) {
-			plan->err = err;
-			snprintf(plan->why, sizeof(plan->why), "%s", why);
-			return;
-		}
-	}
-	/* Times without stacks: usable, and said so; another backend may do better. */
-	plan->partial = !plan->err && source == OFFCPU_SWITCHES_ONLY;
-}
-
-static void perfring_probe(const struct backend_config *c, struct backend_plan *plan)
-{
-	/* Events on a cgroup are per CPU: -p/-L are then filtered in the pipeline. */
-	bool targeted = (c->launch || c->nr_pids || c->nr_tids) && !c->nr_cgroups;
-	pid_t *tids = NULL;
-	pid_t task;
-	int *cpus = NULL, nr, err;
-
-	if (c->nr_cgroups || c->cgroupmap_fd || c->mntnsmap_fd) {
-		plan->err = probe_cgroups(c, plan->why, sizeof(plan->why));
-		if (plan->err)
-			return;
-	}
-	if (c->off_cpu) {
-		probe_offcpu(c, plan);
-		if (plan->err || !c->on_cpu)
-			return;
-	}
-
-	nr = ring_set__cpus(c, &cpus);
-	if (nr < 0) {
-		plan->err = nr;
-		snprintf(plan->why, sizeof(plan->why), "cannot read the online CPUs: %s",
-			 strerror(-nr));
-		return;
-	}
-	err = c->launch ? -EACCES : try_open(c, false, false, -1, cpus[0]);
-	free(cpus);
-	if (!err || !targeted || (err != -EACCES && err != -EPERM)) {
-		if (err)
-			perf_open_error(err, true, plan->why, sizeof(plan->why));
-		plan->err = err;
-		return;
-	}
-
-	/* Per task: our own pid stands for the command not yet started. */
-	if (c->launch) {
-		task = 0;
-	} else {
-		nr = ring_set__task_list(c, &tids);
-		task = nr > 0 ? tids[0] : -1;
-		free(tids);
-		if (nr <= 0) {
-			plan->err = -ESRCH;
-			snprintf(plan->why, sizeof(plan->why),
-				 "no thread of the given processes is left");
-			return;
-		}
-	}
-	err = try_open(c, c->launch, false, task, -1);
-	if (!err)
-		return;
-	if (err == -EACCES && c->user_stacks && !try_open(c, c->launch, true, task, -1)) {
-		plan->user_mode_only = true;
-		snprintf(plan->why, sizeof(plan->why),
-			 "kernel.perf_event_paranoid is %d, which lets users without CAP_PERFMON "
-			 "sample user space only; kernel.perf_event_paranoid=1, CAP_PERFMON or root "
-			 "would add kernel stacks",
-			 perf_event_paranoid());
-		return;
-	}
-	plan->err = err;
-	if (err == -EACCES && task > 0 && !process_is_ours(task))
-		snprintf(plan->why, sizeof(plan->why),
-			 "perf_event_open on thread %d: %s: it belongs to another user; sampling it "
-			 "needs CAP_PERFMON or root",
-			 (int)task, strerror(-err));
-	else
-		perf_open_error(err, false, plan->why, sizeof(plan->why));
-}
-
-/* The frames of a callchain, its context markers aside: what sample_max_stack bounds. */
-static uint64_t callchain_frames(const struct decoded_sample *ds)
-{
-	uint64_t n = 0;
-
-	for (uint64_t i = 0; i < ds->nr_ips; i++)
-		n += ds->ips[i] < (uint64_t)PERF_CONTEXT_MAX;
-	return n;
-}
-
-int perfring__convert_sample(const struct decoded_sample *ds, struct proctrack *pt,
-			     uint64_t *kernel, uint64_t *user, struct sample *s)
-{
-	memset(s, 0, sizeof(*s));
-	decode__split_callchain(ds->ips, ds->nr_ips, kernel, &s->nr_kernel, user, &s->nr_user,
-				MAX_STACK_DEPTH);
-	/*
-	 * The kernel's walk stops at sample_max_stack frames, kernel and user
-	 * ones together: with kernel frames first, the user stack is cut short
-	 * of MAX_STACK_DEPTH, where the pipeline would not see the cut. It
-	 * ends in the marker, in the room the kernel frames left. (A stack of
-	 * exactly the budget reads as cut too: the kernel says nothing else.)
-	 */
-	if (s->nr_kernel && s->nr_user && s->nr_user < MAX_STACK_DEPTH &&
-	    callchain_frames(ds) >= MAX_STACK_DEPTH)
-		user[s->nr_user++] = STACK_TRUNCATED_IP;
-	s->pid = ds->id.pid;
-	s->tid = ds->id.tid;
-	s->cpu = ds->id.cpu;
-	s->kernel_ips = kernel;
-	s->user_ips = user;
-	s->kind = WEIGHT_SAMPLES;
-	s->weight = 1;
-	s->time = s->time_end = ds->id.time;	/* picks the process image */
-	/* Each CPU's idle task is named after its CPU, as the kernel names it. */
-	if (s->tid == 0)
-		snprintf(s->comm, sizeof(s->comm), "swapper/%d", s->cpu);
-	else
-		snprintf(s->comm, sizeof(s->comm), "%s", proctrack__comm(pt, s->pid, s->tid));
-	return 0;
-}
-
-bool perfring__user_snapshot(const struct decoded_sample *ds, uint64_t mask,
-			  struct user_snapshot *snap)
-{
-	if (!decode__user_reg(ds, mask, PERF_REG_IP, &snap->ip) ||
-	    !decode__user_reg(ds, mask, PERF_REG_SP, &snap->sp) ||
-	    !decode__user_reg(ds, mask, PERF_REG_BP, &snap->bp))
-		return false;	/* a kernel thread: no user stack */
-	snap->stack = ds->stack;
-	snap->stack_size = ds->stack_size;
-	snap->pieces = NULL;	/* in one piece */
-	snap->piece_lens = NULL;
-	snap->nr_pieces = 0;
-	return true;
-}
 
 /* feed_sample, saying whose sample was counted (*tid 0: none was). */
 static int feed(struct pipeline *p, uint64_t sample_type, uint64_t regs_user,
@@ -408,7 +140,8 @@ static int open_on_cpu(struct backend *b, pid_t target, struct errmsg *errm)
 	} else if ((c->nr_pids || c->nr_tids) && nr <= 0) {
 		err = nr < 0 ? nr : -ESRCH;
 		errmsg__set(errm, "perf: no thread of the given processes is left");
-	} else if (!c->user_mode_only && !try_open(c, false, false, -1, c->cpu >= 0 ? c->cpu : 0)) {
+	} else if (!c->user_mode_only &&
+		   !perfring__try_open(c, false, false, -1, c->cpu >= 0 ? c->cpu : 0)) {
 		/* System-wide, filtered in the pipeline. */
 		err = ring_set__open(&b->rs, "perf", b->pipeline, c, &attr, &all, 1, pages, errm);
 	} else {
@@ -487,7 +220,7 @@ static int open_off_cpu(struct backend *b, pid_t target, struct errmsg *errm)
 	char why[512] = "";
 	int err, nr;
 
-	err = perf_offcpu__probe(c, first_task(c), &source, why, sizeof(why));
+	err = perf_offcpu__probe(c, perfring__first_task(c), &source, why, sizeof(why));
 	if (!err)
 		err = perf_offcpu__attr(c, source, &attr, why, sizeof(why));
 	if (!err)
@@ -721,7 +454,7 @@ static void perfring_close(struct backend *b)
 
 const struct backend_ops perfring_backend_ops = {
 	.name = "perf",
-	.probe = perfring_probe,
+	.probe = perfring__probe,
 	.open = perfring_open,
 	.start = perfring_start,
 	.wait = perfring_wait,

@@ -8,7 +8,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "compat/features.h"
+#include "compat/host.h"
 
 /* The fewest data pages of any ring: 32 KiB, some sixty frame-pointer samples. */
 #define MIN_PAGES 8

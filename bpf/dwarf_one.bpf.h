@@ -30,8 +30,11 @@ struct dwarf_head_piece {
 struct dwarf_one_buf {
 	/* Sent from here with the copy after it; its piece alone heads a first piece. */
 	struct dwarf_head_piece hp;
-	/* Reads are at an offset masked to DWARF_ONE_MASK, the verifier's bound: room past it. */
-	__u8 data[DWARF_ONE_COPY + DWARF_PIECE];
+	/*
+	 * Reads are at an offset masked to DWARF_ONE_MASK, the verifier's bound: room past it,
+	 * and for the second record's length as masked in send_one.
+	 */
+	__u8 data[DWARF_ONE_COPY + 2 * DWARF_PIECE];
 };
 
 /*
@@ -132,6 +135,15 @@ static __always_inline int send_one(struct bpf_perf_event_data *ctx,
 		/* The rest with the head, written over the end of the piece just sent. */
 		hp = (struct dwarf_head_piece *)(b->data + PROFILE_DUMP_PIECE_ONE - sizeof(*hp));
 		off -= PROFILE_DUMP_PIECE_ONE;
+		/*
+		 * At most a piece. Masked on the register for verifiers that
+		 * walk a branch whose bounds contradict each other (6.1's, as
+		 * Debian 12 ships it): they came here also for copies that
+		 * failed in their first piece (off <= 4088, "off > 61440"),
+		 * saw a length wrapped below zero and refused the program.
+		 */
+		asm volatile("" : "+r"(off));
+		off &= 2 * DWARF_PIECE - 1;
 	}
 	hp->head = *head;
 	hp->head.kind = DWARF_REC_HEAD_PIECE_KSTACK;

@@ -7,9 +7,10 @@
 #ifndef COMPAT_FEATURES_H
 #define COMPAT_FEATURES_H
 
-#include <stddef.h>
-#include <stdbool.h>
-#include <stdint.h>
+/*
+ * The host's facts (host.h) were declared here before issue 34: core/run
+ * still finds them through this header.
+ */
 
 enum kernel_feature {
 	FEAT_PERF_EVENT_OPEN,		/* 2.6.31 */
@@ -33,26 +34,5 @@ const char *kernel_feature__desc(enum kernel_feature feat);
 /* The errno the probe saw, when not supported. */
 int kernel_feature__errno(enum kernel_feature feat);
 const char *feature_state__name(enum feature_state st);
-
-/* kernel.perf_event_paranoid (2, the kernel's default, if it cannot be read). */
-int perf_event_paranoid(void);
-
-/* kernel.perf_event_max_sample_rate: the highest -F, and 1e9 / it the shortest -c (ns). */
-unsigned int perf_event_max_sample_rate(void);
-
-/* MemAvailable from /proc/meminfo, in bytes; 0 if unknown. */
-uint64_t mem_available_bytes(void);
-
-/* "6.18.44-..." from uname. */
-const char *kernel_release(void);
-
-/*
- * Whether user stacks taken inside a system call may end at the libc
- * wrapper on this kernel (uname's release and machine): before Linux 4.16,
- * x86-64's system-call fast path left rbp out of the registers it saved, so
- * the kernel's walk of the user stack starts from an older value, for perf
- * record's profiles too (tests/kernels/README.md, the 4.4 cell).
- */
-bool kernel_cuts_syscall_user_stacks(const char *release, const char *machine);
 
 #endif

@@ -6,6 +6,7 @@
 #include <sys/utsname.h>
 
 #include "compat/features.h"
+#include "compat/host.h"
 #include "core/lib/log.h"
 
 static void print_features(void)

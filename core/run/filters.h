@@ -10,7 +10,8 @@
 #define CORE_RUN_FILTERS_H
 
 #include "compat/cgroup.h"
-#include "core/run/run.h"
+#include "core/run/backend.h"
+#include "core/run/opts.h"
 
 struct run_filters {
 	struct cgroup_dir cgroups[CGROUP_MAX];

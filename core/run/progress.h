@@ -12,7 +12,7 @@
 #include <stdint.h>
 
 #include "core/run/backend.h"
-#include "core/run/run.h"
+#include "core/run/opts.h"
 
 struct progress {
 	bool on;

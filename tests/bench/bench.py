@@ -135,6 +135,29 @@ class Run:
         return self
 
 
+_perf_record = []
+
+
+def perf_record():
+    """["perf", "record", options this host needs], probed once per run.
+
+    tests/support/perf-record-options.sh says which and why: --buildid-mmap
+    where the kernel corrupts the MMAP2 records of perf's events next to an
+    event with attr.build_id (ours), which crashes perf record and report.
+    The reports name the same frames; perf's CPU lacks its build-id pass, so
+    the results say when the anchor ran so.
+    """
+    if not _perf_record:
+        probe = subprocess.run([os.path.join(ROOT, "tests", "support", "perf-record-options.sh")],
+                               capture_output=True, text=True, check=True)
+        log("bench: " + probe.stderr.strip())
+        _perf_record.extend(["perf", "record", *probe.stdout.split()])
+        if len(_perf_record) > 2:
+            results.append(("anchor", "perf record options", "%s (%s)" % (
+                " ".join(_perf_record[2:]), probe.stderr.strip())))
+    return _perf_record
+
+
 def start_load(threads, seconds):
     return subprocess.Popen([os.path.join(WORK, "busy"), str(threads), str(seconds)])
 
@@ -150,7 +173,7 @@ def ours(backend, freq, seconds, extra=()):
 def perf_anchor(mode, freq, seconds, tmp):
     data = os.path.join(tmp, "perf.data")
     cg = ["-g"] if mode == "fp" else ["--call-graph", "dwarf"]
-    rec = Run(["perf", "record", "-q", "-F", str(freq), "-a", *cg, "-o", data, "--",
+    rec = Run([*perf_record(), "-q", "-F", str(freq), "-a", *cg, "-o", data, "--",
                "sleep", str(seconds)]).wait()
     t0 = time.monotonic()
     rep = Run(["perf", "report", "-i", data, "--stdio", "--no-children", "-q",
@@ -417,7 +440,7 @@ def bench_unknown(tmp):
     load = start_load(2, DURATION + 4)
     data = os.path.join(tmp, "perf.data")
     p = Run([PROFILE, "-F", "999", "-f", str(DURATION)])
-    rec = Run(["perf", "record", "-q", "-F", "999", "-a", "-g", "-o", data, "--", "sleep",
+    rec = Run([*perf_record(), "-q", "-F", "999", "-a", "-g", "-o", data, "--", "sleep",
                str(DURATION)])
     p.wait()
     rec.wait()
@@ -504,7 +527,8 @@ def main():
         for name, fn in (("cpu", lambda: bench_cpu(tmp)), ("dwarf", lambda: bench_dwarf(tmp)),
                          ("in-kernel", bench_in_kernel), ("latency", lambda: bench_latency(tmp)),
                          ("symbols", lambda: bench_symbols(tmp)),
-                         ("fidelity", lambda: __import__("fidelity").run(tmp, results, verdicts)),
+                         ("fidelity", lambda: __import__("fidelity").run(tmp, results, verdicts,
+                                                                          perf_record())),
                          ("unknown", lambda: bench_unknown(tmp)), ("lost", bench_lost),
                          ("offcpu", lambda: __import__("offcpu").run(sys.modules[__name__], tmp)),
                          ("growth", lambda: bench_growth(tmp)), ("replay", bench_replay),

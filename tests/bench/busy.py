@@ -123,7 +123,7 @@ def one(b, name, seconds, tmp):
     if name.startswith("perf record"):
         data = os.path.join(tmp, "busy.data")
         cg = ["-g"] if name.endswith("-g") else ["--call-graph", "dwarf"]
-        r = b.Run(["perf", "record", "-q", "-F", str(FREQ), "-a", *cg, "-o", data, "--",
+        r = b.Run([*b.perf_record(), "-q", "-F", str(FREQ), "-a", *cg, "-o", data, "--",
                    "sleep", str(seconds)], stdout=subprocess.DEVNULL).wait()
         x = perf_stats(b, data)
         os.unlink(data)

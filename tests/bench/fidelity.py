@@ -174,7 +174,7 @@ def fold_perf_script(text):
     return total, leaves, reach
 
 
-def profile_window(stages, mode, tmp):
+def profile_window(stages, mode, tmp, perf_record):
     procs = start_program(stages)
     pids = ",".join(str(p.pid) for p in procs)
     ours = {}
@@ -191,7 +191,7 @@ def profile_window(stages, mode, tmp):
             os.unlink(f)
         os.mkfifo(f)
     cg = ["-g"] if mode == "fp" else ["--call-graph", "dwarf"]
-    rec = subprocess.Popen(["perf", "record", "-q", "-F", str(FREQ), *cg, "-p", pids, "-o", data,
+    rec = subprocess.Popen([*perf_record, "-q", "-F", str(FREQ), *cg, "-p", pids, "-o", data,
                             "-D", "-1", "--control", "fifo:%s,%s" % (ctl, ack)],
                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, preexec_fn=nice20)
     # perf starts with its events off; "enable" and its "ack" say when it samples.
@@ -238,8 +238,8 @@ def profile_window(stages, mode, tmp):
     return res, cpu, wall
 
 
-def run(tmp, results, verdicts):
-    """Adds its rows to bench.py's results and verdicts."""
+def run(tmp, results, verdicts, perf_record=("perf", "record")):
+    """Adds its rows to bench.py's results and verdicts; perf_record: bench.perf_record()."""
     log("bench: fidelity, real programs next to perf record (%d Hz, %.0f s of their CPU each)"
         % (FREQ, CPU_TARGET))
     work = tempfile.mkdtemp(dir=tmp)
@@ -251,7 +251,7 @@ def run(tmp, results, verdicts):
             log("bench: fidelity: skipping %s: %s not installed" % (name, missing[0]))
             continue
         for mode in ("fp", "dwarf"):
-            res, cpu, wall = profile_window(stages, mode, work)
+            res, cpu, wall = profile_window(stages, mode, work, perf_record)
             ptotal, pleaves, preach = res["perf"]
             top = [f for f, _ in pleaves.most_common(10)]
             row = {"program": name, "mode": mode, "perf_n": ptotal,

@@ -181,7 +181,7 @@ def start_tracer(b, name, tmp):
     elif name == "bpftrace":
         argv = ["bpftrace", "-e", BPFTRACE_PROG]
     else:
-        argv = ["perf", "record", "-q", "-e", "sched:sched_switch", "-g", "-a", "-o",
+        argv = [*b.perf_record(), "-q", "-e", "sched:sched_switch", "-g", "-a", "-o",
                 os.path.join(tmp, "offcpu.data")]
     t = Tracer(b, argv)
     if name == "bpftrace":

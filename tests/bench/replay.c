@@ -21,6 +21,7 @@
 #include <time.h>
 
 #include "backend-perfring/perfring.h"
+#include "backend-perfring/ringsample.h"
 #include "backend-perfring/ringset.h"
 #include "core/agg/pipeline.h"
 #include "unwind/unwind.h"

@@ -150,6 +150,9 @@ verdict() {
 	row=$1 backend=$2 wrong=$3
 	c=$(chosen)
 	caveat=$(noted)
+	used=
+	[ "$rc" != 0 ] || [ -n "$wrong" ] || features "$row"
+	[ -z "$used" ] || caveat="$used${caveat:+; $caveat}"
 	measured="${c:-$backend}${note:+, $note}, ${secs} s"
 	if [ "$rc" = 124 ]; then
 		km "$row" timeout "still running after ${T} s" "$measured"
@@ -165,6 +168,76 @@ verdict() {
 	else
 		km "$row" works "$caveat" "$measured"
 	fi
+}
+
+# kver_ge MAJOR MINOR: whether this kernel is that release or later.
+kver_ge() {
+	awk -v have="$(uname -r)" -v maj="$1" -v min="$2" 'BEGIN { split(have, h, /[.-]/)
+		exit !(h[1] > maj || (h[1] == maj && h[2] >= min)) }'
+}
+
+# The records a sample of the stack-copy program, from -v's count at the end.
+records_a_sample() {
+	sed -n 's/.*bpf: stack copies: \([0-9]*\) records for \([0-9]*\) samples.*/\1 \2/p' err |
+		awk '$2 > 0 { printf "%.2f", $1 / $2 }'
+}
+
+# feature LINE MAJOR MINOR WITHOUT WITH: sets used to WITHOUT when -v said
+# LINE (the run went without a feature of Linux MAJOR.MINOR), else WITH;
+# wrong when the kernel is that release or later.
+feature() {
+	if grep -q "$1" err; then
+		used=$4
+		! kver_ge "$2" "$3" || wrong="-v: \"$1\", on Linux $2.$3+"
+	else
+		used=$5
+	fi
+}
+
+# features ROW: what the run used of the newer kernels' features, as -v
+# said it (sets used), and whether a kernel that has one went without it
+# (sets wrong).
+features() {
+	case $1 in
+	"fp -- CMD/bpf")
+		feature 'no batch map operations' 5 6 \
+			"counts drained key by key (no batch map operations before 5.6)" \
+			"counts drained in batches (5.6)"
+		;;
+	"--cgroup v2/bpf")
+		feature 'looks threads up in a table' 4 11 \
+			"a thread table (perf events follow v2 cgroups from 4.11)" \
+			"perf events of the cgroup (4.11), no thread table"
+		;;
+	"pidns: fp -- CMD/bpf")
+		feature 'without bpf_get_ns_current_pid_tgid' 5 7 \
+			"ids from perf records (bpf_get_ns_current_pid_tgid is 5.7)" \
+			"ids from bpf_get_ns_current_pid_tgid (5.7)"
+		grep -q 'tasks are named by their ids there' err ||
+			wrong="-v did not say how tasks in the pid namespace are named"
+		;;
+	--mntnsmap/bpf)
+		used="mount namespace ids read by CO-RE over the kernel's BTF"
+		;;
+	build-id*)
+		feature 'lacks build_id' 5 12 \
+			"device and inode in the mmap records (build-ids there are 5.12)" \
+			"build-ids in the mmap records (5.12)"
+		;;
+	dwarf*/bpf)
+		per=$(records_a_sample)
+		if grep -q 'user registers of kernel-mode samples: bpf_task_pt_regs' err; then
+			used="one record a sample ($per), user registers by bpf_task_pt_regs (5.15, BTF)"
+			[ "$per" = 1.00 ] || wrong="$per records a sample from the one-record program"
+		else
+			used="pieces of $(sed -n 's/.*stack copies in pieces of \([0-9]*\) bytes.*/\1/p' err |
+				head -1) bytes, $per records a sample"
+			if kver_ge 5 15 && [ -r /sys/kernel/btf/vmlinux ]; then
+				wrong="Linux 5.15+ with BTF, but the one-record program was refused (-vv: its verifier log)"
+			fi
+		fi
+		;;
+	esac
 }
 
 # --- the checks: each sets rc/secs through bounded and prints one line ---
@@ -193,6 +266,98 @@ check_dwarf() {
 	bounded $as profile --verbose --backend "$backend" --unwind dwarf -F $F -f -- $W/nofp chain $S
 	wrong=
 	grep -q 'nofp_a;nofp_b;nofp_c' out || wrong="no main..nofp_a;nofp_b;nofp_c stack ($(total nofp_c) samples in nofp_c)"
+	verdict "$row" "$backend" "$wrong"
+}
+
+# most_other RE NOT: the commonest stack in out that matches RE and not NOT
+# (awk regexes), with its count, cut to 150 characters around the middle.
+most_other() {
+	awk -v re="$1" -v not="$2" '$0 ~ re && $0 !~ not {
+		c[substr($0, 1, length($0) - length($NF) - 1)] += $NF }
+		END { for (k in c) if (c[k] > m) { m = c[k]; s = k }
+			print m, substr(s, 1, 90) "..." substr(s, length(s) - 60) }' out
+}
+
+# A recursion 200 deep without frame pointers: whole stacks (from _start,
+# or cut at 127 frames with the marker) from the stack-copy program's one
+# record or its pieces; -a marks the kernel's frames.
+check_dwarf_deep() {
+	row=$1 backend=$2
+	local whole_re='^nofp;([[]truncated[]];nofp_recurse|_start);'
+	bounded profile --verbose --backend "$backend" --unwind dwarf --stack-dump-size 16384 -a \
+		-F $F -f -- $W/nofp deep $S
+	# The samples in the recursion (its leaf is named however the unwinding
+	# went), not those of the loader or of main's clock_gettime.
+	n=$(total '^nofp;.*nofp_(recurse|c)')
+	whole=$(total "$whole_re.*nofp_(recurse|c)")
+	note="$whole of $n stacks in the recursion whole"
+	# Without bpf_task_pt_regs, samples taken in kernel mode (under TCG,
+	# many timer interrupts land on the way back to user mode) have
+	# frame-pointer user stacks, which -v warns of: not asked to be whole.
+	if ! grep -q 'user registers of kernel-mode samples: bpf_task_pt_regs' err; then
+		k=$(total '^nofp;.*nofp_(recurse|c).*_[[]k[]]')
+		n=$((n - k))
+		whole=$((whole - $(total "$whole_re.*nofp_(recurse|c).*_[[]k[]]")))
+		note="$whole of $n user-mode stacks in the recursion whole, $k in kernel mode"
+	fi
+	wrong=
+	awk -v w="$whole" -v n="$n" 'BEGIN { exit !(n > 0 && w * 10 >= n * 9) }' ||
+		wrong="$whole of $n samples in nofp's recursion have whole stacks; the most other: $(
+			most_other '^nofp;.*nofp_(recurse|c)' "$whole_re")"
+	verdict "$row" "$backend" "$wrong"
+}
+
+# Samples in system calls (syscalls reads /dev/zero from read_loop; under
+# TCG its clock_gettime is one too): their user registers are on the
+# kernel stack, where only bpf_task_pt_regs finds them (5.15 with BTF), so
+# nine in ten keep main;read_loop above the kernel's frames. Without it
+# their frame-pointer user stacks lose read_loop (libc's read and
+# clock_gettime keep no frame pointer), and -v says so.
+check_dwarf_syscalls() {
+	row=$1 backend=$2
+	bounded profile --verbose --backend "$backend" --unwind dwarf -F $F -f -- $W/syscalls $S
+	n=$(total '^syscalls;')
+	k=$(total ';entry_SYSCALL_64')
+	u=$(total 'main;read_loop;.*;entry_SYSCALL_64')
+	note="$k of $n in system calls, $u of them under main;read_loop"
+	wrong=
+	if ! awk -v k="$k" -v n="$n" 'BEGIN { exit !(n > 0 && k * 2 >= n) }'; then
+		wrong="$k of $n samples of syscalls in system calls"
+	elif grep -q 'user registers of kernel-mode samples: bpf_task_pt_regs' err; then
+		awk -v k="$k" -v u="$u" 'BEGIN { exit !(u * 10 >= k * 9) }' ||
+			wrong="$u of $k samples in system calls under main;read_loop; the most other: $(
+				most_other ';entry_SYSCALL_64' 'main;read_loop;')"
+	else
+		grep -q 'samples taken in kernel mode have frame-pointer user stacks' err ||
+			wrong="no -v warning for kernel-mode samples with frame-pointer stacks"
+	fi
+	verdict "$row" "$backend" "$wrong"
+}
+
+# Ten times a copy of busy runs as prog for 0.1 s while sampled, exits, and
+# ratio31 is renamed over its path at once, maybe before the profiler
+# named its frames (under TCG, whether it does is timing). prog's
+# frames are named from busy, or [unknown] with a warning, never from
+# ratio31: by the build-id of the kernel's mmap record (5.12+), else by
+# device and inode.
+check_buildid() {
+	row=$1 backend=$2
+	rm -rf /tmp/bid
+	mkdir /tmp/bid
+	sh -c "sleep 1; for i in 1 2 3 4 5 6 7 8 9 10; do cp $W/busy /tmp/bid/prog &&
+		cp $W/ratio31 /tmp/bid/prog.new && /tmp/bid/prog 2 0.1 &&
+		mv /tmp/bid/prog.new /tmp/bid/prog || exit 1; done" &
+	spid=$!
+	bounded profile --verbose --backend "$backend" -F $F -f $((S + 2))
+	wait $spid
+	n=$(total '^prog;')
+	forged=$(awk '/^prog;/ && /;(hot_loop|warm_loop)/' out | wc -l)
+	note="$n samples of prog"
+	wrong=
+	[ "$forged" = 0 ] || wrong="$forged stacks of prog named from the program renamed over it"
+	[ -n "$wrong" ] || [ "$n" -ge 20 ] || wrong="prog was sampled $n times"
+	[ -n "$wrong" ] || grep -q 'burn_' out || grep -q 'replaced or removed' err ||
+		wrong="neither busy's names nor a warning"
 	verdict "$row" "$backend" "$wrong"
 }
 
@@ -371,6 +536,53 @@ check_cgroup() {
 	verdict "$row" "$backend" "$wrong"
 }
 
+# The 8 bytes of a number, little-endian, in hex as bpftool takes them.
+le8() {
+	local v=$1 i=0 hex=
+	while [ $i -lt 8 ]; do
+		hex="$hex $(printf %02x $((v & 255)))"
+		v=$((v >> 8))
+		i=$((i + 1))
+	done
+	echo $hex
+}
+
+# bcc's --mntnsmap (bpf, CO-RE over kernel BTF): busy in a mount namespace
+# whose id is in the pinned map, demo outside it; only busy may show.
+check_mntnsmap() {
+	row=$1 map=/sys/fs/bpf/km_nsmap
+	if ! command -v bpftool >/dev/null; then
+		km "$row" n/a "no bpftool on the host that built the initramfs"
+		return
+	fi
+	mkdir -p /sys/fs/bpf
+	grep -q ' /sys/fs/bpf ' /proc/mounts || mount -t bpf bpf /sys/fs/bpf
+	rm -f $map
+	unshare -m $W/busy 1 600 &
+	bpid=$!
+	$W/demo 600 &
+	dpid=$!
+	sleep 0.5
+	ino=$(stat -L -c %i /proc/$bpid/ns/mnt)
+	# Before 4.15 or so bpftool cannot make the map (no bpf filesystem, no
+	# map names): the row needs a kernel where bcc's tools could make one.
+	if ! bpftool map create $map type hash key 8 value 4 entries 16 name km_nsmap 2>err ||
+		! bpftool map update pinned $map key hex $(le8 "$ino") value hex 01 00 00 00 2>err; then
+		kill -KILL $bpid $dpid
+		wait $bpid $dpid 2>/dev/null
+		km "$row" n/a "bpftool could not pin a map here: $(tail -1 err)"
+		return
+	fi
+	bounded profile --verbose --backend bpf -F $F -f --mntnsmap $map $S
+	kill -KILL $bpid $dpid
+	wait $bpid $dpid 2>/dev/null
+	rm -f $map
+	wrong=
+	grep -q 'burn_[ab]' out || wrong="no burn_a/burn_b of busy in the mapped namespace"
+	! grep -q 'compute_hash' out || wrong="demo, outside the namespace, is in the report"
+	verdict "$row" bpf "$wrong"
+}
+
 # A pid that does not exist: exit 1 or 2 with one line.
 check_badpid() {
 	row=$1 backend=$2
@@ -441,6 +653,9 @@ for b in bpf perf; do
 done
 want "dwarf -- CMD/perf" && check_dwarf "dwarf -- CMD/perf" perf ""
 want "bad inputs" && check_badinputs "bad inputs"
+for b in bpf perf; do
+	want "build-id: renamed over/$b" && check_buildid "build-id: renamed over/$b" $b
+done
 
 # cgroup v2 alone first (perf_event is v2's until a v1 hierarchy takes it),
 # then v1, then v2 next to v1's perf_event as on hybrid systemd hosts.
@@ -472,6 +687,7 @@ for b in bpf perf auto; do
 done
 want "pidns: offcputime -- CMD/bpf" && check_offcpu "pidns: offcputime -- CMD/bpf" bpf "$in_pidns"
 want "pidns: --wall -- CMD/bpf" && check_wall "pidns: --wall -- CMD/bpf" bpf "$in_pidns"
+want "--mntnsmap/bpf" && check_mntnsmap "--mntnsmap/bpf"
 
 want "auto" && check_auto "auto"
 
@@ -488,6 +704,8 @@ sysctl_paranoid 2
 # Last: a BPF verifier that runs for minutes under TCG (4.19) cannot be
 # killed, and would slow every check after it.
 want "dwarf -- CMD/bpf" && check_dwarf "dwarf -- CMD/bpf" bpf ""
+want "dwarf deep -- CMD/bpf" && check_dwarf_deep "dwarf deep -- CMD/bpf" bpf
+want "dwarf syscalls -- CMD/bpf" && check_dwarf_syscalls "dwarf syscalls -- CMD/bpf" bpf
 
 # Optional (KM_FLIPS=N): the kernel patches the jump labels in __schedule
 # 2N times (flipkeys) while pingpong switches on every CPU: what hung qemu's

@@ -33,15 +33,28 @@ for applet in $("$busybox" --list); do
 	[ -e "$root/bin/$applet" ] || ln -s busybox "$root/bin/$applet"
 done
 
-cp "$build/profile" "$root/bin/profile"
+# add FILE DIR: FILE into the guest's DIR; its libraries (ldd) come along.
+# More programs for the guest (an interpreter for rows that profile one,
+# with its own files copied beside it) are one call each.
+elves=""
+add() {
+	cp "$1" "$root$2/"
+	elves="$elves $root$2/$(basename "$1")"
+}
+
+add "$build/profile" /bin
+# The host's bpftool, when it has one, pins the map of the --mntnsmap row.
+bpftool=$(command -v bpftool || command -v /usr/sbin/bpftool || true)
+[ -z "$bpftool" ] || add "$bpftool" /bin
 ln -s profile "$root/bin/offcputime"
 for w in "$build"/workloads/*; do
 	[ -f "$w" ] || continue
-	cp "$w" "$root/w/"
+	add "$w" /w
 done
 
 # Every library that the binaries load, at the path ldd found it under.
-libs=$(for f in "$root/bin/profile" "$root"/w/*; do ldd "$f" 2>/dev/null || true; done |
+# shellcheck disable=SC2086
+libs=$(for f in $elves; do ldd "$f" 2>/dev/null || true; done |
 	awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }' | sort -u)
 for lib in $libs; do
 	case $lib in

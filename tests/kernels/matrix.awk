@@ -3,7 +3,8 @@
 # result lines of each kernel (KERNEL|ROW|STATUS|DETAIL|MEASURED, run.sh):
 # one table, cells referring to numbered reasons (equal reasons share one).
 # Exit 1 when a cell is WRONG and not an expected failure, or a kernel did
-# not finish. Variables: total_secs, accel; measured_file, when set, gets
+# not finish. Variables: total_secs, accel, accel_why (why that one), jobs
+# (guests at once); measured_file, when set, gets
 # every cell's measurements.
 
 function esc(s) { gsub(/\|/, "/", s); gsub(/`/, "'", s); return s }
@@ -112,8 +113,11 @@ END {
 			boot[k], (k in done) ? "" : " **(did not finish)**"
 	}
 	how = toupper(accel)
-	sub(/,THREAD=SINGLE/, " (one host thread)", how)
-	printf "- qemu %s, %d s in all\n\n", how, total_secs
+	detail = sub(/,THREAD=SINGLE/, "", how) ? "one host thread" : ""
+	if (accel_why != "")
+		detail = detail (detail != "" ? "; " : "") accel_why
+	printf "- qemu %s%s%s, %d s in all\n\n", how, (detail != "" ? " (" detail ")" : ""), \
+		(jobs > 1 ? sprintf(", %d guests at once", jobs) : ""), total_secs
 	for (n = 1; n <= nnotes; n++)
 		printf "%d. %s\n", n, esc(notes[n])
 	exit bad

@@ -132,6 +132,27 @@ const char *seams_bin(void)
 	return p ? p : "build/tests/profile-seams";
 }
 
+const char *perf_record_cmd(void)
+{
+	static char cmd[128];
+	const char *src = getenv("PROFILE_SRCDIR");
+	char probe[512];
+	struct run_result r;
+
+	if (cmd[0])
+		return cmd;
+	snprintf(probe, sizeof(probe), "%s/tests/support/perf-record-options.sh", src ? src : ".");
+	run_cmd((char *[]){ probe, NULL }, 60, 0, &r);
+	ck_assert_msg(r.exit_code == 0, "%s: exit %d: %.300s", probe, r.exit_code, r.err);
+	fputs(r.err, stderr);
+	/* One line of options, nothing else: safe to paste into a command line. */
+	ck_assert_msg(strspn(r.out, "abcdefghijklmnopqrstuvwxyz-\n") == strlen(r.out),
+		      "%s printed %.100s", probe, r.out);
+	snprintf(cmd, sizeof(cmd), "perf record %.*s", (int)strcspn(r.out, "\n"), r.out);
+	run_result_free(&r);
+	return cmd;
+}
+
 const char *workload(const char *name)
 {
 	static char paths[8][512];

@@ -34,6 +34,13 @@ const char *profile_bin(void);
 /* $PROFILE_SEAMS_BIN: profile with the test seams of tests/seams/profile_seams.c. */
 const char *seams_bin(void);
 const char *workload(const char *name);
+/*
+ * "perf record" and the options this host needs for perf to be a sound anchor
+ * of a comparison (tests/support/perf-record-options.sh says which and why:
+ * --buildid-mmap where the kernel corrupts the MMAP2 records of perf's events),
+ * for a shell command line. The probe runs once per process, its reason on stderr.
+ */
+const char *perf_record_cmd(void);
 
 /* Sum of counts of folded lines whose stack contains needle. */
 uint64_t folded_count(const char *out, const char *needle);

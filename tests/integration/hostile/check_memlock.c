@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "compat/features.h"
+#include "compat/host.h"
 #include "tests/support/tests.h"
 
 #define LIMITED "/usr/bin/prlimit", "--memlock=65536", "--", "/usr/bin/setpriv", \

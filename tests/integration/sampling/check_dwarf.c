@@ -73,13 +73,13 @@ START_TEST(complete_stacks_match_perf_record_call_graph_dwarf)
 	backend = test_backends[_i];
 	close(mkstemp(data));
 	snprintf(cmd, sizeof(cmd),
-		 "perf record -q -F 999 --call-graph dwarf -o %s -- %s chain 1 >/dev/null 2>&1 && "
+		 "%s -q -F 999 --call-graph dwarf -o %s -- %s chain 1 >/dev/null 2>&1 && "
 		 "perf script --no-inline -i %s -F comm,ip,sym 2>/dev/null | "
 		 "awk 'BEGIN { RS = \"\"; FS = \"\\n\" } { s = \"\"; "
 		 "for (i = NF; i >= 2; i--) { split($i, a, \" \"); sub(/@.*/, \"\", a[2]); "
 		 "if (length(a[1]) < 16) s = s \";\" a[2] } print $1 s \" 1\" }' | "
 		 "sed 's/^ *//; s/ *;/;/'",
-		 data, workload("nofp"), data);
+		 perf_record_cmd(), data, workload("nofp"), data);
 	run_cmd((char *[]){ "/bin/sh", "-c", cmd, NULL }, 60, 0, &p);
 	unlink(data);
 	ck_assert_msg(p.exit_code == 0, "perf: %.300s", p.err);

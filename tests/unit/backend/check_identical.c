@@ -12,7 +12,7 @@
 
 #include "backend-bpf/convert.h"
 #include "backend-perfring/decode.h"
-#include "backend-perfring/perfring.h"
+#include "backend-perfring/ringsample.h"
 #include "core/agg/pipeline.h"
 #include "tests/support/fixture.h"
 #include "tests/support/records.h"

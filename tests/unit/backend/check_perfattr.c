@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "compat/features.h"
+#include "compat/host.h"
 #include "compat/perf_event.h"
 #include "tests/support/tests.h"
 

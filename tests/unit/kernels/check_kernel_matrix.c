@@ -149,6 +149,76 @@ START_TEST(an_unfinished_kernel_fails)
 }
 END_TEST
 
+/*
+ * The accelerator is the one a guest boots with: a fake qemu on PATH plays
+ * a KVM whose device opens and whose guest boots, one that opens and never
+ * boots (nested virtualization that never enters the guest), one whose
+ * qemu fails at once, and no device at all. The matrix runs in each, on
+ * KVM only in the first.
+ */
+static const char fake_qemu[] =
+	"#!/bin/sh\n"
+	"accel= append=\n"
+	"while [ $# -gt 0 ]; do\n"
+	"\tcase $1 in -accel) accel=$2; shift ;; -append) append=$2; shift ;; esac\n"
+	"\tshift\n"
+	"done\n"
+	"if [ \"$accel\" = kvm ]; then\n"
+	"\tcase $FAKE_KVM in\n"
+	"\thangs) exec sleep 120 ;;\n"
+	"\tfails) echo 'qemu-system-x86_64: failed to initialize kvm' >&2; exit 1 ;;\n"
+	"\tesac\n"
+	"fi\n"
+	"case $append in *KM_PROBE=1*) echo '@KM|alive'; exit 0 ;; esac\n"
+	"echo \"@KM|kernel|info|9.9 fake on $accel\"\n"
+	"echo '@KM|start|1|fp/perf'\n"
+	"echo '@KM|fp/perf|works||perf, 1 s'\n"
+	"echo '@KM|done|1.0'\n";
+
+START_TEST(the_accelerator_is_the_one_a_guest_boots_with)
+{
+	static const char *const kvm[4] = { "boots", "hangs", "fails", "absent" };
+	static const char *const chosen[4] = {
+		"check-kernels: accelerator kvm (a KVM guest reached its first line in",
+		"opens, but a guest printed nothing in 3 s)",
+		"check-kernels: accelerator tcg,thread=single (kvm: qemu exited: qemu-system-x86_64: "
+		"failed to initialize kvm)",
+		"check-kernels: accelerator tcg,thread=single (kvm: no ",
+	};
+	char script[512], cmd[1024], path[4200], dev[128], fake[32], initramfs[160], build[160];
+	char kernels[160], wait_env[] = "KM_KVM_WAIT=3";
+	struct run_result r;
+
+	snprintf(cmd, sizeof(cmd),
+		 "mkdir -p %s/bin %s/k/linux-9.9 %s/build && : >%s/k/linux-9.9/bzImage && "
+		 ": >%s/initramfs && : >%s/kvm",
+		 dir, dir, dir, dir, dir, dir);
+	ck_assert_int_eq(system(cmd), 0);
+	write_file("bin/qemu-system-x86_64", fake_qemu);
+	snprintf(cmd, sizeof(cmd), "chmod +x %s/bin/qemu-system-x86_64", dir);
+	ck_assert_int_eq(system(cmd), 0);
+	snprintf(script, sizeof(script), "%s/tests/kernels/run.sh", srcdir());
+	snprintf(path, sizeof(path), "PATH=%s/bin:%s", dir, getenv("PATH"));
+	snprintf(dev, sizeof(dev), "KM_KVM_DEV=%s/%s", dir, _i == 3 ? "none" : "kvm");
+	snprintf(fake, sizeof(fake), "FAKE_KVM=%s", kvm[_i]);
+	snprintf(initramfs, sizeof(initramfs), "KM_INITRAMFS=%s/initramfs", dir);
+	snprintf(build, sizeof(build), "%s/build", dir);
+	snprintf(kernels, sizeof(kernels), "%s/k", dir);
+	run_cmd((char *[]){ "/usr/bin/env", path, dev, fake, initramfs, wait_env, "KM_DEBIAN=0",
+			    script, build, kernels, NULL },
+		60, 0, &r);
+	ck_assert_msg(r.exit_code == 0, "exit %d: %s%s", r.exit_code, r.out, r.err);
+	ck_assert_msg(strstr(r.out, chosen[_i]), "%s", r.out);
+	/* The guest ran, on the accelerator chosen, and the matrix says which. */
+	ck_assert_msg(strstr(r.out, _i ? "fake on tcg,thread=single" : "fake on kvm"), "%s", r.out);
+	ck_assert_msg(strstr(r.out, "| `fp (perf)` | works |"), "%s", r.out);
+	ck_assert_msg(strstr(r.out, _i ? "- qemu TCG (one host thread; kvm: " : "- qemu KVM (a KVM"),
+		      "%s", r.out);
+	ck_assert_msg(strstr(r.out, "check-kernels: 9.9: "), "no time of the kernel: %s", r.out);
+	run_result_free(&r);
+}
+END_TEST
+
 Suite *kernel_matrix_suite(void)
 {
 	Suite *s = suite_create("kernel-matrix");
@@ -161,6 +231,7 @@ Suite *kernel_matrix_suite(void)
 	tcase_add_test(tc, an_expected_wrong_cell_passes);
 	tcase_add_test(tc, an_unfinished_kernel_fails);
 	tcase_add_test(tc, ticks_are_no_rows_and_auto_has_its_times);
+	tcase_add_loop_test(tc, the_accelerator_is_the_one_a_guest_boots_with, 0, 4);
 	suite_add_tcase(s, tc);
 	return s;
 }

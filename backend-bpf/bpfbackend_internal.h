@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What the rooms of the bpf backend share, and no one else: its state
+ * (struct backend), and the calls between bpfbackend.c (the backend's
+ * operations), counting.c (the counting program loaded and set up),
+ * attach.c (its cpu-clock events) and drain.c (counts into the pipeline).
+ */
+#ifndef BPFBACKEND_BPFBACKEND_INTERNAL_H
+#define BPFBACKEND_BPFBACKEND_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "backend-bpf/cgtrack.h"
+#include "backend-bpf/load.h"
+#include "backend-bpf/stacks.h"
+#include "bpf/profile_maps.h"
+#include "core/lib/log.h"
+#include "core/run/backend.h"
+
+#define SIDEBAND_PAGES 32
+
+struct bpf_dwarf;
+struct bpf_nsids;
+struct bpf_offcpu;
+struct ring_set;
+
+struct backend {
+	const struct backend_config *cfg;
+	struct pipeline *pipeline;
+	struct profile_bpf *skel;
+	pid_t target;
+	int *event_fds;
+	int nr_events;
+	/*
+	 * The side-band's own rings, or NULL where the stack copies' rings
+	 * carry its records (system-wide --unwind dwarf): see tracker().
+	 */
+	struct ring_set *sideband;
+	bool stopped;			/* the next drain takes everything */
+	int counts_fd[2];
+	int stats_fd;
+	int config_fd;
+	struct profile_config config;
+	unsigned int hash_size;
+	unsigned int stack_size;
+	uint64_t new_keys_at_switch;
+	int64_t last_switch_ms;
+	/*
+	 * When each generation became the active one, and when the stack copies
+	 * were last drained (CLOCK_MONOTONIC ns, the side-band's clock): counts
+	 * carry no time, so a drained count was taken between then and now.
+	 */
+	uint64_t gen_since[2];
+	uint64_t dwarf_since;
+	uint64_t started_ns;
+	int nr_cpus;			/* possible CPUs: the per-CPU value count */
+	uint64_t drains;
+	/* Each generation's stack maps by id; the dwarf program uses generation 0's. */
+	struct stack_cache stacks[2];
+	uint64_t orphan_stacks;		/* stacks left in a cleared map without a count */
+	int poll_ms;			/* how often bpf_drain looks at the fill */
+	bool no_batch;			/* the kernel lacks batch map operations */
+	struct bpf_dwarf *dwarf;	/* --unwind dwarf: stack copies instead of counts */
+	bool kstacks_inline;		/* its kernel stacks come in its records, not stack maps */
+	/* A profiler inside a pid namespace counts with tasks' ids there. */
+	struct profile_pidns_bpf *pidns;
+	struct bpf_nsids *nsids;	/* the same before Linux 5.7 */
+	/* Off-CPU time: sched_switch, summed in the kernel; and/or --cgroup's thread table. */
+	struct bpf_offcpu *offcpu;
+	enum cgroup_mode cg_mode;	/* how the on-CPU programs keep to --cgroup */
+	uint64_t cgroup_full_at_start;	/* threads the table had no room for at the start */
+	/* bcc's --cgroupmap/--mntnsmap: the counting program's variant that reads them. */
+	struct profile_idmap_bpf *idmap;
+	struct profile_mntns_bpf *mntns;
+	struct bpf_program *idmap_prog;
+};
+
+/* counting.c: the counting program on cpu-clock events: on-CPU stacks. Returns 0 or -errno. */
+int bpf_backend__open_counting(struct backend *b, struct errmsg *errm);
+/* Write b->config to the program's settings map. Returns 0 or -errno. */
+int bpf_backend__write_config(struct backend *b);
+/* The threads in the cgroups now; the programs keep the table from here on. */
+int bpf_backend__fill_cgroup_table(struct backend *b, struct errmsg *errm);
+
+/* attach.c: the counting program on its cpu-clock events. Returns 0 or -errno. */
+int bpf_backend__attach_events(struct backend *b, struct errmsg *errm);
+
+/* drain.c: how often to look at the active generation's fill, in ms. */
+int bpf_backend__poll_interval(const struct backend_config *o, unsigned int stack_size);
+uint64_t bpf_backend__read_stat(struct backend *b, enum profile_stat slot);
+/* A stack of generation 0's maps by id, for the stack-copy program's records. */
+const uint64_t *bpf_backend__cached_stack(void *ctx, int32_t id);
+/* The backend's drain (backend_ops.drain). Returns 0 or -errno. */
+int bpf_backend__drain(struct backend *b);
+
+#endif

@@ -1,0 +1,266 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The bpf backend's counting program: loaded at the sizes the host allows,
+ * with the stack-copy program of --unwind dwarf, the pid namespace's and
+ * bcc's id-map variants, its settings written, then attached (attach.c).
+ */
+#include "backend-bpf/bpfbackend_internal.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <string.h>
+
+#include "backend-bpf/dwarf.h"
+#include "backend-bpf/idmaps.h"
+#include "backend-bpf/nsids.h"
+#include "compat/pidns.h"
+
+#define MIN_MAP_ENTRIES 1024
+
+/*
+ * Where pre-5.11 kernels charge maps to RLIMIT_MEMLOCK, large maps fail:
+ * shrink them (stats tell the sizes in use, the run warns).
+ */
+static struct profile_bpf *load_sized(struct backend *b, unsigned int nr_ids, bool kstacks_inline,
+				      struct errmsg *errm)
+{
+	const struct backend_config *o = b->cfg;
+	struct profile_bpf *skel;
+
+	b->hash_size = o->hash_storage_size;
+	b->stack_size = o->stack_storage_size;
+	for (;;) {
+		/* Stack maps nothing writes are the smallest there is. */
+		skel = bpf_load__program(b->hash_size, kstacks_inline ? 1 : b->stack_size, nr_ids,
+					 o->dwarf && o->user_stacks,
+					 b->cg_mode == CGROUP_MODE_TABLE ? CGTRACK_ENTRIES : 0);
+		if (skel)
+			break;
+		if ((errno != EPERM && errno != ENOMEM && errno != E2BIG) ||
+		    (b->hash_size <= MIN_MAP_ENTRIES && b->stack_size <= MIN_MAP_ENTRIES)) {
+			errmsg__set(errm, "bpf: loading the program: %s", strerror(errno));
+			return NULL;
+		}
+		if (b->stack_size > MIN_MAP_ENTRIES)
+			b->stack_size /= 2;
+		else
+			b->hash_size /= 2;
+	}
+	return skel;
+}
+
+int bpf_backend__write_config(struct backend *b)
+{
+	__u32 zero = 0;
+
+	if (bpf_map_update_elem(b->config_fd, &zero, &b->config, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+static int setup_maps(struct backend *b)
+{
+	const struct backend_config *o = b->cfg;
+	const pid_t *ids = o->nr_pids ? o->pids : o->tids;
+	int nr_ids = o->nr_pids ? o->nr_pids : o->nr_tids;
+	int fd = bpf_map__fd(b->skel->maps.filter_ids);
+	/* Named by records, tasks are filtered by -p/-L once renamed, in the pipeline. */
+	bool by_ids = !b->nsids;
+	__u8 one = 1;
+
+	for (int i = 0; i < nr_ids; i++) {
+		__u32 id = (__u32)ids[i];
+
+		if (bpf_map_update_elem(fd, &id, &one, BPF_ANY))
+			return -errno;
+	}
+	b->config.flags |= (o->user_stacks ? PROFILE_CFG_USER_STACK : 0) |
+			  (o->kernel_stacks ? PROFILE_CFG_KERNEL_STACK : 0) |
+			  (o->include_idle ? PROFILE_CFG_INCLUDE_IDLE : 0) |
+			  (o->nr_pids && by_ids ? PROFILE_CFG_FILTER_TGID : 0) |
+			  (o->nr_tids && by_ids ? PROFILE_CFG_FILTER_TID : 0) |
+			  (o->nr_tids && !by_ids ? PROFILE_CFG_KEY_TID : 0) |
+			  (b->cg_mode == CGROUP_MODE_TABLE ? PROFILE_CFG_CGROUP_MEMBERS : 0);
+	b->config.active_counts = 0;
+	return bpf_backend__write_config(b);
+}
+
+/*
+ * A profiler inside a pid namespace names tasks by their ids there: the
+ * counting program's 5.7 variant asks the kernel for them; before 5.7 the
+ * records' variant has the kernel write them into perf records
+ * (nsids.h). The stack-copy program has them only in its 5.15 variant.
+ */
+static int open_pidns(struct backend *b, uint64_t dev, uint64_t ino, struct errmsg *errm)
+{
+	int err;
+
+	if (b->dwarf && !bpf_dwarf__has_task_regs(b->dwarf)) {
+		errmsg__set(errm, "bpf: %s", PIDNS_DWARF_WHY);
+		return -EOPNOTSUPP;
+	}
+	if (!b->dwarf && (bpf_nsids__test_force || !(b->pidns = bpf_load__pidns_program(b->skel)))) {
+		b->nsids = bpf_nsids__open(b->skel, b->cfg->nr_tids > 0);
+		if (!b->nsids) {
+			err = -errno;
+			errmsg__set(errm, "bpf: " PIDNS_WHY, strerror(-err));
+			return err;
+		}
+		pr_info("bpf: in pid namespace %llu: tasks are named by their ids there, which "
+			"the kernel writes into perf records (without bpf_get_ns_current_pid_tgid, "
+			"Linux 5.7)\n", (unsigned long long)ino);
+		return 0;
+	}
+	b->config.flags |= PROFILE_CFG_PIDNS;
+	b->config.pidns_dev = dev;
+	b->config.pidns_ino = ino;
+	pr_info("bpf: in pid namespace %llu: tasks are named by their ids there\n",
+		(unsigned long long)ino);
+	return 0;
+}
+
+/* The stack-copy program on the counting program's maps; NULL with errno set. */
+static struct bpf_dwarf *open_dwarf(struct backend *b, bool task_regs, struct errmsg *errm)
+{
+	struct bpf_dwarf_opts dopts = {
+		.pipeline = b->pipeline, .cfg = b->cfg, .counting = b->skel,
+		.nr_cpus = b->nr_cpus, .task_regs_wanted = task_regs,
+		.lookup = bpf_backend__cached_stack, .lookup_ctx = b,
+		/*
+		 * System-wide, one reader for both: a second ring set cost
+		 * its own thread and wakeups, and its 128 KiB rings lost
+		 * records in fork storms that the 4 MiB ones hold.
+		 */
+		.track_tasks = b->target <= 0,
+	};
+	struct bpf_dwarf *d;
+
+	if (!dopts.track_tasks)
+		dopts.reserved_pages = (uint64_t)(SIDEBAND_PAGES + 1) * b->nr_cpus;
+	d = bpf_dwarf__open(&dopts, errm);
+	if (d)
+		b->config.dump_chunks = bpf_dwarf__chunks(b->cfg->stack_dump_size,
+							  bpf_dwarf__piece(d));
+	return d;
+}
+
+/*
+ * The counting program, and with --unwind dwarf the stack-copy program on
+ * its maps. The copy program of 5.15 sends kernel stacks in its records:
+ * then the stack maps are made as small as can be (the 16384 stacks of a
+ * long run took a tenth of a short run's CPU to create), and made again at
+ * full size if that variant is refused after all.
+ */
+static int load_counting(struct backend *b, struct errmsg *errm)
+{
+	const struct backend_config *o = b->cfg;
+	bool dwarf = o->dwarf && o->user_stacks;
+	bool task_regs = dwarf && !o->test_no_task_regs && bpf_dwarf__task_regs_supported();
+
+	for (;;) {
+		b->skel = load_sized(b, (unsigned int)(o->nr_pids + o->nr_tids), task_regs, errm);
+		if (!b->skel)
+			return -errno;
+		b->counts_fd[0] = bpf_map__fd(b->skel->maps.counts0);
+		b->counts_fd[1] = bpf_map__fd(b->skel->maps.counts1);
+		stack_cache__init(&b->stacks[0], bpf_map__fd(b->skel->maps.stacks));
+		stack_cache__set_overflow(&b->stacks[0], bpf_map__fd(b->skel->maps.overflow0));
+		stack_cache__init(&b->stacks[1], bpf_map__fd(b->skel->maps.stacks1));
+		stack_cache__set_overflow(&b->stacks[1], bpf_map__fd(b->skel->maps.overflow1));
+		b->poll_ms = bpf_backend__poll_interval(o, b->stack_size);
+		b->stats_fd = bpf_map__fd(b->skel->maps.stats);
+		b->config_fd = bpf_map__fd(b->skel->maps.config);
+		if (!dwarf)
+			return 0;
+		b->dwarf = open_dwarf(b, task_regs, errm);
+		if (!b->dwarf)
+			return -errno;
+		b->kstacks_inline = bpf_dwarf__has_task_regs(b->dwarf);
+		if (b->kstacks_inline || !task_regs)
+			return 0;
+		pr_debug("bpf: the stack-copy program of 5.15 was refused: loading the stack maps "
+			 "at full size for the older one\n");
+		bpf_dwarf__close(b->dwarf);
+		b->dwarf = NULL;
+		stack_cache__fini(&b->stacks[0]);
+		stack_cache__fini(&b->stacks[1]);
+		profile_bpf__destroy(b->skel);
+		b->skel = NULL;
+		task_regs = false;
+	}
+}
+
+/* The counting program on cpu-clock events: on-CPU stacks. */
+int bpf_backend__open_counting(struct backend *b, struct errmsg *errm)
+{
+	const struct backend_config *o = b->cfg;
+	uint64_t ns_dev, ns_ino;
+	bool in_pidns = pidns__in_child(&ns_dev, &ns_ino);
+	char why[512] = "";
+	int err;
+
+	err = cgtrack__mode(o, in_pidns, why, sizeof(why));
+	if (err < 0) {
+		errmsg__set(errm, "bpf: %s", why);
+		return err;
+	}
+	b->cg_mode = err;
+	if (b->cg_mode == CGROUP_MODE_TABLE)
+		pr_info("bpf: --cgroup: %s; the sampling program looks threads up in a table that "
+			"sched_switch keeps instead\n", why);
+	err = load_counting(b, errm);
+	if (err)
+		return err;
+	if (in_pidns) {
+		err = open_pidns(b, ns_dev, ns_ino, errm);
+		if (err)
+			return err;
+	}
+	if (idmaps__filters(o)) {
+		err = bpf_load__idmap_program(b->skel, o, &b->idmap, &b->mntns, &b->idmap_prog);
+		if (err) {
+			idmaps__refused(o, "program", err, why, sizeof(why));
+			errmsg__set(errm, "bpf: %s", why);
+			return err;
+		}
+		pr_info("bpf: counting program %s: keeps tasks whose ids are in bcc's pinned "
+			"map(s)\n", bpf_program__name(b->idmap_prog));
+	}
+	err = setup_maps(b);
+	if (err) {
+		errmsg__set(errm, "bpf: writing the settings map: %s", strerror(-err));
+		return err;
+	}
+	err = bpf_backend__attach_events(b, errm);
+	if (!err && b->dwarf && b->kstacks_inline)
+		pr_info("bpf: %d event(s); kernel stacks in the stack copies' records\n",
+			b->nr_events);
+	else if (!err && b->dwarf)
+		pr_info("bpf: %d event(s); maps: %u + %u stacks\n", b->nr_events, b->stack_size,
+			bpf_load__overflow_size(b->stack_size));
+	else if (!err)
+		pr_info("bpf: %d event(s); maps: 2 x (%u + %u) stacks, 2 x %u counts; fill looked "
+			"at every %d ms\n",
+			b->nr_events, b->stack_size, bpf_load__overflow_size(b->stack_size),
+			b->hash_size, b->poll_ms);
+	return err;
+}
+
+/* The threads in the cgroups now; the programs keep the table from here on. */
+int bpf_backend__fill_cgroup_table(struct backend *b, struct errmsg *errm)
+{
+	char why[512] = "";
+	uint64_t full;
+	int n = cgtrack__fill(bpf_map__fd(b->skel->maps.cg_members), b->cfg, &full, why,
+			      sizeof(why));
+
+	if (n < 0) {
+		errmsg__set(errm, "%s", why);
+		return n;
+	}
+	pr_info("bpf: --cgroup: %d thread(s) in the cgroups at the start%s\n", n,
+		full ? ", some not: the table is full" : "");
+	b->cgroup_full_at_start = full;
+	return 0;
+}

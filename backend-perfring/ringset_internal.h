@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What the rooms of the ring set share, and no one else: the set itself
+ * (ringset.c opens, enables and closes it), its reader thread (reader.c),
+ * and the records of a drain in time order (dispatch.c), side-band records
+ * applied to the process tracker (sideband.c). The public API is ringset.h.
+ */
+#ifndef PERFRING_RINGSET_INTERNAL_H
+#define PERFRING_RINGSET_INTERNAL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "backend-perfring/mapinode.h"
+#include "backend-perfring/ring.h"
+#include "backend-perfring/ringset.h"
+#include "compat/perf_event.h"
+
+struct ring_event {
+	int fd;			/* owns the ring */
+	int cpu;
+	struct perf_ring ring;
+	int *more_fds;		/* more events on this CPU writing into the same ring */
+	int nr_more;
+};
+
+/* One record copied out of a ring, ordered by time then arrival. */
+struct batch_rec {
+	uint64_t time;
+	uint64_t seq;
+	size_t offset;		/* into batch.bytes */
+};
+
+/* The records of one drain, from every ring. */
+struct batch {
+	unsigned char *bytes;
+	size_t len, cap;
+	struct batch_rec *recs;
+	size_t nr, cap_recs;
+	uint64_t seq;
+};
+
+/* The reader thread (reader.c says why it copies, and how much it holds). */
+struct ring_reader {
+	pthread_t thread;
+	bool on;
+	bool realtime;			/* SCHED_FIFO */
+	pthread_mutex_t lock;
+	struct batch pending;
+	int efd;			/* readable: pending has PENDING_WAKE bytes */
+	int stop;			/* atomic: the thread ends */
+	int err;			/* the thread's first error (-ENOMEM) */
+};
+
+struct ring_set {
+	const char *what;		/* "perf" or "side-band", for messages */
+	struct pipeline *pipeline;
+	const struct backend_config *cfg;
+	struct ring_event *events;
+	int nr_events;
+	uint64_t sample_type;
+	uint64_t regs_user;		/* sample_regs_user, for decoding */
+	bool sample_id_all;
+	bool comm_exec;
+	unsigned int data_pages;	/* per ring, after any shrinking */
+	struct perf_attr_ladder ladder;
+	struct batch batch;
+	struct batch *fill;		/* where consumed records go: batch, or the reader's pending */
+	struct ring_reader reader;
+	ring_sample_fn on_sample;
+	void *on_sample_ctx;
+	ring_switch_fn on_switch;
+	void *on_switch_ctx;
+	ring_raw_fn on_raw;
+	void *on_raw_ctx;
+	ring_lost_fn on_lost;
+	void *on_lost_ctx;
+	ring_task_fn on_task;
+	void *on_task_ctx;
+	bool use_clockid;		/* asked for CLOCK_MONOTONIC times */
+	int64_t mono_to_wall_ns;	/* CLOCK_MONOTONIC to wall clock in this drain; 0: not yet */
+	bool context_switch;		/* asked for switch records */
+	bool cgroup_tasks;		/* the tasks are --cgroup directories (their fds) */
+	uint64_t lost;			/* from PERF_RECORD_LOST */
+	uint64_t bytes_read, bytes_kept;	/* by the reader, stack copies cut (decode.h) */
+	/* Side-band recovery after a loss: the lost count it answered, when, how many. */
+	bool tracks_tasks;
+	uint64_t lost_resynced;
+	int64_t last_resync_ms;
+	uint64_t resynced;
+	uint64_t bad_records;
+	struct map_inode_cache maps;	/* inodes for PERF_RECORD_MMAP (before 3.16) */
+	uint64_t maps_without_inode;	/* of those, gone before /proc told their inode */
+};
+
+/*
+ * reader.c: the reader thread started with the set, stopped at its
+ * disable, freed at its close; a drain takes what it copied into rs->batch,
+ * with consume the rings' newer records too. take returns 0 or -errno.
+ */
+void ring_reader__start(struct ring_set *rs);
+void ring_reader__stop(struct ring_set *rs);
+void ring_reader__free(struct ring_set *rs);
+int ring_reader__take(struct ring_set *rs, bool consume);
+
+/* sideband.c: an MMAP, MMAP2, COMM or FORK record to the tracker. Returns 0 or -errno. */
+int sideband__record(struct ring_set *rs, const struct perf_event_header *hdr);
+/* A PERF_RECORD_EXIT: the image's end, and the owner's on_task. Returns 0 or -errno. */
+int sideband__exit(struct ring_set *rs, const struct perf_event_header *hdr);
+/* After records were lost, the running processes read again from /proc. Returns 0 or -errno. */
+int sideband__resync(struct ring_set *rs);
+
+#endif

@@ -1,0 +1,171 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Symbols by name, bytes by address and the soname of an ELF file that a
+ * user controls: counts come from the data read, never from headers,
+ * names are bounded by their string table, addresses by their section.
+ */
+#include <errno.h>
+#include <gelf.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/sym/debugfile.h"
+#include "interp/python/elfscan.h"
+#include "interp/python/python.h"
+
+/* Longest .rodata scanned for a version string: libpython's is a few MB. */
+#define RODATA_SCAN_MAX (64UL << 20)
+
+static bool name_matches(const struct py_sym_want *w, const char *name, size_t avail)
+{
+	size_t len = strlen(w->name);
+
+	if (avail < len || memcmp(name, w->name, len))
+		return false;
+	return w->prefix || (avail > len && name[len] == '\0');
+}
+
+static size_t scan_table(Elf *elf, Elf_Scn *scn, struct py_sym_want *want, size_t n)
+{
+	size_t sym_size = gelf_fsize(elf, ELF_T_SYM, 1, EV_CURRENT), nr, found = 0;
+	Elf_Data *data, *strs;
+	Elf_Scn *str_scn;
+	GElf_Shdr sh;
+
+	if (!scn || !sym_size || !gelf_getshdr(scn, &sh))
+		return 0;
+	data = elf_getdata(scn, NULL);
+	str_scn = elf_getscn(elf, sh.sh_link);
+	strs = str_scn ? elf_getdata(str_scn, NULL) : NULL;
+	if (!data || !data->d_buf || !strs || !strs->d_buf)
+		return 0;
+	nr = data->d_size / sym_size;
+	for (size_t i = 0; i < nr; i++) {
+		const char *name;
+		GElf_Sym sym;
+
+		if (!gelf_getsym(data, (int)i, &sym))
+			break;
+		if (sym.st_shndx == SHN_UNDEF || sym.st_name >= strs->d_size)
+			continue;
+		name = (const char *)strs->d_buf + sym.st_name;
+		for (size_t w = 0; w < n; w++) {
+			if (want[w].found ||
+			    !name_matches(&want[w], name, strs->d_size - sym.st_name))
+				continue;
+			want[w].found = true;
+			want[w].value = sym.st_value;
+			want[w].size = sym.st_size;
+			found++;
+		}
+	}
+	return found;
+}
+
+size_t py_elf__symbols(Elf *elf, struct py_sym_want *want, size_t n)
+{
+	return py_elf__dynsyms(elf, want, n) +
+	       scan_table(elf, elf_file__section(elf, SHT_SYMTAB, NULL), want, n);
+}
+
+size_t py_elf__dynsyms(Elf *elf, struct py_sym_want *want, size_t n)
+{
+	return scan_table(elf, elf_file__section(elf, SHT_DYNSYM, NULL), want, n);
+}
+
+int py_elf__read_vaddr(Elf *elf, uint64_t vaddr, void *buf, size_t len)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		Elf_Data *data;
+		GElf_Shdr sh;
+		uint64_t off;
+
+		if (!gelf_getshdr(scn, &sh) || !(sh.sh_flags & SHF_ALLOC) ||
+		    sh.sh_type == SHT_NOBITS || vaddr < sh.sh_addr || vaddr - sh.sh_addr >= sh.sh_size)
+			continue;
+		off = vaddr - sh.sh_addr;
+		data = elf_getdata(scn, NULL);
+		if (!data || !data->d_buf || off > data->d_size || len > data->d_size - off)
+			return -ENOENT;
+		memcpy(buf, (const char *)data->d_buf + off, len);
+		return 0;
+	}
+	return -ENOENT;
+}
+
+void py_elf__soname(Elf *elf, char *out, size_t len)
+{
+	Elf_Scn *scn = elf_file__section(elf, SHT_DYNAMIC, NULL);
+	Elf_Data *data = scn ? elf_getdata(scn, NULL) : NULL;
+	size_t dyn_size = gelf_fsize(elf, ELF_T_DYN, 1, EV_CURRENT);
+	GElf_Shdr sh;
+
+	out[0] = '\0';
+	if (!data || !dyn_size || !gelf_getshdr(scn, &sh))
+		return;
+	for (size_t i = 0; i < data->d_size / dyn_size; i++) {
+		const char *name;
+		GElf_Dyn dyn;
+
+		if (!gelf_getdyn(data, (int)i, &dyn) || dyn.d_tag == DT_NULL)
+			break;
+		if (dyn.d_tag != DT_SONAME)
+			continue;
+		/* elf_strptr checks that the name ends within its table. */
+		name = elf_strptr(elf, sh.sh_link, dyn.d_un.d_val);
+		if (name)
+			snprintf(out, len, "%s", name);
+		return;
+	}
+}
+
+/* A number of 1-3 digits at s (within end): its value and the byte after it, or -1. */
+static int small_number(const char *s, const char *end, const char **after)
+{
+	int v = 0, digits = 0;
+
+	while (s < end && *s >= '0' && *s <= '9' && digits < 4) {
+		v = v * 10 + (*s++ - '0');
+		digits++;
+	}
+	*after = s;
+	return digits && digits < 4 ? v : -1;
+}
+
+int py_elf__rodata_version(Elf *elf, int *major, int *minor, int *micro)
+{
+	Elf_Scn *scn = elf_file__section(elf, SHT_PROGBITS, ".rodata");
+	Elf_Data *data = scn ? elf_getdata(scn, NULL) : NULL;
+	const char *p, *end;
+	int found = 0;
+
+	if (!data || !data->d_buf)
+		return -ENOENT;
+	p = data->d_buf;
+	end = p + (data->d_size < RODATA_SCAN_MAX ? data->d_size : RODATA_SCAN_MAX);
+	for (; p < end; p++) {
+		const char *q;
+		int a, b, c;
+
+		/* A string that starts with "2." or "3.", after a NUL. */
+		if ((*p != '2' && *p != '3') || (p > (const char *)data->d_buf && p[-1]) ||
+		    p + 1 >= end || p[1] != '.')
+			continue;
+		a = *p - '0';
+		b = small_number(p + 2, end, &q);
+		if (b < 0 || q >= end || *q != '.')
+			continue;
+		c = small_number(q + 1, end, &q);
+		if (c < 0 || q >= end || *q || !py_layout__for_version(a, b))
+			continue;
+		if (found && (a != *major || b != *minor))
+			return -ENOENT;
+		*major = a;
+		*minor = b;
+		*micro = c;
+		found = 1;
+	}
+	return found ? 0 : -ENOENT;
+}

@@ -1,0 +1,258 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The images (descriptor, unwind tables, .debug_frame) of the files that
+ * processes map, one per file (dev, ino) whichever process maps it, read
+ * when libunwind first asks for one and freed when idle; the vdso's is our
+ * own.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/lib/clock.h"
+#include "core/lib/log.h"
+#include "core/proc/proctrack.h"
+#include "core/sym/debugfile.h"
+#include "core/sym/elfsym.h"
+#include "unwind/unwind_internal.h"
+
+static uint64_t key_hash(const void *k)
+{
+	const struct image_key *e = k;
+
+	return hash_u64(e->dev * 31 + e->ino);
+}
+
+static bool key_equal(const void *a, const void *b)
+{
+	const struct image_key *x = a, *y = b;
+
+	return x->dev == y->dev && x->ino == y->ino;
+}
+
+static void free_image(struct image_entry *e)
+{
+	debug_frame__free(&e->df);
+	unwind_image__close(&e->img);	/* and its descriptor */
+	free(e);
+}
+
+void image_cache__init(struct unwinder *u)
+{
+	hashmap__init(&u->images, key_hash, key_equal);
+	hashmap__init(&u->dropped, key_hash, key_equal);
+	u->now_ms = mono_ms();
+}
+
+void image_cache__free(struct unwinder *u)
+{
+	struct hashmap_entry *ent;
+	size_t bkt;
+
+	hashmap__for_each(&u->images, bkt, ent)
+		free_image(ent->value);
+	hashmap__clear(&u->images);
+	hashmap__for_each(&u->dropped, bkt, ent)
+		free(ent->value);
+	hashmap__clear(&u->dropped);
+	/* The vdso's image is not in the map: it has no file to key it by. */
+	if (u->vdso.ok) {
+		debug_frame__free(&u->vdso.df);
+		unwind_image__close(&u->vdso.img);
+	}
+}
+
+/* The vdso has no file: read our own, the same kernel's. */
+static struct image_entry *vdso_image(struct unwinder *u)
+{
+	const void *image;
+	size_t size;
+
+	if (!u->vdso_tried) {
+		u->vdso_tried = true;
+		image = elf_own_vdso(&size);
+		u->vdso.ok = image && !unwind_image__from_memory(&u->vdso.img, image, size);
+	}
+	return u->vdso.ok ? &u->vdso : NULL;
+}
+
+/* Count what the checks of an image's headers and tables refused. */
+static void count_refusals(struct unwinder *u, const struct mapping *m, int err,
+			   const struct unwind_image *img)
+{
+	if (err == -EBADMSG || (!err && img->bad_table)) {
+		u->st.bad_images++;
+		pr_debug("unwind: %s: %s, skipped\n", m->path,
+			 err ? "malformed or truncated ELF file" : "malformed unwind tables");
+	}
+	if (!err && img->bad_fdes) {
+		u->st.bad_fdes += img->bad_fdes;
+		pr_debug("unwind: %s: %u malformed FDEs left out\n", m->path, img->bad_fdes);
+	}
+}
+
+/* Whether key's image was dropped while idle (it is being read again): forget that it was. */
+static bool was_dropped(struct unwinder *u, const struct image_key *key)
+{
+	struct image_key *k = hashmap__remove(&u->dropped, key);
+
+	free(k);
+	return k != NULL;
+}
+
+static struct image_entry *file_image(struct unwinder *u, const struct addr_space *as,
+				      const struct mapping *m)
+{
+	struct image_key key = { .dev = m->dev, .ino = m->ino };
+	struct image_entry *e;
+	bool owned;
+	int fd;
+
+	e = hashmap__find(&u->images, &key);
+	if (e) {
+		e->used_ms = u->now_ms;
+		return e->ok ? e : NULL;
+	}
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return NULL;
+	e->key = key;
+	e->used_ms = u->now_ms;
+	e->read_again = was_dropped(u, &key);
+	u->st.images_reloaded += e->read_again;
+	fd = file_table__open(as->files, m, &owned);
+	if (fd >= 0) {
+		int err = unwind_image__open_fd(&e->img, fd);
+
+		e->ok = !err;
+		if (!e->read_again)
+			count_refusals(u, m, err, &e->img);
+		if (owned)
+			close(fd);
+	}
+	if (hashmap__add(&u->images, &e->key, e)) {
+		unwind_image__close(&e->img);
+		free(e);
+		return NULL;
+	}
+	return e->ok ? e : NULL;
+}
+
+/* The image of the mapping m and its load bias, or NULL (anonymous memory, JIT code). */
+struct image_entry *image_cache__entry(struct unwind_ctx *ctx, const struct mapping *m,
+				       uint64_t *bias)
+{
+	struct image_entry *e = NULL;
+
+	if (m->path && !strcmp(m->path, "[vdso]"))
+		e = vdso_image(ctx->u);
+	else if (mapping__is_file(m) && m->ino)
+		e = file_image(ctx->u, ctx->as, m);
+	/* Its owner truncated it since: what we read of it no longer describes the process. */
+	if (e && !e->shrunk && unwind_image__shrunk(&e->img)) {
+		e->shrunk = true;
+		ctx->u->st.bad_images++;
+		pr_debug("unwind: %s: the file shrank, skipped\n", m->path);
+	}
+	if (e && !e->shrunk && !unwind_image__bias(&e->img, m->start, m->pgoff, bias))
+		return e;
+	return NULL;
+}
+
+/* The image mapped at addr and its load bias, or NULL. */
+const struct unwind_image *image_cache__at(struct unwind_ctx *ctx, uint64_t addr, uint64_t *bias)
+{
+	const struct mapping *m = addr_space__find(ctx->as, addr);
+	struct image_entry *e = m ? image_cache__entry(ctx, m, bias) : NULL;
+
+	return e ? &e->img : NULL;
+}
+
+/* .debug_frame of m's file or of its debug file, read once; NULL if it has none. */
+struct lu_debug_frame_list *image_cache__debug_frame(struct unwind_ctx *ctx, struct image_entry *e,
+						     const struct mapping *m)
+{
+	char open_path[64], debug_path[4096];
+	const char *dbg = NULL;
+	bool owned;
+	int fd, err;
+
+	if (e->debug_frame_tried)
+		return e->has_debug_frame ? &e->fdesc : NULL;
+	e->debug_frame_tried = true;
+	if (!e->key.ino)
+		return NULL;	/* the vdso has .eh_frame */
+	fd = file_table__open(ctx->as->files, m, &owned);
+	if (fd >= 0) {
+		snprintf(open_path, sizeof(open_path), "/proc/self/fd/%d", fd);
+		if (!elf_debug_file(open_path, m->path, debug_path, sizeof(debug_path)))
+			dbg = debug_path;
+		if (owned)
+			close(fd);
+	}
+	err = debug_frame__load(&e->df, &e->img, dbg);
+	if (e->df.bad_fdes && !e->read_again) {
+		ctx->u->st.bad_fdes += e->df.bad_fdes;
+		pr_debug("unwind: %s: %u malformed FDEs in .debug_frame left out\n", m->path,
+			 e->df.bad_fdes);
+	}
+	if (err)
+		return NULL;
+	e->has_debug_frame = true;
+	e->fdesc.debug_frame = (char *)e->df.data;
+	e->fdesc.debug_frame_size = e->df.size;
+	e->fdesc.index = e->df.index;
+	e->fdesc.index_size = e->df.nr_index * sizeof(e->df.index[0]);
+	pr_debug("unwind: %s: %zu FDEs in .debug_frame%s%s\n", m->path, e->df.nr_index,
+		 dbg ? " of " : "", dbg ? dbg : "");
+	return &e->fdesc;
+}
+
+/* Drop e, remembering its key to count it when read again. */
+static void drop_image(struct unwinder *u, struct image_entry *e)
+{
+	struct image_key *k = malloc(sizeof(*k));
+
+	hashmap__remove(&u->images, &e->key);
+	if (k) {
+		*k = e->key;
+		if (hashmap__add(&u->dropped, k, k))
+			free(k);
+	}
+	free_image(e);
+	u->st.images_dropped++;
+}
+
+/*
+ * A file found shorter than when read stays skipped (its image is what
+ * tells it shrank); every other idle one goes.
+ */
+static bool is_idle(const struct unwinder *u, const struct image_entry *e, int64_t idle_ms)
+{
+	return !e->shrunk && u->now_ms - e->used_ms >= idle_ms;
+}
+
+unsigned int unwinder__drop_idle(struct unwinder *u, int64_t idle_ms)
+{
+	struct image_entry **victims;
+	struct hashmap_entry *ent;
+	unsigned int n = 0;
+	size_t bkt;
+
+	u->now_ms = mono_ms();
+	if (!u->images.size)
+		return 0;
+	/* Gathered first: the map's entries go as they are removed. */
+	victims = malloc(u->images.size * sizeof(*victims));
+	if (!victims)
+		return 0;
+	hashmap__for_each(&u->images, bkt, ent)
+		if (is_idle(u, ent->value, idle_ms))
+			victims[n++] = ent->value;
+	for (unsigned int i = 0; i < n; i++)
+		drop_image(u, victims[i]);
+	free(victims);
+	return n;
+}
