@@ -119,7 +119,8 @@ static void scenario(const char *script, const char *backend)
 	const char *const subst[][2] = {
 		{ "PROFILE", profile_bin() },	    { "JIT", workload("jit") },
 		{ "BLOCKING", workload("blocking") }, { "UNDUMPABLE", workload("undumpable") },
-		{ "PIDTAKER", workload("pidtaker") }, { "D", dir },
+		{ "PIDTAKER", workload("pidtaker") }, { "BUSY", workload("busy") },
+		{ "D", dir },
 		{ "B", backend },		    { NULL, NULL },
 	};
 	char *text = expand(script, subst);
@@ -169,6 +170,110 @@ START_TEST(a_proc_file_mounted_as_a_reused_pids_perf_map_names_nothing)
 }
 END_TEST
 
+/* Microseconds of off-CPU time the report gives comm (folded, off-CPU values are µs). */
+static uint64_t time_of(const char *comm)
+{
+	char prefix[64];
+
+	snprintf(prefix, sizeof(prefix), "%s;", comm);
+	return folded_count_prefix(report, prefix);
+}
+
+/*
+ * The time of the process that took the pid the scenario printed as
+ * "taken=PID": named pidtaker, or ":PID" where its comm was not known.
+ */
+static uint64_t strangers_time(void)
+{
+	const char *at = strstr(r.out, "taken=");
+	char placeholder[32];
+
+	ck_assert_ptr_nonnull(at);
+	snprintf(placeholder, sizeof(placeholder), ":%d", atoi(at + 6));
+	return time_of("pidtaker") + time_of(placeholder);
+}
+
+/*
+ * A child of the launched command exits; user 12345 takes its pid and
+ * sleeps 3 s while the command goes on. Off-CPU events see every process
+ * (the pipeline keeps the command's tree): the tree kept exited pids, and
+ * the user's 3 s showed in root's profile of the command (comm, frames).
+ * A pid is the command's from its fork to its exit only.
+ */
+START_TEST(a_pid_taken_from_the_commands_tree_is_not_the_commands)
+{
+	const char *backend = test_backends[_i];
+
+	scenario("cd @D@ || exit 1; "
+		 "@PROFILE@ --backend @B@ --off-cpu -f -- sh -c "
+		 "'sleep 0.3 & echo $! > @D@/cpid; wait; "
+		 "while [ ! -e @D@/taken ]; do sleep 0.1; done; sleep 4' > out 2> err & P=$!; "
+		 "while [ ! -s cpid ]; do sleep 0.05; done; C=$(cat cpid); "
+		 "while [ -e /proc/$C ]; do sleep 0.05; done; "
+		 TAKE_PID "$C 3 > took 2>&1; cat took; echo $C >> pids; echo taken=$C; touch taken; "
+		 "wait $P; echo exit=$?",
+		 backend);
+	ck_assert_msg(strstr(r.out, "took "), "the pid was not taken: %s", r.out);
+	ck_assert_msg(strstr(r.out, "exit=0"), "%s", messages);
+	/* The command's own time is there: its 4 s sleep. */
+	ck_assert_msg(time_of("sleep") > 3500000, "%s", report);
+	ck_assert_msg(strangers_time() < 100000, "the user's %.2f s in the command's profile",
+		      strangers_time() / 1e6);
+}
+END_TEST
+
+/*
+ * The same for -p: the process exits, user 12345 takes its pid and sleeps
+ * 2 s; root's `--off-cpu -p PID` profile showed them as the process.
+ */
+START_TEST(a_pid_taken_from_dash_p_is_not_the_process)
+{
+	const char *backend = test_backends[_i];
+
+	scenario("cd @D@ && mkfifo go && chmod 666 go || exit 1; "
+		 AS_VICTIM "sh -c 'read x < @D@/go; sleep 1.5' & V=$!; "
+		 "@PROFILE@ --backend @B@ --off-cpu -f -p $V 6 > out 2> err & P=$!; "
+		 "sleep 2.5; echo > go; wait $V; "
+		 TAKE_PID "$V 2 > took 2>&1; cat took; echo $V >> pids; echo taken=$V; "
+		 "wait $P; echo exit=$?",
+		 backend);
+	ck_assert_msg(strstr(r.out, "took "), "the pid was not taken: %s", r.out);
+	ck_assert_msg(strstr(r.out, "exit=0"), "%s", messages);
+	/* The process's own time: waiting 1.5 s for its child. */
+	ck_assert_msg(time_of("sh") > 1000000, "%s", report);
+	ck_assert_msg(strangers_time() < 100000, "the user's %.2f s in root's -p profile",
+		      strangers_time() / 1e6);
+}
+END_TEST
+
+/*
+ * A process that was there before the profile (user 65534's sh, waiting)
+ * runs, exits, and user 12345 takes its pid before its samples are
+ * drained (the profile stopped meanwhile, as a busy host's main thread may
+ * be). The perf backend named its samples by the comm /proc gave at the
+ * drain: the user's ("pidtaker"). A comm read from /proc is the thread's
+ * only if that thread had begun by the sample's time.
+ */
+START_TEST(a_pid_taken_before_the_drain_lends_no_comm)
+{
+	const char *backend = test_backends[_i];
+
+	scenario("cd @D@ && mkfifo go && chmod 666 go || exit 1; "
+		 AS_VICTIM "sh -c 'read x < @D@/go; i=0; "
+		 "while [ $i -lt 200000 ]; do i=$((i+1)); done' & V=$!; "
+		 "@PROFILE@ --backend @B@ -F 199 -f -p $V 8 > out 2> err & P=$!; "
+		 "sleep 2; kill -STOP $P; echo > go; wait $V; "
+		 TAKE_PID "$V 30 > took 2>&1; cat took; echo $V >> pids; "
+		 "kill -CONT $P; wait $P; echo exit=$?",
+		 backend);
+	ck_assert_msg(strstr(r.out, "took "), "the pid was not taken: %s", r.out);
+	ck_assert_msg(strstr(r.out, "exit=0"), "%s", messages);
+	ck_assert_msg(folded_total(report, NULL) > 20, "sh was not sampled: %s", report);
+	ck_assert_msg(!strstr(report, "pidtaker"), "the user's comm on the victim's samples: %s",
+		      report);
+}
+END_TEST
+
 Suite *reuse_suite(void)
 {
 	Suite *s = suite_create("reuse");
@@ -178,6 +283,9 @@ Suite *reuse_suite(void)
 	tcase_set_timeout(tc, 300);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_loop_test(tc, a_proc_file_mounted_as_a_reused_pids_perf_map_names_nothing, 0, 2);
+	tcase_add_loop_test(tc, a_pid_taken_from_the_commands_tree_is_not_the_commands, 0, 2);
+	tcase_add_loop_test(tc, a_pid_taken_from_dash_p_is_not_the_process, 0, 2);
+	tcase_add_loop_test(tc, a_pid_taken_before_the_drain_lends_no_comm, 0, 2);
 	suite_add_tcase(s, tc);
 	return s;
 }
