@@ -52,6 +52,7 @@ struct bpf_offcpu {
 	bool stopped;
 	uint64_t stop_ns;		/* CLOCK_MONOTONIC, as bpf_ktime_get_ns() */
 	uint64_t new_keys_at_switch;
+	uint64_t ended_at_switch;	/* pipeline__members_ended then */
 	int64_t last_switch_ms;
 	/*
 	 * CLOCK_MONOTONIC when the active map became so, and the one before:
@@ -509,7 +510,7 @@ static uint64_t stat(const struct bpf_offcpu *o, enum offcpu_stat slot)
 
 int bpf_offcpu__drain(struct bpf_offcpu *o)
 {
-	uint64_t new_keys, switched;
+	uint64_t new_keys, switched, ended;
 	int64_t now;
 	int err;
 
@@ -534,11 +535,14 @@ int bpf_offcpu__drain(struct bpf_offcpu *o)
 		return err;
 	}
 	new_keys = stat(o, OFFCPU_STAT_NEW_KEYS);
+	ended = pipeline__members_ended(o->pipeline);
 	now = mono_ms();
+	/* A member ended: its pid is free for another process, whose sums go in the next window. */
 	if (new_keys - o->new_keys_at_switch < o->cfg->hash_storage_size / 2 &&
-	    now - o->last_switch_ms < DRAIN_PERIOD_MS)
+	    now - o->last_switch_ms < DRAIN_PERIOD_MS && ended == o->ended_at_switch)
 		return 0;
 	o->new_keys_at_switch = new_keys;
+	o->ended_at_switch = ended;
 	o->last_switch_ms = now;
 	switched = (uint64_t)mono_ns();
 	/* The program writes the other map from now on; runs in flight finish within 2 ms. */

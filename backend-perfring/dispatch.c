@@ -9,6 +9,7 @@
 #include <stdlib.h>
 
 #include "backend-perfring/decode.h"
+#include "core/lib/clock.h"
 
 static int cmp_batch_rec(const void *a, const void *b)
 {
@@ -90,7 +91,13 @@ static int drain(struct ring_set *rs, bool now)
 
 	bt->len = 0;
 	bt->nr = 0;
-	rs->mono_to_wall_ns = 0;
+	/*
+	 * Taken once per drain (two clock reads per record added up in fork
+	 * storms), for the side-band records and for comms read from /proc,
+	 * checked against the samples' times (issue 32).
+	 */
+	rs->mono_to_wall_ns = ring_set__monotonic(rs) ? mono_to_wall_ns() : 0;
+	proctrack__set_clock_to_wall(rs->pipeline->procs, rs->mono_to_wall_ns);
 	map_inode__forget(&rs->maps);
 	/* No thread (any more), or every record now: the rings too, after what it had copied. */
 	err = ring_reader__take(rs, !rs->reader.on || now);

@@ -79,7 +79,7 @@ struct ring_set {
 	ring_task_fn on_task;
 	void *on_task_ctx;
 	bool use_clockid;		/* asked for CLOCK_MONOTONIC times */
-	int64_t mono_to_wall_ns;	/* CLOCK_MONOTONIC to wall clock in this drain; 0: not yet */
+	int64_t mono_to_wall_ns;	/* CLOCK_MONOTONIC to wall clock in this drain; 0: not so */
 	bool context_switch;		/* asked for switch records */
 	bool cgroup_tasks;		/* the tasks are --cgroup directories (their fds) */
 	uint64_t lost;			/* from PERF_RECORD_LOST */

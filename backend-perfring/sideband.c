@@ -145,11 +145,8 @@ static int64_t record_wall_ns(struct ring_set *rs, const struct perf_event_heade
 {
 	uint64_t t;
 
-	if (!ring_set__monotonic(rs) || !(t = record_time(rs, hdr)))
+	if (!rs->mono_to_wall_ns || !(t = record_time(rs, hdr)))
 		return 0;
-	/* Taken once per drain: two clock reads per record added up in fork storms. */
-	if (!rs->mono_to_wall_ns)
-		rs->mono_to_wall_ns = mono_to_wall_ns();
 	return (int64_t)t + rs->mono_to_wall_ns;
 }
 

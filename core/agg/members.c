@@ -18,6 +18,7 @@ void members__init(struct members *ms)
 {
 	hashmap__init(&ms->map, id_hash, id_equal);
 	ms->newest = 0;
+	ms->ended = 0;
 }
 
 void members__fini(struct members *ms)
@@ -68,8 +69,10 @@ void member__end(struct members *ms, struct member *m, uint64_t time)
 {
 	note(ms, time);
 	/* A record without a time ends it for all that is dated. */
-	if (m->end == MEMBER_LIVE)
+	if (m->end == MEMBER_LIVE) {
 		m->end = time ? time : 1;
+		ms->ended++;
+	}
 }
 
 void member__thread_born(struct members *ms, struct member *m, uint64_t time)

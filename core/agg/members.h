@@ -29,6 +29,7 @@ struct member {
 struct members {
 	struct hashmap map;	/* id -> struct member */
 	uint64_t newest;	/* the newest record time noted, for forgetting ended members */
+	uint64_t ended;		/* members ended so far */
 };
 
 void members__init(struct members *ms);

@@ -135,6 +135,11 @@ void pipeline__forget_ended(struct pipeline *p, uint64_t grace)
 	members__forget_ended(&p->tids, grace);
 }
 
+uint64_t pipeline__members_ended(const struct pipeline *p)
+{
+	return p->tree.ended + p->pids.ended + p->tids.ended;
+}
+
 bool pipeline__wants_pid(const struct pipeline *p, pid_t pid)
 {
 	if (p->tree_root && !members__find(&p->tree, pid))

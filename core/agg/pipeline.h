@@ -97,6 +97,12 @@ void pipeline__note_exit(struct pipeline *p, pid_t pid, pid_t tid, uint64_t time
  * newest record: their samples have all been read.
  */
 void pipeline__forget_ended(struct pipeline *p, uint64_t grace);
+/*
+ * How many members (tree, -p, -L) have ended: a backend that sums time in
+ * the kernel by pid drains at a change, so that the sums of a member and
+ * of the process that takes its pid after it fall in different windows.
+ */
+uint64_t pipeline__members_ended(const struct pipeline *p);
 
 /*
  * Whether samples of this process may be wanted (for side-band bookkeeping;

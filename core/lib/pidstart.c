@@ -45,11 +45,14 @@ int64_t pidstart__wall_ns(int dirfd)
 	return wall_ns() - (clock_ns(CLOCK_BOOTTIME) - (int64_t)(ticks * (1000000000ULL / hz)));
 }
 
+bool pidstart__after(int64_t start, int64_t when_ns)
+{
+	return start && when_ns && start > when_ns + PIDSTART_SLACK_NS;
+}
+
 bool pidstart__began_by(int dirfd, int64_t began_ns)
 {
 	int64_t start = pidstart__wall_ns(dirfd);
 
-	if (!start)
-		return false;
-	return !began_ns || start <= began_ns + PIDSTART_SLACK_NS;
+	return start && !pidstart__after(start, began_ns);
 }

@@ -26,4 +26,11 @@ int64_t pidstart__wall_ns(int dirfd);
  */
 bool pidstart__began_by(int dirfd, int64_t began_ns);
 
+/*
+ * Whether a process (or thread) that began at start (pidstart__wall_ns)
+ * began after when_ns, beyond the rounding of its start: what was read of
+ * it is not of what ran at when_ns. False where either is not known (0).
+ */
+bool pidstart__after(int64_t start, int64_t when_ns);
+
 #endif

@@ -26,6 +26,7 @@ struct thread_comm {
 	pid_t tid;
 	char comm[TASK_COMM_LEN];
 	uint64_t seq;		/* the tracker's comm counter when set: dates it against an exit */
+	int64_t began_wall_ns;	/* read from /proc: when the thread read began (0: not known) */
 };
 
 struct file_table {
@@ -70,6 +71,8 @@ struct proctrack {
 	uint64_t forgot_until;
 	struct proctrack_counts counts;
 	int64_t record_wall_ns;		/* of the record being applied; 0: now */
+	int64_t clock_to_wall_ns;	/* record time to wall clock (0: not known) */
+	char comm_unknown[TASK_COMM_LEN];	/* proctrack__comm_at's placeholder */
 	unsigned int next_id;
 };
 
@@ -107,7 +110,7 @@ struct proc_status {
 void procfs__read_status(pid_t pid, struct proc_status *st);
 /* The real uid of a running process (/proc/PID/status), or (uid_t)-1. */
 uid_t procfs__read_uid(pid_t pid);
-bool procfs__read_comm(pid_t pid, pid_t tid, char *buf, size_t len);
+bool procfs__read_comm(pid_t pid, pid_t tid, char *buf, size_t len, int64_t *began_wall_ns);
 enum { KIND_USER = 1, KIND_KERNEL };
 /* Whether pid is a kernel thread, from /proc/PID/stat; a process gone is taken for a user one. */
 int procfs__read_kind(pid_t pid);
@@ -123,5 +126,11 @@ int image_list__push(struct addr_space ***list, size_t *nr, size_t *cap, struct 
 
 /* comm.c */
 struct thread_comm *proctrack__find_comm(struct proctrack *pt, pid_t tid);
+/*
+ * tid's comm as /proc gave it when its process was first seen (began: when
+ * that thread began), kept unless one is known: the name of its samples
+ * from then on, whoever has the tid when they are read. 0 or -ENOMEM.
+ */
+int proctrack__keep_read_comm(struct proctrack *pt, pid_t tid, const char *comm, int64_t began);
 
 #endif

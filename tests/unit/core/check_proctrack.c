@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/lib/clock.h"
 #include "core/proc/proctrack.h"
 #include "core/proc/retire.h"
 #include "core/sym/symbolize.h"
@@ -634,6 +635,49 @@ START_TEST(comm_cached_inherited_or_placeholder)
 }
 END_TEST
 
+/*
+ * A comm read from /proc is of the thread there now: for a sample taken
+ * before that thread began (its number was another's then) it is not the
+ * sample's, and the placeholder stands (issue 32). Records' comms are.
+ */
+START_TEST(a_comm_read_from_proc_names_no_sample_older_than_its_thread)
+{
+	struct proctrack *pt = proctrack__new();
+	int64_t to_wall = mono_to_wall_ns();
+	uint64_t before = (uint64_t)mono_ns() - 200000000ull, after;
+	char own[32], placeholder[32];
+	FILE *f = fopen("/proc/self/comm", "r");
+	pid_t child;
+
+	ck_assert_ptr_nonnull(fgets(own, sizeof(own), f));
+	fclose(f);
+	own[strcspn(own, "\n")] = '\0';
+	child = fork();
+	if (!child) {
+		pause();
+		_exit(0);
+	}
+	ck_assert_int_gt(child, 0);
+	after = (uint64_t)mono_ns() + 50000000ull;
+	snprintf(placeholder, sizeof(placeholder), ":%d", (int)child);
+	/* The child began after `before`: a sample then was another thread's. */
+	proctrack__set_clock_to_wall(pt, to_wall);
+	ck_assert_str_eq(proctrack__comm_at(pt, child, child, before), placeholder);
+	ck_assert_str_eq(proctrack__comm_at(pt, child, child, after), own);
+	/* Times not on the wall clock's scale (no use_clockid), or none: not dated. */
+	proctrack__set_clock_to_wall(pt, 0);
+	ck_assert_str_eq(proctrack__comm_at(pt, child, child, before), own);
+	proctrack__set_clock_to_wall(pt, to_wall);
+	ck_assert_str_eq(proctrack__comm_at(pt, child, child, 0), own);
+	/* A record's comm is the thread's whatever the time. */
+	ck_assert_int_eq(proctrack__set_comm(pt, child, "recorded"), 0);
+	ck_assert_str_eq(proctrack__comm_at(pt, child, child, before), "recorded");
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	proctrack__free(pt);
+}
+END_TEST
+
 START_TEST(first_sight_reads_proc_maps)
 {
 	struct proctrack *pt = proctrack__new();
@@ -1107,6 +1151,7 @@ Suite *proctrack_suite(void)
 	tcase_add_test(tc, images_by_time);
 	tcase_add_test(tc, resync_after_lost_records);
 	tcase_add_test(tc, comm_cached_inherited_or_placeholder);
+	tcase_add_test(tc, a_comm_read_from_proc_names_no_sample_older_than_its_thread);
 	tcase_add_test(tc, first_sight_reads_proc_maps);
 	tcase_add_test(tc, a_fifo_at_a_mapping_path_does_not_block);
 	tcase_add_test(tc, a_kept_binary_rewritten_in_place_is_refused);
