@@ -89,6 +89,8 @@ static int drain(struct ring_set *rs, bool now)
 	struct batch *bt = &rs->batch;
 	int err = 0;
 
+	/* Swapped with the reader's pending at the take: each is trimmed in turn. */
+	batch__trim(bt);
 	bt->len = 0;
 	bt->nr = 0;
 	/*

@@ -103,6 +103,12 @@ void ring_reader__start(struct ring_set *rs);
 void ring_reader__stop(struct ring_set *rs);
 void ring_reader__free(struct ring_set *rs);
 int ring_reader__take(struct ring_set *rs, bool consume);
+/*
+ * Before a batch is filled again: the room a burst grew it to given back
+ * when its last fill used little of it (a burst of long mmap records, up to
+ * PENDING_MAX, held its size for the rest of the run: issue 32).
+ */
+void batch__trim(struct batch *bt);
 
 /* sideband.c: an MMAP, MMAP2, COMM or FORK record to the tracker. Returns 0 or -errno. */
 int sideband__record(struct ring_set *rs, const struct perf_event_header *hdr);

@@ -70,6 +70,17 @@ struct bid_entry {
 	struct open_file *f;
 };
 
+/*
+ * A path of the pool, with the number of mappings (and build-id entries)
+ * that name it: the last one gone frees it, so that the paths of an
+ * exited process go with its images (issue 32: 200,000 long paths mapped
+ * once each were held for the rest of the run).
+ */
+struct pooled_path {
+	size_t refs;
+	char path[];	/* the key */
+};
+
 static uint64_t file_hash(const void *key)
 {
 	const struct open_file *f = key;
@@ -142,19 +153,41 @@ void file_table__fini(struct file_table *ft)
 	hashmap__clear(&ft->paths);
 }
 
-/* path in ft's pool (added if new), or NULL when out of memory. */
 char *file_table__pool_path(struct file_table *ft, const char *path)
 {
-	char *copy = hashmap__find(&ft->paths, path);
+	struct pooled_path *pp = hashmap__find(&ft->paths, path);
+	size_t len;
 
-	if (copy)
-		return copy;
-	copy = strdup(path);
-	if (copy && hashmap__add(&ft->paths, copy, copy)) {
-		free(copy);
-		copy = NULL;
+	if (pp) {
+		pp->refs++;
+		return pp->path;
 	}
-	return copy;
+	len = strlen(path) + 1;
+	pp = malloc(sizeof(*pp) + len);
+	if (!pp)
+		return NULL;
+	pp->refs = 1;
+	memcpy(pp->path, path, len);
+	if (hashmap__add(&ft->paths, pp->path, pp)) {
+		free(pp);
+		return NULL;
+	}
+	return pp->path;
+}
+
+void file_table__unpool_path(struct file_table *ft, const char *path)
+{
+	struct pooled_path *pp = path ? hashmap__find(&ft->paths, path) : NULL;
+
+	if (!pp || pp->path != path || --pp->refs)
+		return;
+	hashmap__remove(&ft->paths, pp->path);
+	free(pp);
+}
+
+size_t file_table__pooled_paths(const struct file_table *ft)
+{
+	return ft->paths.size;
 }
 
 static struct open_file *find_file(const struct file_table *ft, const struct mapping *m)
@@ -267,7 +300,8 @@ bool file_table__identity(const struct file_table *ft, const struct mapping *m,
 static bool known_by_build_id(struct file_table *ft, struct mapping *m,
 			      const struct build_id *bid)
 {
-	struct bid_entry key = { .path = hashmap__find(&ft->paths, m->path), .bid = *bid }, *e;
+	struct pooled_path *pp = hashmap__find(&ft->paths, m->path);
+	struct bid_entry key = { .path = pp ? pp->path : NULL, .bid = *bid }, *e;
 
 	e = key.path ? hashmap__find(&ft->by_build_id, &key) : NULL;
 	if (!e || e->f->fd < 0 || e->f->conflict)
@@ -296,8 +330,10 @@ static void remember_build_id(struct file_table *ft, const char *path,
 	e->bid = *bid;
 	e->f = f;
 	/* Not remembered when out of memory (or known): the next record looks again. */
-	if (!e->path || hashmap__find(&ft->by_build_id, e) || hashmap__add(&ft->by_build_id, e, e))
-		free(e);
+	if (e->path && !hashmap__find(&ft->by_build_id, e) && !hashmap__add(&ft->by_build_id, e, e))
+		return;
+	file_table__unpool_path(ft, e->path);
+	free(e);
 }
 
 /*

@@ -169,6 +169,7 @@ size_t proctrack__free_released(struct proctrack *pt,
  */
 struct proctrack_counts {
 	size_t procs, comms, kinds;	/* entries held now */
+	size_t paths;			/* mapping paths pooled now (those of images not freed) */
 	size_t retiring;		/* exits and freed images waiting for their grace */
 	size_t forgotten_threads;	/* comms dropped */
 	size_t forgotten_pids;		/* pid entries dropped */

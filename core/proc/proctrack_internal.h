@@ -35,8 +35,8 @@ struct file_table {
 	unsigned int max_open;
 	/*
 	 * The paths of the tracker's mappings, each kept once (string ->
-	 * itself): a mapping costs its 56 bytes, not its path again, and
-	 * address spaces can share their arrays.
+	 * struct pooled_path, counted): a mapping costs its 56 bytes, not its
+	 * path again, and address spaces can share their arrays.
 	 */
 	struct hashmap paths;
 	struct hashmap by_build_id;	/* bid_entry -> itself */
@@ -90,8 +90,14 @@ bool addr_space__maps_other(const struct addr_space *cur, const struct mapping *
 /* files.c */
 void file_table__init(struct file_table *ft);
 void file_table__fini(struct file_table *ft);
-/* path in ft's pool (added if new), or NULL when out of memory. */
+/*
+ * path in ft's pool (added if new), held once more, or NULL when out of
+ * memory; each hold is let go by file_table__unpool_path.
+ */
 char *file_table__pool_path(struct file_table *ft, const char *path);
+/* Let go of a hold on pooled path (as file_table__pool_path returned it): the last frees it. */
+void file_table__unpool_path(struct file_table *ft, const char *path);
+size_t file_table__pooled_paths(const struct file_table *ft);
 /*
  * Open the binary of m now, while pid may still be alive, and learn what
  * identifies it (rec: the build-id of an mmap record of 5.12+, or NULL).
