@@ -7,6 +7,7 @@
 #include "core/proc/proctrack_internal.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +18,7 @@
 #include <unistd.h>
 
 #include "core/lib/clock.h"
+#include "core/lib/pidstart.h"
 #include "core/lib/userfile.h"
 #include "core/proc/buildid.h"
 
@@ -245,6 +247,39 @@ static int open_matching(const char *path, const struct mapping *m, const struct
 }
 
 /*
+ * The file of m through /proc/PID: the very file the process maps (deleted
+ * or not: no check of times needed), else its path under the process's
+ * root (containers). Only while the process there is the one that mapped
+ * it, begun by the record's time (began_ns, wall clock; 0: now): one that
+ * took the pid since, in a mount namespace of its own, can put any file at
+ * that path (issue 32). Each look through one /proc/PID descriptor, so
+ * that a process that takes the pid meanwhile is not looked into either.
+ */
+static int open_in_process(pid_t pid, int64_t began_ns, const struct mapping *m,
+			   const struct expect *very, const struct expect *bound, struct stat *st)
+{
+	char path[4200];
+	int pfd, fd = -1;
+
+	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
+	pfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (pfd < 0)
+		return -1;
+	if (pidstart__began_by(pfd, began_ns)) {
+		/* The magic link of pfd: lookups below it fail once its process is gone. */
+		snprintf(path, sizeof(path), "/proc/self/fd/%d/map_files/%" PRIx64 "-%" PRIx64, pfd,
+			 m->start, m->end);
+		fd = open_matching(path, m, very, st);
+		if (fd < 0) {
+			snprintf(path, sizeof(path), "/proc/self/fd/%d/root%s", pfd, m->path);
+			fd = open_matching(path, m, bound, st);
+		}
+	}
+	close(pfd);
+	return fd;
+}
+
+/*
  * Whether the file f holds open still has the contents first seen: its
  * owner may rewrite it in place (cp over it) while the inode stays. The
  * build-id tells; without one, size and modification time. Not the ctime:
@@ -354,7 +389,6 @@ void proctrack__open_binary(struct proctrack *pt, pid_t pid, struct mapping *m,
 				.bid = rec };
 	struct expect very = { .bid = rec };
 	struct open_file *f;
-	char path[4200];
 	struct stat st;
 	int fd = -1;
 
@@ -374,16 +408,8 @@ void proctrack__open_binary(struct proctrack *pt, pid_t pid, struct mapping *m,
 			f->conflict = true;
 		return;
 	}
-	if (pid > 0) {
-		/* The very file the process maps, deleted or not: no check of times needed. */
-		snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)pid,
-			 m->start, m->end);
-		fd = open_matching(path, m, &very, &st);
-		if (fd < 0) {
-			snprintf(path, sizeof(path), "/proc/%d/root%s", (int)pid, m->path);
-			fd = open_matching(path, m, &bound, &st);
-		}
-	}
+	if (pid > 0)
+		fd = open_in_process(pid, pt->record_wall_ns, m, &very, &bound, &st);
 	if (fd < 0 && !f)
 		fd = open_matching(m->path, m, &bound, &st);
 	if (!m->ino) {

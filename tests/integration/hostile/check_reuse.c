@@ -120,7 +120,7 @@ static void scenario(const char *script, const char *backend)
 		{ "PROFILE", profile_bin() },	    { "JIT", workload("jit") },
 		{ "BLOCKING", workload("blocking") }, { "UNDUMPABLE", workload("undumpable") },
 		{ "PIDTAKER", workload("pidtaker") }, { "BUSY", workload("busy") },
-		{ "D", dir },
+		{ "RATIO31", workload("ratio31") },   { "D", dir },
 		{ "B", backend },		    { NULL, NULL },
 	};
 	char *text = expand(script, subst);
@@ -276,6 +276,44 @@ START_TEST(a_pid_taken_before_the_drain_lends_no_comm)
 }
 END_TEST
 
+/*
+ * Root's program (a copy of busy at @D@/bin/prog) runs for a second and
+ * exits before its mapping is read (the profile stopped meanwhile). User
+ * 12345 takes its pid in a user and mount namespace of theirs, where a
+ * program of theirs (ratio31) carrying prog's build-id, made before prog
+ * ran (an older ctime), is mounted at prog's path. The profiler looked for
+ * the file under /proc/PID/root, the user's namespace: root's samples were
+ * named from the user's file (hot_loop, warm_loop). Only the process that
+ * mapped the file is looked into.
+ */
+START_TEST(a_file_mounted_on_a_reused_pids_path_names_nothing)
+{
+	const char *backend = test_backends[_i];
+
+	scenario("cd @D@ && mkfifo go && mkdir -m 755 bin evil && cp @BUSY@ bin/prog && "
+		 "objcopy --dump-section .note.gnu.build-id=note bin/prog && "
+		 "objcopy --update-section .note.gnu.build-id=note @RATIO31@ evil/prog && "
+		 "chown -R 12345 evil || exit 1; "
+		 "@PROFILE@ --backend @B@ -F 199 -f -- sh -c "
+		 "'read x < @D@/go; @D@/bin/prog 1 1 & echo $! > @D@/vpid; wait; sleep 2' "
+		 "> out 2> err & P=$!; "
+		 "sleep 2; kill -STOP $P; echo > go; "
+		 "while [ ! -s vpid ]; do sleep 0.05; done; V=$(cat vpid); "
+		 "while [ -e /proc/$V ]; do sleep 0.05; done; "
+		 TAKE_PID "$V 8 unshare -Urm sh -c "
+		 "\"mount --bind @D@/evil/prog @D@/bin/prog && exec sleep 8\" > took 2>&1; "
+		 "cat took; echo $V >> pids; sleep 1; "
+		 "kill -CONT $P; wait $P; echo exit=$?",
+		 backend);
+	ck_assert_msg(strstr(r.out, "took "), "the pid was not taken: %s", r.out);
+	ck_assert_msg(strstr(r.out, "exit=0"), "%s", messages);
+	ck_assert_msg(folded_count_prefix(report, "prog;") > 50, "prog was not sampled: %.3000s",
+		      report);
+	ck_assert_msg(!strstr(report, "hot_loop") && !strstr(report, "warm_loop"),
+		      "the user's names on root's samples: %.3000s", report);
+}
+END_TEST
+
 Suite *reuse_suite(void)
 {
 	Suite *s = suite_create("reuse");
@@ -288,6 +326,7 @@ Suite *reuse_suite(void)
 	tcase_add_loop_test(tc, a_pid_taken_from_the_commands_tree_is_not_the_commands, 0, 2);
 	tcase_add_loop_test(tc, a_pid_taken_from_dash_p_is_not_the_process, 0, 2);
 	tcase_add_loop_test(tc, a_pid_taken_before_the_drain_lends_no_comm, 0, 2);
+	tcase_add_loop_test(tc, a_file_mounted_on_a_reused_pids_path_names_nothing, 0, 2);
 	suite_add_tcase(s, tc);
 	return s;
 }
