@@ -8,12 +8,14 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -64,7 +66,11 @@ struct expect {
  * file, and the path is the one the mapping process saw: in a mount
  * namespace of their own (unshare -Urm) any user can mount their file over
  * /usr/bin/foo and run it. So only a file that no user but root can have
- * written stands for a path: owned by root and writable by no one else.
+ * written stands for a path: owned by root and writable by no one else,
+ * and the one that path names in the profiler's own mount namespace, on a
+ * real filesystem (a user's not-dumpable process has root-owned /proc
+ * files of contents the user chose, and their namespace can mount one at
+ * any path: issue 32).
  */
 struct bid_entry {
 	const char *path;	/* the tracker's pooled copy: compared as a pointer */
@@ -347,16 +353,35 @@ static bool known_by_build_id(struct file_table *ft, struct mapping *m,
 }
 
 /*
- * Remember f, kept open (st: its fstat), as the file at path with build-id
- * bid, if it is root's alone (see struct bid_entry).
+ * Whether the file open as fd (st: its fstat) is the one at path here, in
+ * the profiler's mount namespace, and a file of a real filesystem: a file
+ * found through the mapping process (its namespace, its root) may be one
+ * it mounted there, and a root-owned /proc file (a not-dumpable process's
+ * cmdline, contents its owner chose) is no binary (issue 32).
+ */
+static bool is_the_file_at(int fd, const char *path, const struct stat *st)
+{
+	struct statfs sfs;
+	struct stat here;
+
+	if (fstatfs(fd, &sfs) || sfs.f_type == PROC_SUPER_MAGIC || sfs.f_type == SYSFS_MAGIC)
+		return false;
+	return !stat(path, &here) && here.st_dev == st->st_dev && here.st_ino == st->st_ino;
+}
+
+/*
+ * Remember f, kept open as fd (st: its fstat), as the file at path with
+ * build-id bid, if it is root's alone and that path's here (see struct
+ * bid_entry).
  */
 static void remember_build_id(struct file_table *ft, const char *path,
-			      const struct build_id *bid, struct open_file *f,
+			      const struct build_id *bid, struct open_file *f, int fd,
 			      const struct stat *st)
 {
 	struct bid_entry *e;
 
-	if (st->st_uid != 0 || (st->st_mode & (S_IWGRP | S_IWOTH)))
+	if (st->st_uid != 0 || (st->st_mode & (S_IWGRP | S_IWOTH)) ||
+	    !is_the_file_at(fd, path, st))
 		return;		/* each record of it looks again */
 	e = calloc(1, sizeof(*e));
 	if (!e)
@@ -424,7 +449,7 @@ void proctrack__open_binary(struct proctrack *pt, pid_t pid, struct mapping *m,
 			if (!f->bid_known || !build_id__equal(&f->bid, rec))
 				f->conflict = true;
 			else
-				remember_build_id(&pt->files, m->path, rec, f, &st);
+				remember_build_id(&pt->files, m->path, rec, f, f->fd, &st);
 			return;
 		}
 	}
@@ -469,7 +494,7 @@ void proctrack__open_binary(struct proctrack *pt, pid_t pid, struct mapping *m,
 		f->fd = fd;
 		pt->files.nr_open++;
 		if (rec)
-			remember_build_id(&pt->files, m->path, rec, f, &st);
+			remember_build_id(&pt->files, m->path, rec, f, fd, &st);
 	} else if (fd >= 0) {
 		close(fd);	/* out of fds: fewer names later, never wrong ones */
 	}
