@@ -359,6 +359,8 @@ START_TEST(a_proc_file_mounted_at_a_programs_path_does_not_stand_for_it)
 		 "ELFHEAD_SECONDS=30 " AS_USER "@ELFHEAD@ "
 		 "$(readelf -n bin/trust3r6prog | awk '/Build ID/{print $3}') & H=$!; "
 		 "echo $H >> pids; sleep 0.5; "
+		 /* Its /proc inode made now: older than the record, as a file's ctime would be. */
+		 "stat /proc/$H/cmdline > /dev/null; sleep 1; "
 		 "@PROFILE@ --backend @B@ -F 199 -f 10 > out 2> err & P=$!; "
 		 "sleep 2; kill -STOP $P; "
 		 AS_USER "unshare -Urm sh -c \"mount --bind @D@/evil/prog @D@/bin/trust3r6prog && "
