@@ -53,7 +53,13 @@ struct bpf_offcpu {
 	bool stopped;
 	uint64_t stop_ns;		/* CLOCK_MONOTONIC, as bpf_ktime_get_ns() */
 	uint64_t new_keys_at_switch;
+	uint64_t ended_at_switch;	/* pipeline__members_ended then */
 	int64_t last_switch_ms;
+	/*
+	 * CLOCK_MONOTONIC when the active map became so, and the one before:
+	 * a map drained holds intervals that ended (switched in) since.
+	 */
+	uint64_t since_ns, prev_since_ns;
 	uint64_t drains;
 	uint64_t still_off;		/* threads counted up to the end */
 	uint64_t missed;		/* the profiled threads' intervals with no switch-in seen */
@@ -396,6 +402,7 @@ int bpf_offcpu__start(struct bpf_offcpu *o, struct errmsg *errm)
 		return 0;	/* the thread table is kept from the open */
 	o->config.next_pid_off = o->next_pid_off;
 	o->last_switch_ms = mono_ms();
+	o->since_ns = o->prev_since_ns = (uint64_t)mono_ns();
 	err = write_config(o);
 	if (err)
 		errmsg__set(errm, "bpf: starting the off-CPU program: %s", strerror(-err));
@@ -410,6 +417,21 @@ void bpf_offcpu__stop(struct bpf_offcpu *o)
 	o->config.next_pid_off = 0;
 	write_config(o);
 	o->stopped = true;
+}
+
+/*
+ * The counts about to be drained ended (switched in) within [t0, t1]: the
+ * window their samples get, narrower than the backend's since the start,
+ * so that a pid's sums are told from those of a process that took the pid
+ * (issue 32). Not where side-band times are not on this clock (all time).
+ */
+static void set_window(struct bpf_offcpu *o, uint64_t t0, uint64_t t1)
+{
+	struct pipeline *p = o->pipeline;
+
+	if (p->window_start == 0 && p->window_end == UINT64_MAX)
+		return;
+	pipeline__set_window(p, t0, t1);
 }
 
 /* ns switched out under key k: one interval, or the kernel's sum of several. */
@@ -472,6 +494,8 @@ static int count_still_off(struct bpf_offcpu *o)
 				continue;
 			memcpy(k.comm, st.comm, sizeof(k.comm));
 			o->still_off++;
+			/* Off from its switch-out to the end. */
+			set_window(o, st.ts, o->stop_ns);
 			err = add_interval(o, &k, ns);
 		}
 	}
@@ -512,7 +536,7 @@ static uint64_t stat(const struct bpf_offcpu *o, enum offcpu_stat slot)
 
 int bpf_offcpu__drain(struct bpf_offcpu *o)
 {
-	uint64_t new_keys;
+	uint64_t new_keys, switched, ended;
 	int64_t now;
 	int err;
 
@@ -523,6 +547,8 @@ int bpf_offcpu__drain(struct bpf_offcpu *o)
 	if (err)
 		return err;
 	if (o->stopped) {
+		/* The active map since its switch, the other one's stragglers from before. */
+		set_window(o, o->prev_since_ns, o->stop_ns);
 		err = drain_map(o, 0);
 		if (!err)
 			err = drain_map(o, 1);
@@ -537,12 +563,16 @@ int bpf_offcpu__drain(struct bpf_offcpu *o)
 		return err;
 	}
 	new_keys = stat(o, OFFCPU_STAT_NEW_KEYS);
+	ended = pipeline__members_ended(o->pipeline);
 	now = mono_ms();
+	/* A member ended: its pid is free for another process, whose sums go in the next window. */
 	if (new_keys - o->new_keys_at_switch < o->cfg->hash_storage_size / 2 &&
-	    now - o->last_switch_ms < DRAIN_PERIOD_MS)
+	    now - o->last_switch_ms < DRAIN_PERIOD_MS && ended == o->ended_at_switch)
 		return 0;
 	o->new_keys_at_switch = new_keys;
+	o->ended_at_switch = ended;
 	o->last_switch_ms = now;
+	switched = (uint64_t)mono_ns();
 	/* The program writes the other map from now on; runs in flight finish within 2 ms. */
 	o->config.active_counts = !o->config.active_counts;
 	err = write_config(o);
@@ -558,6 +588,10 @@ int bpf_offcpu__drain(struct bpf_offcpu *o)
 	if (err)
 		return err;
 	o->drains++;
+	/* Intervals that ended since the last switch, and in the 2 ms of this one. */
+	set_window(o, o->since_ns, (uint64_t)mono_ns());
+	o->prev_since_ns = o->since_ns;
+	o->since_ns = switched;
 	err = drain_map(o, !o->config.active_counts);
 	if (o->python)
 		bpf_python__end_drain(o->python);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 
 #include "backend-perfring/decode.h"
+#include "core/lib/clock.h"
 
 static int cmp_batch_rec(const void *a, const void *b)
 {
@@ -107,9 +108,17 @@ static int drain(struct ring_set *rs, bool now)
 	struct batch *bt = &rs->batch;
 	int err = 0, more;
 
-	rs->mono_to_wall_ns = 0;
+	/*
+	 * Taken once per drain (two clock reads per record added up in fork
+	 * storms), for the side-band records and for comms read from /proc,
+	 * checked against the samples' times (issue 32).
+	 */
+	rs->mono_to_wall_ns = ring_set__monotonic(rs) ? mono_to_wall_ns() : 0;
+	proctrack__set_clock_to_wall(rs->pipeline->procs, rs->mono_to_wall_ns);
 	map_inode__forget(&rs->maps);
 	do {
+		/* Swapped with the reader's pending at the take: each is trimmed in turn. */
+		batch__trim(bt);
 		bt->len = 0;
 		bt->nr = 0;
 		/* No thread (any more), or every record now: the rings too, after what it had. */

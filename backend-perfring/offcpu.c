@@ -249,7 +249,9 @@ static int switch_in(struct perf_offcpu *o, pid_t tid, uint64_t time)
 					     .weight = time - t->time,
 					     .interp_frames = t->nr_interp ? t->interp : NULL,
 					     .nr_interp = t->nr_interp,
-					     .interp_status = t->interp_status };
+					     .interp_status = t->interp_status,
+					     /* Its stacks' time: the image, the lifetime it is of. */
+					     .time = t->time, .time_end = t->time };
 			memcpy(s.comm, t->comm, sizeof(s.comm));
 			err = pipeline__count(o->pipeline, &s);
 		}
@@ -370,7 +372,8 @@ int perf_offcpu__switch(struct perf_offcpu *o, pid_t pid, pid_t tid, uint64_t ti
 	memset(&s, 0, sizeof(s));
 	s.pid = pid;
 	s.tid = tid;
-	snprintf(s.comm, sizeof(s.comm), "%s", proctrack__comm(o->pipeline->procs, pid, tid));
+	snprintf(s.comm, sizeof(s.comm), "%s",
+		 proctrack__comm_at(o->pipeline->procs, pid, tid, time));
 	/* Stacks withheld (paranoid 2): each part a placeholder, with the reason. */
 	s.kernel_err = o->cfg->kernel_stacks ? -EACCES : 0;
 	s.user_err = o->cfg->user_stacks ? -EACCES : 0;

@@ -458,6 +458,24 @@ void ring_reader__settle(struct ring_set *rs)
 	pthread_mutex_unlock(&rd->lock);
 }
 
+/* Room kept whatever the last fill used: what ordinary drains need. */
+#define BATCH_KEEP_BYTES (4u << 20)
+#define BATCH_KEEP_RECS 16384u
+
+void batch__trim(struct batch *bt)
+{
+	if (bt->cap > BATCH_KEEP_BYTES && bt->len < bt->cap / 4) {
+		free(bt->bytes);
+		bt->bytes = NULL;
+		bt->cap = 0;
+	}
+	if (bt->cap_recs > BATCH_KEEP_RECS && bt->nr < bt->cap_recs / 4) {
+		free(bt->recs);
+		bt->recs = NULL;
+		bt->cap_recs = 0;
+	}
+}
+
 /*
  * The rings read into the batch, after what it holds. The reader thread's
  * lock is held by the caller when the thread runs (one reader at a time).

@@ -82,7 +82,7 @@ int perfring__convert_sample(const struct decoded_sample *ds, struct proctrack *
 	if (s->tid == 0)
 		snprintf(s->comm, sizeof(s->comm), "swapper/%d", s->cpu);
 	else
-		snprintf(s->comm, sizeof(s->comm), "%s", proctrack__comm(pt, s->pid, s->tid));
+		snprintf(s->comm, sizeof(s->comm), "%s", proctrack__comm_at(pt, s->pid, s->tid, s->time));
 	return 0;
 }
 

@@ -99,7 +99,7 @@ struct ring_set {
 	ring_task_fn on_task;
 	void *on_task_ctx;
 	bool use_clockid;		/* asked for CLOCK_MONOTONIC times */
-	int64_t mono_to_wall_ns;	/* CLOCK_MONOTONIC to wall clock in this drain; 0: not yet */
+	int64_t mono_to_wall_ns;	/* CLOCK_MONOTONIC to wall clock in this drain; 0: not so */
 	bool context_switch;		/* asked for switch records */
 	bool cgroup_tasks;		/* the tasks are --cgroup directories (their fds) */
 	uint64_t lost;			/* from PERF_RECORD_LOST */
@@ -127,6 +127,12 @@ void ring_reader__free(struct ring_set *rs);
 int ring_reader__take(struct ring_set *rs, bool consume);
 /* After a drain: the reader's priority given back once what waits is small again. */
 void ring_reader__settle(struct ring_set *rs);
+/*
+ * Before a batch is filled again: the room a burst grew it to given back
+ * when its last fill used little of it (a burst of long mmap records, up to
+ * PENDING_MAX, held its size for the rest of the run: issue 32).
+ */
+void batch__trim(struct batch *bt);
 
 /* sideband.c: an MMAP, MMAP2, COMM or FORK record to the tracker. Returns 0 or -errno. */
 int sideband__record(struct ring_set *rs, const struct perf_event_header *hdr);

@@ -96,8 +96,10 @@ static int handle_fork(struct ring_set *rs, const struct perf_event_header *hdr)
 		rs->bad_records++;
 		return 0;
 	}
-	if (hdr->type == PERF_RECORD_FORK)
-		pipeline__note_fork(rs->pipeline, tk.pid, tk.ppid);
+	/* Before the checks below: a process that takes a member's number ends it. */
+	err = pipeline__note_fork(rs->pipeline, tk.pid, tk.ppid, tk.tid, record_time(rs, hdr));
+	if (err)
+		return err;
 	if (!pipeline__wants_pid(rs->pipeline, tk.ppid) && !pipeline__wants_pid(rs->pipeline, tk.pid))
 		return 0;
 	if (tk.pid != tk.ppid) {
@@ -118,6 +120,8 @@ int sideband__exit(struct ring_set *rs, const struct perf_event_header *hdr)
 		rs->bad_records++;
 		return 0;
 	}
+	/* A member (-p, -L, the command's tree) ends with its last thread. */
+	pipeline__note_exit(rs->pipeline, tk.pid, tk.tid, record_time(rs, hdr));
 	/*
 	 * A process not wanted may still be tracked: a child of -p's process
 	 * came with its fork. Its end lets its entries go too.
@@ -141,11 +145,8 @@ static int64_t record_wall_ns(struct ring_set *rs, const struct perf_event_heade
 {
 	uint64_t t;
 
-	if (!ring_set__monotonic(rs) || !(t = record_time(rs, hdr)))
+	if (!rs->mono_to_wall_ns || !(t = record_time(rs, hdr)))
 		return 0;
-	/* Taken once per drain: two clock reads per record added up in fork storms. */
-	if (!rs->mono_to_wall_ns)
-		rs->mono_to_wall_ns = mono_to_wall_ns();
 	return (int64_t)t + rs->mono_to_wall_ns;
 }
 

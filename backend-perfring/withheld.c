@@ -127,7 +127,8 @@ static int count_thread(struct withheld_time *w, const struct thread_on *t, uint
 	s.tid = t->tid;
 	s.cpu = -1;
 	snprintf(s.comm, sizeof(s.comm), "%s",
-		 t->comm[0] ? t->comm : proctrack__comm(w->pipeline->procs, t->pid, t->tid));
+		 t->comm[0] ? t->comm
+			    : proctrack__comm_at(w->pipeline->procs, t->pid, t->tid, t->last));
 	/* Both parts withheld: the report's placeholders, not counted as lost. */
 	s.kernel_err = -EACCES;
 	s.user_err = -EACCES;
@@ -174,7 +175,7 @@ int withheld_time__task(struct withheld_time *w, bool exit, pid_t pid, pid_t tid
 	if (exit) {
 		t->exit = time;
 		snprintf(t->comm, sizeof(t->comm), "%s",
-			 proctrack__comm(w->pipeline->procs, pid, tid));
+			 proctrack__comm_at(w->pipeline->procs, pid, tid, time));
 	} else if (!t->exec)
 		t->exec = time;
 	return 0;

@@ -1,30 +1,52 @@
 // SPDX-License-Identifier: GPL-2.0
 #include "core/agg/pipeline.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "core/agg/stack.h"
 #include "core/lib/interrupt.h"
 
-static uint64_t value_hash(const void *key)
+/* Threads of a process now, from /proc (a -p process's); at least its main one. */
+static int count_threads(pid_t pid)
 {
-	return hash_u64((uint64_t)(uintptr_t)key);
-}
+	char path[64];
+	struct dirent *de;
+	DIR *dir;
+	int n = 0;
 
-static bool value_equal(const void *a, const void *b)
-{
-	return a == b;
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	dir = opendir(path);
+	if (!dir)
+		return 1;
+	while ((de = readdir(dir)))
+		n += de->d_name[0] != '.';
+	closedir(dir);
+	return n ? n : 1;
 }
 
 int pipeline__init(struct pipeline *p, const struct pipeline_config *cfg)
 {
+	int err = 0;
+
 	memset(p, 0, sizeof(*p));
 	p->cfg = *cfg;
-	hashmap__init(&p->tree, value_hash, value_equal);
-	p->procs = proctrack__new();
-	if (!p->procs)
+	members__init(&p->tree);
+	members__init(&p->pids);
+	members__init(&p->tids);
+	/* Begun before the run, each; their ends come with their exit records. */
+	for (int i = 0; i < cfg->nr_pids && !err; i++)
+		err = members__begin(&p->pids, cfg->pids[i], 0, count_threads(cfg->pids[i]));
+	for (int i = 0; i < cfg->nr_tids && !err; i++)
+		err = members__begin(&p->tids, cfg->tids[i], 0, 1);
+	p->procs = err ? NULL : proctrack__new();
+	if (!p->procs) {
+		members__fini(&p->pids);
+		members__fini(&p->tids);
 		return -ENOMEM;
+	}
 	agg__init(&p->agg);
 	p->window_start = p->window_end = UINT64_MAX;
 	return 0;
@@ -38,7 +60,9 @@ void pipeline__set_window(struct pipeline *p, uint64_t t0, uint64_t t1)
 
 void pipeline__fini(struct pipeline *p)
 {
-	hashmap__clear(&p->tree);
+	members__fini(&p->tree);
+	members__fini(&p->pids);
+	members__fini(&p->tids);
 	agg__fini(&p->agg);
 	proctrack__free(p->procs);
 	p->procs = NULL;
@@ -50,40 +74,78 @@ void pipeline__set_unwind(struct pipeline *p, pipeline_unwind_fn fn, void *ctx)
 	p->unwind_ctx = ctx;
 }
 
-static bool in_list(const pid_t *ids, int nr, pid_t id)
-{
-	for (int i = 0; i < nr; i++)
-		if (ids[i] == id)
-			return true;
-	return false;
-}
-
 int pipeline__set_tree(struct pipeline *p, pid_t root)
 {
 	p->tree_root = root;
-	return hashmap__add(&p->tree, (void *)(uintptr_t)root, (void *)(uintptr_t)root);
+	/* Held before its exec, one thread: its time is from now. */
+	return members__begin(&p->tree, root, 0, 1);
 }
 
-void pipeline__note_fork(struct pipeline *p, pid_t pid, pid_t ppid)
+/* The member of ms with id, if one is live. */
+static struct member *live(const struct members *ms, pid_t id)
 {
-	if (!p->tree_root || pid == ppid || !hashmap__find(&p->tree, (void *)(uintptr_t)ppid) ||
-	    hashmap__find(&p->tree, (void *)(uintptr_t)pid))
-		return;
-	/* Out of memory: its samples are left out, as if it were not the command's. */
-	hashmap__add(&p->tree, (void *)(uintptr_t)pid, (void *)(uintptr_t)pid);
+	struct member *m = members__find(ms, id);
+
+	return m && m->end == MEMBER_LIVE ? m : NULL;
 }
 
-static bool in_tree(const struct pipeline *p, pid_t pid)
+int pipeline__note_fork(struct pipeline *p, pid_t pid, pid_t ppid, pid_t tid, uint64_t time)
 {
-	return !p->tree_root || hashmap__find(&p->tree, (void *)(uintptr_t)pid);
+	struct member *m;
+
+	/* A thread of -L's number that is not the member: it exited unseen. */
+	if ((m = live(&p->tids, tid)))
+		member__end(&p->tids, m, time);
+	if (pid == ppid) {
+		/* A new thread: one more to exit before the process's number is free. */
+		if ((m = live(&p->tree, pid)))
+			member__thread_born(&p->tree, m, time);
+		if ((m = live(&p->pids, pid)))
+			member__thread_born(&p->pids, m, time);
+		return 0;
+	}
+	/* A new process: a member's number is taken, so the member is over (its exit unseen). */
+	if ((m = live(&p->pids, pid)))
+		member__end(&p->pids, m, time);
+	if (!p->tree_root)
+		return 0;
+	if (live(&p->tree, ppid))
+		return members__begin(&p->tree, pid, time, 1);
+	if ((m = live(&p->tree, pid)))
+		member__end(&p->tree, m, time);
+	return 0;
+}
+
+void pipeline__note_exit(struct pipeline *p, pid_t pid, pid_t tid, uint64_t time)
+{
+	struct member *m;
+
+	if ((m = live(&p->tree, pid)))
+		member__thread_exited(&p->tree, m, pid == tid, time);
+	if ((m = live(&p->pids, pid)))
+		member__thread_exited(&p->pids, m, pid == tid, time);
+	if ((m = live(&p->tids, tid)))
+		member__end(&p->tids, m, time);
+}
+
+void pipeline__forget_ended(struct pipeline *p, uint64_t grace)
+{
+	members__forget_ended(&p->tree, grace);
+	members__forget_ended(&p->pids, grace);
+	members__forget_ended(&p->tids, grace);
+}
+
+uint64_t pipeline__members_ended(const struct pipeline *p)
+{
+	return p->tree.ended + p->pids.ended + p->tids.ended;
 }
 
 bool pipeline__wants_pid(const struct pipeline *p, pid_t pid)
 {
-	if (!in_tree(p, pid))
+	if (p->tree_root && !members__find(&p->tree, pid))
 		return false;
 	if (p->cfg.nr_pids)
-		return in_list(p->cfg.pids, p->cfg.nr_pids, pid);
+		return members__find(&p->pids, pid) != NULL;
 	/* -L: the threads' process is not known up front; keep all. */
 	return true;
 }
@@ -95,11 +157,11 @@ bool pipeline__wants_thread(const struct pipeline *p, pid_t pid, pid_t tid)
 	/* bcc's idle filter: thread id 0 is the idle task on every CPU. */
 	if (tid == 0 && !c->include_idle)
 		return false;
-	if (c->nr_pids && !in_list(c->pids, c->nr_pids, pid))
+	if (c->nr_pids && !members__find(&p->pids, pid))
 		return false;
-	if (!in_tree(p, pid))
+	if (p->tree_root && !members__find(&p->tree, pid))
 		return false;
-	if (c->nr_tids && !in_list(c->tids, c->nr_tids, tid))
+	if (c->nr_tids && !members__find(&p->tids, tid))
 		return false;
 	if (c->skip_user_threads || c->skip_kernel_threads) {
 		bool kthread = tid && proctrack__is_kernel_thread(p->procs, pid);
@@ -108,6 +170,29 @@ bool pipeline__wants_thread(const struct pipeline *p, pid_t pid, pid_t tid)
 			return false;
 	}
 	return true;
+}
+
+/*
+ * Whether s was taken in the lifetimes of the members its filters name: a
+ * sample of a process that took a member's number after it ended is that
+ * process's, not the member's (issue 32). Times as image_of reads them.
+ */
+static bool in_lifetimes(const struct pipeline *p, const struct sample *s)
+{
+	uint64_t t0 = s->time, t1 = s->time_end ? s->time_end : s->time;
+	const struct member *m;
+
+	if (!t0 && !t1) {
+		t0 = p->window_start;
+		t1 = p->window_end;
+	}
+	if (p->tree_root && (!(m = members__find(&p->tree, s->pid)) || !member__covers(m, t0, t1)))
+		return false;
+	if (p->cfg.nr_pids &&
+	    (!(m = members__find(&p->pids, s->pid)) || !member__covers(m, t0, t1)))
+		return false;
+	return !p->cfg.nr_tids ||
+	       ((m = members__find(&p->tids, s->tid)) && member__covers(m, t0, t1));
 }
 
 static bool snapshot_wanted(pid_t pid, void *ctx)
@@ -320,6 +405,10 @@ int pipeline__count(struct pipeline *p, struct sample *s)
 	}
 	if ((unsigned int)s->kind >= NR_WEIGHT_KINDS)
 		return -EINVAL;
+	if (!in_lifetimes(p, s)) {
+		p->filtered++;
+		return 0;
+	}
 	s->nr_kernel = stack__depth(s->kernel_ips, s->nr_kernel);
 	if (s->kind == WEIGHT_OFFCPU_NS) {
 		unsigned int above = stack__frames_above(s->kernel_ips, s->nr_kernel,

@@ -11,6 +11,7 @@
 #include <stdbool.h>
 
 #include "core/agg/agg.h"
+#include "core/agg/members.h"
 #include "core/agg/sample.h"
 #include "core/proc/proctrack.h"
 
@@ -58,10 +59,12 @@ struct pipeline {
 	void *unwind_ctx;
 	/*
 	 * A launched command's process tree, where events are system-wide
-	 * (off-CPU time on sched_switch): its pid and every process forked in it.
+	 * (off-CPU time on sched_switch): its pid and every process forked in
+	 * it, each from its fork to its exit. The -p processes and -L threads
+	 * likewise: a pid taken by another process since is not theirs.
 	 */
 	pid_t tree_root;
-	struct hashmap tree;	/* pid -> pid, as keys stored in the pointer */
+	struct members tree, pids, tids;
 	/* Where samples without a time were taken (pipeline__set_window). */
 	uint64_t window_start, window_end;
 	uint64_t filtered;	/* samples dropped by the filters */
@@ -99,12 +102,37 @@ void pipeline__set_window(struct pipeline *p, uint64_t t0, uint64_t t1);
 
 /* Keep only the process tree of root (a launched command), as it forks. */
 int pipeline__set_tree(struct pipeline *p, pid_t root);
-/* pid forked from ppid: in the tree if ppid is. */
-void pipeline__note_fork(struct pipeline *p, pid_t pid, pid_t ppid);
+/*
+ * A fork record (side-band clock time): thread tid of pid, forked from ppid
+ * (thread ptid); pid == ppid for a new thread. A new process is in the tree
+ * if its parent is; one that takes the pid or tid of a member (of the tree,
+ * -p or -L) after it ended begins another lifetime, not the member's.
+ */
+int pipeline__note_fork(struct pipeline *p, pid_t pid, pid_t ppid, pid_t tid, uint64_t time);
+/* An exit record: thread tid of pid exited at time. A member ends with its last thread. */
+void pipeline__note_exit(struct pipeline *p, pid_t pid, pid_t tid, uint64_t time);
+/*
+ * Forget the members (tree, -p, -L) that ended more than grace before the
+ * newest record: their samples have all been read.
+ */
+void pipeline__forget_ended(struct pipeline *p, uint64_t grace);
+/*
+ * How many members (tree, -p, -L) have ended: a backend that sums time in
+ * the kernel by pid drains at a change, so that the sums of a member and
+ * of the process that takes its pid after it fall in different windows.
+ */
+uint64_t pipeline__members_ended(const struct pipeline *p);
 
-/* Whether samples of this process are wanted (for side-band bookkeeping). */
+/*
+ * Whether samples of this process may be wanted (for side-band bookkeeping;
+ * a member that ended still is, until forgotten: its late samples).
+ */
 bool pipeline__wants_pid(const struct pipeline *p, pid_t pid);
-/* Whether the filters (-p, -L, idle) keep a sample of this thread. */
+/*
+ * Whether the filters (-p, -L, idle) may keep a sample of this thread; the
+ * lifetimes of the members it names are checked by pipeline__count, with
+ * the sample's time.
+ */
 bool pipeline__wants_thread(const struct pipeline *p, pid_t pid, pid_t tid);
 
 /*

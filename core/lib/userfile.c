@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -57,18 +58,82 @@ int userfile__open(const char *path, bool nofollow, uint64_t max_size, uint64_t 
 	return open_checked(AT_FDCWD, path, nofollow, max_size, size);
 }
 
-int userfile__open_in(const char *dir, const char *name, uint64_t max_size, uint64_t *size)
+/*
+ * Whether a file (st) in a directory (dir) is the doing of root, of us, or
+ * of owner alone: owned by one of them and writable by no one else, in a
+ * directory whose entries no one else can replace (sticky: others may add
+ * their own, which they then own).
+ */
+static bool controlled_by(const struct stat *dir, const struct stat *st, uid_t owner)
+{
+	bool dir_ours = dir->st_uid == 0 || dir->st_uid == geteuid() || dir->st_uid == owner;
+	bool file_ours = st->st_uid == 0 || st->st_uid == geteuid() || st->st_uid == owner;
+
+	return dir_ours && file_ours && !(st->st_mode & (S_IWGRP | S_IWOTH)) &&
+	       (!(dir->st_mode & (S_IWGRP | S_IWOTH)) || (dir->st_mode & S_ISVTX));
+}
+
+/* The mount an fd's file is on, from /proc/self/fdinfo (Linux 3.15); -1 if not known. */
+static int mount_id(int fd)
+{
+	char path[64], line[128];
+	int id = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "mnt_id: %d", &id) == 1)
+			break;
+	fclose(f);
+	return id;
+}
+
+/* statx's "the root of a mount" (Linux 5.8), for older headers. */
+#ifndef STATX_ATTR_MOUNT_ROOT
+#define STATX_ATTR_MOUNT_ROOT 0x00002000
+#endif
+
+/*
+ * Whether the file open as fd was mounted at its name (a bind mount of a
+ * file from elsewhere, /proc included) rather than made in its directory
+ * dfd: statx says so (5.8), else the two are on different mounts (3.15),
+ * else on different devices.
+ */
+static bool mounted_there(int dfd, int fd)
+{
+	struct stat a, b;
+	int x, y;
+#ifdef STATX_TYPE	/* glibc 2.28 */
+	struct statx stx;
+
+	if (!statx(fd, "", AT_EMPTY_PATH, 0, &stx) &&
+	    (stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT))
+		return stx.stx_attributes & STATX_ATTR_MOUNT_ROOT;
+#endif
+	x = mount_id(fd);
+	y = mount_id(dfd);
+	if (x >= 0 && y >= 0)
+		return x != y;
+	return fstat(fd, &a) || fstat(dfd, &b) || a.st_dev != b.st_dev;
+}
+
+/*
+ * name under the directory open as dfd (taken), opened as userfile__open_in
+ * does, and by rules: -EPERM for a file they refuse.
+ */
+static int open_at(int dfd, const char *name, const struct userfile_rules *rules,
+		   uint64_t max_size, uint64_t *size)
 {
 	char comp[256];
-	int dfd, fd, err;
+	int fd, err;
 
-	dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0)
-		return -errno;
 	/* One component at a time: a symlink is followed only where nobody else could put it. */
 	for (;;) {
 		size_t len = strcspn(name, "/");
-		struct stat st;
+		struct stat st, fst;
 		bool shared;
 
 		if (!len || len >= sizeof(comp)) {
@@ -84,6 +149,13 @@ int userfile__open_in(const char *dir, const char *name, uint64_t max_size, uint
 		shared = userfile__dir_shared(st.st_mode, st.st_uid);
 		if (!name[len]) {
 			fd = open_checked(dfd, comp, shared, max_size, size);
+			if (fd >= 0 && rules &&
+			    ((rules->owner &&
+			      (fstat(fd, &fst) || !controlled_by(&st, &fst, *rules->owner))) ||
+			     (rules->no_mounts && mounted_there(dfd, fd)))) {
+				close(fd);
+				fd = -EPERM;
+			}
 			close(dfd);
 			return fd;
 		}
@@ -101,6 +173,37 @@ int userfile__open_in(const char *dir, const char *name, uint64_t max_size, uint
 err_out:
 	close(dfd);
 	return err;
+}
+
+static int open_in(const char *dir, const char *name, const struct userfile_rules *rules,
+		   uint64_t max_size, uint64_t *size)
+{
+	int dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+	if (dfd < 0)
+		return -errno;
+	return open_at(dfd, name, rules, max_size, size);
+}
+
+int userfile__open_in(const char *dir, const char *name, uint64_t max_size, uint64_t *size)
+{
+	return open_in(dir, name, NULL, max_size, size);
+}
+
+int userfile__open_owned(const char *dir, const char *name, uid_t owner, uint64_t max_size,
+			 uint64_t *size)
+{
+	return open_in(dir, name, &(struct userfile_rules){ .owner = &owner }, max_size, size);
+}
+
+int userfile__open_at(int dirfd, const char *name, const struct userfile_rules *rules,
+		      uint64_t max_size, uint64_t *size)
+{
+	int dfd = fcntl(dirfd, F_DUPFD_CLOEXEC, 0);
+
+	if (dfd < 0)
+		return -errno;
+	return open_at(dfd, name, rules, max_size, size);
 }
 
 int64_t userfile__read(int fd, uint64_t len, void (*fn)(const void *buf, size_t n, void *ctx),

@@ -31,6 +31,35 @@ int userfile__open(const char *path, bool nofollow, uint64_t max_size, uint64_t 
  */
 int userfile__open_in(const char *dir, const char *name, uint64_t max_size, uint64_t *size);
 
+/*
+ * The same for a file whose contents are trusted for another's (a debug
+ * file for a binary of owner): only one that root, we or owner made and
+ * alone can change, in a directory where no one else can put it in its
+ * place (a sticky one, as /tmp, lets others add files, owned by them).
+ * -EPERM for one in a place others control.
+ */
+int userfile__open_owned(const char *dir, const char *name, uid_t owner, uint64_t max_size,
+			 uint64_t *size);
+
+/* What a file opened by userfile__open_at must also be. */
+struct userfile_rules {
+	/* Only one that root, we or *owner control (as userfile__open_owned). */
+	const uid_t *owner;
+	/*
+	 * Nothing mounted at the name: a file bind-mounted there from elsewhere
+	 * (a user's mount namespace can put a root-owned /proc file anywhere)
+	 * is not the directory's file.
+	 */
+	bool no_mounts;
+};
+
+/*
+ * userfile__open_in under the directory open as dirfd (not taken), with
+ * rules (NULL: none): -EPERM for a file they refuse.
+ */
+int userfile__open_at(int dirfd, const char *name, const struct userfile_rules *rules,
+		      uint64_t max_size, uint64_t *size);
+
 /* Whether a directory with these attributes lets others plant files in it. */
 bool userfile__dir_shared(mode_t mode, uid_t owner);
 

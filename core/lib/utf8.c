@@ -50,3 +50,12 @@ size_t utf8__boundary(const char *s, size_t n)
 	}
 	return i;
 }
+
+size_t utf8__control_len(const unsigned char *s, size_t n)
+{
+	if (!n)
+		return 0;
+	if (s[0] < 0x20 || s[0] == 0x7f)
+		return 1;
+	return n >= 2 && s[0] == 0xc2 && s[1] >= 0x80 && s[1] <= 0x9f ? 2 : 0;
+}

@@ -19,4 +19,13 @@ size_t utf8__seq_len(const unsigned char *s, size_t n);
 /* The largest length <= n that does not end inside a sequence of s. */
 size_t utf8__boundary(const char *s, size_t n);
 
+/*
+ * Length of the control character at s (at most n bytes), or 0: 1 for a C0
+ * control or DEL, 2 for a C1 control (U+0080-U+009F, 0xc2 0x80-0x9f in
+ * UTF-8). A terminal acts on either (U+009B is CSI, U+009D OSC), so text
+ * from others shows them escaped. Stray bytes 0x80-0x9f, not UTF-8, are
+ * not controls to a UTF-8 terminal.
+ */
+size_t utf8__control_len(const unsigned char *s, size_t n);
+
 #endif

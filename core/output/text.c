@@ -8,6 +8,7 @@
 
 #include "core/lib/hashmap.h"
 #include "core/lib/interrupt.h"
+#include "core/lib/utf8.h"
 
 void text__frame(struct strbuf *sb, const struct profile_frame *f, const struct writer_opts *o,
 		 enum text_escape esc)
@@ -46,16 +47,22 @@ void text__frame(struct strbuf *sb, const struct profile_frame *f, const struct 
 
 void text__escaped(struct strbuf *sb, const char *s, size_t len, enum text_escape esc)
 {
+	const unsigned char *u = (const unsigned char *)s;
 	size_t from = 0;
 
-	for (size_t i = 0; i < len; i++) {
-		unsigned char c = (unsigned char)s[i];
+	for (size_t i = 0; i < len;) {
+		size_t n = utf8__control_len(u + i, len - i);
 
-		if (c >= 0x20 && c != 0x7f && (c != ';' || esc == ESCAPE_CONTROLS))
+		if (!n && (u[i] != ';' || esc == ESCAPE_CONTROLS)) {
+			i++;
 			continue;
+		}
 		strbuf__putn(sb, s + from, i - from);
-		strbuf__printf(sb, "\\x%02x", c);
-		from = i + 1;
+		/* A C1 control shows as its two bytes, as the SVG writer shows it. */
+		for (size_t k = 0; k < (n ? n : 1); k++)
+			strbuf__printf(sb, "\\x%02x", u[i + k]);
+		i += n ? n : 1;
+		from = i;
 	}
 	strbuf__putn(sb, s + from, len - from);
 }

@@ -16,9 +16,10 @@
 #include "core/output/writer.h"
 
 /*
- * Names come from files and processes anyone controls: a control character
- * (a newline is a fake line) or, in folded stacks and flame graphs, a ';'
- * (a fake frame) is written as \xNN.
+ * Names come from files and processes anyone controls: a control character,
+ * C0 or C1 (a newline is a fake line; ESC and U+009B CSI drive the
+ * terminal the report is read on) or, in folded stacks and flame graphs, a
+ * ';' (a fake frame) is written as \xNN, each of its bytes.
  */
 enum text_escape {
 	ESCAPE_CONTROLS,		/* multi-line text */

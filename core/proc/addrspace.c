@@ -13,10 +13,12 @@
 #include <string.h>
 #include <sys/sysmacros.h>
 
-/* Paths of a tracker's spaces are in its pool; a space made elsewhere owns them. */
+/* Paths of a tracker's spaces are held in its pool; a space made elsewhere owns them. */
 static void mapping_free(const struct addr_space *as, struct mapping *m)
 {
-	if (!as->files)
+	if (as->files)
+		file_table__unpool_path(as->files, m->path);
+	else
 		free(m->path);
 	m->path = NULL;
 }
@@ -88,11 +90,13 @@ static int own_maps(struct addr_space *as, size_t more)
 	if (need > cap)
 		cap = need < 16 ? 16 : need + need / 2;
 	if (shared) {
-		/* Paths are the pool's: copying the array copies the mappings. */
+		/* Paths are the pool's: copying the array copies the mappings, each a hold more. */
 		maps = malloc(cap * sizeof(*maps));
 		if (!maps)
 			return -ENOMEM;
 		memcpy(maps, as->maps, as->nr_maps * sizeof(*maps));
+		for (size_t i = 0; i < as->nr_maps; i++)
+			file_table__pool_path(as->files, maps[i].path);
 		--*as->maps_refs;
 		as->maps_refs = NULL;
 	} else {

@@ -7,16 +7,20 @@
 #include "core/proc/proctrack_internal.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <linux/magic.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "core/lib/clock.h"
+#include "core/lib/pidstart.h"
 #include "core/lib/userfile.h"
 #include "core/proc/buildid.h"
 
@@ -62,12 +66,27 @@ struct expect {
  * file, and the path is the one the mapping process saw: in a mount
  * namespace of their own (unshare -Urm) any user can mount their file over
  * /usr/bin/foo and run it. So only a file that no user but root can have
- * written stands for a path: owned by root and writable by no one else.
+ * written stands for a path: owned by root and writable by no one else,
+ * and the one that path names in the profiler's own mount namespace, on a
+ * real filesystem (a user's not-dumpable process has root-owned /proc
+ * files of contents the user chose, and their namespace can mount one at
+ * any path: issue 32).
  */
 struct bid_entry {
 	const char *path;	/* the tracker's pooled copy: compared as a pointer */
 	struct build_id bid;
 	struct open_file *f;
+};
+
+/*
+ * A path of the pool, with the number of mappings (and build-id entries)
+ * that name it: the last one gone frees it, so that the paths of an
+ * exited process go with its images (issue 32: 200,000 long paths mapped
+ * once each were held for the rest of the run).
+ */
+struct pooled_path {
+	size_t refs;
+	char path[];	/* the key */
 };
 
 static uint64_t file_hash(const void *key)
@@ -156,19 +175,41 @@ void file_table__fini(struct file_table *ft)
 	hashmap__clear(&ft->paths);
 }
 
-/* path in ft's pool (added if new), or NULL when out of memory. */
 char *file_table__pool_path(struct file_table *ft, const char *path)
 {
-	char *copy = hashmap__find(&ft->paths, path);
+	struct pooled_path *pp = hashmap__find(&ft->paths, path);
+	size_t len;
 
-	if (copy)
-		return copy;
-	copy = strdup(path);
-	if (copy && hashmap__add(&ft->paths, copy, copy)) {
-		free(copy);
-		copy = NULL;
+	if (pp) {
+		pp->refs++;
+		return pp->path;
 	}
-	return copy;
+	len = strlen(path) + 1;
+	pp = malloc(sizeof(*pp) + len);
+	if (!pp)
+		return NULL;
+	pp->refs = 1;
+	memcpy(pp->path, path, len);
+	if (hashmap__add(&ft->paths, pp->path, pp)) {
+		free(pp);
+		return NULL;
+	}
+	return pp->path;
+}
+
+void file_table__unpool_path(struct file_table *ft, const char *path)
+{
+	struct pooled_path *pp = path ? hashmap__find(&ft->paths, path) : NULL;
+
+	if (!pp || pp->path != path || --pp->refs)
+		return;
+	hashmap__remove(&ft->paths, pp->path);
+	free(pp);
+}
+
+size_t file_table__pooled_paths(const struct file_table *ft)
+{
+	return ft->paths.size;
 }
 
 static struct open_file *find_file(const struct file_table *ft, const struct mapping *m)
@@ -222,6 +263,39 @@ static int open_matching(const char *path, const struct mapping *m, const struct
 		close(fd);
 		return -1;	/* replaced since: better unknown than wrong */
 	}
+	return fd;
+}
+
+/*
+ * The file of m through /proc/PID: the very file the process maps (deleted
+ * or not: no check of times needed), else its path under the process's
+ * root (containers). Only while the process there is the one that mapped
+ * it, begun by the record's time (began_ns, wall clock; 0: now): one that
+ * took the pid since, in a mount namespace of its own, can put any file at
+ * that path (issue 32). Each look through one /proc/PID descriptor, so
+ * that a process that takes the pid meanwhile is not looked into either.
+ */
+static int open_in_process(pid_t pid, int64_t began_ns, const struct mapping *m,
+			   const struct expect *very, const struct expect *bound, struct stat *st)
+{
+	char path[4200];
+	int pfd, fd = -1;
+
+	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
+	pfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (pfd < 0)
+		return -1;
+	if (pidstart__began_by(pfd, began_ns)) {
+		/* The magic link of pfd: lookups below it fail once its process is gone. */
+		snprintf(path, sizeof(path), "/proc/self/fd/%d/map_files/%" PRIx64 "-%" PRIx64, pfd,
+			 m->start, m->end);
+		fd = open_matching(path, m, very, st);
+		if (fd < 0) {
+			snprintf(path, sizeof(path), "/proc/self/fd/%d/root%s", pfd, m->path);
+			fd = open_matching(path, m, bound, st);
+		}
+	}
+	close(pfd);
 	return fd;
 }
 
@@ -281,7 +355,8 @@ bool file_table__identity(const struct file_table *ft, const struct mapping *m,
 static bool known_by_build_id(struct file_table *ft, struct mapping *m,
 			      const struct build_id *bid)
 {
-	struct bid_entry key = { .path = hashmap__find(&ft->paths, m->path), .bid = *bid }, *e;
+	struct pooled_path *pp = hashmap__find(&ft->paths, m->path);
+	struct bid_entry key = { .path = pp ? pp->path : NULL, .bid = *bid }, *e;
 
 	e = key.path ? hashmap__find(&ft->by_build_id, &key) : NULL;
 	if (!e || e->f->fd < 0 || e->f->conflict)
@@ -292,16 +367,35 @@ static bool known_by_build_id(struct file_table *ft, struct mapping *m,
 }
 
 /*
- * Remember f, kept open (st: its fstat), as the file at path with build-id
- * bid, if it is root's alone (see struct bid_entry).
+ * Whether the file open as fd (st: its fstat) is the one at path here, in
+ * the profiler's mount namespace, and a file of a real filesystem: a file
+ * found through the mapping process (its namespace, its root) may be one
+ * it mounted there, and a root-owned /proc file (a not-dumpable process's
+ * cmdline, contents its owner chose) is no binary (issue 32).
+ */
+static bool is_the_file_at(int fd, const char *path, const struct stat *st)
+{
+	struct statfs sfs;
+	struct stat here;
+
+	if (fstatfs(fd, &sfs) || sfs.f_type == PROC_SUPER_MAGIC || sfs.f_type == SYSFS_MAGIC)
+		return false;
+	return !stat(path, &here) && here.st_dev == st->st_dev && here.st_ino == st->st_ino;
+}
+
+/*
+ * Remember f, kept open as fd (st: its fstat), as the file at path with
+ * build-id bid, if it is root's alone and that path's here (see struct
+ * bid_entry).
  */
 static void remember_build_id(struct file_table *ft, const char *path,
-			      const struct build_id *bid, struct open_file *f,
+			      const struct build_id *bid, struct open_file *f, int fd,
 			      const struct stat *st)
 {
 	struct bid_entry *e;
 
-	if (st->st_uid != 0 || (st->st_mode & (S_IWGRP | S_IWOTH)))
+	if (st->st_uid != 0 || (st->st_mode & (S_IWGRP | S_IWOTH)) ||
+	    !is_the_file_at(fd, path, st))
 		return;		/* each record of it looks again */
 	e = calloc(1, sizeof(*e));
 	if (!e)
@@ -310,8 +404,10 @@ static void remember_build_id(struct file_table *ft, const char *path,
 	e->bid = *bid;
 	e->f = f;
 	/* Not remembered when out of memory (or known): the next record looks again. */
-	if (!e->path || hashmap__find(&ft->by_build_id, e) || hashmap__add(&ft->by_build_id, e, e))
-		free(e);
+	if (e->path && !hashmap__find(&ft->by_build_id, e) && !hashmap__add(&ft->by_build_id, e, e))
+		return;
+	file_table__unpool_path(ft, e->path);
+	free(e);
 }
 
 /*
@@ -332,7 +428,6 @@ void proctrack__open_binary(struct proctrack *pt, pid_t pid, struct mapping *m,
 				.bid = rec };
 	struct expect very = { .bid = rec };
 	struct open_file *f;
-	char path[4200];
 	struct stat st;
 	int fd = -1;
 
@@ -352,16 +447,8 @@ void proctrack__open_binary(struct proctrack *pt, pid_t pid, struct mapping *m,
 			f->conflict = true;
 		return;
 	}
-	if (pid > 0) {
-		/* The very file the process maps, deleted or not: no check of times needed. */
-		snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)pid,
-			 m->start, m->end);
-		fd = open_matching(path, m, &very, &st);
-		if (fd < 0) {
-			snprintf(path, sizeof(path), "/proc/%d/root%s", (int)pid, m->path);
-			fd = open_matching(path, m, &bound, &st);
-		}
-	}
+	if (pid > 0)
+		fd = open_in_process(pid, pt->record_wall_ns, m, &very, &bound, &st);
 	if (fd < 0 && !f)
 		fd = open_matching(m->path, m, &bound, &st);
 	if (!m->ino) {
@@ -376,7 +463,7 @@ void proctrack__open_binary(struct proctrack *pt, pid_t pid, struct mapping *m,
 			if (!f->bid_known || !build_id__equal(&f->bid, rec))
 				f->conflict = true;
 			else
-				remember_build_id(&pt->files, m->path, rec, f, &st);
+				remember_build_id(&pt->files, m->path, rec, f, f->fd, &st);
 			return;
 		}
 	}
@@ -421,7 +508,7 @@ void proctrack__open_binary(struct proctrack *pt, pid_t pid, struct mapping *m,
 		f->fd = fd;
 		pt->files.nr_open++;
 		if (rec)
-			remember_build_id(&pt->files, m->path, rec, f, &st);
+			remember_build_id(&pt->files, m->path, rec, f, fd, &st);
 	} else if (fd >= 0) {
 		close(fd);	/* out of fds: fewer names later, never wrong ones */
 	}

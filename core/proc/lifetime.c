@@ -61,6 +61,7 @@ struct addr_space *proctrack__addr_space(struct proctrack *pt, pid_t pid)
 	struct proc *p = proctrack__find_proc(pt, pid);
 	struct addr_space *as;
 	char path[64];
+	int64_t began;
 
 	if (p)
 		return p->as;
@@ -76,7 +77,12 @@ struct addr_space *proctrack__addr_space(struct proctrack *pt, pid_t pid)
 	if (pid > 0) {
 		snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
 		addr_space__load_maps_file(as, path);
-		procfs__read_comm(pid, pid, as->comm, sizeof(as->comm));
+		/*
+		 * The main thread's comm kept now, dated: read at a later drain it
+		 * may be of a process that took the pid since (issue 32).
+		 */
+		if (procfs__read_comm(pid, pid, as->comm, sizeof(as->comm), &began))
+			proctrack__keep_read_comm(pt, pid, as->comm, began);
 		as->uid = procfs__read_uid(pid);
 		for (size_t i = 0; i < as->nr_maps; i++)
 			proctrack__open_binary(pt, pid, &as->maps[i], NULL);
@@ -230,8 +236,9 @@ unsigned int proctrack__images(struct proctrack *pt, pid_t pid, uint64_t t0, uin
 int proctrack__read_image_start(struct proctrack *pt, pid_t pid, uint64_t time)
 {
 	char comm[TASK_COMM_LEN] = "";
+	int64_t began;
 
-	procfs__read_comm(pid, pid, comm, sizeof(comm));
+	procfs__read_comm(pid, pid, comm, sizeof(comm), &began);
 	return proctrack__exec(pt, pid, comm, time);
 }
 

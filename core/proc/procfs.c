@@ -5,6 +5,8 @@
  */
 #include "core/proc/proctrack_internal.h"
 
+#include "core/lib/pidstart.h"
+
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
@@ -47,21 +49,33 @@ uid_t procfs__read_uid(pid_t pid)
 	return st.uid;
 }
 
-bool procfs__read_comm(pid_t pid, pid_t tid, char *buf, size_t len)
+bool procfs__read_comm(pid_t pid, pid_t tid, char *buf, size_t len, int64_t *began_wall_ns)
 {
 	char path[96];
-	FILE *f;
-	bool ok;
+	ssize_t n = -1;
+	int dirfd, fd;
 
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)pid, (int)tid);
-	f = fopen(path, "re");
-	if (!f)
+	*began_wall_ns = 0;
+	if (len < 2)
 		return false;
-	ok = fgets(buf, len, f) != NULL;
-	fclose(f);
-	if (ok)
-		buf[strcspn(buf, "\n")] = '\0';
-	return ok;
+	/* One directory for both: the comm and the start are of one thread. */
+	snprintf(path, sizeof(path), "/proc/%d/task/%d", (int)pid, (int)tid);
+	dirfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dirfd < 0)
+		return false;
+	fd = openat(dirfd, "comm", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		n = read(fd, buf, len - 1);
+		close(fd);
+	}
+	if (n > 0)
+		*began_wall_ns = pidstart__wall_ns(dirfd);
+	close(dirfd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	return true;
 }
 
 /* PF_KTHREAD of include/linux/sched.h, in the flags field of /proc/PID/stat. */

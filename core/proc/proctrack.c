@@ -75,6 +75,7 @@ void proctrack__counts(const struct proctrack *pt, struct proctrack_counts *out)
 	out->procs = pt->procs.size;
 	out->comms = pt->comms.size;
 	out->kinds = pt->kinds.size;
+	out->paths = file_table__pooled_paths(&pt->files);
 	out->retiring = retire_queue__len(&pt->retiring);
 }
 

@@ -169,6 +169,7 @@ size_t proctrack__free_released(struct proctrack *pt,
  */
 struct proctrack_counts {
 	size_t procs, comms, kinds;	/* entries held now */
+	size_t paths;			/* mapping paths pooled now (those of images not freed) */
 	size_t retiring;		/* exits and freed images waiting for their grace */
 	size_t forgotten_threads;	/* comms dropped */
 	size_t forgotten_pids;		/* pid entries dropped */
@@ -185,6 +186,18 @@ bool proctrack__is_kernel_thread(struct proctrack *pt, pid_t pid);
 
 /* Thread comm: cached, else /proc/PID/task/TID/comm, else ":TID". */
 const char *proctrack__comm(struct proctrack *pt, pid_t pid, pid_t tid);
+/*
+ * The same for a sample of tid at time (the records' clock; 0: not known):
+ * a comm read from /proc is of the thread there when it was read, and is
+ * not this sample's if that thread began after time (another process took
+ * the number since, issue 32): ":TID" then, until the next call.
+ */
+const char *proctrack__comm_at(struct proctrack *pt, pid_t pid, pid_t tid, uint64_t time);
+/*
+ * What to add to a record's time for the wall clock, where records are on
+ * CLOCK_MONOTONIC (use_clockid); 0 where they are not: comms are not dated.
+ */
+void proctrack__set_clock_to_wall(struct proctrack *pt, int64_t offset);
 int proctrack__set_comm(struct proctrack *pt, pid_t tid, const char *comm);
 /* A new thread tid inherits ptid's comm. */
 int proctrack__inherit_comm(struct proctrack *pt, pid_t tid, pid_t ppid, pid_t ptid);

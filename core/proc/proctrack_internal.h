@@ -26,6 +26,7 @@ struct thread_comm {
 	pid_t tid;
 	char comm[TASK_COMM_LEN];
 	uint64_t seq;		/* the tracker's comm counter when set: dates it against an exit */
+	int64_t began_wall_ns;	/* read from /proc: when the thread read began (0: not known) */
 };
 
 struct file_table {
@@ -34,8 +35,8 @@ struct file_table {
 	unsigned int max_open;
 	/*
 	 * The paths of the tracker's mappings, each kept once (string ->
-	 * itself): a mapping costs its 56 bytes, not its path again, and
-	 * address spaces can share their arrays.
+	 * struct pooled_path, counted): a mapping costs its 56 bytes, not its
+	 * path again, and address spaces can share their arrays.
 	 */
 	struct hashmap paths;
 	struct hashmap by_build_id;	/* bid_entry -> itself */
@@ -70,6 +71,8 @@ struct proctrack {
 	uint64_t forgot_until;
 	struct proctrack_counts counts;
 	int64_t record_wall_ns;		/* of the record being applied; 0: now */
+	int64_t clock_to_wall_ns;	/* record time to wall clock (0: not known) */
+	char comm_unknown[TASK_COMM_LEN];	/* proctrack__comm_at's placeholder */
 	unsigned int next_id;
 };
 
@@ -90,8 +93,14 @@ bool addr_space__maps_other(const struct addr_space *cur, const struct mapping *
 /* files.c */
 void file_table__init(struct file_table *ft);
 void file_table__fini(struct file_table *ft);
-/* path in ft's pool (added if new), or NULL when out of memory. */
+/*
+ * path in ft's pool (added if new), held once more, or NULL when out of
+ * memory; each hold is let go by file_table__unpool_path.
+ */
 char *file_table__pool_path(struct file_table *ft, const char *path);
+/* Let go of a hold on pooled path (as file_table__pool_path returned it): the last frees it. */
+void file_table__unpool_path(struct file_table *ft, const char *path);
+size_t file_table__pooled_paths(const struct file_table *ft);
 /*
  * Open the binary of m now, while pid may still be alive, and learn what
  * identifies it (rec: the build-id of an mmap record of 5.12+, or NULL).
@@ -110,7 +119,7 @@ struct proc_status {
 void procfs__read_status(pid_t pid, struct proc_status *st);
 /* The real uid of a running process (/proc/PID/status), or (uid_t)-1. */
 uid_t procfs__read_uid(pid_t pid);
-bool procfs__read_comm(pid_t pid, pid_t tid, char *buf, size_t len);
+bool procfs__read_comm(pid_t pid, pid_t tid, char *buf, size_t len, int64_t *began_wall_ns);
 enum { KIND_USER = 1, KIND_KERNEL };
 /* Whether pid is a kernel thread, from /proc/PID/stat; a process gone is taken for a user one. */
 int procfs__read_kind(pid_t pid);
@@ -126,5 +135,11 @@ int image_list__push(struct addr_space ***list, size_t *nr, size_t *cap, struct 
 
 /* comm.c */
 struct thread_comm *proctrack__find_comm(struct proctrack *pt, pid_t tid);
+/*
+ * tid's comm as /proc gave it when its process was first seen (began: when
+ * that thread began), kept unless one is known: the name of its samples
+ * from then on, whoever has the tid when they are read. 0 or -ENOMEM.
+ */
+int proctrack__keep_read_comm(struct proctrack *pt, pid_t tid, const char *comm, int64_t began);
 
 #endif

@@ -63,6 +63,8 @@ static bool release_ended(struct run *r)
 		return true;
 	if (!resolver__caught_up(r->resolver, &r->pipeline.agg))
 		return false;
+	/* Members ended a grace ago: no sample of theirs is still to come. */
+	pipeline__forget_ended(&r->pipeline, SETTLE_GRACE_NS);
 	if (proctrack__settle(pt, SETTLE_GRACE_NS) && resolver__finish_settled(r->resolver,
 									   &r->pipeline.agg)) {
 		r->released_images += proctrack__release_settled(pt);

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <libgen.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -95,7 +96,8 @@ static int open_anonymous(struct outfile *o, const char *dir)
 	if (geteuid() != 0 && access("/proc/self/fd", X_OK))
 		return -ENOENT;
 	/* The mode with the umask, as any file the user creates. */
-	fd = open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0666);
+	/* Readable too: a report that cannot be put at its name is copied elsewhere. */
+	fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0666);
 	if (fd < 0)
 		return -errno;
 	o->f = fdopen(fd, "w");
@@ -251,8 +253,142 @@ static int link_into_place(struct outfile *o, struct errmsg *err)
 	return ret;
 }
 
+/*
+ * The named temporary file at o->path: moved there if nothing is (never over
+ * a file that appeared meanwhile, where the kernel can tell), else over our
+ * own regular file, on the terms of --output's check.
+ */
+static int rename_into_place(struct outfile *o, struct errmsg *err)
+{
+	bool in_place;
+	int ret;
+
+#ifdef RENAME_NOREPLACE
+	if (!renameat2(AT_FDCWD, o->tmp_path, AT_FDCWD, o->path, RENAME_NOREPLACE))
+		return 0;
+	if (errno != EEXIST && errno != EINVAL && errno != ENOSYS)
+		return -errno;
+#endif
+	ret = check_existing(o->path, &in_place, err);
+	if (!ret && in_place) {
+		errmsg__set(err, "argument --output: %s became a device; not replacing it",
+			    o->path);
+		ret = -EEXIST;
+	}
+	if (!ret && rename(o->tmp_path, o->path))
+		ret = -errno;
+	return ret;
+}
+
+/* A name beside path that nothing has: "path.XXXXXX" (random), for link() to take. */
+static int fresh_name(const char *path, unsigned int attempt, char **out)
+{
+	unsigned char r[4] = { 0 };
+
+	if (getentropy(r, sizeof(r)))
+		r[0] = (unsigned char)attempt;	/* no entropy: the attempts still differ */
+	if (asprintf(out, "%s.%02x%02x%02x%02x", path, r[0], r[1], r[2],
+		     (r[3] + attempt) & 0xff) < 0) {
+		*out = NULL;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* The finished report given the name beside o->path that *where gets. */
+static int save_beside(struct outfile *o, char **where)
+{
+	int ret = -EEXIST;
+
+	for (unsigned int i = 0; i < 100 && ret == -EEXIST; i++) {
+		char *name;
+
+		ret = fresh_name(o->path, i, &name);
+		if (ret)
+			break;
+		if (o->anonymous)
+			ret = link_fd(fileno(o->f), name);
+		else
+			ret = link(o->tmp_path, name) ? -errno : 0;
+		if (ret)
+			free(name);
+		else
+			*where = name;
+	}
+	return ret;
+}
+
+/* The finished report, open at fd, copied to out; 0 or -errno. */
+static int copy_report(int fd, int out)
+{
+	char buf[65536];
+	off_t off = 0;
+
+	for (;;) {
+		ssize_t n = pread(fd, buf, sizeof(buf), off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return 0;
+		off += n;
+		for (ssize_t done = 0; done < n;) {
+			ssize_t w = write(out, buf + done, (size_t)(n - done));
+
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w < 0)
+				return -errno;
+			done += w;
+		}
+	}
+}
+
+/*
+ * Where the finished report goes when its name is taken or its directory
+ * refuses it: never lost (issue 32; before, a user who made the name in a
+ * sticky directory mid-run had root's report thrown away). Beside the name
+ * under a fresh one; else standard output, unless a terminal takes it
+ * (pprof is binary); else a fresh file in $TMPDIR. *where says which.
+ */
+static int save_elsewhere(struct outfile *o, char **where)
+{
+	const char *tmpdir = getenv("TMPDIR");
+	char *name = NULL;
+	int fd, ret;
+
+	*where = NULL;
+	if (!save_beside(o, where))
+		return 0;
+	if (!isatty(STDOUT_FILENO)) {
+		fflush(stdout);
+		ret = copy_report(fileno(o->f), STDOUT_FILENO);
+		if (!ret)
+			*where = strdup("standard output");
+		return ret ? ret : *where ? 0 : -ENOMEM;
+	}
+	if (asprintf(&name, "%s/profile-report.XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp") < 0)
+		return -ENOMEM;
+	fd = mkostemp(name, O_CLOEXEC);
+	ret = fd < 0 ? -errno : copy_report(fileno(o->f), fd);
+	if (fd >= 0 && close(fd) && !ret)
+		ret = -errno;
+	if (ret) {
+		if (fd >= 0)
+			unlink(name);
+		free(name);
+		return ret;
+	}
+	*where = name;
+	return 0;
+}
+
 int outfile__commit(struct outfile *o, struct errmsg *err)
 {
+	bool written = false;
+	char *where = NULL;
 	int ret = 0;
 
 	if (!o->f)
@@ -261,20 +397,31 @@ int outfile__commit(struct outfile *o, struct errmsg *err)
 		err->text[0] = '\0';
 	if (fflush(o->f) == EOF || ferror(o->f))
 		ret = -(errno ? errno : EIO);
+	written = !ret;
 	if (!ret && o->anonymous)
 		ret = link_into_place(o, err);
+	else if (!ret && o->tmp_path)
+		ret = rename_into_place(o, err);
+	if (ret && err && !err->text[0])
+		errmsg__set(err, "writing %s: %s", o->path ? o->path : "the report",
+			    strerror(-ret));
+	/* Whole but not at its name: somewhere else, and the error says where. */
+	if (ret && written && o->path && (o->anonymous || o->tmp_path) &&
+	    !save_elsewhere(o, &where)) {
+		size_t len = err ? strlen(err->text) : 0;
+
+		if (err)
+			snprintf(err->text + len, sizeof(err->text) - len,
+				 "; the report is %s%s instead", strcmp(where, "standard output") ?
+				 "at " : "on ", where);
+		free(where);
+	}
 	if (o->f != stdout && fclose(o->f) && !ret)
 		ret = -(errno ? errno : EIO);
 	o->f = NULL;
-	if (!ret && o->tmp_path && rename(o->tmp_path, o->path))
-		ret = -errno;
-	if (ret) {
-		if (err && !err->text[0])
-			errmsg__set(err, "writing %s: %s", o->path ? o->path : "the report",
-				    strerror(-ret));
-		if (o->tmp_path)
-			unlink(o->tmp_path);
-	}
+	/* A named temporary file left is removed (linked beside, or copied). */
+	if (ret && o->tmp_path)
+		unlink(o->tmp_path);
 	free(o->tmp_path);
 	free(o->path);
 	o->tmp_path = o->path = NULL;

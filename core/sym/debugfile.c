@@ -141,7 +141,8 @@ static bool read_debuglink(Elf *elf, const char **name, uint32_t *crc)
  * in .debug/ there, under the debug root; its CRC checked. Returns an open
  * fd and its path in out, or -ENOENT.
  */
-static int find_debuglink(Elf *elf, int self_fd, const char *path, char *out, size_t out_len)
+static int find_debuglink(Elf *elf, int self_fd, uid_t owner, const char *path, char *out,
+			  size_t out_len)
 {
 	char dir[PATH_MAX], rel[PATH_MAX];
 	const char *name, *slash;
@@ -173,7 +174,8 @@ static int find_debuglink(Elf *elf, int self_fd, const char *path, char *out, si
 		if (n >= (int)sizeof(rel) ||
 		    snprintf(out, out_len, "%s/%s", base, rel) >= (int)out_len)
 			continue;
-		fd = userfile__open_in(base, rel[0] == '/' ? rel + 1 : rel, USERFILE_MAX_SIZE, &size);
+		fd = userfile__open_owned(base, rel[0] == '/' ? rel + 1 : rel, owner,
+					  USERFILE_MAX_SIZE, &size);
 		if (fd < 0)
 			continue;
 		if (!same_file(fd, self_fd) && crc_matches(fd, size, crc))
@@ -237,13 +239,29 @@ static bool build_id_matches(const struct elf_file *dh, const char *hex)
 }
 
 /*
+ * Who may give the binary open as fd its debug files: its owner (and root).
+ * A binary that cannot be stat'ed has only root's.
+ */
+static uid_t binary_owner(int fd)
+{
+	struct stat st;
+
+	return fd >= 0 && !fstat(fd, &st) ? st.st_uid : 0;
+}
+
+/*
  * The build-id names the file exactly, the debuglink by name and CRC; a
  * binary with a build-id takes only a debug file with the same one, found
- * either way (a CRC is four bytes anyone can make match).
+ * either way (a CRC is four bytes anyone can make match). Both are
+ * copied as easily into a file of one's own: a debug file is taken only
+ * from a place that the binary's owner or root controls (issue 32: a
+ * .debug/ made by another user in a sticky directory such as /tmp, beside
+ * a root binary, named every frame of it).
  */
 int elf_file__open_debug(Elf *elf, int self_fd, const char *hex, const char *path, char *out,
 			 size_t len, enum elf_sym_source *src, struct elf_file *dh)
 {
+	uid_t owner = binary_owner(self_fd);
 	bool other_build = false;
 	char rel[160];
 	uint64_t size;
@@ -253,7 +271,7 @@ int elf_file__open_debug(Elf *elf, int self_fd, const char *hex, const char *pat
 	    snprintf(rel, sizeof(rel), ".build-id/%.2s/%s.debug", hex, hex + 2) <
 		    (int)sizeof(rel) &&
 	    snprintf(out, len, "%s/%s", debug_root, rel) < (int)len) {
-		fd = userfile__open_in(debug_root, rel, USERFILE_MAX_SIZE, &size);
+		fd = userfile__open_owned(debug_root, rel, owner, USERFILE_MAX_SIZE, &size);
 		if (fd >= 0 && !elf_file__open_fd(fd, dh)) {
 			if (build_id_matches(dh, hex)) {
 				*src = ELF_SYM_DEBUG_BUILD_ID;
@@ -263,7 +281,7 @@ int elf_file__open_debug(Elf *elf, int self_fd, const char *hex, const char *pat
 			elf_file__close(dh);
 		}
 	}
-	fd = find_debuglink(elf, self_fd, path, out, len);
+	fd = find_debuglink(elf, self_fd, owner, path, out, len);
 	if (fd >= 0 && !elf_file__open_fd(fd, dh)) {
 		if (!hex[0] || build_id_matches(dh, hex)) {
 			*src = ELF_SYM_DEBUG_LINK;

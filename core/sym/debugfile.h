@@ -3,7 +3,8 @@
  * ELF files a user controls, opened safely, and their separate debug files,
  * found as gdb finds them: by build-id under the debug root, else by the
  * name and CRC in .gnu_debuglink (next to the binary, in .debug/ there, or
- * under the debug root). Files are regular files only (a FIFO planted as a
+ * under the debug root), only where the binary's owner or root controls
+ * the file and its directory. Files are regular files only (a FIFO planted as a
  * debug file is never opened), bounded in size, and read, never mapped: an
  * owner who truncates one must not end the profiler with SIGBUS.
  */

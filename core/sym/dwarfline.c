@@ -382,8 +382,8 @@ static int pad_sections(struct dwarf_lines *dl, Elf *elf, int fd)
 
 /*
  * A dwz supplement (.gnu_debugaltlink) opened here by its build-id under the
- * debug root, as gdb finds it; libdw would otherwise open it by a path the
- * file names. -ENOENT when the file needs one that is not there.
+ * debug root, as gdb finds it, from a place root or the file's owner
+ * controls; libdw would otherwise open it by a path the file names. -ENOENT when the file needs one that is not there.
  */
 static int set_alt(struct dwarf_lines *dl, const char *debug_root)
 {
@@ -391,6 +391,7 @@ static int set_alt(struct dwarf_lines *dl, const char *debug_root)
 	const char *name;
 	char rel[200];
 	uint64_t size;
+	struct stat st;
 	ssize_t len = dwelf_dwarf_gnu_debugaltlink(dl->dw, &name, (const void **)&id);
 	size_t n;
 
@@ -402,7 +403,9 @@ static int set_alt(struct dwarf_lines *dl, const char *debug_root)
 	for (ssize_t i = 1; i < len; i++)
 		n += (size_t)snprintf(rel + n, sizeof(rel) - n, "%02x", id[i]);
 	snprintf(rel + n, sizeof(rel) - n, ".debug");
-	dl->alt_fd = userfile__open_in(debug_root, rel, USERFILE_MAX_SIZE, &size);
+	/* Of root's or of whoever may give the binary its DWARF (the owner of dl's file). */
+	dl->alt_fd = userfile__open_owned(debug_root, rel, fstat(dl->fd, &st) ? 0 : st.st_uid,
+					  USERFILE_MAX_SIZE, &size);
 	if (dl->alt_fd < 0)
 		return -ENOENT;
 	dl->alt_elf = elf_begin(dl->alt_fd, ELF_C_READ, NULL);

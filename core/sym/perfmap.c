@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "core/lib/log.h"
+#include "core/lib/pidstart.h"
 #include "core/lib/userfile.h"
 
 /*
@@ -323,17 +324,19 @@ static int64_t file_birth_ns(int fd, const struct stat *st)
 	return (int64_t)st->st_ctim.tv_sec * 1000000000 + st->st_ctim.tv_nsec;
 }
 
-/* The pid the process sees itself as (the last NStgid), for its map file's name. */
-static pid_t ns_pid(pid_t pid)
+/* The pid the process of /proc/PID (dirfd) sees itself as (the last NStgid), for its map's name. */
+static pid_t ns_pid(int dirfd, pid_t pid)
 {
-	char path[64], line[256];
+	char line[256];
 	pid_t nspid = pid;
-	FILE *f;
+	int fd = openat(dirfd, "status", O_RDONLY | O_CLOEXEC);
+	FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
 
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
+	if (!f) {
+		if (fd >= 0)
+			close(fd);
 		return pid;
+	}
 	while (fgets(line, sizeof(line), f)) {
 		if (strncmp(line, "NStgid:", 7))
 			continue;
@@ -347,45 +350,75 @@ static pid_t ns_pid(pid_t pid)
 
 struct perfmap *perfmap__load(pid_t pid, const char **warning, char *path, size_t path_len)
 {
-	return perfmap__load_checked(pid, PERFMAP_ANY_OWNER, 0, warning, path, path_len);
+	return perfmap__load_checked(pid, PERFMAP_ANY_OWNER, 0, 0, warning, path, path_len);
+}
+
+/*
+ * The directory to read pid's map under: the root of the process (its
+ * /proc/PID/root: a process in a container writes its map there) if it is
+ * the one meant, which began by began_ns; else ours (it is gone, or
+ * another process took its pid). *st: the process's /proc/PID, or st_uid
+ * (uid_t)-1 when gone. name and path get the map's name there.
+ */
+static int map_root(pid_t pid, int64_t began_ns, struct stat *st, char *name, size_t name_len,
+		    char *path, size_t path_len)
+{
+	char proc_path[64];
+	int pfd, root = -1;
+
+	st->st_uid = (uid_t)-1;
+	snprintf(proc_path, sizeof(proc_path), "/proc/%d", (int)pid);
+	/* Every read below goes through this directory: of this process, or none. */
+	pfd = open(proc_path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (pfd >= 0 && !fstat(pfd, st) && pidstart__began_by(pfd, began_ns))
+		root = openat(pfd, "root", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (root >= 0) {
+		snprintf(name, name_len, "tmp/perf-%d.map", (int)ns_pid(pfd, pid));
+		snprintf(path, path_len, "%s/root/%s", proc_path, name);
+	} else {
+		st->st_uid = (uid_t)-1;
+		root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		snprintf(name, name_len, "tmp/perf-%d.map", (int)pid);
+		snprintf(path, path_len, "/%s", name);
+	}
+	if (pfd >= 0)
+		close(pfd);
+	return root;
 }
 
 struct perfmap *perfmap__load_checked(pid_t pid, uid_t owner, int64_t not_before_ns,
-				      const char **warning, char *path, size_t path_len)
+				      int64_t began_ns, const char **warning, char *path,
+				      size_t path_len)
 {
+	/*
+	 * Anyone can create files in /tmp: no symlink followed there, nothing
+	 * but a regular file (a FIFO would block the report), and nothing
+	 * mounted over the name (a root-owned /proc file, new, whose contents
+	 * its user wrote, bind-mounted in a namespace of theirs: issue 32).
+	 */
+	static const struct userfile_rules rules = { .no_mounts = true };
 	struct stat proc_st, st;
-	char proc_path[64], root[64], name[64];
+	char name[64];
 	struct perfmap *pm;
 	uint64_t size;
-	bool alive;
-	int fd;
+	int root, fd;
 
 	*warning = NULL;
-	snprintf(proc_path, sizeof(proc_path), "/proc/%d", (int)pid);
-	alive = stat(proc_path, &proc_st) == 0;
-	/* Under its root, by its own pid: a process in a container writes its map there. */
-	if (alive) {
-		snprintf(root, sizeof(root), "/proc/%d/root", (int)pid);
-		snprintf(name, sizeof(name), "tmp/perf-%d.map", (int)ns_pid(pid));
-	} else {
-		snprintf(root, sizeof(root), "/");
-		snprintf(name, sizeof(name), "tmp/perf-%d.map", (int)pid);
-	}
-	snprintf(path, path_len, "%s/%s", alive ? root : "", name);
-	/*
-	 * Anyone can create files in /tmp: no symlink followed there, and
-	 * nothing but a regular file (a FIFO would block the report).
-	 */
-	fd = userfile__open_in(root, name, UINT64_MAX, &size);
-	if (fd == -EINVAL || fd == -ELOOP) {
+	root = map_root(pid, began_ns, &proc_st, name, sizeof(name), path, path_len);
+	if (root < 0)
+		return NULL;
+	fd = userfile__open_at(root, name, &rules, UINT64_MAX, &size);
+	close(root);
+	if (fd == -EINVAL || fd == -ELOOP || fd == -EPERM) {
 		*warning = fd == -ELOOP ? "a symlink in a directory others can write to" :
+			   fd == -EPERM ? "a file mounted there, not made there" :
 					  "not a regular file";
 		return NULL;
 	}
 	if (fd < 0)
 		return NULL;
 	if (owner == PERFMAP_ANY_OWNER)
-		owner = alive ? proc_st.st_uid : geteuid();
+		owner = proc_st.st_uid != (uid_t)-1 ? proc_st.st_uid : geteuid();
 	/* As perf does: a map not written by the process's user (or root) is not trusted. */
 	if (fstat(fd, &st) || (st.st_uid != 0 && st.st_uid != owner)) {
 		*warning = "not owned by the process's user or root";

@@ -24,13 +24,19 @@ struct perfmap *perfmap__load(pid_t pid, const char **warning, char *path, size_
  * The same for one lifetime of pid: the file must be owned by owner (or
  * root; PERFMAP_ANY_OWNER: the process's user now) and made no earlier than
  * not_before_ns (CLOCK_REALTIME; 0: any time), by its birth time where the
- * file system keeps one (statx), else its ctime. A map is kept once for all
- * processes that name the same file (hard links), within bounds per file
- * and in all (see perfmap.c): what is cut is said in a warning on stderr.
+ * file system keeps one (statx), else its ctime. It is read under the
+ * process's root only while pid is still the process that began by
+ * began_ns (wall clock; 0: not known, any process of pid): one that took
+ * the pid since has its own root, and its map is not that lifetime's.
+ * A file mounted at the map's name (a bind mount) is refused. A map is
+ * kept once for all processes that name the same file (hard links), within
+ * bounds per file and in all (see perfmap.c): what is cut is said in a
+ * warning on stderr.
  */
 #define PERFMAP_ANY_OWNER ((uid_t)-1)
 struct perfmap *perfmap__load_checked(pid_t pid, uid_t owner, int64_t not_before_ns,
-				      const char **warning, char *path, size_t path_len);
+				      int64_t began_ns, const char **warning, char *path,
+				      size_t path_len);
 /* Load from a given file, trusting it (tests). */
 struct perfmap *perfmap__load_file(const char *path);
 void perfmap__free(struct perfmap *pm);

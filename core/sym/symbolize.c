@@ -92,7 +92,8 @@ struct symbolizer *symbolizer__new(void)
  * to another process by now (reused), and anyone may write a file under
  * /tmp in advance for a pid: the map must be owned by the user the image
  * ran as (root's is trusted; an image whose user was never read, only
- * root's), and made no earlier than two seconds before the tracker saw the image begin.
+ * root's), and made no earlier than two seconds before the tracker saw the image begin;
+ * under the process's root only while its pid is still that process's.
  */
 static struct perfmap *perfmap_of(struct symbolizer *s, const struct addr_space *as)
 {
@@ -108,7 +109,8 @@ static struct perfmap *perfmap_of(struct symbolizer *s, const struct addr_space 
 	if (!e)
 		return NULL;
 	e->as = as;
-	e->pm = perfmap__load_checked(as->pid, owner, not_before, &warning, path, sizeof(path));
+	e->pm = perfmap__load_checked(as->pid, owner, not_before, as->start_wall_ns, &warning, path,
+				      sizeof(path));
 	if (warning)
 		pr_warn("warning: ignoring %s: %s\n", path, warning);
 	if (hashmap__add(&s->perfmaps, &e->as, e)) {

@@ -52,6 +52,11 @@ void run_cmd(char *const argv[], int timeout_s, double stop_after_s, struct run_
 		dup2(err[1], 2);
 		close(out[0]);
 		close(err[0]);
+		/* Only 1 and 2: what argv leaves running with them closed does not hold the run. */
+		if (out[1] > 2)
+			close(out[1]);
+		if (err[1] > 2)
+			close(err[1]);
 		execv(argv[0], argv);
 		fprintf(stderr, "exec %s: %s\n", argv[0], strerror(errno));
 		_exit(126);

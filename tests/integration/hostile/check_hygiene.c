@@ -105,7 +105,8 @@ START_TEST(hostile_comms_keep_every_format_valid)
 	 */
 	{
 		static const char *const folded_comms[] = {
-			"a\xef\xbf\xbf" "b;", "\xef\xbf\xbe\xc2\x85;",
+			/* U+0085 is a C1 control: escaped as C0 ones are (issue 32). */
+			"a\xef\xbf\xbf" "b;", "\xef\xbf\xbe\\xc2\\x85;",
 			"\xed\xa0\x80\xff\\x01;", "\xef\xb7\x90\xf4\x8f\xbf\xbf;",
 		};
 		size_t lines = 0, theirs = 0;
@@ -355,6 +356,111 @@ START_TEST(an_address_space_limit_mid_run_still_gives_a_report)
 }
 END_TEST
 
+/*
+ * Issue 32: C1 controls (U+009B is CSI, U+009D OSC: a terminal acts on
+ * them as on ESC [ and ESC ]) in a comm and in a symbol name reached the
+ * bcc and folded reports raw, on the terminal of whoever reads them. Both
+ * must print escaped, byte by byte, as C0 controls do; nothing of a
+ * control sequence may stay.
+ */
+START_TEST(c1_controls_in_names_are_escaped_in_text_reports)
+{
+	/* "x" CSI "31m" OSC "0;t" BEL: what a terminal would take as two sequences */
+	static const char comm_hex[] = "78c29b33316dc29d303b7407";
+	static const char sym[] = "burn\xc2\x9b" "31m\xc2\x9d" "0;t";
+	char prog[300], cmd[600];
+
+	snprintf(prog, sizeof(prog), "%s/renamed", dir);
+	snprintf(cmd, sizeof(cmd), "objcopy --redefine-sym 'renamed_burn=%s' '%s' '%s'", sym,
+		 workload("renamed"), prog);
+	ck_assert_int_eq(system(cmd), 0);
+	for (int fmt = 0; fmt < 2; fmt++) {
+		const char *frame = fmt ? "burn\\xc2\\x9b31m\\xc2\\x9d0\\x3bt"
+					: "burn\\xc2\\x9b31m\\xc2\\x9d0;t";
+		const char *comm = fmt ? "x\\xc2\\x9b31m\\xc2\\x9d0\\x3bt\\x07"
+				       : "x\\xc2\\x9b31m\\xc2\\x9d0;t\\x07";
+
+		run_cmd((char *[]){ (char *)profile_bin(), "--backend", (char *)test_backends[_i],
+				    "-F", "199", "-U", fmt ? "-f" : "-d", "--", prog, "1",
+				    (char *)comm_hex, NULL },
+			40, 0, &r);
+		ck_assert_msg(r.exit_code == 0, "%.300s", r.err);
+		/* No C1 control, and no C0 one but the newlines, anywhere in the report. */
+		for (const unsigned char *c = (const unsigned char *)r.out; *c; c++) {
+			ck_assert_msg(*c >= 0x20 || *c == '\n', "a raw control %#x in %.2000s", *c,
+				      r.out);
+			ck_assert_msg(!(c[0] == 0xc2 && c[1] >= 0x80 && c[1] <= 0x9f),
+				      "a raw C1 control in %.2000s", r.out);
+		}
+		ck_assert_msg(strstr(r.out, frame), "no frame %s in %.2000s", frame, r.out);
+		ck_assert_msg(strstr(r.out, comm), "no comm %s in %.2000s", comm, r.out);
+		run_result_free(&r);
+	}
+}
+END_TEST
+
+/*
+ * Issue 32: a user who made the --output name in a sticky directory while
+ * root's run went on had root's report thrown away (exit 1, written
+ * nowhere); so had a directory removed meanwhile. The report is written
+ * beside the name under a fresh one, or, where the directory is gone, on
+ * standard output, and the error says where. The user's file stays theirs.
+ */
+START_TEST(a_report_whose_name_was_taken_is_written_elsewhere)
+{
+	bool gone = _i >= 2;
+	char sticky[300], report[320], cmd[1200];
+	const char *at;
+	struct bg_proc user;
+	struct stat st;
+
+	ck_assert_int_eq(chmod(dir, 0755), 0);
+	snprintf(sticky, sizeof(sticky), "%s/shared", dir);
+	ck_assert_int_eq(mkdir(sticky, 0755), 0);
+	ck_assert_int_eq(chmod(sticky, 01777), 0);
+	snprintf(report, sizeof(report), "%s/report", sticky);
+	/* A second into the run: the name taken by user 65534, or the directory gone. */
+	if (gone)
+		snprintf(cmd, sizeof(cmd), "echo ready; sleep 1; rmdir '%s'; sleep 30", sticky);
+	else
+		snprintf(cmd, sizeof(cmd),
+			 "echo ready; sleep 1; setpriv --reuid 65534 --regid 65534 --clear-groups "
+			 "sh -c 'echo theirs > %s'; sleep 30",
+			 report);
+	bg_start(&user, (char *[]){ "/bin/sh", "-c", cmd, NULL });
+	ck_assert_str_eq(user.first_line, "ready");
+	run_cmd((char *[]){ (char *)profile_bin(), "--backend", (char *)test_backends[_i % 2],
+			    "-F", "199", "-f", "--output", report, "--", (char *)workload("ratio31"),
+			    "3", NULL },
+		60, 0, &r);
+	bg_stop(&user);
+	ck_assert_msg(r.exit_code == 1, "exit %d: %s", r.exit_code, r.err);
+	if (gone) {
+		ck_assert_msg(strstr(r.err, "; the report is on standard output instead\n"), "%s",
+			      r.err);
+		ck_assert_uint_gt(folded_count(r.out, "hot_loop"), 20);
+		return;
+	}
+	at = strstr(r.err, "another user's file; not replacing it; the report is at ");
+	ck_assert_msg(at, "%s", r.err);
+	at = strstr(at, report);
+	ck_assert_ptr_nonnull(at);
+	ck_assert_uint_eq(count_lines_with(r.err, "profile:"), 1);
+	snprintf(cmd, sizeof(cmd), "%.*s", (int)strcspn(at, " \n"), at);
+	ck_assert_int_eq(stat(cmd, &st), 0);
+	ck_assert_uint_eq(st.st_uid, 0);
+	run_result_free(&r);
+	run_cmd((char *[]){ "/bin/cat", cmd, NULL }, 10, 0, &r);
+	ck_assert_uint_gt(folded_count(r.out, "hot_loop"), 20);
+	run_result_free(&r);
+	/* The user's file is as they made it. */
+	run_cmd((char *[]){ "/bin/cat", report, NULL }, 10, 0, &r);
+	ck_assert_str_eq(r.out, "theirs\n");
+	ck_assert_int_eq(stat(report, &st), 0);
+	ck_assert_uint_eq(st.st_uid, 65534);
+}
+END_TEST
+
 Suite *hygiene_suite(void)
 {
 	Suite *s = suite_create("hygiene");
@@ -370,6 +476,14 @@ Suite *hygiene_suite(void)
 	tcase_add_test(tc, a_second_signal_stops_the_report_within_a_second);
 	tcase_add_loop_test(tc, out_of_memory_mid_run_writes_what_was_counted, 0, 2);
 	tcase_add_loop_test(tc, an_address_space_limit_mid_run_still_gives_a_report, 0, 2);
+	suite_add_tcase(s, tc);
+	/* Trust, round 3 (issue 32): what reaches root's terminal, and a report never lost. */
+	tc = tcase_create("round3");
+	tcase_set_tags(tc, TAG_ROOT);
+	tcase_set_timeout(tc, 120);
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_loop_test(tc, c1_controls_in_names_are_escaped_in_text_reports, 0, 2);
+	tcase_add_loop_test(tc, a_report_whose_name_was_taken_is_written_elsewhere, 0, 4);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -544,6 +545,75 @@ START_TEST(a_build_id_forged_in_a_mount_namespace_lends_no_names)
 }
 END_TEST
 
+/*
+ * Issue 32: a stripped root binary in a sticky world-writable directory
+ * (or one that a root service sees there through a mount namespace of its
+ * own, as systemd's PrivateTmp gives it, while the profiler looks beside
+ * the path in its own) names its debug file in .gnu_debuglink. User 65534
+ * makes .debug/prog.debug there: another program's debug file with the
+ * binary's build-id note copied in and its CRC forced to the link's. The
+ * build-id and the CRC both match; but the place is the user's, and so is
+ * the file: root's frames must not be named from it.
+ */
+START_TEST(a_debug_file_planted_in_a_shared_directory_lends_no_names)
+{
+	bool private_ns = _i >= 2;
+	char shared[160], priv[160], prog[200], debug[200], theirs[200], note[160], cmd[4096];
+	unsigned char bid[20], tail[4];
+	unsigned long samples;
+	uint32_t want;
+	FILE *f;
+
+	backend = test_backends[_i % 2];
+	ck_assert_int_eq(chmod(dir, 0755), 0);
+	snprintf(shared, sizeof(shared), "%s/shared", dir);
+	snprintf(priv, sizeof(priv), "%s/private", dir);
+	snprintf(prog, sizeof(prog), "%s/prog", private_ns ? priv : shared);
+	snprintf(debug, sizeof(debug), "%s/prog.debug", dir);
+	snprintf(theirs, sizeof(theirs), "%s/theirs.debug", dir);
+	snprintf(note, sizeof(note), "%s/note", dir);
+	/* A build-id of its own, so that nothing else on the host has it. */
+	write_random_build_id_note(note, bid);
+	snprintf(cmd, sizeof(cmd),
+		 "mkdir -m 755 '%s' && mkdir -m 1777 '%s' && cp '%s' '%s' && "
+		 "objcopy --update-section .note.gnu.build-id='%s' '%s' && "
+		 "objcopy --only-keep-debug '%s' '%s' && objcopy --strip-all '%s' && "
+		 "cd \"$(dirname '%s')\" && cp '%s' prog.debug && "
+		 "objcopy --add-gnu-debuglink=prog.debug prog && rm prog.debug && "
+		 "objcopy --only-keep-debug '%s' '%s' && "
+		 "objcopy --update-section .note.gnu.build-id='%s' '%s'",
+		 priv, shared, workload("busy"), prog, note, prog, prog, debug, prog, prog, debug,
+		 workload("ratio31"), theirs, note, theirs);
+	ck_assert_int_eq(system(cmd), 0);
+	/* The other program's debug file, its CRC made the link's. */
+	want = file_crc(debug);
+	crc_forge(file_crc(theirs), want, tail);
+	f = fopen(theirs, "ab");
+	ck_assert_ptr_nonnull(f);
+	fwrite(tail, 1, 4, f);
+	fclose(f);
+	ck_assert_uint_eq(file_crc(theirs), want);
+	snprintf(cmd, sizeof(cmd),
+		 "setpriv --reuid 65534 --regid 65534 --clear-groups sh -c "
+		 "\"mkdir '%s/.debug' && cp '%s' '%s/.debug/prog.debug'\"",
+		 shared, theirs, shared);
+	ck_assert_int_eq(system(cmd), 0);
+	if (private_ns)
+		snprintf(cmd, sizeof(cmd),
+			 "unshare -m sh -c \"mount --make-rprivate / && mount --bind '%s' '%s' && "
+			 "exec '%s/prog' 2 1\"",
+			 priv, shared, shared);
+	else
+		snprintf(cmd, sizeof(cmd), "exec '%s' 2 1", prog);
+	run_cmd((char *[]){ (char *)profile_bin(), "--backend", (char *)backend, "-U", "-F", "999",
+			    "-f", "--", "/bin/sh", "-c", cmd, NULL },
+		60, 0, &r);
+	ck_assert_msg(r.exit_code == 0, "exit %d: %s", r.exit_code, r.err);
+	ck_assert_uint_eq(forged_frames(r.out, workload("busy"), workload("ratio31"), &samples), 0);
+	ck_assert_msg(samples >= 50, "prog was sampled %lu times: %s", samples, r.err);
+}
+END_TEST
+
 Suite *identity_suite(void)
 {
 	Suite *s = suite_create("identity");
@@ -566,6 +636,13 @@ Suite *identity_suite(void)
 	tcase_add_loop_test(tc, a_binary_copied_over_in_place_lends_no_names, 0, 4);
 	tcase_add_loop_test(tc, a_debug_file_of_another_build_lends_no_names, 0, 4);
 	tcase_add_loop_test(tc, a_build_id_forged_in_a_mount_namespace_lends_no_names, 0, 2);
+	suite_add_tcase(s, tc);
+	/* Trust, round 3 (issue 32). */
+	tc = tcase_create("round3");
+	tcase_set_tags(tc, TAG_ROOT);
+	tcase_set_timeout(tc, 120);
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_loop_test(tc, a_debug_file_planted_in_a_shared_directory_lends_no_names, 0, 4);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/lib/clock.h"
 #include "core/proc/proctrack.h"
 #include "core/proc/retire.h"
 #include "core/sym/symbolize.h"
@@ -336,6 +337,51 @@ static void note_forgotten(void *ctx, const struct addr_space *as)
  * a released one that maps nothing, so a late sample is still late, and
  * the pid's next image begins as usual.
  */
+static size_t pooled_paths(const struct proctrack *pt)
+{
+	struct proctrack_counts c;
+
+	proctrack__counts(pt, &c);
+	return c.paths;
+}
+
+/*
+ * A process maps 1,000 files once each, one over the other, under long
+ * paths, and exits: each path goes when no mapping names it (the one it
+ * replaced at once, the rest with its image a grace after its exit), and
+ * a fork's copy holds its own (issue 32: the pool was never pruned).
+ */
+START_TEST(the_paths_of_an_exited_process_are_let_go)
+{
+	struct proctrack *pt = proctrack__new();
+	static char path[4000];
+	struct mapping m;
+
+	memset(path, 'p', sizeof(path) - 1);
+	path[0] = '/';
+	ck_assert_int_eq(proctrack__exec(pt, 5000000, "maps", 100), 0);
+	for (int i = 0; i < 1000; i++) {
+		snprintf(path + 1, 12, "%010d", i);
+		path[11] = 'p';
+		m = map_of(0x10000, 0x11000, 0, path);
+		ck_assert_int_eq(proctrack__mmap(pt, 5000000, &m), 0);
+	}
+	ck_assert_uint_eq(pooled_paths(pt), 1);
+	/* A child shares the parent's mappings, then maps one of its own: both hold theirs. */
+	ck_assert_int_eq(proctrack__fork(pt, 5000001, 5000000, 200), 0);
+	m = map_of(0x20000, 0x21000, 0, "/child");
+	ck_assert_int_eq(proctrack__mmap(pt, 5000001, &m), 0);
+	ck_assert_uint_eq(pooled_paths(pt), 2);
+	ck_assert_int_eq(proctrack__exit(pt, 5000001, 5000001, 300), 0);
+	ck_assert_int_eq(proctrack__exit(pt, 5000000, 5000000, 400), 0);
+	ck_assert_int_eq(proctrack__exec(pt, 5000005, "other", 2000), 0);
+	ck_assert_uint_ge(proctrack__settle(pt, 1000), 2);
+	ck_assert_uint_ge(proctrack__release_settled(pt), 2);
+	ck_assert_uint_eq(pooled_paths(pt), 0);
+	proctrack__free(pt);
+}
+END_TEST
+
 START_TEST(released_images_are_freed_and_their_pids_left_late)
 {
 	struct proctrack *pt = proctrack__new();
@@ -630,6 +676,49 @@ START_TEST(comm_cached_inherited_or_placeholder)
 	ck_assert_str_eq(proctrack__comm(pt, 1, 77777778), "renamed");
 	/* Gone and never seen: perf script's placeholder. */
 	ck_assert_str_eq(proctrack__comm(pt, 2147483000, 2147483001), ":2147483001");
+	proctrack__free(pt);
+}
+END_TEST
+
+/*
+ * A comm read from /proc is of the thread there now: for a sample taken
+ * before that thread began (its number was another's then) it is not the
+ * sample's, and the placeholder stands (issue 32). Records' comms are.
+ */
+START_TEST(a_comm_read_from_proc_names_no_sample_older_than_its_thread)
+{
+	struct proctrack *pt = proctrack__new();
+	int64_t to_wall = mono_to_wall_ns();
+	uint64_t before = (uint64_t)mono_ns() - 200000000ull, after;
+	char own[32], placeholder[32];
+	FILE *f = fopen("/proc/self/comm", "r");
+	pid_t child;
+
+	ck_assert_ptr_nonnull(fgets(own, sizeof(own), f));
+	fclose(f);
+	own[strcspn(own, "\n")] = '\0';
+	child = fork();
+	if (!child) {
+		pause();
+		_exit(0);
+	}
+	ck_assert_int_gt(child, 0);
+	after = (uint64_t)mono_ns() + 50000000ull;
+	snprintf(placeholder, sizeof(placeholder), ":%d", (int)child);
+	/* The child began after `before`: a sample then was another thread's. */
+	proctrack__set_clock_to_wall(pt, to_wall);
+	ck_assert_str_eq(proctrack__comm_at(pt, child, child, before), placeholder);
+	ck_assert_str_eq(proctrack__comm_at(pt, child, child, after), own);
+	/* Times not on the wall clock's scale (no use_clockid), or none: not dated. */
+	proctrack__set_clock_to_wall(pt, 0);
+	ck_assert_str_eq(proctrack__comm_at(pt, child, child, before), own);
+	proctrack__set_clock_to_wall(pt, to_wall);
+	ck_assert_str_eq(proctrack__comm_at(pt, child, child, 0), own);
+	/* A record's comm is the thread's whatever the time. */
+	ck_assert_int_eq(proctrack__set_comm(pt, child, "recorded"), 0);
+	ck_assert_str_eq(proctrack__comm_at(pt, child, child, before), "recorded");
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
 	proctrack__free(pt);
 }
 END_TEST
@@ -1100,6 +1189,7 @@ Suite *proctrack_suite(void)
 	tcase_add_test(tc, ended_images_release_their_mappings_after_the_grace);
 	tcase_add_test(tc, a_process_is_not_settled_while_proc_shows_it);
 	tcase_add_test(tc, released_images_are_freed_and_their_pids_left_late);
+	tcase_add_test(tc, the_paths_of_an_exited_process_are_let_go);
 	tcase_add_test(tc, exited_threads_and_freed_pids_are_forgotten_after_a_grace);
 	tcase_add_test(tc, a_pid_reused_before_its_grace_keeps_its_entry);
 	tcase_add_test(tc, what_proc_shows_after_a_pid_was_forgotten_is_newer);
@@ -1107,6 +1197,7 @@ Suite *proctrack_suite(void)
 	tcase_add_test(tc, images_by_time);
 	tcase_add_test(tc, resync_after_lost_records);
 	tcase_add_test(tc, comm_cached_inherited_or_placeholder);
+	tcase_add_test(tc, a_comm_read_from_proc_names_no_sample_older_than_its_thread);
 	tcase_add_test(tc, first_sight_reads_proc_maps);
 	tcase_add_test(tc, a_fifo_at_a_mapping_path_does_not_block);
 	tcase_add_test(tc, a_kept_binary_rewritten_in_place_is_refused);

@@ -74,6 +74,39 @@ START_TEST(an_errmsg_without_text_gives_the_errno)
 }
 END_TEST
 
+static void warn_about(const char *path)
+{
+	pr_warn("warning: ignoring %s: not owned by the process's user or root\n", path);
+}
+
+static void warn_long(const char *path)
+{
+	pr_warn("%s%s\n", path, "\x1b[2J");
+}
+
+/*
+ * Messages name files others control (issue 32): a path's controls, C0 but
+ * for newlines and tabs and C1, reach the terminal escaped, however long
+ * the message.
+ */
+START_TEST(a_message_names_files_with_their_controls_escaped)
+{
+	char *text = stderr_of(warn_about, "/tmp/perf-1.map\x1b]0;x\x07\xc2\x9b" "2J\tz");
+	char longpath[3000];
+
+	ck_assert_str_eq(text, "profile: warning: ignoring /tmp/perf-1.map\\x1b]0;x\\x07\\xc2\\x9b2J\tz: "
+			       "not owned by the process's user or root\n");
+	free(text);
+	memset(longpath, 'a', sizeof(longpath) - 1);
+	longpath[sizeof(longpath) - 1] = '\0';
+	longpath[2000] = '\x1b';
+	text = stderr_of(warn_long, longpath);
+	ck_assert_uint_eq(strlen(text), strlen("profile: ") + 2999 + 3 + strlen("\\x1b[2J\n"));
+	ck_assert_ptr_null(strchr(text, '\x1b'));
+	free(text);
+}
+END_TEST
+
 Suite *reasons_suite(void)
 {
 	Suite *s = suite_create("reasons");
@@ -81,6 +114,7 @@ Suite *reasons_suite(void)
 
 	tcase_add_test(tc, a_plan_without_why_prints_its_errno);
 	tcase_add_test(tc, an_errmsg_without_text_gives_the_errno);
+	tcase_add_test(tc, a_message_names_files_with_their_controls_escaped);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -438,6 +438,28 @@ START_TEST(names_cannot_add_frames_or_lines)
 }
 END_TEST
 
+/*
+ * Nor drive the terminal the report is read on (issue 32): C1 controls
+ * (U+009B CSI, U+009D OSC, U+0085), as C0 ones, print as their bytes.
+ * Other text, and bytes that are no UTF-8 (no control to a UTF-8
+ * terminal), stay as they are.
+ */
+START_TEST(names_cannot_drive_the_terminal)
+{
+	uint64_t u[] = { fx.alpha + 4 };
+	struct render_opts f = { .format = FORMAT_FOLDED }, b = { .format = FORMAT_BCC };
+	struct report_stats st;
+
+	add(7, "\xc2\x9b" "31m\xc2\x9d" "0\x1b\xc2\x85\xc3\xa9\x9b\x7f", NULL, 0, u, 1, 0, 1);
+	ck_assert_str_eq(render_report(&f, &st),
+			 "\\xc2\\x9b31m\\xc2\\x9d0\\x1b\\xc2\\x85\xc3\xa9\x9b\\x7f;fixture_alpha 1\n");
+	ck_assert_str_eq(render_report(&b, &st),
+			 "    fixture_alpha\n"
+			 "    -                \\xc2\\x9b31m\\xc2\\x9d0\\x1b\\xc2\\x85\xc3\xa9\x9b\\x7f (7)\n"
+			 "        1\n\n");
+}
+END_TEST
+
 /* fx's maps moved by delta, as another process of the same binary maps them (ASLR). */
 static void moved_space(struct addr_space *as, uint64_t delta, uint64_t ino_delta)
 {
@@ -740,6 +762,7 @@ Suite *report_suite(void)
 	tcase_add_test(tc, unknown_frames_and_warnings);
 	tcase_add_test(tc, a_stack_printed_once_is_warned_once);
 	tcase_add_test(tc, names_cannot_add_frames_or_lines);
+	tcase_add_test(tc, names_cannot_drive_the_terminal);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("heap");
 	tcase_set_timeout(tc, 60);	/* a million entries: under a second alone, more beside a build */

@@ -19,6 +19,7 @@
 #include "core/sym/debugfile.h"
 #include "core/sym/dwarfline.h"
 #include "core/sym/elfsym.h"
+#include "core/lib/clock.h"
 #include "core/sym/perfmap.h"
 #include "tests/support/measure.h"
 #include "tests/support/tests.h"
@@ -215,21 +216,56 @@ START_TEST(a_map_is_checked_against_the_owner_and_start_given)
 	ck_assert_int_eq(stat(map, &st), 0);
 	clock_gettime(CLOCK_REALTIME, &now);
 	/* Another owner than the file's. */
-	pm = perfmap__load_checked(a, st.st_uid + 1, 0, &warning, path, sizeof(path));
+	pm = perfmap__load_checked(a, st.st_uid + 1, 0, 0, &warning, path, sizeof(path));
 	ck_assert_ptr_null(pm);
 	ck_assert_str_eq(warning, "not owned by the process's user or root");
 	/* A process that started after the file was made. */
 	pm = perfmap__load_checked(a, st.st_uid, (int64_t)now.tv_sec * 1000000000 + 5000000000LL,
-				   &warning, path, sizeof(path));
+				   0, &warning, path, sizeof(path));
 	ck_assert_ptr_null(pm);
 	ck_assert_str_eq(warning, "older than the process");
 	/* One that started before. */
-	pm = perfmap__load_checked(a, st.st_uid, (int64_t)(now.tv_sec - 60) * 1000000000, &warning,
-				   path, sizeof(path));
+	pm = perfmap__load_checked(a, st.st_uid, (int64_t)(now.tv_sec - 60) * 1000000000, 0,
+				   &warning, path, sizeof(path));
 	unlink(map);
 	end_sleeper(a);
 	ck_assert_ptr_nonnull(pm);
 	perfmap__free(pm);
+}
+END_TEST
+
+/*
+ * Issue 32: a pid is read under /proc only while it is the process meant,
+ * one that had begun when its image did; a process that began later took
+ * the pid, and its root (a mount namespace of its own) is not that image's.
+ */
+START_TEST(a_map_is_read_under_the_root_of_the_process_meant_only)
+{
+	pid_t a = sleeper();
+	char map[64], path[128], under[128];
+	struct perfmap *pm;
+	const char *warning;
+	int64_t now = clock_ns(CLOCK_REALTIME);
+	FILE *f;
+
+	snprintf(map, sizeof(map), "/tmp/perf-%d.map", (int)a);
+	snprintf(under, sizeof(under), "/proc/%d/root%s", (int)a, map);
+	f = fopen(map, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs("1000 40 jitted\n", f);
+	ck_assert_int_eq(fclose(f), 0);
+	/* Begun by now: the process meant. */
+	pm = perfmap__load_checked(a, geteuid(), 0, now, &warning, path, sizeof(path));
+	ck_assert_ptr_nonnull(pm);
+	ck_assert_str_eq(path, under);
+	perfmap__free(pm);
+	/* Its image began a minute ago, the process at the pid later: not under its root. */
+	pm = perfmap__load_checked(a, geteuid(), 0, now - 60000000000LL, &warning, path,
+				   sizeof(path));
+	ck_assert_str_eq(path, map);
+	perfmap__free(pm);
+	unlink(map);
+	end_sleeper(a);
 }
 END_TEST
 
@@ -320,6 +356,7 @@ Suite *symbounds_suite(void)
 	tcase_add_test(tp, a_map_of_tiny_lines_costs_what_a_real_one_does);
 	tcase_add_test(tp, hard_links_of_one_map_are_loaded_once);
 	tcase_add_test(tp, a_map_is_checked_against_the_owner_and_start_given);
+	tcase_add_test(tp, a_map_is_read_under_the_root_of_the_process_meant_only);
 	suite_add_tcase(s, tp);
 	tcase_set_timeout(td, 200);
 	tcase_add_test(td, compressed_dwarf_inflates_only_within_a_bound);

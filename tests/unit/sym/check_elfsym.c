@@ -312,6 +312,35 @@ START_TEST(debuglink_symlink_followed_only_in_a_private_directory)
 }
 END_TEST
 
+/*
+ * Issue 32: a debug file is the binary's only where its owner (or root)
+ * put it and alone can change it. Others may replace entries of a
+ * directory they can write to (not sticky), or the contents of a file
+ * they can write to; in a sticky directory (/tmp) they may only add files,
+ * which are theirs: ours there is still taken.
+ */
+START_TEST(debug_files_only_from_places_the_binary_owner_controls)
+{
+	char dbg[700];
+
+	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+	make_stripped_fixture(false);
+	sh("mkdir -m 755 %s/.debug && objcopy --only-keep-debug %s %s/.debug/fixture.debug",
+	   tmpdir, workload("symfixture"), tmpdir);
+	snprintf(dbg, sizeof(dbg), "%s/.debug/fixture.debug", tmpdir);
+	set_debuglink("fixture.debug", dbg);
+	sh("chmod 644 %s", dbg);
+	ck_assert_int_eq(bin_source(), ELF_SYM_DEBUG_LINK);
+	sh("chmod 777 %s/.debug", tmpdir);
+	ck_assert_int_eq(bin_source(), ELF_SYM_DYNSYM);
+	sh("chmod 1777 %s/.debug", tmpdir);
+	ck_assert_int_eq(bin_source(), ELF_SYM_DEBUG_LINK);
+	sh("chmod 666 %s", dbg);
+	ck_assert_int_eq(bin_source(), ELF_SYM_DYNSYM);
+	sh("rm -rf %s", tmpdir);
+}
+END_TEST
+
 START_TEST(malformed_debuglink_sections_are_ignored)
 {
 	static const struct {
@@ -1351,6 +1380,7 @@ Suite *elfsym_suite(void)
 	tcase_add_test(th, debuglink_to_a_device_fifo_or_huge_file_is_refused);
 	tcase_add_test(th, debuglink_names_are_file_names);
 	tcase_add_test(th, debuglink_symlink_followed_only_in_a_private_directory);
+	tcase_add_test(th, debug_files_only_from_places_the_binary_owner_controls);
 	tcase_add_test(th, malformed_debuglink_sections_are_ignored);
 	tcase_add_test(th, build_id_debug_file_that_is_a_fifo_is_refused);
 	tcase_add_test(th, unreadable_debug_file_falls_back_to_dynsym);
