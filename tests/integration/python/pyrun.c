@@ -90,23 +90,46 @@ void pyt_teardown(void)
 
 static bool bug_known(unsigned int bug);
 
+/* Whether every failure in fails is a stack never seen ("0 of 0 stacks exact"). */
+static bool only_unseen(const char *fails)
+{
+	bool any = false;
+
+	for (const char *l = fails; *l;) {
+		const char *end = strchrnul(l, '\n');
+		bool header = end - l > 0 && l[end - l - 1] == ':';
+
+		if (end > l && !header) {
+			if (!memmem(l, (size_t)(end - l), " 0 of 0 stacks exact", 20))
+				return false;
+			any = true;
+		}
+		l = *end ? end + 1 : end;
+	}
+	return any;
+}
+
 /*
  * Runs whose failures are open bugs of issue 35 as a whole (see pyrun.h):
  * 6, pyframes on the perf backend; 7, pyshares' app.py.
  */
-static unsigned int open_bug(const char *suite, const char *what, const char *be)
+static unsigned int open_bug(const char *suite, const char *what, const char *be,
+			     const char *fails)
 {
 	if (!strcmp(suite, "pyframes") && !strcmp(be, "perf"))
 		return 6;
 	if (!strcmp(suite, "pyshares") && !strncmp(what, "app", 3))
 		return 7;
+	if (!strcmp(suite, "pyframes") && only_unseen(fails) &&
+	    strstr(pyt_r.err, "their thread was not known yet"))
+		return 8;
 	return 0;
 }
 
 void pyt_done(const char *suite, const char *what, const char *be, const char *tag,
 	      const char *fails)
 {
-	unsigned int bug = open_bug(suite, what, be);
+	unsigned int bug = open_bug(suite, what, be, fails);
 	char name[128];
 
 	if (!fails[0])
@@ -497,6 +520,8 @@ static bool bug_known(unsigned int bug)
 		return PYT_KNOWN_BUG6_PERF_FRAMES;
 	case 7:
 		return PYT_KNOWN_BUG7_APP_SHARES;
+	case 8:
+		return PYT_KNOWN_BUG8_BRIEF_THREAD;
 	case 5:
 		return PYT_KNOWN_BUG5_OFFCPU_EARLY;
 	}
