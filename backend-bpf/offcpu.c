@@ -20,6 +20,7 @@
 #include "bpf/offcpu_idmap.skel.h"
 #include "bpf/offcpu_mntns.skel.h"
 #include "bpf/offcpu_maps.h"
+#include "compat/kbtf.h"
 #include "compat/pidns.h"
 #include "compat/tracepoint.h"
 #include "core/lib/clock.h"
@@ -29,6 +30,8 @@
 #define START_ENTRIES 65536
 /* Drain at least this often, or when the active count map is half full. */
 #define DRAIN_PERIOD_MS 1000
+
+bool bpf_offcpu__test_no_runtime;
 
 struct bpf_offcpu {
 	const struct backend_config *cfg;
@@ -235,6 +238,38 @@ static void set_config(struct bpf_offcpu *o, const struct sched_switch_layout *l
 	k->state = c->state >= 0 ? (uint64_t)c->state : 0;
 }
 
+/*
+ * Where struct task_struct keeps a task's CPU time, which ends the
+ * intervals whose switch-in no sched_switch reported (bpf/offcpu.bpf.h):
+ * from the kernel's BTF. 0 where it does not say: those intervals are
+ * dropped, and warned about.
+ */
+static uint32_t runtime_offset(void)
+{
+	static const char *const path[] = { "se", "sum_exec_runtime" };
+	uint32_t off = 0, size = 0;
+	char why[256] = "";
+	int err = -ENOENT;
+
+	if (bpf_offcpu__test_no_runtime)
+		snprintf(why, sizeof(why), "test seam");
+	else
+		err = kbtf__member(KBTF_VMLINUX, "task_struct", path, 2, &off, &size, why,
+				   sizeof(why));
+	if (!err && size != 8) {
+		snprintf(why, sizeof(why), "task_struct's se.sum_exec_runtime has %u bytes", size);
+		err = -EINVAL;
+	}
+	if (err) {
+		pr_info("bpf: an off-CPU interval whose switch-in no sched_switch reports is lost: "
+			"the threads' CPU time is not known (%s)\n", why);
+		return 0;
+	}
+	pr_info("bpf: an off-CPU interval whose switch-in no sched_switch reports ends from the "
+		"thread's CPU time (task_struct + %u, from the kernel's BTF)\n", off);
+	return off;
+}
+
 static int fill_filter(struct bpf_offcpu *o)
 {
 	const struct backend_config *c = o->cfg;
@@ -342,6 +377,8 @@ int bpf_offcpu__open(struct bpf_offcpu **out, const struct backend_config *cfg,
 	stack_cache__init(&o->stacks, bpf_map__fd(o->skel->maps.stacks));
 	set_config(o, &layout);
 	o->config.child_pid_off = child_off;
+	if (o->sums)
+		o->config.runtime_off = runtime_offset();
 	if (python) {
 		o->python = bpf_python__new(&(struct bpf_python_target){
 			.host = o->skel->obj,
@@ -617,6 +654,7 @@ void bpf_offcpu__stats(const struct bpf_offcpu *o, struct backend_stats *st)
 	/* Those the missed map had no room for may be anyone's: counted, to be safe. */
 	st->offcpu_missed_switch_in = o->missed + stat(o, OFFCPU_STAT_MISSED_UNKEYED);
 	st->offcpu_still_off = o->still_off;
+	st->offcpu_unreported_in += stat(o, OFFCPU_STAT_UNREPORTED_IN);
 	st->pidns_unnamed += o->names ? nsid_names__unnamed(o->names) : 0;
 	st->hash_full |= full > 0;
 	st->drains += o->drains;

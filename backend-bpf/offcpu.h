@@ -45,4 +45,7 @@ void bpf_offcpu__close(struct bpf_offcpu *o);
 /* Its Python walk, or NULL when it walks none (backend_ops.set_interp tells it the processes). */
 struct bpf_python *bpf_offcpu__python(const struct bpf_offcpu *o);
 
+/* Test seam: the threads' CPU time unknown, as without kernel BTF (switch-ins unreported lost). */
+extern bool bpf_offcpu__test_no_runtime;
+
 #endif

@@ -340,8 +340,16 @@ int perf_offcpu__sample(struct perf_offcpu *o, const struct perf_event_header *h
 		if (err || !state_wanted(o, state))
 			return err;
 	}
-	/* The sample is the switching-out task's (prev: still current at the switch). */
-	if (!pipeline__wants_thread(o->pipeline, ds.id.pid, ds.id.tid))
+	/*
+	 * The sample is the switching-out task's (prev: still current at the
+	 * switch). Its ids are -1 once exit has released it (perf_event_tid:
+	 * no pid left), and it is preempted there often beside a CPU hog: an
+	 * exit, not a wait. Stored, all such threads would share one entry,
+	 * which no switch-in ends (sched_switch's next_pid is its old tid),
+	 * and the next would count as a missed switch-in (issue 36: 2 of 6
+	 * runs of blocking preempt 3 beside a hog).
+	 */
+	if ((pid_t)ds.id.tid < 0 || !pipeline__wants_thread(o->pipeline, ds.id.pid, ds.id.tid))
 		return 0;
 	perfring__convert_sample(&ds, o->pipeline->procs, kernel, user, &s);
 	if (o->regs_user) {

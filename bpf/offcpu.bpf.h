@@ -155,6 +155,84 @@ static __always_inline long read_prev_state(void *ctx, struct offcpu_config *cfg
 	return err;
 }
 
+/* st's interval of tid, delta ns long, is counted (unless -m/-M leave it out). */
+static __always_inline void end_interval(struct offcpu_config *cfg, struct offcpu_start *st,
+					 __u32 tid, __s64 delta)
+{
+	struct offcpu_key key;
+	__u64 us;
+
+	if (delta <= 0) {
+		stat_inc(OFFCPU_STAT_BAD_DELTA);
+		return;
+	}
+	/* -m/-M compare whole µs, as bcc does; the sum is in ns (see count maps). */
+	us = (__u64)delta / 1000;
+	if (us < cfg->min_us || us > cfg->max_us)
+		return;
+
+	/* Padding is hashed too: zero the whole key first. */
+	__builtin_memset(&key, 0, sizeof(key));
+	key.tgid = st->tgid;
+	key.tid = tid;
+	key.user_stack_id = st->user_stack_id;
+	key.kernel_stack_id = st->kernel_stack_id;
+	__builtin_memcpy(key.comm, st->comm, sizeof(key.comm));
+	key.py_stack = st->py_stack;
+	if (cfg->active_counts)
+		count(&counts1, &key, (__u64)delta);
+	else
+		count(&counts0, &key, (__u64)delta);
+}
+
+/* Thread tid is switched in: its interval ends. */
+static __always_inline void switch_in(struct offcpu_config *cfg, __u32 tid, __u64 now)
+{
+	struct offcpu_start *st;
+
+	st = bpf_map_lookup_elem(&start, &tid);
+	if (!st)
+		return;		/* not wanted, or switched out before the program ran */
+	end_interval(cfg, st, tid, now - st->ts);
+	bpf_map_delete_elem(&start, &tid);
+}
+
+/* The current task's CPU time in ns (se.sum_exec_runtime), or 0 where unknown. */
+static __always_inline __u64 current_runtime(struct offcpu_config *cfg)
+{
+	__u64 ns = 0;
+
+	if (cfg->runtime_off)
+		bpf_probe_read(&ns, 8, (void *)(long)bpf_get_current_task() + cfg->runtime_off);
+	return ns;
+}
+
+/*
+ * tid switches out again, and its entry st says that no switch-in was seen
+ * since its last switch-out. Its time off-CPU since then is the time gone
+ * less the CPU time it had since: the kernel keeps that time current at
+ * every switch (update_curr, before sched_switch), and tid ran once, from
+ * the unreported switch-in to now (a switch-out between would have been
+ * seen here; were it missed too, the difference is still its time away).
+ * On this project's VMs it was within 10-60 us of perf's switch records
+ * per interval. The CPU time leaves out steal time and, with
+ * IRQ_TIME_ACCOUNTING, interrupts: those count as off-CPU. Without the CPU
+ * time the interval is dropped, and counted as missed.
+ */
+static __always_inline void unreported_switch_in(struct offcpu_config *cfg, struct offcpu_start *st,
+						 __u32 tid, __u32 tgid, __u64 now, __u64 runtime)
+{
+	__u64 ran = runtime - st->runtime;
+
+	if (!runtime || !st->runtime || runtime < st->runtime || now <= st->ts ||
+	    ran >= now - st->ts) {
+		missed_switch_in(tid, tgid);
+		return;
+	}
+	stat_inc(OFFCPU_STAT_UNREPORTED_IN);
+	end_interval(cfg, st, tid, (__s64)(now - st->ts - ran));
+}
+
 /*
  * The current task is switching out: store it if it is wanted (bcc's -p, -L,
  * --state, --user-threads-only, --kernel-threads-only). Returns its tid when
@@ -162,10 +240,10 @@ static __always_inline long read_prev_state(void *ctx, struct offcpu_config *cfg
  */
 static __always_inline __u32 switch_out(void *ctx, struct offcpu_config *cfg, __u64 now)
 {
-	struct offcpu_start st;
+	struct offcpu_start st, *left;
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tid = (__u32)id, tgid = id >> 32;
-	__u64 state = 0;
+	__u64 state = 0, runtime;
 	long err;
 
 	if (tid == 0)
@@ -176,16 +254,20 @@ static __always_inline __u32 switch_out(void *ctx, struct offcpu_config *cfg, __
 		return 0;
 	/*
 	 * The thread is on-CPU: an entry of its own means its switch-in was
-	 * not seen. The program is skipped while another tracing program
-	 * holds this CPU's bpf_prog_active, and some kernels emit no
-	 * sched_switch at all for some switches (seen on a 6.18 VM: none when
-	 * prev was one of its init agent's threads, ftrace saw none either).
-	 * Left there, and not replaced below when --state or an exit
-	 * skips this switch-out, the entry would be counted at the next
-	 * switch-in, on-CPU time included: the interval is dropped instead.
+	 * not seen. Some kernels emit no sched_switch at all for some
+	 * switches (this project's 6.18 VMs: none out of their init agent's
+	 * threads, and some out of the idle task, for ftrace too; perf's
+	 * switch records come), and the program is skipped while another
+	 * tracing program holds this CPU's bpf_prog_active. The interval ends
+	 * from the thread's CPU time where it is known, and is dropped where
+	 * not; either way the entry goes, or, not replaced below when --state
+	 * or an exit skips this switch-out, it would be counted at the next
+	 * switch-in with on-CPU time included.
 	 */
-	if (bpf_map_lookup_elem(&start, &tid)) {
-		missed_switch_in(tid, tgid);
+	runtime = current_runtime(cfg);
+	left = bpf_map_lookup_elem(&start, &tid);
+	if (left) {
+		unreported_switch_in(cfg, left, tid, tgid, now, runtime);
 		bpf_map_delete_elem(&start, &tid);
 	}
 
@@ -212,6 +294,7 @@ static __always_inline __u32 switch_out(void *ctx, struct offcpu_config *cfg, __
 
 	__builtin_memset(&st, 0, sizeof(st));
 	st.ts = now;
+	st.runtime = runtime;
 	st.state = state;
 	st.tgid = tgid;
 	st.user_stack_id = PROFILE_STACK_NOT_TAKEN;
@@ -246,43 +329,6 @@ static __always_inline __u32 switch_out(void *ctx, struct offcpu_config *cfg, __
 		return 0;
 	}
 	return tid;
-}
-
-/* Thread tid is switched in: its interval ends. */
-static __always_inline void switch_in(struct offcpu_config *cfg, __u32 tid, __u64 now)
-{
-	struct offcpu_start *st;
-	struct offcpu_key key;
-	__s64 delta;
-	__u64 us;
-
-	st = bpf_map_lookup_elem(&start, &tid);
-	if (!st)
-		return;		/* not wanted, or switched out before the program ran */
-	delta = now - st->ts;
-	if (delta <= 0) {
-		stat_inc(OFFCPU_STAT_BAD_DELTA);
-		goto out;
-	}
-	/* -m/-M compare whole µs, as bcc does; the sum is in ns (see count maps). */
-	us = (__u64)delta / 1000;
-	if (us < cfg->min_us || us > cfg->max_us)
-		goto out;
-
-	/* Padding is hashed too: zero the whole key first. */
-	__builtin_memset(&key, 0, sizeof(key));
-	key.tgid = st->tgid;
-	key.tid = tid;
-	key.user_stack_id = st->user_stack_id;
-	key.kernel_stack_id = st->kernel_stack_id;
-	__builtin_memcpy(key.comm, st->comm, sizeof(key.comm));
-	key.py_stack = st->py_stack;
-	if (cfg->active_counts)
-		count(&counts1, &key, (__u64)delta);
-	else
-		count(&counts0, &key, (__u64)delta);
-out:
-	bpf_map_delete_elem(&start, &tid);
 }
 
 /*

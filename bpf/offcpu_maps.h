@@ -71,7 +71,13 @@ struct offcpu_config {
 	__u64 exit_states;
 	/* sched:sched_process_fork's "child_pid", with OFFCPU_CFG_TRACK_CGROUPS. */
 	__u32 child_pid_off;
-	__u32 pad2;
+	/*
+	 * Where struct task_struct holds se.sum_exec_runtime, the task's CPU
+	 * time in ns (from the kernel's BTF); 0 where unknown. With it, an
+	 * interval whose switch-in no sched_switch reported still ends: see
+	 * offcpu_start.runtime.
+	 */
+	__u32 runtime_off;
 };
 
 /* Key of the count maps: bcc offcputime's key_t. Values: __u64 microseconds off-CPU. */
@@ -99,6 +105,7 @@ struct offcpu_start {
 	__u32 pad;
 	char comm[PROFILE_COMM_LEN];
 	__u64 py_stack;			/* set by the Python walk that follows the switch-out */
+	__u64 runtime;			/* its CPU time then (config.runtime_off), 0 if unknown */
 };
 
 /*
@@ -131,6 +138,8 @@ enum offcpu_stat {
 	OFFCPU_STAT_NSIDS_FULL,		/* pid namespace records: a thread not kept in nsids */
 	OFFCPU_STAT_PY_FULL,		/* Python stacks not stored: their map was full */
 	OFFCPU_STAT_PY_NO_PROG,		/* Python walks not run: no program for the layout */
+	/* Intervals whose switch-in no sched_switch reported, ended from the thread's CPU time. */
+	OFFCPU_STAT_UNREPORTED_IN,
 	OFFCPU_STAT_CNT,
 };
 

@@ -121,6 +121,8 @@ struct backend_stats {
 	uint64_t offcpu_bad_intervals;	/* switch-in not after switch-out (clock, order) */
 	uint64_t offcpu_missed_switch_in;	/* the kernel emitted no event for a switch-in */
 	uint64_t offcpu_still_off;	/* threads switched out at the end, counted up to it */
+	/* Intervals whose switch-in no event reported, ended from the thread's CPU time. */
+	uint64_t offcpu_unreported_in;
 	/* --cgroup by the bpf backend's thread table: threads it had no room for (not sampled). */
 	uint64_t cgroup_untracked;
 	/* bpf in a pid namespace: samples (off-CPU: sums) whose task's ids there were not learnt. */

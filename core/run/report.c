@@ -224,6 +224,11 @@ static void print_warnings(const struct run *r, const struct profile *prof,
 			st->kernel_withheld_ns / 1e9,
 			r->kernel_placeholder ? "[Missed Kernel Stack]" : "[Missed User Stack]",
 			perf_event_paranoid());
+	if (st->offcpu_unreported_in)
+		pr_info("%" PRIu64 " off-CPU intervals (of any thread the program kept) had a "
+			"switch-in that no sched_switch reported: each ended from the thread's CPU "
+			"time at its next switch-out\n",
+			st->offcpu_unreported_in);
 	if (st->offcpu_still_off)
 		pr_info("%" PRIu64 " threads were still switched out at the end: counted up to it\n",
 			st->offcpu_still_off);

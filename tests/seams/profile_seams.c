@@ -13,7 +13,10 @@
  * backend keep to --cgroup by its thread table (the way of Linux 4.9 and
  * hybrid hosts) where perf events could follow the cgroups;
  * PROFILE_TEST_PIDNS_RECORDS=1 makes it name tasks in a pid namespace by
- * the kernel's perf records (the way before 5.7) where it has the helper.
+ * the kernel's perf records (the way before 5.7) where it has the helper;
+ * PROFILE_TEST_OFFCPU_NO_RUNTIME=1 makes its off-CPU program go without the
+ * threads' CPU time, as where the kernel has no BTF: an interval whose
+ * switch-in no sched_switch reported is lost.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -25,6 +28,7 @@
 #include "backend-bpf/dwarf.h"
 #include "backend-bpf/interruptible.h"
 #include "backend-bpf/nsids.h"
+#include "backend-bpf/offcpu.h"
 #include "core/agg/pipeline.h"
 #include "core/cli/cli.h"
 
@@ -56,6 +60,7 @@ int main(int argc, char **argv)
 	bpf_interruptible__test_slow = getenv("PROFILE_TEST_SLOW_BPF_LOAD") != NULL;
 	bpf_cgtrack__test_table = getenv("PROFILE_TEST_CGROUP_TABLE") != NULL;
 	bpf_nsids__test_force = getenv("PROFILE_TEST_PIDNS_RECORDS") != NULL;
+	bpf_offcpu__test_no_runtime = getenv("PROFILE_TEST_OFFCPU_NO_RUNTIME") != NULL;
 
 	if (getenv("PROFILE_TEST_OOM_AFTER_STACKS"))
 		pipeline__test_oom_after = strtoul(getenv("PROFILE_TEST_OOM_AFTER_STACKS"), NULL, 10);

@@ -116,11 +116,12 @@ static unsigned long long nearest_truth(const char *out, const char *comm)
 
 /*
  * Run argv until every comm's time is within pct of the workload's own
- * measure: this VM's kernel emits no sched_switch event for some switches
- * (its init agent's threads; the off-CPU tools count them as "no switch-in"),
- * and a ring can fill on a loaded host (hundreds of thousands of switches a
- * second, the perf backend reading each); when a run says one of these
- * happened and misses, it runs again, three times at most.
+ * measure: a switch-in can be lost (a kernel that emits no sched_switch for
+ * it, where the bpf program does not know the threads' CPU time; see
+ * check_offcpu_load.c), and a ring can fill on a loaded host (hundreds of
+ * thousands of switches a second, the perf backend reading each); when a
+ * run says one of these happened and misses, it runs again, three times at
+ * most.
  */
 static void run_within(char *const argv[], const char *const *comms, double pct)
 {
@@ -211,12 +212,11 @@ END_TEST
  * Threads that exit: their last switch-out never ends, and is no waiting
  * and no loss (bcc sees no switch-in for it either), so it gives no
  * warning and no time. A shell runs 200 short processes: each one's time
- * is what it waited to run, far less than the run. This kernel does miss
- * some switch-ins (a VM agent's threads switch out with no sched_switch):
- * a run where one of the command's own threads met one warns, rightly, and
- * the test runs again, three times at most; before the bpf backend counted
- * only the profiled threads' misses, every run here warned of other
- * threads'.
+ * is what it waited to run, far less than the run. A run that warns of a
+ * lost switch-in (see check_offcpu_load.c: where the kernel emits no
+ * sched_switch for it and the thread's CPU time is not known) runs again,
+ * three times at most; before the bpf backend counted only the profiled
+ * threads' misses, every run here warned of other threads'.
  */
 START_TEST(exited_threads_are_no_loss)
 {
