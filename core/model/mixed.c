@@ -32,6 +32,8 @@ static int interp_frames(struct resolver *r, const struct agg_stack *st, uint32_
 	unsigned int n = 0;
 	int i;
 
+	if (ops->begin && st->nr_interp)
+		ops->begin(ops->ctx, st->as);
 	for (unsigned int j = 0; j < st->nr_interp && n < MAX_INTERP_DEPTH; j++) {
 		struct interp_name nm;
 

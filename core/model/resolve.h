@@ -65,6 +65,12 @@ struct interp_name {
  */
 struct interp_ops {
 	void *ctx;
+	/*
+	 * Before the frames of one stack are named (may be NULL): what is read
+	 * for them is read from the process now, not from reads of earlier
+	 * stacks (its memory may have changed since).
+	 */
+	void (*begin)(void *ctx, const struct addr_space *as);
 	/* The name of f: 0, or -errno (unreadable: the frame prints [python: unreadable]). */
 	int (*name)(void *ctx, const struct addr_space *as, const struct interp_frame *f,
 		    struct interp_name *out);
