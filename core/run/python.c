@@ -103,9 +103,13 @@ static int name(void *ctx, const struct addr_space *as, const struct interp_fram
 	struct run_python *rp = ctx;
 	struct py_process *p = py_registry__find(rp->reg, as);
 	struct py_code_info ci;
+	int err;
 
-	if (!p || py_process__name(p, f, &ci))
+	if (!p)
 		return -ENOENT;
+	err = py_process__name(p, f, &ci);
+	if (err)
+		return err;
 	out->name = ci.name;
 	out->file = ci.file;
 	out->short_file = rp->full_paths ? ci.file : py_short_filename(ci.file);
@@ -372,4 +376,8 @@ void run_python__report(const struct run_python *rp, const struct pipeline *pl,
 	if (mc.unnamed)
 		pr_info("python: %llu frames could not be named (the process's memory could not "
 			"be read)\n", (unsigned long long)mc.unnamed);
+	if (mc.freed)
+		pr_info("python: %llu frames ran code objects freed before they could be named "
+			"(their memory reused): [python: code object freed]\n",
+			(unsigned long long)mc.freed);
 }
