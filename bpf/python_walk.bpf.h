@@ -55,8 +55,9 @@
 	     MAX2(MAX2(P##_CODE_NAME + 8, P##_CODE_LINETABLE + 8),                         \
 		  MAX2(PRESENT(P##_CODE_QUALNAME, P##_CODE_NAME) + 8,                      \
 		       PRESENT(P##_CODE_VERSION, P##_CODE_FIRSTLINENO) + 4)))
-#define ID_U64(P, F) (P##_CODE_##F >= 0 ? FIELD_U64(cb, MAX2(P##_CODE_##F, ID_LO(P)) - ID_LO(P)) : 0)
-#define ID_S32(P, F) (P##_CODE_##F >= 0 ? FIELD_S32(cb, MAX2(P##_CODE_##F, ID_LO(P)) - ID_LO(P)) : 0)
+#define ID_OFF(P, F) (MAX2(P##_CODE_##F, ID_LO(P)) - ID_LO(P))
+#define ID_U64(P, F) (P##_CODE_##F >= 0 ? FIELD_U64(cb, ID_OFF(P, F)) : 0)
+#define ID_S32(P, F) (P##_CODE_##F >= 0 ? FIELD_S32(cb, ID_OFF(P, F)) : 0)
 
 /*
  * One frame: read it, record it masked by whether it is there, mix it into

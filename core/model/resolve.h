@@ -103,7 +103,7 @@ struct interp_merge_counts {
 	uint64_t no_eval;	/* placed under the native leaf: no eval loop call among the native frames */
 	uint64_t mismatched;	/* more eval calls than runs of frames, or fewer */
 	uint64_t unnamed;	/* frames that could not be named */
-	uint64_t freed;		/* frames whose code object was freed before they were named */
+	uint64_t freed;		/* frames whose code object was freed before naming */
 };
 void resolver__interp_counts(const struct resolver *r, struct interp_merge_counts *out);
 

@@ -329,7 +329,8 @@ int py_codes__lookup(struct py_codes *c, uint64_t code, uint64_t ident, uint64_t
 		 * head), or another in its memory. Only what was read of it
 		 * while it lived names the frame.
 		 */
-		ce = hashmap__find(&c->entries, &(struct code_key){ code, ident ? ident : key.ident });
+		key.ident = ident ? ident : key.ident;
+		ce = hashmap__find(&c->entries, &key);
 		if (!ce)
 			return -ESTALE;
 		fill_info(c, ce, lasti, info);

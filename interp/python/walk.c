@@ -41,7 +41,7 @@ static struct py_frame frame_record(const struct py_layout *l, const struct py_m
 		f.code |= PY_FRAME_ENTRY;
 	else if (l->entry_kind == PY_ENTRY_OWNER && buf[l->frame_entry] >= 3)
 		f.code |= PY_FRAME_ENTRY;
-	/* No identity for a shim (3.13: None) or where there is no code object (the walk's rule). */
+	/* No identity for a shim (3.13: None) or where there is no code object (the walk's). */
 	if ((f.code & ~PY_FRAME_ENTRY) && !py_frame__is_shim(l, &f)) {
 		uint64_t ident;
 
