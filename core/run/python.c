@@ -377,7 +377,8 @@ void run_python__report(const struct run_python *rp, const struct pipeline *pl,
 		pr_info("python: %llu frames could not be named (the process's memory could not "
 			"be read)\n", (unsigned long long)mc.unnamed);
 	if (mc.freed)
-		pr_info("python: %llu frames ran code objects freed before they could be named "
-			"(their memory reused): [python: code object freed]\n",
+		pr_info("python: %llu frames ran code objects freed before they were named "
+			"(freed memory is not read for names; a module's body at an import, "
+			"throwaway code): [python: code object freed]\n",
 			(unsigned long long)mc.freed);
 }
