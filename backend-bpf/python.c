@@ -267,6 +267,7 @@ static const struct stack_entry *read_stack(struct bpf_python *bp, unsigned int 
 		}
 		se->frames[i].code = piece.frames[j].code;
 		se->frames[i].lasti = piece.frames[j].lasti;
+		se->frames[i].ident = piece.frames[j].ident;
 	}
 	if (hashmap__add(&bp->cache, &se->key, se)) {
 		free(se);

@@ -17,7 +17,9 @@
  * (profile_key.py_stack). So a Python stack crosses to user space once per
  * generation, as a native stack does through the stack maps. The pieces
  * are keyed by the sampled tgid: what one process's memory says labels
- * only that process's samples.
+ * only that process's samples. Each frame carries its code object's
+ * identity (py_frame.ident): user space names frames at the drain, when
+ * the object may be gone.
  */
 #ifndef BPF_PYTHON_MAPS_H
 #define BPF_PYTHON_MAPS_H
@@ -61,9 +63,34 @@ struct py_frame {
 	__u64 code;
 	/* f_lasti (an int, sign-extended) or the instruction pointer (3.11+). */
 	__u64 lasti;
+	/*
+	 * What the code object was at the sample (PY_CODE_IDENT), 0 when it
+	 * could not be read or the frame is a shim: user space names frames
+	 * later (the drain), when the object may have been freed and its memory
+	 * taken by another code object; it names a frame only from an object,
+	 * or a cached name, with this identity.
+	 */
+	__u64 ident;
 };
 
 #define PY_FRAME_ENTRY 1ULL
+
+/*
+ * A code object's identity from fields that never change while it lives:
+ * co_version where the version has one (3.12+: a counter, a new value for
+ * every code object made, so a successor at the same address differs even
+ * when all its strings took the places of its predecessor's), else its
+ * first line, file, name, qualname and line table objects (their addresses:
+ * they live as long as the code object, a successor has its own). Or'ed
+ * with 1: never 0. The walk (bpf/python_walk.bpf.h) and user space
+ * (interp/python) compute it the same way from the same fields.
+ */
+#define PY_IDENT_PRIME 0x100000001b3ULL
+#define PY_IDENT_STEP(h, x) (((h) ^ (__u64)(x)) * PY_IDENT_PRIME)
+#define PY_CODE_IDENT(firstline, version, file, name, qualname, table)                       \
+	(PY_IDENT_STEP(PY_IDENT_STEP(PY_IDENT_STEP(PY_IDENT_STEP(                              \
+		(__u64)(__u32)(firstline) | ((__u64)(__u32)(version) << 32), file), name),   \
+		qualname), table) | 1)
 
 struct py_piece_key {
 	__u32 tgid;

@@ -39,13 +39,38 @@
 #define TS_HI(P) (MAX2(P##_TSTATE_FRAME, CHECK_FIELD(P)) + 8)
 
 /*
+ * The span of a code object that holds its identity's fields
+ * (PY_CODE_IDENT), from a multiple of 8 (the verifier wants the pointers
+ * read from the stack aligned): a field the layout lacks (-1) stands in for
+ * by one it has, and reads as 0.
+ */
+#define PRESENT(off, other) ((off) >= 0 ? (off) : (other))
+#define ID_LO(P)                                                                           \
+	(MIN2(MIN2(P##_CODE_FIRSTLINENO, P##_CODE_FILENAME),                               \
+	      MIN2(MIN2(P##_CODE_NAME, P##_CODE_LINETABLE),                                \
+		   MIN2(PRESENT(P##_CODE_QUALNAME, P##_CODE_NAME),                         \
+			PRESENT(P##_CODE_VERSION, P##_CODE_FIRSTLINENO)))) & ~7)
+#define ID_HI(P)                                                                           \
+	MAX2(MAX2(P##_CODE_FIRSTLINENO + 4, P##_CODE_FILENAME + 8),                        \
+	     MAX2(MAX2(P##_CODE_NAME + 8, P##_CODE_LINETABLE + 8),                         \
+		  MAX2(PRESENT(P##_CODE_QUALNAME, P##_CODE_NAME) + 8,                      \
+		       PRESENT(P##_CODE_VERSION, P##_CODE_FIRSTLINENO) + 4)))
+#define ID_OFF(P, F) (MAX2(P##_CODE_##F, ID_LO(P)) - ID_LO(P))
+#define ID_U64(P, F) (P##_CODE_##F >= 0 ? FIELD_U64(cb, ID_OFF(P, F)) : 0)
+#define ID_S32(P, F) (P##_CODE_##F >= 0 ? FIELD_S32(cb, ID_OFF(P, F)) : 0)
+
+/*
  * One frame: read it, record it masked by whether it is there, mix it into
  * the hash, and step to its caller. f is 0 once the chain has ended or a
  * read failed (a failed read of a frame that should be there is a fault).
+ * The frame's code object is read too, for its identity: where there is
+ * none (no frame, a NULL code), our own piece is read instead, and the
+ * identity is 0. The identity goes into the hash: a stack whose code
+ * objects were replaced by others at the same addresses is another stack.
  */
 #define WALK_FRAME(P, i)                                                                   \
 	do {                                                                               \
-		__u64 f = w->frame, live, mask, code, lasti, entry, mixed, hash;           \
+		__u64 f = w->frame, live, mask, code, lasti, entry, mixed, hash, cmask, ident; \
 		long r;                                                                    \
 		/* Past the end, a harmless read (our own state) instead of a fault at 0. */\
 		r = bpf_probe_read(fb, P##_FRAME_READ,                                     \
@@ -64,12 +89,24 @@
 			entry = NONZERO(FIELD_U8(fb, P##_FRAME_ENTRY));                    \
 		else if (P##_ENTRY_KIND == PY_ENTRY_OWNER)                                 \
 			entry = (2 - FIELD_U8(fb, P##_FRAME_ENTRY)) >> 63;                 \
+		cmask = 0 - NONZERO(code & mask);                                          \
+		/* A select, not a mask: the verifier refuses bitwise operations on pointers. */ \
+		r = bpf_probe_read(cb, ID_HI(P) - ID_LO(P),                                \
+				   (void *)((cmask ? code : (__u64)piece) + ID_LO(P)));    \
+		ident = PY_CODE_IDENT(ID_S32(P, FIRSTLINENO), ID_S32(P, VERSION),          \
+				      ID_U64(P, FILENAME), ID_U64(P, NAME),                \
+				      ID_U64(P, QUALNAME), ID_U64(P, LINETABLE));          \
+		ident &= cmask & (0 - SUCCEEDED(r));                                       \
+		/* A shim's "code" is not a function's (3.13: None): no identity. */       \
+		if (P##_ENTRY_KIND == PY_ENTRY_OWNER)                                      \
+			ident &= entry - 1;                                                \
 		code = (code | entry) & mask;                                              \
 		lasti &= mask;                                                             \
 		piece->frames[i].code = code;                                              \
 		piece->frames[i].lasti = lasti;                                            \
+		piece->frames[i].ident = ident;                                            \
 		hash = w->hash;                                                            \
-		mixed = (((hash ^ code) * FNV_PRIME) ^ lasti) * FNV_PRIME;                 \
+		mixed = (((((hash ^ code) * FNV_PRIME) ^ lasti) * FNV_PRIME) ^ ident) * FNV_PRIME; \
 		w->hash = hash ^ ((mixed ^ hash) & mask);                                  \
 		w->nr += live;                                                             \
 		w->frame = FIELD_U64(fb, P##_FRAME_BACK) & mask;                           \
@@ -83,6 +120,7 @@
 #define WALK_BODY(P, PROGS, NO_END, RET)                                                   \
 	{                                                                                  \
 		__u64 fb[(P##_FRAME_READ + 7) / 8]; /* one frame at a time */              \
+		__u64 cb[(ID_HI(P) - ID_LO(P) + 7) / 8]; /* its code object's identity */  \
 		struct py_piece *piece;                                                    \
 		struct py_walk *w;                                                         \
 		__u32 zero = 0, idx;                                                       \

@@ -60,7 +60,9 @@ size_t agg__bytes(const struct agg *agg)
 
 static size_t raw_size(const struct agg_stack *st)
 {
-	return sizeof(*st) + (st->nr_kernel + st->nr_user + 2 * st->nr_interp) * sizeof(st->ips[0]);
+	size_t words = st->nr_kernel + st->nr_user + INTERP_FRAME_WORDS * st->nr_interp;
+
+	return sizeof(*st) + words * sizeof(st->ips[0]);
 }
 
 void agg__release(struct agg *agg, struct agg_entry *e)
@@ -123,7 +125,8 @@ int agg__add(struct agg *agg, const struct sample *s, const struct addr_space *a
 	unsigned int nr_k = s->nr_kernel > MAX_STACK_DEPTH ? MAX_STACK_DEPTH : s->nr_kernel;
 	unsigned int nr_u = s->nr_user > MAX_STACK_DEPTH ? MAX_STACK_DEPTH : s->nr_user;
 	unsigned int nr_i = s->nr_interp > MAX_INTERP_DEPTH ? MAX_INTERP_DEPTH : s->nr_interp;
-	size_t size = sizeof(struct agg_stack) + (nr_k + nr_u + 2 * nr_i) * sizeof(uint64_t);
+	size_t size = sizeof(struct agg_stack) +
+		      (nr_k + nr_u + INTERP_FRAME_WORDS * nr_i) * sizeof(uint64_t);
 	struct agg_stack *key;
 	struct agg_entry *e;
 	uint64_t fp[2];
@@ -131,7 +134,8 @@ int agg__add(struct agg *agg, const struct sample *s, const struct addr_space *a
 	union {
 		struct agg_stack st;
 		char buf[sizeof(struct agg_stack) +
-			 (2 * MAX_STACK_DEPTH + 2 * MAX_INTERP_DEPTH) * sizeof(uint64_t)];
+			 (2 * MAX_STACK_DEPTH + INTERP_FRAME_WORDS * MAX_INTERP_DEPTH) *
+				 sizeof(uint64_t)];
 	} tmp;
 
 	/* Zeroed so that the comm's tail is the same in every copy of a stack. */

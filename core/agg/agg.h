@@ -34,7 +34,7 @@ struct agg_stack {
 	uint32_t interp_status;		/* enum interp_status and its flags */
 	/*
 	 * nr_kernel kernel ips, then nr_user user ips, then nr_interp
-	 * interpreter frames (struct interp_frame: two words each).
+	 * interpreter frames (struct interp_frame: INTERP_FRAME_WORDS words each).
 	 */
 	uint64_t ips[];
 };

@@ -42,13 +42,19 @@ enum weight_kind {
 /*
  * An interpreter's frame as read from the process at the sample (Python:
  * interp/python names it): the code object's address, with the reader's
- * flags in its low bits, and where in that code the frame was. Only the
- * process it was read from can say what it means.
+ * flags in its low bits, where in that code the frame was, and what the
+ * code object was then (its identity: the frame is named later, when that
+ * memory may hold another). Only the process it was read from can say
+ * what it means.
  */
 struct interp_frame {
 	uint64_t code;
 	uint64_t lasti;
+	uint64_t ident;
 };
+
+/* The 64-bit words of a struct interp_frame, as agg keeps it among the ips. */
+#define INTERP_FRAME_WORDS (sizeof(struct interp_frame) / sizeof(uint64_t))
 
 #define MAX_INTERP_DEPTH 128
 

@@ -32,12 +32,19 @@ static int interp_frames(struct resolver *r, const struct agg_stack *st, uint32_
 	unsigned int n = 0;
 	int i;
 
+	if (ops->begin && st->nr_interp)
+		ops->begin(ops->ctx, st->as);
 	for (unsigned int j = 0; j < st->nr_interp && n < MAX_INTERP_DEPTH; j++) {
 		struct interp_name nm;
+		int err;
 
 		if (ops->is_marker(ops->ctx, st->as, &f[j]))
 			continue;
-		if (ops->name(ops->ctx, st->as, &f[j], &nm)) {
+		err = ops->name(ops->ctx, st->as, &f[j], &nm);
+		if (err == -ESTALE) {
+			r->interp_counts.freed++;
+			i = marker(r, "[python: code object freed]");
+		} else if (err) {
 			r->interp_counts.unnamed++;
 			i = marker(r, "[python: unreadable]");
 		} else {

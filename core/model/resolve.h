@@ -65,7 +65,17 @@ struct interp_name {
  */
 struct interp_ops {
 	void *ctx;
-	/* The name of f: 0, or -errno (unreadable: the frame prints [python: unreadable]). */
+	/*
+	 * Before the frames of one stack are named (may be NULL): what is read
+	 * for them is read from the process now, not from reads of earlier
+	 * stacks (its memory may have changed since).
+	 */
+	void (*begin)(void *ctx, const struct addr_space *as);
+	/*
+	 * The name of f: 0, or -errno: -ESTALE when the code f ran is gone
+	 * (freed, its memory maybe another's: [python: code object freed]),
+	 * else unreadable ([python: unreadable]).
+	 */
 	int (*name)(void *ctx, const struct addr_space *as, const struct interp_frame *f,
 		    struct interp_name *out);
 	/* Whether f is a marker of the interpreter's, not a function (it is left out). */
@@ -93,6 +103,7 @@ struct interp_merge_counts {
 	uint64_t no_eval;	/* placed under the native leaf: no eval loop call among the native frames */
 	uint64_t mismatched;	/* more eval calls than runs of frames, or fewer */
 	uint64_t unnamed;	/* frames that could not be named */
+	uint64_t freed;		/* frames whose code object was freed before naming */
 };
 void resolver__interp_counts(const struct resolver *r, struct interp_merge_counts *out);
 

@@ -82,15 +82,34 @@ static unsigned int walk(void *ctx, const struct addr_space *as, pid_t tid,
 	return py_process__walk(p, tid, out, max, status);
 }
 
+/*
+ * A stack's frames are named through its process's page snapshot: fresh
+ * pages for each stack. Pages kept from earlier stacks would show code
+ * objects and strings as they were then (a string freed since and its
+ * memory another's: a live function named under an exception's message).
+ */
+static void begin(void *ctx, const struct addr_space *as)
+{
+	struct run_python *rp = ctx;
+	struct py_process *p = py_registry__find(rp->reg, as);
+
+	if (p && p->snap)
+		py_snap__reset(p->snap);
+}
+
 static int name(void *ctx, const struct addr_space *as, const struct interp_frame *f,
 		struct interp_name *out)
 {
 	struct run_python *rp = ctx;
 	struct py_process *p = py_registry__find(rp->reg, as);
 	struct py_code_info ci;
+	int err;
 
-	if (!p || py_process__name(p, f, &ci))
+	if (!p)
 		return -ENOENT;
+	err = py_process__name(p, f, &ci);
+	if (err)
+		return err;
 	out->name = ci.name;
 	out->file = ci.file;
 	out->short_file = rp->full_paths ? ci.file : py_short_filename(ci.file);
@@ -164,7 +183,13 @@ struct run_python *run_python__new(struct pipeline *pl, struct resolver *res, bo
 	rp->raw = raw;
 	rp->full_paths = full_paths;
 	pipeline__set_interp(pl, &(struct pipeline_interp){ rp, saw_image, walk });
-	resolver__set_interp(res, &(struct interp_ops){ rp, name, is_marker, run_end, role, raw });
+	resolver__set_interp(res, &(struct interp_ops){ .ctx = rp,
+							.begin = begin,
+							.name = name,
+							.is_marker = is_marker,
+							.run_end = run_end,
+							.role = role,
+							.keep_native = raw });
 	return rp;
 }
 
@@ -351,4 +376,9 @@ void run_python__report(const struct run_python *rp, const struct pipeline *pl,
 	if (mc.unnamed)
 		pr_info("python: %llu frames could not be named (the process's memory could not "
 			"be read)\n", (unsigned long long)mc.unnamed);
+	if (mc.freed)
+		pr_info("python: %llu frames ran code objects freed before they were named "
+			"(freed memory is not read for names; a module's body at an import, "
+			"throwaway code): [python: code object freed]\n",
+			(unsigned long long)mc.freed);
 }

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Names, files and lines of one process's code objects, cached by address.
- * A code object can be freed and its memory given to another one: every
- * lookup reads the object's header again (one read) and uses the entry
- * only if what identifies it is unchanged; names are interned, so a
- * process running the same function a million times holds its name once.
+ * Names, files and lines of one process's code objects, cached by address
+ * and identity (PY_CODE_IDENT). A code object can be freed and its memory
+ * given to another one between a sample and its naming: every lookup reads
+ * the object's header again (one read) and names the frame from it only if
+ * it is alive and has the identity the frame was read with; else only a
+ * cached entry of that identity names it. Names are interned, so a process
+ * running the same function a million times holds its name once.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -21,10 +23,16 @@
 struct code_id {
 	uint64_t type, name, qualname, file, table;
 	int32_t firstline;
+	uint32_t version;
+};
+
+/* An entry's key: the object's address and its identity then. */
+struct code_key {
+	uint64_t addr, ident;
 };
 
 struct code_entry {
-	uint64_t addr;
+	struct code_key key;
 	struct code_id id;
 	const char *name, *file;	/* interned */
 	uint8_t *table;			/* the line table, NULL when unreadable or too long */
@@ -40,14 +48,79 @@ struct py_codes {
 	int32_t hdr_len;		/* bytes of a code object read at each lookup */
 };
 
-static uint64_t addr_hash(const void *key)
+static uint64_t key_hash(const void *key)
 {
-	return hash_u64(*(const uint64_t *)key);
+	const struct code_key *k = key;
+
+	return hash_u64(k->addr ^ hash_u64(k->ident));
 }
 
-static bool addr_equal(const void *a, const void *b)
+static bool key_equal(const void *a, const void *b)
 {
-	return *(const uint64_t *)a == *(const uint64_t *)b;
+	const struct code_key *x = a, *y = b;
+
+	return x->addr == y->addr && x->ident == y->ident;
+}
+
+/* The identity of a code object from its fields (PY_CODE_IDENT, as the in-kernel walk). */
+static uint64_t ident_of(const struct code_id *id)
+{
+	return PY_CODE_IDENT(id->firstline, id->version, id->file, id->name, id->qualname,
+			     id->table);
+}
+
+/*
+ * Where the identity's fields lie in a code object of layout l: [*lo, *hi),
+ * *lo a multiple of 8, the bytes the in-kernel walk reads.
+ */
+static void ident_span(const struct py_layout *l, int32_t *lo, int32_t *hi)
+{
+	const int32_t words[] = { l->code_filename, l->code_name, l->code_qualname,
+				  l->code_linetable };
+	const int32_t ints[] = { l->code_firstlineno, l->code_version };
+	int32_t a = py_fields_end(words, 4, 8), b = py_fields_end(ints, 2, 4);
+
+	*hi = a > b ? a : b;
+	*lo = *hi;
+	for (size_t i = 0; i < 4; i++)
+		if (words[i] >= 0 && words[i] < *lo)
+			*lo = words[i];
+	for (size_t i = 0; i < 2; i++)
+		if (ints[i] >= 0 && ints[i] < *lo)
+			*lo = ints[i];
+	*lo &= ~7;
+}
+
+/* The identity fields of a code object from buf, which holds its bytes from offset base. */
+static void id_fields(const struct py_layout *l, const uint8_t *buf, int32_t base,
+		      struct code_id *id)
+{
+	id->name = py_u64(buf, l->code_name - base);
+	id->file = py_u64(buf, l->code_filename - base);
+	id->table = py_u64(buf, l->code_linetable - base);
+	id->qualname = l->code_qualname >= 0 ? py_u64(buf, l->code_qualname - base) : 0;
+	id->firstline = (int32_t)py_u32(buf, l->code_firstlineno - base);
+	id->version = l->code_version >= 0 ? py_u32(buf, l->code_version - base) : 0;
+}
+
+int py_code__ident(const struct py_layout *l, const struct py_mem *mem, uint64_t code,
+		   uint64_t *ident)
+{
+	struct code_id id = { 0 };
+	uint8_t buf[256];
+	int32_t lo, hi;
+	int err;
+
+	*ident = 0;
+	ident_span(l, &lo, &hi);
+	if (lo < 0 || hi <= lo || (size_t)(hi - lo) > sizeof(buf))
+		return -EINVAL;
+	err = py_mem__read(mem, code + (uint64_t)lo, buf, (size_t)(hi - lo));
+	if (err)
+		return err;
+	id_fields(l, buf, lo, &id);
+	*ident = ident_of(&id);
+	return 0;
 }
 
 struct py_codes *py_codes__new(const struct py_interp *pi, const struct py_mem *mem)
@@ -55,21 +128,21 @@ struct py_codes *py_codes__new(const struct py_interp *pi, const struct py_mem *
 	const struct py_layout *l = pi->layout;
 	const int32_t words[] = { PY_OB_TYPE, l->code_filename, l->code_name, l->code_qualname,
 				  l->code_linetable };
-	const int32_t ints[] = { l->code_firstlineno };
+	const int32_t ints[] = { l->code_firstlineno, l->code_version };
 	struct py_codes *c;
 	int32_t a, b;
 
 	if (!l)
 		return NULL;
 	a = py_fields_end(words, sizeof(words) / sizeof(words[0]), 8);
-	b = py_fields_end(ints, 1, 4);
+	b = py_fields_end(ints, sizeof(ints) / sizeof(ints[0]), 4);
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return NULL;
 	c->pi = *pi;
 	c->mem = mem;
 	c->hdr_len = a > b ? a : b;
-	hashmap__init(&c->entries, addr_hash, addr_equal);
+	hashmap__init(&c->entries, key_hash, key_equal);
 	hashmap__init(&c->strings, hashmap_str_hash, hashmap_str_equal);
 	return c;
 }
@@ -86,7 +159,7 @@ static void free_entries(struct py_codes *c)
 		free(ce);
 	}
 	hashmap__clear(&c->entries);
-	hashmap__init(&c->entries, addr_hash, addr_equal);
+	hashmap__init(&c->entries, key_hash, key_equal);
 }
 
 void py_codes__free(struct py_codes *c)
@@ -136,9 +209,22 @@ static const char *intern(struct py_codes *c, const char *s, int *err)
 	return copy;
 }
 
-static int read_id(struct py_codes *c, uint64_t code, struct code_id *id)
+/*
+ * Whether the reference count of the object at addr says it lives.
+ * pymalloc keeps a freed block on its pool's list by a link in its first
+ * word, where the count was: NULL, or another block of its pool (pools are
+ * 4-16 KiB), usually above 4 GiB. A live count, even an immortal one
+ * (3.12+), fits in 32 bits; bits 48-63 are 3.14's flags.
+ */
+static bool alive(uint64_t refcnt, uint64_t addr)
 {
-	const struct py_layout *l = c->pi.layout;
+	return (uint32_t)refcnt != 0 && !(refcnt & 0x0000ffff00000000ULL) &&
+	       (refcnt ^ addr) >= (1ULL << 20);
+}
+
+/* The header of the code object at code: its identity fields, and whether it lives. */
+static int read_id(struct py_codes *c, uint64_t code, struct code_id *id, bool *live)
+{
 	uint8_t hdr[512];
 	int err;
 
@@ -149,12 +235,8 @@ static int read_id(struct py_codes *c, uint64_t code, struct code_id *id)
 		return err;
 	memset(id, 0, sizeof(*id));
 	id->type = py_u64(hdr, PY_OB_TYPE);
-	id->name = py_u64(hdr, l->code_name);
-	id->file = py_u64(hdr, l->code_filename);
-	id->table = py_u64(hdr, l->code_linetable);
-	if (l->code_qualname >= 0)
-		id->qualname = py_u64(hdr, l->code_qualname);
-	id->firstline = (int32_t)py_u32(hdr, l->code_firstlineno);
+	id_fields(c->pi.layout, hdr, 0, id);
+	*live = alive(py_u64(hdr, 0), code);
 	return 0;
 }
 
@@ -167,7 +249,7 @@ static int load_entry(struct py_codes *c, uint64_t code, const struct code_id *i
 
 	if (!text)
 		return -ENOMEM;
-	ce->addr = code;
+	ce->key = (struct code_key){ code, ident_of(id) };
 	ce->id = *id;
 	err = py_str__read(l, c->mem, id->qualname ? id->qualname : id->name, c->pi.str_type,
 			   text, PY_NAME_MAX);
@@ -190,7 +272,7 @@ static int load_entry(struct py_codes *c, uint64_t code, const struct code_id *i
 static void fill_info(const struct py_codes *c, const struct code_entry *ce, uint64_t lasti,
 		      struct py_code_info *info)
 {
-	int64_t addr = py_lines__addr(c->pi.layout, ce->addr, lasti);
+	int64_t addr = py_lines__addr(c->pi.layout, ce->key.addr, lasti);
 
 	info->name = ce->name;
 	info->file = ce->file;
@@ -205,27 +287,30 @@ static void fill_info(const struct py_codes *c, const struct code_entry *ce, uin
 static bool same_id(const struct code_id *a, const struct code_id *b)
 {
 	return a->type == b->type && a->name == b->name && a->qualname == b->qualname &&
-	       a->file == b->file && a->table == b->table && a->firstline == b->firstline;
+	       a->file == b->file && a->table == b->table && a->firstline == b->firstline &&
+	       a->version == b->version;
 }
 
 static void drop(struct py_codes *c, struct code_entry *ce)
 {
-	hashmap__remove(&c->entries, &ce->addr);
+	hashmap__remove(&c->entries, &ce->key);
 	free(ce->table);
 	free(ce);
 }
 
-int py_codes__lookup(struct py_codes *c, uint64_t code, uint64_t lasti,
+int py_codes__lookup(struct py_codes *c, uint64_t code, uint64_t ident, uint64_t lasti,
 		     struct py_code_info *info)
 {
 	struct code_entry *ce;
+	struct code_key key;
 	struct code_id id;
+	bool live = false;
 	int err;
 
 	code &= ~(c->pi.layout->code_tag_bits | PY_FRAME_ENTRY);
-	ce = hashmap__find(&c->entries, &code);
-	err = read_id(c, code, &id);
+	err = read_id(c, code, &id, &live);
 	if (err) {
+		ce = hashmap__find(&c->entries, &(struct code_key){ code, ident });
 		if (!ce || err == -EINVAL)
 			return err;
 		/* The process is gone or the object unmapped: what was read of it stands. */
@@ -233,11 +318,25 @@ int py_codes__lookup(struct py_codes *c, uint64_t code, uint64_t lasti,
 		info->stale = true;
 		return 0;
 	}
-	if (id.type != c->pi.code_type) {
-		if (ce)
-			drop(c, ce);
+	/* Not a code object now: garbage, or (a frame read with an identity) one since freed. */
+	if (id.type != c->pi.code_type && !ident)
 		return -EINVAL;
+	key = (struct code_key){ code, ident_of(&id) };
+	if (id.type != c->pi.code_type || !live || (ident && ident != key.ident)) {
+		/*
+		 * Not the object the frame ran: freed since (its fields still
+		 * there, its strings maybe another's; or glibc's links over its
+		 * head), or another in its memory. Only what was read of it
+		 * while it lived names the frame.
+		 */
+		key.ident = ident ? ident : key.ident;
+		ce = hashmap__find(&c->entries, &key);
+		if (!ce)
+			return -ESTALE;
+		fill_info(c, ce, lasti, info);
+		return 0;
 	}
+	ce = hashmap__find(&c->entries, &key);
 	if (ce && same_id(&ce->id, &id)) {
 		fill_info(c, ce, lasti, info);
 		return 0;
@@ -251,7 +350,7 @@ int py_codes__lookup(struct py_codes *c, uint64_t code, uint64_t lasti,
 		return -ENOMEM;
 	err = load_entry(c, code, &id, ce);
 	if (!err)
-		err = hashmap__add(&c->entries, &ce->addr, ce);
+		err = hashmap__add(&c->entries, &ce->key, ce);
 	if (err) {
 		free(ce->table);
 		free(ce);

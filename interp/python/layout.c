@@ -30,6 +30,7 @@
 		.code_qualname = P##_CODE_QUALNAME,                                           \
 		.code_firstlineno = P##_CODE_FIRSTLINENO,                                     \
 		.code_linetable = P##_CODE_LINETABLE,                                         \
+		.code_version = P##_CODE_VERSION,                                             \
 		.code_code = P##_CODE_CODE,                                                   \
 		.code_adaptive = P##_CODE_ADAPTIVE,                                           \
 		.str_data = P##_STR_DATA,                                                     \

@@ -33,6 +33,14 @@ static inline int py_read_u64(const struct py_mem *mem, uint64_t addr, uint64_t 
 	return py_mem__read(mem, addr, v, sizeof(*v));
 }
 
+/*
+ * The identity (PY_CODE_IDENT) of the code object at code, read as the
+ * in-kernel walk reads it (the same bytes). 0, or the reader's error
+ * (*ident 0).
+ */
+int py_code__ident(const struct py_layout *l, const struct py_mem *mem, uint64_t code,
+		   uint64_t *ident);
+
 /* The end of the furthest of n field offsets (-1: absent) of size bytes each. */
 int32_t py_fields_end(const int32_t *offs, size_t n, int32_t size);
 

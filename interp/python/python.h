@@ -35,6 +35,7 @@ struct py_layout {
 	int32_t tstate_thread_id, tstate_native_tid;
 	int32_t frame_read, frame_code, frame_back, frame_lasti, frame_entry;
 	int32_t code_filename, code_name, code_qualname, code_firstlineno, code_linetable;
+	int32_t code_version;
 	int32_t code_code, code_adaptive;
 	int32_t str_data, str_state, str_ascii_size, str_compact_size;
 	uint64_t code_tag_bits;
@@ -234,7 +235,9 @@ struct py_stack {
 /*
  * Walks the frames of the thread state tstate by the rules of the in-kernel
  * walk: code (tag bits cleared, 3.14) | PY_FRAME_ENTRY (3.11 is_entry, 3.12+
- * owner >= 3) and lasti per frame, PY_MAX_FRAMES at most (more, or a loop:
+ * owner >= 3), lasti and the code object's identity (PY_CODE_IDENT; 0 for
+ * a shim or a code object that cannot be read) per frame, PY_MAX_FRAMES at
+ * most (more, or a loop:
  * PY_WALK_TRUNCATED), a frame that cannot be read ends it (PY_WALK_FAULT).
  * 0 (nr_frames 0: no Python code runs there), or the reader's error when
  * tstate itself cannot be read.
@@ -272,15 +275,18 @@ struct py_codes *py_codes__new(const struct py_interp *pi, const struct py_mem *
 void py_codes__free(struct py_codes *c);
 /*
  * The name, file and line of a frame (code as walked, PY_FRAME_ENTRY
- * ignored; lasti as walked). A cached entry is used after re-reading the
- * code object's header and finding it unchanged (ob_type, names, first line,
- * line table: a code object freed and its memory reused reads again); when
- * the process cannot be read any more, the entry is given as stale. Strings
- * stay valid until py_codes__free. 0, -EINVAL for what is not a code object
- * (a shim's None, garbage), -ENOSPC when the cache holds all the names it
+ * ignored; ident and lasti as walked). The code object's header is read
+ * again: named from it (or its cached entry, when unchanged) only when it
+ * is a live code object with the frame's identity (ident 0: not known,
+ * any); else the object the frame ran is gone (freed, maybe another object
+ * in its memory) and only an entry cached under its identity names it, or
+ * the lookup fails with -ESTALE. When the process cannot be read any more, an
+ * entry of the identity is given as stale. Strings stay valid until
+ * py_codes__free. 0, -ESTALE, -EINVAL for what is not a code object (a
+ * shim's None, garbage), -ENOSPC when the cache holds all the names it
  * may, or the reader's error.
  */
-int py_codes__lookup(struct py_codes *c, uint64_t code, uint64_t lasti,
+int py_codes__lookup(struct py_codes *c, uint64_t code, uint64_t ident, uint64_t lasti,
 		     struct py_code_info *info);
 /* Code objects cached, and bytes of names held. */
 size_t py_codes__count(const struct py_codes *c);

@@ -444,6 +444,7 @@ unsigned int py_thread__walk(const struct py_layout *l, struct py_snap *snap, ui
 	for (unsigned int i = 0; i < n; i++) {
 		out[i].code = st->frames[i].code;
 		out[i].lasti = st->frames[i].lasti;
+		out[i].ident = st->frames[i].ident;
 	}
 	*status = n ? INTERP_FRAMES : (st->status & PY_WALK_FAULT) ? INTERP_UNREADABLE : INTERP_IDLE;
 	if (n && (st->status & PY_WALK_TRUNCATED || st->nr_frames > max))
@@ -468,7 +469,7 @@ unsigned int py_process__walk(struct py_process *p, pid_t tid, struct interp_fra
 int py_process__name(struct py_process *p, const struct interp_frame *f,
 		     struct py_code_info *out)
 {
-	return py_codes__lookup(p->codes, f->code & ~PY_FRAME_ENTRY, f->lasti, out);
+	return py_codes__lookup(p->codes, f->code & ~PY_FRAME_ENTRY, f->ident, f->lasti, out);
 }
 
 bool py_process__is_shim(const struct py_process *p, const struct interp_frame *f)

@@ -96,8 +96,10 @@ unsigned int py_thread__walk(const struct py_layout *l, struct py_snap *snap, ui
 			     uint32_t *status);
 
 /*
- * The name, file and line of frame f of p: 0, or -errno (not a code
- * object, the process cannot be read and the code was never named).
+ * The name, file and line of frame f of p (py_codes__lookup, with the
+ * identity f was read with): 0, or -errno (-ESTALE: the code object f ran
+ * was freed since, its memory maybe another's, and never named; not a code
+ * object; the process cannot be read and the code was never named).
  */
 int py_process__name(struct py_process *p, const struct interp_frame *f,
 		     struct py_code_info *out);

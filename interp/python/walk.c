@@ -21,10 +21,14 @@ static int top_frame(const struct py_layout *l, const struct py_mem *mem, uint64
 	return py_read_u64(mem, *frame + (uint64_t)l->cframe_current, frame);
 }
 
-/* One frame's record from its bytes (l->frame_read of them). */
-static struct py_frame frame_record(const struct py_layout *l, const uint8_t *buf)
+/*
+ * One frame's record from its bytes (l->frame_read of them), with its code
+ * object's identity read through mem.
+ */
+static struct py_frame frame_record(const struct py_layout *l, const struct py_mem *mem,
+				    const uint8_t *buf)
 {
-	struct py_frame f;
+	struct py_frame f = { 0 };
 
 	f.code = py_u64(buf, l->frame_code) & ~l->code_tag_bits;
 	if (l->lasti_kind == PY_LASTI_BYTE_OFFSET || l->lasti_kind == PY_LASTI_INSN_INDEX)
@@ -37,6 +41,13 @@ static struct py_frame frame_record(const struct py_layout *l, const uint8_t *bu
 		f.code |= PY_FRAME_ENTRY;
 	else if (l->entry_kind == PY_ENTRY_OWNER && buf[l->frame_entry] >= 3)
 		f.code |= PY_FRAME_ENTRY;
+	/* No identity for a shim (3.13: None) or where there is no code object (the walk's). */
+	if ((f.code & ~PY_FRAME_ENTRY) && !py_frame__is_shim(l, &f)) {
+		uint64_t ident;
+
+		py_code__ident(l, mem, f.code & ~PY_FRAME_ENTRY, &ident);
+		f.ident = ident;
+	}
 	return f;
 }
 
@@ -76,7 +87,7 @@ int py_walk(const struct py_layout *l, const struct py_mem *mem, uint64_t tstate
 			st->status = PY_WALK_FAULT;
 			break;
 		}
-		st->frames[st->nr_frames++] = frame_record(l, buf);
+		st->frames[st->nr_frames++] = frame_record(l, mem, buf);
 		frame = py_u64(buf, l->frame_back);
 	}
 	return 0;

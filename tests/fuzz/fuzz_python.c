@@ -49,12 +49,13 @@ static void check_text(const char *s, size_t max)
 static void name_frames(struct py_codes *codes, const struct py_stack *st)
 {
 	for (uint32_t i = 0; i < st->nr_frames && i < MAX_NAMED; i++) {
+		const struct py_frame *fr = &st->frames[i];
 		struct py_code_info info, again;
 
-		if (py_codes__lookup(codes, st->frames[i].code, st->frames[i].lasti, &info))
+		if (py_codes__lookup(codes, fr->code, fr->ident, fr->lasti, &info))
 			continue;
 		/* Memory unchanged: the cached entry, checked, says the same. */
-		if (py_codes__lookup(codes, st->frames[i].code, st->frames[i].lasti, &again) ||
+		if (py_codes__lookup(codes, fr->code, fr->ident, fr->lasti, &again) ||
 		    again.name != info.name || again.file != info.file || again.line != info.line)
 			abort();
 		check_text(info.name, PY_NAME_MAX);

@@ -353,14 +353,11 @@ static bool starts(const struct line *l, size_t i, const char *s, size_t *n)
 	return l->len[i] >= *n && !memcmp(l->frame[i], s, *n);
 }
 
-/*
- * Whether frame i is of the function f, at any line: "name (short:LINE)";
- * with PYT_BUG3 under any file, with PYT_BUG4 "name (short)" too.
- */
+/* Whether frame i is of the function f, at any line: "name (short:LINE)"; with PYT_BUG4 "name (short)" too. */
 static bool frame_of(const struct line *l, size_t i, const struct pyt_frame *f,
 		     unsigned int tolerate)
 {
-	const char *colon, *fr = l->frame[i];
+	const char *fr = l->frame[i];
 	char *s;
 	size_t n;
 	bool ok;
@@ -370,34 +367,22 @@ static bool frame_of(const struct line *l, size_t i, const struct pyt_frame *f,
 	s[n - 1] = ')';
 	if (!ok && (tolerate & PYT_BUG4))
 		ok = frame_is(l, i, s);
-	s[strlen(f->name) + 2] = '\0';
-	colon = memrchr(fr, ':', l->len[i]);
-	if (!ok && (tolerate & PYT_BUG3) && starts(l, i, s, &n) && colon && colon >= fr + n)
-		ok = line_end(colon + 1, fr + l->len[i] - colon - 1);
 	free(s);
 	return ok;
 }
 
 /*
  * Whether frame i is f at its line (want: "name (short:LINE)"), or what
- * the bugs in tolerate make of it: 3, "name (FILE:LINE)"; 4, "name
- * (short)" or "[python: unreadable]".
+ * the bugs in tolerate make of it: 4, "name (short)" or "[python: unreadable]".
  */
 static bool frame_at(const struct line *l, size_t i, const char *want, const struct pyt_frame *f,
 		     unsigned int tolerate)
 {
-	size_t name = strrchr(want, '(') - want, tail = strlen(strrchr(want, ':'));
-
 	if (frame_is(l, i, want))
 		return true;
-	if ((tolerate & PYT_BUG4) &&
-	    (frame_is(l, i, UNREADABLE) ||
-	     (frame_of(l, i, f, PYT_BUG4) && !pyt_has_line(l->frame[i], l->len[i]))))
-		return true;
-	/* want's name and " (", and its ":LINE)": the file between free. */
-	return (tolerate & PYT_BUG3) && l->len[i] > name + tail &&
-	       !memcmp(l->frame[i], want, name + 1) &&
-	       !memcmp(l->frame[i] + l->len[i] - tail, want + strlen(want) - tail, tail);
+	return (tolerate & PYT_BUG4) &&
+	       (frame_is(l, i, UNREADABLE) ||
+		(frame_of(l, i, f, PYT_BUG4) && !pyt_has_line(l->frame[i], l->len[i])));
 }
 
 /*
@@ -510,10 +495,6 @@ static bool bug_known(unsigned int bug)
 	if (strict && !strcmp(strict, "1"))
 		return false;
 	switch (bug) {
-	case 2:
-		return PYT_KNOWN_BUG2_REUSED_NAME;
-	case 3:
-		return PYT_KNOWN_BUG3_REUSED_FILE;
 	case 4:
 		return PYT_KNOWN_BUG4_UNNAMED;
 	case 6:

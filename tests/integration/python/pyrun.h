@@ -98,12 +98,10 @@ void pyt_match(const char *folded, const struct pyt_stack *t, struct pyt_match *
  * backend, one flag each: a check that fails only because of one of them
  * says "KNOWN (issue 35 bug N): ..." on stderr instead of failing, while
  * its flag is true and PYTEST_STRICT=1 is not in the environment. Set a
- * flag to false when its bug is fixed. The bpf backend names code objects
- * at its drain, up to 250 ms after the sample:
- * 2: a code object freed and its memory reused by then names another
- *    function (reuse.py's run_a/run_b calling what they never called);
- * 3: the same with a string: a frame with its name and line under another
- *    file (run_a (threads.truth:26), or an exception's message);
+ * flag to false when its bug is fixed (2 and 3, code objects and strings
+ * freed and reused before the drain naming other functions' frames, are,
+ * by the identity the walk reads: their checks fail plainly). The bpf
+ * backend names code objects at its drain, up to 250 ms after the sample:
  * 4: frames of live code left unnamed ("[python: unreadable]") or without
  *    their line;
  * 5: offcputime: a thread blocked since before its process was found
@@ -123,20 +121,16 @@ void pyt_match(const char *folded, const struct pyt_stack *t, struct pyt_match *
 #define PYT_KNOWN_BUG8_BRIEF_THREAD true
 #define PYT_KNOWN_BUG6_PERF_FRAMES true
 #define PYT_KNOWN_BUG7_APP_SHARES true
-#define PYT_KNOWN_BUG2_REUSED_NAME true
-#define PYT_KNOWN_BUG3_REUSED_FILE true
 #define PYT_KNOWN_BUG4_UNNAMED true
 #define PYT_KNOWN_BUG5_OFFCPU_EARLY true
-/* What pyt_match_tolerant lets by: the bugs' marks of 3 and 4 (as bits 1u << N). */
-#define PYT_BUG3 (1u << 3)
+/* What pyt_match_tolerant lets by: the marks of bug 4 (as bit 1u << 4). */
 #define PYT_BUG4 (1u << 4)
 
 /*
  * pyt_match letting by, in place of a recorded frame (its leaf and root
- * too), what the bugs in tolerate (PYT_BUG3, PYT_BUG4) make of it: 3, the
- * frame's name and line under another file; 4, "[python: unreadable]", or
- * the frame without its line (the leaf unreadable where the stack has the
- * recorded depth from the root's frame).
+ * too), what the bugs in tolerate (PYT_BUG4) make of it: "[python:
+ * unreadable]", or the frame without its line (the leaf unreadable where
+ * the stack has the recorded depth from the root's frame).
  */
 void pyt_match_tolerant(const char *folded, const struct pyt_stack *t, unsigned int tolerate,
 			struct pyt_match *m);

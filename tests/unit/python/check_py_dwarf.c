@@ -59,6 +59,7 @@ static const struct field fields[] = {
 	{ 207, 399, "&((PyCodeObject *)0)->co_firstlineno", L(code_firstlineno) },
 	{ 207, 309, "&((PyCodeObject *)0)->co_lnotab", L(code_linetable) },
 	{ 310, 399, "&((PyCodeObject *)0)->co_linetable", L(code_linetable) },
+	{ 312, 399, "&((PyCodeObject *)0)->co_version", L(code_version) },
 	{ 207, 310, "&((PyCodeObject *)0)->co_code", L(code_code) },
 	{ 311, 399, "&((PyCodeObject *)0)->co_code_adaptive", L(code_adaptive) },
 	{ 207, 207, "&((PyStringObject *)0)->ob_sval", L(str_data) },

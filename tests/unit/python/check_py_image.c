@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "core/lib/utf8.h"
+#include "interp/python/pyint.h"
 #include "tests/unit/python/pyfake.h"
 
 #define APP_FILE "/srv/app/site-packages/pkg/m\xc3\xb6" "d.py"
@@ -134,7 +135,9 @@ START_TEST(threads_frames_and_names_of_every_layout)
 		ck_assert_msg(!!(fr->code & PY_FRAME_ENTRY) == entry, "frame %d entry", i);
 		ck_assert(py_frame__is_shim(l, fr) == (entry && l->entry_kind == PY_ENTRY_OWNER));
 		ck_assert_uint_eq(fr->lasti, fake_lasti(&s.f, s.codes[i], s.units[i]));
-		ck_assert_int_eq(py_codes__lookup(codes, fr->code, fr->lasti, &info), 0);
+		/* Every function's frame has its code object's identity; a shim has none. */
+		ck_assert(!fr->ident == py_frame__is_shim(l, fr));
+		ck_assert_int_eq(py_codes__lookup(codes, fr->code, fr->ident, fr->lasti, &info), 0);
 		ck_assert_str_eq(info.name, name_at(l, i));
 		ck_assert_str_eq(info.file, APP_FILE);
 		ck_assert_str_eq(py_short_filename(info.file), "pkg/m\xc3\xb6" "d.py");
@@ -316,7 +319,7 @@ START_TEST(a_code_object_reused_reads_again_and_a_gone_process_keeps_names)
 	const struct py_layout *l = LAYOUT(_i);
 	struct py_code_info info;
 	struct py_codes *codes;
-	uint64_t code, other;
+	uint64_t code, other, ident;
 	struct fake f;
 
 	fake_init(&f, l);
@@ -325,7 +328,7 @@ START_TEST(a_code_object_reused_reads_again_and_a_gone_process_keeps_names)
 	fake_finish(&f);
 	/* The cache reads through f.mem, which fake_remap points at new memory. */
 	codes = py_codes__new(&f.pi, &f.mem);
-	ck_assert_int_eq(py_codes__lookup(codes, code, fake_lasti(&f, code, 0), &info), 0);
+	ck_assert_int_eq(py_codes__lookup(codes, code, 0, fake_lasti(&f, code, 0), &info), 0);
 	ck_assert_str_eq(info.name, "first");
 	/* An empty table: co_lnotab says the first line, the later ones no line. */
 	ck_assert_int_eq(info.line, l->lines_kind == PY_LINES_LNOTAB ? 3 : 0);
@@ -335,33 +338,130 @@ START_TEST(a_code_object_reused_reads_again_and_a_gone_process_keeps_names)
 	if (l->code_qualname >= 0)
 		fake_put64(&f, code + l->code_qualname, other);
 	fake_remap(&f, false);
-	ck_assert_int_eq(py_codes__lookup(codes, code, 0, &info), 0);
+	ck_assert_int_eq(py_codes__lookup(codes, code, 0, 0, &info), 0);
 	ck_assert_str_eq(info.name, "second");
 	ck_assert(!info.stale);
-	ck_assert_uint_eq(py_codes__count(codes), 1);
+	/* Each cached by its identity: the first still names the frames read while it lived. */
+	ck_assert_uint_eq(py_codes__count(codes), 2);
 
 	/* The object freed and its memory now something else: not a code object. */
 	fake_put64(&f, code + PY_OB_TYPE, f.pi.str_type);
 	fake_remap(&f, false);
-	ck_assert_int_eq(py_codes__lookup(codes, code, 0, &info), -EINVAL);
-	ck_assert_uint_eq(py_codes__count(codes), 0);
+	ck_assert_int_eq(py_codes__lookup(codes, code, 0, 0, &info), -EINVAL);
+	/* Their entries stay, for frames read while they lived (with their identities). */
+	ck_assert_uint_eq(py_codes__count(codes), 2);
 
-	/* Read it again, then lose the process: the names read stand, marked stale. */
+	/*
+	 * Read it again, then lose the process: the names read stand, marked
+	 * stale, for frames of its identity (a frame without one has none).
+	 */
 	fake_put64(&f, code + PY_OB_TYPE, f.pi.code_type);
 	fake_remap(&f, false);
-	ck_assert_int_eq(py_codes__lookup(codes, code, 0, &info), 0);
+	ck_assert_int_eq(py_code__ident(l, &f.mem, code, &ident), 0);
+	ck_assert_int_eq(py_codes__lookup(codes, code, ident, 0, &info), 0);
 	fake_remap(&f, true);
-	ck_assert_int_eq(py_codes__lookup(codes, code, 0, &info), 0);
+	ck_assert_int_eq(py_codes__lookup(codes, code, ident, 0, &info), 0);
 	ck_assert_str_eq(info.name, "second");
 	ck_assert(info.stale);
+	ck_assert_int_eq(py_codes__lookup(codes, code, 0, 0, &info), -EFAULT);
 	/* Never seen and not readable: an error, no name. */
-	ck_assert_int_eq(py_codes__lookup(codes, code + 4096, 0, &info), -EFAULT);
+	ck_assert_int_eq(py_codes__lookup(codes, code + 4096, 0, 0, &info), -EFAULT);
 	py_codes__free(codes);
 	fake_free(&f);
 }
 END_TEST
 
 /* Strings as memory has them, valid or not, are valid UTF-8 and bounded. */
+/*
+ * A frame is named by the code object it ran, whose identity the walk read
+ * (as the in-kernel walk does): after that object is freed, or another
+ * takes its memory, only a name cached while it lived names the frame.
+ */
+START_TEST(frames_are_named_only_by_the_code_object_they_ran)
+{
+	const struct py_layout *l = LAYOUT(_i);
+	struct py_stack *st = malloc(sizeof(*st));
+	uint64_t code, frame, ts, lasti, ran, now, other;
+	struct py_codes *seen, *fresh;
+	struct py_code_info info;
+	struct fake f;
+
+	ck_assert_ptr_nonnull(st);
+	fake_init(&f, l);
+	code = fake_code(&f, "spin_a", "made.py", 2, NULL, 0);
+	lasti = fake_lasti(&f, code, 0);
+	frame = fake_frame(&f, code, lasti, 0, 0);
+	ts = fake_thread(&f, fake_interp(&f), frame, 7);
+	other = fake_str(&f, "spin_b");
+	fake_finish(&f);
+	ck_assert_int_eq(py_walk(l, &f.mem, ts, st), 0);
+	ck_assert_uint_eq(st->nr_frames, 1);
+	ran = st->frames[0].ident;
+	ck_assert_uint_ne(ran, 0);
+	/* seen names the frame while its code lives; fresh is asked only after. */
+	seen = py_codes__new(&f.pi, &f.mem);
+	fresh = py_codes__new(&f.pi, &f.mem);
+	ck_assert_int_eq(py_codes__lookup(seen, code, ran, lasti, &info), 0);
+	ck_assert_str_eq(info.name, "spin_a");
+
+	/* Freed, its memory not taken yet: its fields in place, pymalloc's link in its first word. */
+	fake_put64(&f, code, code + 4096);
+	fake_remap(&f, false);
+	ck_assert_int_eq(py_codes__lookup(fresh, code, ran, lasti, &info), -ESTALE);
+	ck_assert_int_eq(py_codes__lookup(fresh, code, 0, lasti, &info), -ESTALE);
+	ck_assert_int_eq(py_codes__lookup(seen, code, ran, lasti, &info), 0);
+	ck_assert_str_eq(info.name, "spin_a");
+	/* Freed by glibc (3.11+'s larger code objects): its links over the count and the type. */
+	fake_put64(&f, code + PY_OB_TYPE, 0x5a5a5a5a5a5a5a5aULL);
+	fake_remap(&f, false);
+	ck_assert_int_eq(py_codes__lookup(fresh, code, ran, lasti, &info), -ESTALE);
+	ck_assert_int_eq(py_codes__lookup(fresh, code, 0, lasti, &info), -EINVAL);
+	ck_assert_int_eq(py_codes__lookup(seen, code, ran, lasti, &info), 0);
+	ck_assert_str_eq(info.name, "spin_a");
+	fake_put64(&f, code + PY_OB_TYPE, f.pi.code_type);
+	fake_put64(&f, code, 1);
+
+	/*
+	 * 3.12+: a successor whose strings all took its predecessor's places
+	 * (the same addresses, other text) differs by its co_version alone.
+	 */
+	if (l->code_version >= 0) {
+		fake_put32(&f, code + l->code_version, ++f.versions);
+		fake_remap(&f, false);
+		ck_assert_int_eq(py_codes__lookup(fresh, code, ran, lasti, &info), -ESTALE);
+		ck_assert_int_eq(py_codes__lookup(seen, code, ran, lasti, &info), 0);
+		ck_assert_str_eq(info.name, "spin_a");
+	}
+
+	/* Another code object in its memory, with a name of its own. */
+	fake_put64(&f, code + l->code_name, other);
+	if (l->code_qualname >= 0)
+		fake_put64(&f, code + l->code_qualname, other);
+	if (l->code_version >= 0)
+		fake_put32(&f, code + l->code_version, ++f.versions);
+	fake_remap(&f, false);
+	ck_assert_int_eq(py_codes__lookup(fresh, code, ran, lasti, &info), -ESTALE);
+	ck_assert_int_eq(py_codes__lookup(seen, code, ran, lasti, &info), 0);
+	ck_assert_str_eq(info.name, "spin_a");
+	/* Its own frames, walked now, are its own. */
+	ck_assert_int_eq(py_walk(l, &f.mem, ts, st), 0);
+	now = st->frames[0].ident;
+	ck_assert_uint_ne(now, ran);
+	ck_assert_int_eq(py_codes__lookup(fresh, code, now, lasti, &info), 0);
+	ck_assert_str_eq(info.name, "spin_b");
+	ck_assert_int_eq(py_codes__lookup(seen, code, now, lasti, &info), 0);
+	ck_assert_str_eq(info.name, "spin_b");
+	/* Both cached in seen, by identity; the predecessor's still names its frames. */
+	ck_assert_uint_eq(py_codes__count(seen), 2);
+	ck_assert_int_eq(py_codes__lookup(seen, code, ran, lasti, &info), 0);
+	ck_assert_str_eq(info.name, "spin_a");
+	py_codes__free(seen);
+	py_codes__free(fresh);
+	free(st);
+	fake_free(&f);
+}
+END_TEST
+
 START_TEST(strings_are_bounded_valid_utf8)
 {
 	const struct py_layout *l = LAYOUT(PY_LAYOUT_PY312);
@@ -382,7 +482,7 @@ START_TEST(strings_are_bounded_valid_utf8)
 	fake_alloc(&f, 8192);	/* zeros after it, which are NULs */
 	fake_finish(&f);
 	codes = py_codes__new(&f.pi, &f.mem);
-	ck_assert_int_eq(py_codes__lookup(codes, code, 0, &info), 0);
+	ck_assert_int_eq(py_codes__lookup(codes, code, 0, 0, &info), 0);
 	ck_assert_uint_le(strlen(info.name), PY_NAME_MAX - 1);
 	ck_assert_uint_ge(strlen(info.name), PY_NAME_MAX - 4);
 	ck_assert_uint_eq(utf8__boundary(info.name, strlen(info.name)), strlen(info.name));
@@ -402,7 +502,7 @@ START_TEST(strings_are_bounded_valid_utf8)
 	fake_alloc(&f, 8192);	/* room for the reads past short strings */
 	fake_finish(&f);
 	codes = py_codes__new(&f.pi, &f.mem);
-	ck_assert_int_eq(py_codes__lookup(codes, code, 0, &info), 0);
+	ck_assert_int_eq(py_codes__lookup(codes, code, 0, 0, &info), 0);
 	ck_assert_str_eq(info.name, "a\xef\xbf\xbd" "b");
 	ck_assert_str_eq(info.file, "\xef\xbf\xbdx\xef\xbf\xbd");
 	py_codes__free(codes);
@@ -428,7 +528,7 @@ START_TEST(long_names_are_cut_at_a_character)
 	code = fake_code(&f, longname, "f.py", 1, NULL, 0);
 	fake_finish(&f);
 	codes = py_codes__new(&f.pi, &f.mem);
-	ck_assert_int_eq(py_codes__lookup(codes, code, 0, &info), 0);
+	ck_assert_int_eq(py_codes__lookup(codes, code, 0, 0, &info), 0);
 	ck_assert_uint_eq(strlen(info.name), PY_NAME_MAX - 2);
 	ck_assert_uint_eq(utf8__boundary(info.name, strlen(info.name)), strlen(info.name));
 	for (size_t i = 0; info.name[i]; i += utf8__seq_len((const unsigned char *)info.name + i, 4))
@@ -456,9 +556,9 @@ START_TEST(not_code_objects_are_refused)
 		fake_put64(&f, code + l->code_qualname, code);
 	fake_finish(&f);
 	codes = py_codes__new(&f.pi, &f.mem);
-	ck_assert_int_eq(py_codes__lookup(codes, notcode, 0, &info), -EINVAL);
-	ck_assert_int_eq(py_codes__lookup(codes, code, 0, &info), -EINVAL);
-	ck_assert_int_eq(py_codes__lookup(codes, 0, 0, &info), -EFAULT);
+	ck_assert_int_eq(py_codes__lookup(codes, notcode, 0, 0, &info), -EINVAL);
+	ck_assert_int_eq(py_codes__lookup(codes, code, 0, 0, &info), -EINVAL);
+	ck_assert_int_eq(py_codes__lookup(codes, 0, 0, 0, &info), -EFAULT);
 	ck_assert_uint_eq(py_codes__count(codes), 0);
 	py_codes__free(codes);
 	fake_free(&f);
@@ -482,12 +582,12 @@ START_TEST(frames_just_pushed_are_at_their_first_line)
 	fake_finish(&f);
 	codes = py_codes__new(&f.pi, &f.mem);
 	/* 3.12's prev_instr of a frame just pushed is one unit before the code: -2 bytes. */
-	ck_assert_int_eq(py_codes__lookup(codes, code, fake_lasti(&f, code, -1), &info), 0);
+	ck_assert_int_eq(py_codes__lookup(codes, code, 0, fake_lasti(&f, code, -1), &info), 0);
 	ck_assert_int_eq(info.line, 4);
-	ck_assert_int_eq(py_codes__lookup(codes, code, fake_lasti(&f, code, 2), &info), 0);
+	ck_assert_int_eq(py_codes__lookup(codes, code, 0, fake_lasti(&f, code, 2), &info), 0);
 	ck_assert_int_eq(info.line, 7);
 	/* Past the table: no line. */
-	ck_assert_int_eq(py_codes__lookup(codes, code, fake_lasti(&f, code, 40), &info), 0);
+	ck_assert_int_eq(py_codes__lookup(codes, code, 0, fake_lasti(&f, code, 40), &info), 0);
 	ck_assert_int_eq(info.line, l->lines_kind == PY_LINES_LNOTAB ? 7 : 0);
 	py_codes__free(codes);
 	fake_free(&f);
@@ -635,6 +735,8 @@ Suite *py_image_suite(void)
 	tcase_add_loop_test(tc, threads_of_every_interpreter, 1, PY_NR_LAYOUTS);
 	tcase_add_test(tc, old_versions_without_interp_head_use_the_gil_holder);
 	tcase_add_loop_test(tc, a_code_object_reused_reads_again_and_a_gone_process_keeps_names, 1,
+			    PY_NR_LAYOUTS);
+	tcase_add_loop_test(tc, frames_are_named_only_by_the_code_object_they_ran, 1,
 			    PY_NR_LAYOUTS);
 	tcase_add_test(tc, strings_are_bounded_valid_utf8);
 	tcase_add_loop_test(tc, long_names_are_cut_at_a_character, 1, PY_NR_LAYOUTS);

@@ -260,8 +260,10 @@ static void check_thread(const struct py_interp *pi, struct py_proc_mem *pm,
 		ck_assert_msg(k < w->nr, "%s: thread %llu: more frames than recorded", exe,
 			      w->ident);
 		f = &truth->frames[w->first + k++];
-		ck_assert_int_eq(py_codes__lookup(codes, st->frames[i].code, st->frames[i].lasti,
-						  &info), 0);
+		/* Live code: alive, with the identity it was walked with. */
+		ck_assert_uint_ne(st->frames[i].ident, 0);
+		ck_assert_int_eq(py_codes__lookup(codes, st->frames[i].code, st->frames[i].ident,
+						  st->frames[i].lasti, &info), 0);
 		if (getenv("PY_LIVE_VERBOSE"))
 			fprintf(stderr, "%s: thread %llu: %s (%s:%d)%s\n", exe, w->ident, info.name,
 				py_short_filename(info.file), info.line,

@@ -216,7 +216,10 @@ uint64_t fake_code(struct fake *f, const char *name, const char *file, int first
 	const struct py_layout *l = f->l;
 	uint64_t code = fake_alloc(f, l->code_adaptive > 0 ? l->code_adaptive + 512 : 512);
 
+	fake_put64(f, code, 1);
 	fake_put64(f, code + PY_OB_TYPE, f->pi.code_type);
+	if (l->code_version >= 0)
+		fake_put32(f, code + l->code_version, ++f->versions);
 	fake_put64(f, code + l->code_name, fake_str(f, name));
 	if (l->code_qualname >= 0)
 		fake_put64(f, code + l->code_qualname, fake_str(f, name));

@@ -25,6 +25,7 @@ struct fake {
 	size_t used;
 	struct py_image *img;		/* after fake_finish */
 	struct py_mem mem;
+	uint32_t versions;		/* co_version of the code objects made (3.12+) */
 };
 
 void fake_init(struct fake *f, const struct py_layout *l);
@@ -43,7 +44,10 @@ uint64_t fake_get64(const struct fake *f, uint64_t addr);
 /* A str object holding utf8 (2.7: its bytes; 3.x: the narrowest kind that holds it). */
 uint64_t fake_str(struct fake *f, const char *utf8);
 uint64_t fake_bytes(struct fake *f, const void *data, size_t len);
-/* A code object; lines: a line table in the layout's format. */
+/*
+ * A live code object (a reference count of 1; 3.12+: the next co_version);
+ * lines: a line table in the layout's format.
+ */
 uint64_t fake_code(struct fake *f, const char *name, const char *file, int firstline,
 		   const uint8_t *lines, size_t lines_len);
 /* The lasti a frame of code holds when at 2-byte unit unit (a pointer for 3.11+). */
