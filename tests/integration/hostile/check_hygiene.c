@@ -332,10 +332,14 @@ END_TEST
  */
 START_TEST(an_address_space_limit_mid_run_still_gives_a_report)
 {
-	char out[300], cmd[600];
+	char out[300], cmd[600], asan[512];
+	const char *asan_was = getenv("ASAN_OPTIONS");
 
 	snprintf(out, sizeof(out), "%s/oom.pb.gz", dir);
-	run_cmd((char *[]){ "/usr/bin/env", "MALLOC_ARENA_MAX=1", "PROFILE_TEST_AS_LIMIT_AFTER_MS=2500",
+	/* A sanitizer's report in stderr, where it is looked for below, even if ours go to files. */
+	snprintf(asan, sizeof(asan), "ASAN_OPTIONS=%s:log_path=stderr", asan_was ? asan_was : "");
+	run_cmd((char *[]){ "/usr/bin/env", asan, "MALLOC_ARENA_MAX=1",
+			    "PROFILE_TEST_AS_LIMIT_AFTER_MS=2500",
 			    (char *)seams_bin(), "--backend", (char *)test_backends[_i], "-F", "999",
 			    "--format", "pprof", "--inline", "--output", out, "--", "/usr/bin/python3",
 			    "-c",
