@@ -8,6 +8,7 @@
 #include "core/run/run_internal.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <unistd.h>
 
@@ -42,12 +43,17 @@ static void forget_space(void *ctx, const struct addr_space *as)
 		run_python__ended(r->python, as);
 }
 
-/* Free the tables of files idle for TABLES_IDLE_MS (read again if needed). */
+/*
+ * Free the tables of files idle for TABLES_IDLE_MS (read again if needed),
+ * and give back the free heap pages: main keeps the temporaries of a burst of
+ * loads in the heap (first touches are dear), not beyond a sweep.
+ */
 static void drop_idle_tables(struct run *r)
 {
 	symbolizer__drop_idle(r->sym, TABLES_IDLE_MS);
 	if (r->unwinder)
 		unwinder__drop_idle(r->unwinder, TABLES_IDLE_MS);
+	malloc_trim(0);
 }
 
 /*
