@@ -34,10 +34,9 @@ struct unwinder *unwinder__new(void)
 
 	if (!u)
 		return NULL;
-	image_cache__init(u);
 	u->steps = calloc((size_t)1 << STEP_CACHE_BITS, sizeof(*u->steps));
 	u->uas = unw_create_addr_space(&unwind_accessors, 0);
-	if (!u->steps || !u->uas) {
+	if (image_cache__init(u) || !u->steps || !u->uas) {
 		unwinder__free(u);
 		return NULL;
 	}
@@ -120,6 +119,10 @@ void unwinder__report(const struct unwinder *u)
 		" of %" PRIu64 " steps replayed from the cache, %" PRIu64
 		" cut at the maximum depth\n",
 		st.stacks, st.median_ns / 1000.0, st.cached_steps, st.steps, st.truncated);
+	if (st.fde_lookups)
+		pr_info("dwarf unwind: %" PRIu64 " FDE lookups, %" PRIu64
+			" read from their files (the rest from the FDE cache)\n",
+			st.fde_lookups, st.fde_reads);
 	if (st.images_dropped)
 		pr_info("dwarf unwind: %" PRIu64 " files' unwind tables dropped while idle, %" PRIu64
 			" read again, %zu held at the end\n",
