@@ -47,14 +47,19 @@ struct step_key {
 	bool exact;
 };
 
+/*
+ * 120 bytes, 32768 of them: the stack words a step read are kept by their
+ * offset from the frame's sp (any CFI reads near it), not by address.
+ */
 struct step_entry {
 	struct step_key key;
 	bool valid;
 	bool end;		/* the outermost frame: no caller */
 	bool next_exact;	/* this frame is a signal trampoline: next was interrupted */
+	uint8_t nr_reads;
+	int32_t read_off[MAX_STEP_READS];	/* address - key.sp */
 	struct unwind_regs next;
-	unsigned int nr_reads;
-	struct stack_read reads[MAX_STEP_READS];
+	uint64_t read_val[MAX_STEP_READS];
 };
 
 struct image_key {
@@ -101,7 +106,8 @@ struct unwinder {
 	int64_t now_ms;
 	struct image_entry vdso;
 	bool vdso_tried;
-	struct step_entry *steps;	/* 2^STEP_CACHE_BITS, direct-mapped */
+	struct step_entry *steps;	/* 2^STEP_CACHE_BITS, direct-mapped; NULL once released */
+	size_t images_released;	/* images held when the unwinder was released */
 	struct unwind_stats st;
 	uint32_t hist[HIST_BUCKETS];
 };
