@@ -65,8 +65,10 @@ void image_cache__free(struct unwinder *u)
 	if (u->vdso.ok) {
 		debug_frame__free(&u->vdso.df);
 		unwind_image__close(&u->vdso.img);
+		u->vdso.ok = false;
 	}
 	free(u->vdso.refused);
+	u->vdso.refused = NULL;
 	for (size_t i = 0; u->fdes && i < (size_t)1 << FDE_CACHE_BITS; i++)
 		image_fde__free(u->fdes[i].fde);
 	free(u->fdes);
@@ -290,7 +292,8 @@ size_t image_cache__bytes(const struct unwinder *u)
 	const struct hashmap_entry *ent;
 	size_t bytes = entry_bytes(&u->vdso) + u->fde_bytes, bkt;
 
-	bytes += ((size_t)1 << FDE_CACHE_BITS) * sizeof(*u->fdes);
+	if (u->fdes)
+		bytes += ((size_t)1 << FDE_CACHE_BITS) * sizeof(*u->fdes);
 	if (u->fde_spare)
 		bytes += u->fde_spare->bytes;
 

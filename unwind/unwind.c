@@ -64,6 +64,13 @@ unsigned int unwinder__unwind(struct unwinder *u, const struct addr_space *as,
 		.stack_size = stack ? stack_size : 0,
 	};
 
+	if (!u->steps) {
+		/* Released: no tables to walk by. */
+		if (!max || !regs->ip)
+			return 0;
+		ips[0] = regs->ip;
+		return 1;
+	}
 	return unwind_walk(&ctx, ips, max);
 }
 
@@ -80,7 +87,7 @@ unsigned int unwinder__unwind_pieces(struct unwinder *u, const struct addr_space
 	size_t total = 0;
 
 	/* The copy in one piece (bpf/dwarf_one.bpf.h's, most of the time): read it directly. */
-	if (nr == 1 && lens[0] >= 8)
+	if ((nr == 1 && lens[0] >= 8) || !u->steps)
 		return unwinder__unwind(u, as, regs, pieces[0],
 					stack_size < lens[0] ? stack_size : lens[0], ips, max);
 	for (unsigned int i = 0; i < nr; i++) {
@@ -93,13 +100,22 @@ unsigned int unwinder__unwind_pieces(struct unwinder *u, const struct addr_space
 	return unwind_walk(&ctx, ips, max);
 }
 
+void unwinder__release(struct unwinder *u)
+{
+	u->images_released = u->images.size;
+	image_cache__free(u);
+	free(u->steps);
+	u->steps = NULL;
+}
+
 void unwinder__stats(const struct unwinder *u, struct unwind_stats *st)
 {
 	uint64_t seen = 0;
 
 	*st = u->st;
-	st->images = u->images.size;
-	st->table_bytes = image_cache__bytes(u) + ((size_t)1 << STEP_CACHE_BITS) * sizeof(*u->steps);
+	st->images = u->steps ? u->images.size : u->images_released;
+	st->table_bytes = image_cache__bytes(u) +
+			  (u->steps ? ((size_t)1 << STEP_CACHE_BITS) * sizeof(*u->steps) : 0);
 	st->median_ns = 0;
 	for (unsigned int i = 0; i < HIST_BUCKETS && u->st.stacks; i++) {
 		seen += u->hist[i];

@@ -71,6 +71,12 @@ unsigned int unwinder__unwind_pieces(struct unwinder *u, const struct addr_space
  */
 unsigned int unwinder__drop_idle(struct unwinder *u, int64_t idle_ms);
 
+/*
+ * Free everything the unwinder holds but its counts (images, step and FDE
+ * caches): sampling is over and the last samples are unwound, before the
+ * report is built. A later unwind gives the leaf only.
+ */
+void unwinder__release(struct unwinder *u);
 void unwinder__stats(const struct unwinder *u, struct unwind_stats *st);
 /* -v: what unwinding cost; a warning when stack copies were too short. */
 void unwinder__report(const struct unwinder *u);
