@@ -481,10 +481,11 @@ int unwind_image__table_read(const struct unwind_image *img, const struct image_
 static bool in_tables(const struct unwind_image *img, uint64_t vaddr)
 {
 	const struct image_copy *h = &img->hdr_copy;
+	uint64_t eh = img->eh_frame;
 
 	if (vaddr > UINT64_MAX - 8)
 		return true;
-	return (img->eh_size && vaddr + 8 > img->eh_frame && vaddr < img->eh_frame + img->eh_size) ||
+	return (img->eh_size && vaddr + 8 > eh && vaddr < eh + img->eh_size) ||
 	       (h->data && vaddr + 8 > h->vaddr && vaddr < h->vaddr + h->size);
 }
 

@@ -364,7 +364,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		unwind_image__read(&h.img, h.fde, h.img.hdr_copy.vaddr + i, &v);
 		unwind_image__read(&h.img, h.fde, h.img.eh_frame + h.img.eh_size + i, &v);
 		if (h.fde) {
-			unwind_image__read(&h.img, h.fde, h.fde->fde.vaddr + h.fde->fde.size + i, &v);
+			const struct image_copy *c = &h.fde->fde;
+
+			unwind_image__read(&h.img, h.fde, c->vaddr + c->size + i, &v);
 			unwind_image__read(&h.img, h.fde, h.fde->cie.vaddr + i, &v);
 		}
 	}
