@@ -30,16 +30,26 @@ static int find_proc_info(unw_addr_space_t uas, unw_word_t ip, unw_proc_info_t *
 		return -UNW_ENOINFO;	/* libunwind then follows frame pointers */
 	ctx->last_img = &e->img;
 	ctx->last_bias = bias;
+	ctx->last_fde = NULL;
 	memset(&di, 0, sizeof(di));
 	di.start_ip = m->start;
 	di.end_ip = m->end;
 	if (e->img.has_table) {
-		di.format = UNW_INFO_FORMAT_REMOTE_TABLE;
-		di.u.rti.segbase = bias + e->img.eh_frame_hdr;
-		di.u.rti.table_data = bias + e->img.table;
-		/* In words; each entry is 8 bytes. */
-		di.u.rti.table_len = e->img.fde_count * 8 / sizeof(unw_word_t);
-		ret = dwarf_search_unwind_table(uas, ip, &di, pi, need_unwind_info, arg);
+		const struct image_fde *f = image_cache__fde(ctx, e, m, ip - bias);
+
+		/*
+		 * libunwind searches a table of the one entry we found, and
+		 * reads its FDE and CIE from what we checked (access_mem).
+		 */
+		if (f) {
+			ctx->last_fde = f;
+			di.format = UNW_INFO_FORMAT_REMOTE_TABLE;
+			di.u.rti.segbase = bias + e->img.eh_frame_hdr;
+			di.u.rti.table_data = bias + f->entry;
+			/* In words; an entry is 8 bytes. */
+			di.u.rti.table_len = 8 / sizeof(unw_word_t);
+			ret = dwarf_search_unwind_table(uas, ip, &di, pi, need_unwind_info, arg);
+		}
 	}
 	if (ret != -UNW_ENOINFO)
 		return ret;
@@ -106,8 +116,8 @@ static int access_mem(unw_addr_space_t uas, unw_word_t addr, unw_word_t *valp, i
 	 * can point sp at a copy of them it has rewritten, and libunwind must
 	 * parse only what was checked.
 	 */
-	if (ctx->last_img &&
-	    !unwind_image__table_read(ctx->last_img, addr - ctx->last_bias, (uint64_t *)valp))
+	if (ctx->last_img && !unwind_image__table_read(ctx->last_img, ctx->last_fde,
+						       addr - ctx->last_bias, (uint64_t *)valp))
 		return 0;
 	if (addr >= sp && unwind_ctx__copy_word(ctx, addr - sp, (uint64_t *)valp)) {
 		log_read(ctx, addr, *valp);
@@ -118,11 +128,11 @@ static int access_mem(unw_addr_space_t uas, unw_word_t addr, unw_word_t *valp, i
 	 * which often sit in a read-only segment that is not executable (not
 	 * among the tracked mappings).
 	 */
-	if (ctx->last_img && !unwind_image__read(ctx->last_img, addr - ctx->last_bias,
-						 (uint64_t *)valp))
+	if (ctx->last_img && !unwind_image__read(ctx->last_img, ctx->last_fde,
+						 addr - ctx->last_bias, (uint64_t *)valp))
 		return 0;
 	img = image_cache__at(ctx, addr, &bias);
-	if (img && !unwind_image__read(img, addr - bias, (uint64_t *)valp))
+	if (img && !unwind_image__read(img, NULL, addr - bias, (uint64_t *)valp))
 		return 0;
 	/*
 	 * Executable memory without a file (JIT code): its bytes are not ours to

@@ -37,10 +37,29 @@
 /* A reader of one entry: every read fails past end, and failure sticks. */
 struct cur {
 	const struct cfi_section *s;
-	uint64_t pos;
-	uint64_t end;		/* pos <= end <= s->size */
+	const struct cfi_window *w;	/* the window that holds the entry */
+	uint64_t pos;			/* section offsets: w->off <= pos <= end */
+	uint64_t end;			/* <= w->off + w->size */
 	bool bad;
 };
+
+/* A reader at section offset off, up to the end of the window that holds it. */
+static struct cur cur_at(const struct cfi_section *s, uint64_t off)
+{
+	struct cur c = { .s = s, .pos = off, .bad = true };
+
+	for (unsigned int i = 0; i < s->nr_windows; i++) {
+		const struct cfi_window *w = &s->windows[i];
+
+		if (off >= w->off && off - w->off < w->size) {
+			c.w = w;
+			c.end = w->off + w->size;
+			c.bad = false;
+			break;
+		}
+	}
+	return c;
+}
 
 static uint64_t get(struct cur *c, unsigned int n)
 {
@@ -50,7 +69,8 @@ static uint64_t get(struct cur *c, unsigned int n)
 		c->bad = true;
 		return 0;
 	}
-	memcpy(&v, c->s->data + c->pos, n);	/* little-endian, as the x86-64 target */
+	/* little-endian, as the x86-64 target */
+	memcpy(&v, c->w->data + (c->pos - c->w->off), n);
 	c->pos += n;
 	return v;
 }
@@ -399,12 +419,14 @@ static bool read_header(struct cur *c, uint64_t *id)
 
 static void parse_cie(struct cfi_section *s, struct cfi_cie *cie)
 {
-	struct cur c = { .s = s, .pos = cie->off, .end = s->size };
+	struct cur c = cur_at(s, cie->off);
 	uint64_t id = 0, aug_size = 0, aug_start;
 	char aug[5] = { 0 };
 	unsigned int n = 0, version;
 	bool dwarf64;
 
+	if (c.bad)
+		return;
 	dwarf64 = read_header(&c, &id);
 	if (c.bad)
 		return;
@@ -490,32 +512,43 @@ static const struct cfi_cie *get_cie(struct cfi_section *s, uint64_t off)
 	cie->used = true;
 	cie->off = off;
 	cie->err = -EBADMSG;
-	if (off < s->size)
-		parse_cie(s, cie);
+	parse_cie(s, cie);
 	return cie;
+}
+
+void cfi__init_windows(struct cfi_section *s, const struct cfi_window *w, unsigned int n,
+		       uint64_t vaddr, enum cfi_kind kind)
+{
+	uint64_t size = 0;
+
+	memset(s, 0, sizeof(*s));
+	for (unsigned int i = 0; i < n && i < CFI_MAX_WINDOWS; i++) {
+		s->windows[s->nr_windows++] = w[i];
+		size += w[i].size;
+	}
+	s->vaddr = vaddr;
+	s->kind = kind;
+	/* Every FDE and CIE decoded a few times over, and more for small sections. */
+	s->budget = size * 8 + 65536;
 }
 
 void cfi__init(struct cfi_section *s, const void *data, size_t size, uint64_t vaddr,
 	       enum cfi_kind kind)
 {
-	memset(s, 0, sizeof(*s));
-	s->data = data;
-	s->size = size;
-	s->vaddr = vaddr;
-	s->kind = kind;
-	/* Every FDE and CIE decoded a few times over, and more for small sections. */
-	s->budget = (uint64_t)size * 8 + 65536;
+	struct cfi_window w = { .off = 0, .data = data, .size = size };
+
+	cfi__init_windows(s, &w, 1, vaddr, kind);
 }
 
 /* As libunwind's dwarf_extract_proc_info_from_fde with need_unwind_info, then the CFI run. */
 int cfi__check_fde(struct cfi_section *s, uint64_t off, struct cfi_fde *fde)
 {
-	struct cur c = { .s = s, .pos = off, .end = s->size };
+	struct cur c = cur_at(s, off);
 	const struct cfi_cie *cie;
 	uint64_t id = 0, id_pos, cie_off, aug_end = 0;
 	bool dwarf64;
 
-	if (off >= s->size)
+	if (c.bad)
 		return -EBADMSG;
 	dwarf64 = read_header(&c, &id);
 	if (c.bad)

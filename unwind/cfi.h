@@ -26,6 +26,14 @@ enum cfi_kind {
 };
 
 #define CFI_CIE_CACHE 16
+#define CFI_MAX_WINDOWS 2
+
+/* Bytes of the section held in memory: size of them from section offset off. */
+struct cfi_window {
+	uint64_t off;
+	const unsigned char *data;
+	size_t size;
+};
 
 struct cfi_cie {
 	uint64_t off;
@@ -38,9 +46,13 @@ struct cfi_cie {
 };
 
 struct cfi_section {
-	const unsigned char *data;
-	size_t size;
-	uint64_t vaddr;		/* where data[0] is: pc-relative and aligned pointers */
+	/*
+	 * The whole section, or the entries one lookup needs (an FDE and its
+	 * CIE): an entry must lie in one window, and what is in none is not read.
+	 */
+	struct cfi_window windows[CFI_MAX_WINDOWS];
+	unsigned int nr_windows;
+	uint64_t vaddr;		/* where offset 0 is: pc-relative and aligned pointers */
 	enum cfi_kind kind;
 	/* Bytes left to decode: FDEs may overlap or share a large CIE; real tables use ~1x. */
 	uint64_t budget;
@@ -61,6 +73,9 @@ struct cfi_fde {
 
 void cfi__init(struct cfi_section *s, const void *data, size_t size, uint64_t vaddr,
 	       enum cfi_kind kind);
+/* The same over n (at most CFI_MAX_WINDOWS) windows of a section at vaddr. */
+void cfi__init_windows(struct cfi_section *s, const struct cfi_window *w, unsigned int n,
+		       uint64_t vaddr, enum cfi_kind kind);
 
 /*
  * Check the FDE at offset off. Returns 0 if libunwind may use it, -EBADMSG if

@@ -24,8 +24,6 @@
 #define IMAGE_MAX_PHDRS 256
 /* Section names fit in far less. */
 #define IMAGE_MAX_SHSTRTAB (1u << 20)
-/* Distinct words named by indirect pointers (personalities): a handful in real files. */
-#define IMAGE_MAX_WORDS 4096
 
 struct section_read {
 	struct section_read *next;
@@ -189,108 +187,37 @@ static int hdr_pointer(const unsigned char *h, uint64_t hdr, unsigned int pos, u
 	return 0;
 }
 
-static int cmp_word(const void *a, const void *b)
-{
-	const struct image_word *x = a, *y = b;
-
-	return (x->vaddr > y->vaddr) - (x->vaddr < y->vaddr);
-}
-
-/* cfi indirect callback: keep the word at vaddr, read from the file now. */
-static int note_word(void *ctx, uint64_t vaddr)
-{
-	struct unwind_image *img = ctx;
-	struct image_word *w;
-	uint64_t off, val = 0;
-
-	if (img->nr_words && img->words[img->nr_words - 1].vaddr == vaddr)
-		return 0;	/* the same personality, FDE after FDE */
-	if (img->nr_words == IMAGE_MAX_WORDS || file_range(img, vaddr, 8, &off) ||
-	    image_pread(img, &val, 8, off))
-		return -EFAULT;
-	if (!(img->nr_words & (img->nr_words - 1))) {
-		w = realloc(img->words, (img->nr_words ? img->nr_words * 2 : 1) * sizeof(*w));
-		if (!w)
-			return -ENOMEM;
-		img->words = w;
-	}
-	img->words[img->nr_words].vaddr = vaddr;
-	img->words[img->nr_words++].val = val;
-	return 0;
-}
-
-static void sort_words(struct unwind_image *img)
-{
-	size_t n = 0;
-
-	if (!img->nr_words)
-		return;		/* words is NULL */
-	qsort(img->words, img->nr_words, sizeof(*img->words), cmp_word);
-	for (size_t i = 0; i < img->nr_words; i++)
-		if (!n || img->words[n - 1].vaddr != img->words[i].vaddr)
-			img->words[n++] = img->words[i];
-	img->nr_words = n;
-}
-
 static void drop_table(struct unwind_image *img)
 {
 	free(img->hdr_copy.data);
-	free(img->eh_copy.data);
-	free(img->words);
 	memset(&img->hdr_copy, 0, sizeof(img->hdr_copy));
-	memset(&img->eh_copy, 0, sizeof(img->eh_copy));
-	img->words = NULL;
-	img->nr_words = 0;
 	img->has_table = false;
 	img->fde_count = 0;
+	img->eh_frame = 0;
+	img->eh_size = 0;
 }
 
 /*
- * Keep the entries of the search table whose FDE passes the checks, in
- * place in our copy. Returns 0 or -EBADMSG for a table that is unusable as
- * a whole (unsorted, or a budget spent on a hostile .eh_frame).
+ * libunwind's binary search compares the entries' starts as signed; so does
+ * ours (unwind/fde.c). Out of order, it would find wrong FDEs or miss some.
  */
-static int check_entries(struct unwind_image *img, unsigned char *t, uint64_t count)
+static bool table_sorted(const unsigned char *t, uint64_t count)
 {
-	struct cfi_section s;
-	uint64_t kept = 0;
-	int32_t prev = INT32_MIN;
+	int32_t prev = INT32_MIN, start;
 
-	cfi__init(&s, img->eh_copy.data, img->eh_copy.size, img->eh_copy.vaddr, CFI_EH_FRAME);
-	s.indirect = note_word;
-	s.ctx = img;
 	for (uint64_t i = 0; i < count; i++) {
-		int32_t start, rel;
-		uint64_t fde;
-		struct cfi_fde f;
-		int err;
-
 		memcpy(&start, t + i * 8, 4);
-		memcpy(&rel, t + i * 8 + 4, 4);
-		/* libunwind's binary search compares these as signed */
 		if (start < prev)
-			return -EBADMSG;
+			return false;
 		prev = start;
-		fde = img->eh_frame_hdr + (int64_t)rel - img->eh_copy.vaddr;
-		err = fde < img->eh_copy.size ? cfi__check_fde(&s, fde, &f) : -EBADMSG;
-		if (err == -E2BIG)
-			return -EBADMSG;
-		if (err) {
-			img->bad_fdes++;
-			continue;
-		}
-		memmove(t + kept * 8, t + i * 8, 8);
-		kept++;
 	}
-	memset(t + kept * 8, 0, (count - kept) * 8);
-	img->fde_count = kept;
-	return 0;
+	return true;
 }
 
 /*
- * Copy .eh_frame_hdr (through PT_GNU_EH_FRAME) and the .eh_frame it names,
- * and keep the search table entries libunwind may follow. Returns 0 (with or
- * without a table), -EBADMSG for tables unusable as a whole, or -ENOMEM.
+ * Copy .eh_frame_hdr (through PT_GNU_EH_FRAME) and find the .eh_frame it
+ * names, whose FDEs are read when looked up. Returns 0 (with or without a
+ * table), -EBADMSG for tables unusable as a whole, or -ENOMEM.
  */
 static int load_table(struct unwind_image *img, const Elf64_Phdr *hdr_ph)
 {
@@ -334,17 +261,15 @@ static int load_table(struct unwind_image *img, const Elf64_Phdr *hdr_ph)
 	}
 	if (!eh_size || eh_size > IMAGE_MAX_TABLE || file_range(img, eh, eh_size, &off))
 		return -EBADMSG;
-	/* Two copies of the same bytes, one with the table reduced, would disagree. */
+	/* An FDE read later over the copied table could disagree with it. */
 	if (eh < v + size && v < eh + eh_size)
 		return -EBADMSG;
-	err = copy_in(img, &img->eh_copy, eh, eh_size);
-	if (err)
-		return err;
-	err = check_entries(img, img->hdr_copy.data + t, count);
-	if (err)
-		return err;
-	sort_words(img);
-	img->has_table = img->fde_count > 0;
+	if (!table_sorted(h + t, count))
+		return -EBADMSG;
+	img->eh_frame = eh;
+	img->eh_size = eh_size;
+	img->fde_count = count;
+	img->has_table = true;
 	return 0;
 }
 
@@ -494,48 +419,44 @@ int unwind_image__bias(const struct unwind_image *img, uint64_t start, uint64_t 
 	return -ENOENT;
 }
 
-/* The byte at vaddr from our copies, if one holds it. */
-static bool copied_byte(const struct unwind_image *img, uint64_t vaddr, unsigned char *b)
+/* The byte at vaddr from our checked copies, if one holds it. */
+static bool copied_byte(const struct unwind_image *img, const struct image_fde *fde,
+			uint64_t vaddr, unsigned char *b)
 {
-	const struct image_copy *copies[] = { &img->hdr_copy, &img->eh_copy };
-	size_t lo = 0, hi = img->nr_words;
+	const struct image_copy *copies[] = { &img->hdr_copy, fde ? &fde->fde : NULL,
+					      fde ? &fde->cie : NULL };
 
-	for (unsigned int i = 0; i < 2; i++) {
+	for (unsigned int i = 0; i < 3; i++) {
 		const struct image_copy *c = copies[i];
 
-		if (c->data && vaddr >= c->vaddr && vaddr - c->vaddr < c->size) {
+		if (c && c->data && vaddr >= c->vaddr && vaddr - c->vaddr < c->size) {
 			*b = c->data[vaddr - c->vaddr];
 			return true;
 		}
 	}
-	/* The last word starting at or before vaddr is the one that can hold it. */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
+	for (unsigned int i = 0; fde && i < fde->nr_words; i++) {
+		const struct image_word *w = &fde->words[i];
 
-		if (img->words[mid].vaddr <= vaddr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo && vaddr - img->words[lo - 1].vaddr < 8) {
-		uint64_t w = img->words[lo - 1].val;
-
-		*b = w >> (8 * (vaddr - img->words[lo - 1].vaddr));
-		return true;
+		if (vaddr >= w->vaddr && vaddr - w->vaddr < 8) {
+			*b = w->val >> (8 * (vaddr - w->vaddr));
+			return true;
+		}
 	}
 	return false;
 }
 
-int unwind_image__table_read(const struct unwind_image *img, uint64_t vaddr, uint64_t *val)
+int unwind_image__table_read(const struct unwind_image *img, const struct image_fde *fde,
+			     uint64_t vaddr, uint64_t *val)
 {
-	const struct image_copy *copies[] = { &img->eh_copy, &img->hdr_copy };
+	const struct image_copy *copies[] = { fde ? &fde->fde : NULL, fde ? &fde->cie : NULL,
+					      &img->hdr_copy };
 	unsigned char b[8];
 	bool any = false;
 
-	for (unsigned int i = 0; i < 2; i++) {
+	for (unsigned int i = 0; i < 3; i++) {
 		const struct image_copy *c = copies[i];
 
-		if (c->data && vaddr >= c->vaddr && vaddr - c->vaddr < c->size &&
+		if (c && c->data && vaddr >= c->vaddr && vaddr - c->vaddr < c->size &&
 		    c->size - (vaddr - c->vaddr) >= 8) {
 			memcpy(val, c->data + (vaddr - c->vaddr), 8);
 			return 0;
@@ -548,7 +469,7 @@ int unwind_image__table_read(const struct unwind_image *img, uint64_t vaddr, uin
 	 */
 	for (unsigned int i = 0; i < 8; i++) {
 		b[i] = 0;
-		any |= copied_byte(img, vaddr + i, &b[i]);
+		any |= copied_byte(img, fde, vaddr + i, &b[i]);
 	}
 	if (!any)
 		return -EFAULT;
@@ -556,10 +477,26 @@ int unwind_image__table_read(const struct unwind_image *img, uint64_t vaddr, uin
 	return 0;
 }
 
-int unwind_image__read(const struct unwind_image *img, uint64_t vaddr, uint64_t *val)
+/* Whether the 8 bytes at vaddr touch the unwind tables (beyond what was checked). */
+static bool in_tables(const struct unwind_image *img, uint64_t vaddr)
 {
-	if (!unwind_image__table_read(img, vaddr, val))
+	const struct image_copy *h = &img->hdr_copy;
+	uint64_t eh = img->eh_frame;
+
+	if (vaddr > UINT64_MAX - 8)
+		return true;
+	return (img->eh_size && vaddr + 8 > eh && vaddr < eh + img->eh_size) ||
+	       (h->data && vaddr + 8 > h->vaddr && vaddr < h->vaddr + h->size);
+}
+
+int unwind_image__read(const struct unwind_image *img, const struct image_fde *fde,
+		       uint64_t vaddr, uint64_t *val)
+{
+	if (!unwind_image__table_read(img, fde, vaddr, val))
 		return 0;
+	/* libunwind parses only what was checked: the rest of the tables is not handed out. */
+	if (in_tables(img, vaddr))
+		return -EFAULT;
 	/*
 	 * libunwind reads aligned words: the last one of a segment may stick out
 	 * past its file-backed end. Those bytes read as zero, as in memory.
@@ -578,6 +515,15 @@ int unwind_image__read(const struct unwind_image *img, uint64_t vaddr, uint64_t 
 		return image_pread(img, val, n, off);
 	}
 	return -EFAULT;
+}
+
+int unwind_image__pread(const struct unwind_image *img, uint64_t vaddr, void *buf, size_t len)
+{
+	uint64_t off;
+
+	if (file_range(img, vaddr, len, &off))
+		return -EFAULT;
+	return image_pread(img, buf, len, off);
 }
 
 int unwind_image__copy_section(const struct unwind_image *img, const char *name,

@@ -5,10 +5,13 @@
  * search table is.
  *
  * The files are untrusted: any user can run a crafted binary under a root
- * profiler, and truncate it while the profiler holds it. Nothing is mapped
- * (a truncated mapping faults); the unwind tables are copied once, checked
- * FDE by FDE (unwind/cfi.h) and served from the copy; anything else is read
- * with pread, where a file that shrank reads short instead of faulting.
+ * profiler, and truncate or rewrite it while the profiler holds it. Nothing
+ * is mapped (a truncated mapping faults); .eh_frame_hdr's search table is
+ * copied and checked once; .eh_frame is read an FDE at a time when a lookup
+ * needs one (unwind/fde.c), and libunwind is shown only the bytes of that
+ * FDE and its CIE as they were checked (unwind/cfi.h): the rest of
+ * .eh_frame is never handed out. Anything else is read with pread, where a
+ * file that shrank reads short instead of faulting.
  */
 #ifndef UNWIND_IMAGE_H
 #define UNWIND_IMAGE_H
@@ -21,6 +24,8 @@
 #define IMAGE_MAX_LOADS 16
 /* Larger unwind tables (.eh_frame, .debug_frame) are refused rather than copied. */
 #define IMAGE_MAX_TABLE (256u << 20)
+/* Words an FDE's indirect pointers make libunwind read (a personality): 1 in real files. */
+#define IMAGE_FDE_WORDS 4
 
 /* Our copy of a part of an image, by ELF vaddr. */
 struct image_copy {
@@ -33,6 +38,19 @@ struct image_copy {
 struct image_word {
 	uint64_t vaddr;
 	uint64_t val;
+};
+
+/*
+ * One FDE of .eh_frame and its CIE, as read from the file and checked for a
+ * lookup: what libunwind may read of the tables until the next lookup.
+ */
+struct image_fde {
+	uint64_t index;			/* its entry in the search table */
+	uint64_t entry;			/* ELF vaddr of that entry (in the copied table) */
+	struct image_copy fde, cie;	/* their data follow the struct, in one allocation */
+	struct image_word words[IMAGE_FDE_WORDS];
+	unsigned int nr_words;
+	size_t bytes;			/* allocated */
 };
 
 struct image_state;
@@ -50,12 +68,9 @@ struct unwind_image {
 	bool has_table;
 	uint64_t eh_frame_hdr;		/* ELF vaddr */
 	uint64_t table;			/* ELF vaddr of the first entry */
-	uint64_t fde_count;		/* entries kept: their FDEs passed the checks */
-	struct image_copy hdr_copy;	/* .eh_frame_hdr, its table reduced to those entries */
-	struct image_copy eh_copy;	/* .eh_frame */
-	struct image_word *words;	/* sorted by vaddr */
-	size_t nr_words;
-	unsigned int bad_fdes;		/* table entries left out */
+	uint64_t fde_count;		/* entries, sorted as libunwind compares them */
+	struct image_copy hdr_copy;	/* .eh_frame_hdr and its table */
+	uint64_t eh_frame, eh_size;	/* .eh_frame, by ELF vaddr: in the file, not copied */
 	bool bad_table;			/* .eh_frame_hdr or .eh_frame unusable as a whole */
 	struct image_state *state;	/* what reads change */
 };
@@ -79,12 +94,20 @@ int unwind_image__bias(const struct unwind_image *img, uint64_t start, uint64_t 
 		       uint64_t *bias);
 /*
  * Read the 8 bytes at ELF vaddr (file-backed part only): from the checked
- * tables where they cover any of them (bytes beside them read as zero),
- * else from the file. Returns 0 or -EFAULT.
+ * tables (the search table, and fde's FDE, CIE and words if fde is not
+ * NULL) where they cover any of them (bytes beside them read as zero), else
+ * from the file, but never from its unwind tables. Returns 0 or -EFAULT.
  */
-int unwind_image__read(const struct unwind_image *img, uint64_t vaddr, uint64_t *val);
+int unwind_image__read(const struct unwind_image *img, const struct image_fde *fde,
+		       uint64_t vaddr, uint64_t *val);
 /* The same from the checked tables only: -EFAULT unless they cover one of the bytes. */
-int unwind_image__table_read(const struct unwind_image *img, uint64_t vaddr, uint64_t *val);
+int unwind_image__table_read(const struct unwind_image *img, const struct image_fde *fde,
+			     uint64_t vaddr, uint64_t *val);
+/*
+ * len bytes at ELF vaddr from the file, all inside one PT_LOAD's file-backed
+ * part. Returns 0, or -EFAULT (outside, or the file is shorter now).
+ */
+int unwind_image__pread(const struct unwind_image *img, uint64_t vaddr, void *buf, size_t len);
 /* Whether the file was found shorter than when it was opened: its image is stale. */
 bool unwind_image__shrunk(const struct unwind_image *img);
 

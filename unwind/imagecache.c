@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The images (descriptor, unwind tables, .debug_frame) of the files that
+ * The images (descriptor, search table, .debug_frame) of the files that
  * processes map, one per file (dev, ino) whichever process maps it, read
  * when libunwind first asks for one and freed when idle; the vdso's is our
- * own.
+ * own. The FDEs that lookups read from them are kept in a small cache of
+ * bounded size, whichever file they come from.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -36,14 +37,17 @@ static void free_image(struct image_entry *e)
 {
 	debug_frame__free(&e->df);
 	unwind_image__close(&e->img);	/* and its descriptor */
+	free(e->refused);
 	free(e);
 }
 
-void image_cache__init(struct unwinder *u)
+int image_cache__init(struct unwinder *u)
 {
 	hashmap__init(&u->images, key_hash, key_equal);
 	hashmap__init(&u->dropped, key_hash, key_equal);
 	u->now_ms = mono_ms();
+	u->fdes = calloc((size_t)1 << FDE_CACHE_BITS, sizeof(*u->fdes));
+	return u->fdes ? 0 : -ENOMEM;
 }
 
 void image_cache__free(struct unwinder *u)
@@ -61,7 +65,16 @@ void image_cache__free(struct unwinder *u)
 	if (u->vdso.ok) {
 		debug_frame__free(&u->vdso.df);
 		unwind_image__close(&u->vdso.img);
+		u->vdso.ok = false;
 	}
+	free(u->vdso.refused);
+	u->vdso.refused = NULL;
+	for (size_t i = 0; u->fdes && i < (size_t)1 << FDE_CACHE_BITS; i++)
+		image_fde__free(u->fdes[i].fde);
+	free(u->fdes);
+	u->fdes = NULL;
+	image_fde__free(u->fde_spare);
+	u->fde_spare = NULL;
 }
 
 /* The vdso has no file: read our own, the same kernel's. */
@@ -72,13 +85,14 @@ static struct image_entry *vdso_image(struct unwinder *u)
 
 	if (!u->vdso_tried) {
 		u->vdso_tried = true;
+		u->vdso.serial = ++u->serials;
 		image = elf_own_vdso(&size);
 		u->vdso.ok = image && !unwind_image__from_memory(&u->vdso.img, image, size);
 	}
 	return u->vdso.ok ? &u->vdso : NULL;
 }
 
-/* Count what the checks of an image's headers and tables refused. */
+/* Count what the checks of an image's headers and search table refused. */
 static void count_refusals(struct unwinder *u, const struct mapping *m, int err,
 			   const struct unwind_image *img)
 {
@@ -86,10 +100,6 @@ static void count_refusals(struct unwinder *u, const struct mapping *m, int err,
 		u->st.bad_images++;
 		pr_debug("unwind: %s: %s, skipped\n", m->path,
 			 err ? "malformed or truncated ELF file" : "malformed unwind tables");
-	}
-	if (!err && img->bad_fdes) {
-		u->st.bad_fdes += img->bad_fdes;
-		pr_debug("unwind: %s: %u malformed FDEs left out\n", m->path, img->bad_fdes);
 	}
 }
 
@@ -119,6 +129,7 @@ static struct image_entry *file_image(struct unwinder *u, const struct addr_spac
 	if (!e)
 		return NULL;
 	e->key = key;
+	e->serial = ++u->serials;
 	e->used_ms = u->now_ms;
 	e->read_again = was_dropped(u, &key);
 	u->st.images_reloaded += e->read_again;
@@ -140,6 +151,16 @@ static struct image_entry *file_image(struct unwinder *u, const struct addr_spac
 	return e->ok ? e : NULL;
 }
 
+/* Its owner truncated it since: what we read of it no longer describes the process. */
+static void note_shrunk(struct unwinder *u, struct image_entry *e, const struct mapping *m)
+{
+	if (e->shrunk || !unwind_image__shrunk(&e->img))
+		return;
+	e->shrunk = true;
+	u->st.bad_images++;
+	pr_debug("unwind: %s: the file shrank, skipped\n", m->path);
+}
+
 /* The image of the mapping m and its load bias, or NULL (anonymous memory, JIT code). */
 struct image_entry *image_cache__entry(struct unwind_ctx *ctx, const struct mapping *m,
 				       uint64_t *bias)
@@ -150,12 +171,8 @@ struct image_entry *image_cache__entry(struct unwind_ctx *ctx, const struct mapp
 		e = vdso_image(ctx->u);
 	else if (mapping__is_file(m) && m->ino)
 		e = file_image(ctx->u, ctx->as, m);
-	/* Its owner truncated it since: what we read of it no longer describes the process. */
-	if (e && !e->shrunk && unwind_image__shrunk(&e->img)) {
-		e->shrunk = true;
-		ctx->u->st.bad_images++;
-		pr_debug("unwind: %s: the file shrank, skipped\n", m->path);
-	}
+	if (e)
+		note_shrunk(ctx->u, e, m);
 	if (e && !e->shrunk && !unwind_image__bias(&e->img, m->start, m->pgoff, bias))
 		return e;
 	return NULL;
@@ -257,21 +274,93 @@ unsigned int unwinder__drop_idle(struct unwinder *u, int64_t idle_ms)
 	return n;
 }
 
+static size_t refused_words(const struct image_entry *e)
+{
+	return (e->img.fde_count + 63) / 64;
+}
+
 static size_t entry_bytes(const struct image_entry *e)
 {
 	const struct unwind_image *img = &e->img;
 
-	return sizeof(*e) + img->hdr_copy.size + img->eh_copy.size +
-	       img->nr_words * sizeof(*img->words) + e->df.size +
-	       e->df.nr_index * sizeof(*e->df.index);
+	return sizeof(*e) + img->hdr_copy.size + (e->refused ? refused_words(e) * 8 : 0) +
+	       e->df.size + e->df.nr_index * sizeof(*e->df.index);
 }
 
 size_t image_cache__bytes(const struct unwinder *u)
 {
 	const struct hashmap_entry *ent;
-	size_t bytes = entry_bytes(&u->vdso), bkt;
+	size_t bytes = entry_bytes(&u->vdso) + u->fde_bytes, bkt;
+
+	if (u->fdes)
+		bytes += ((size_t)1 << FDE_CACHE_BITS) * sizeof(*u->fdes);
+	if (u->fde_spare)
+		bytes += u->fde_spare->bytes;
 
 	hashmap__for_each(&u->images, bkt, ent)
 		bytes += entry_bytes(ent->value);
 	return bytes;
+}
+
+/* Note that entry index of e failed the checks: counted once, not read again. */
+static void refuse(struct unwind_ctx *ctx, struct image_entry *e, const struct mapping *m,
+		   uint64_t index)
+{
+	if (!e->refused)
+		e->refused = calloc(refused_words(e), sizeof(*e->refused));
+	if (e->refused)
+		e->refused[index / 64] |= (uint64_t)1 << (index % 64);
+	if (e->read_again)
+		return;		/* counted when it was first read */
+	ctx->u->st.bad_fdes++;
+	pr_debug("unwind: %s: the FDE of search table entry %llu is malformed, left out\n",
+		 m->path, (unsigned long long)index);
+}
+
+/* Keep f in slot while it is small and the cache within its budget; else until the next lookup. */
+static void keep(struct unwinder *u, struct fde_slot *slot, uint64_t serial, struct image_fde *f)
+{
+	size_t old = slot->fde ? slot->fde->bytes : 0;
+
+	if (f->bytes <= FDE_CACHE_MAX_ENTRY && u->fde_bytes - old + f->bytes <= FDE_CACHE_BYTES) {
+		image_fde__free(slot->fde);
+		slot->fde = f;
+		slot->serial = serial;
+		u->fde_bytes += f->bytes - old;
+		return;
+	}
+	u->fde_spare = f;
+}
+
+const struct image_fde *image_cache__fde(struct unwind_ctx *ctx, struct image_entry *e,
+					 const struct mapping *m, uint64_t vaddr)
+{
+	struct unwinder *u = ctx->u;
+	struct image_fde *f;
+	struct fde_slot *slot;
+	uint64_t index;
+	int err;
+
+	if (image_fde__search(&e->img, vaddr, &index))
+		return NULL;
+	if (e->refused && (e->refused[index / 64] >> (index % 64) & 1))
+		return NULL;
+	u->st.fde_lookups++;
+	slot = &u->fdes[hash_u64(e->serial * 0x9e3779b97f4a7c15ull ^ index) &
+			(((size_t)1 << FDE_CACHE_BITS) - 1)];
+	if (slot->fde && slot->serial == e->serial && slot->fde->index == index)
+		return slot->fde;
+	/* The one kept for the previous lookup only: libunwind is done with it. */
+	image_fde__free(u->fde_spare);
+	u->fde_spare = NULL;
+	err = image_fde__read(&e->img, index, &f);
+	u->st.fde_reads++;
+	if (err == -EBADMSG)
+		refuse(ctx, e, m, index);
+	else if (err)
+		note_shrunk(u, e, m);
+	if (err)
+		return NULL;
+	keep(u, slot, e->serial, f);
+	return f;
 }

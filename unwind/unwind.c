@@ -34,10 +34,9 @@ struct unwinder *unwinder__new(void)
 
 	if (!u)
 		return NULL;
-	image_cache__init(u);
 	u->steps = calloc((size_t)1 << STEP_CACHE_BITS, sizeof(*u->steps));
 	u->uas = unw_create_addr_space(&unwind_accessors, 0);
-	if (!u->steps || !u->uas) {
+	if (image_cache__init(u) || !u->steps || !u->uas) {
 		unwinder__free(u);
 		return NULL;
 	}
@@ -65,6 +64,13 @@ unsigned int unwinder__unwind(struct unwinder *u, const struct addr_space *as,
 		.stack_size = stack ? stack_size : 0,
 	};
 
+	if (!u->steps) {
+		/* Released: no tables to walk by. */
+		if (!max || !regs->ip)
+			return 0;
+		ips[0] = regs->ip;
+		return 1;
+	}
 	return unwind_walk(&ctx, ips, max);
 }
 
@@ -81,7 +87,7 @@ unsigned int unwinder__unwind_pieces(struct unwinder *u, const struct addr_space
 	size_t total = 0;
 
 	/* The copy in one piece (bpf/dwarf_one.bpf.h's, most of the time): read it directly. */
-	if (nr == 1 && lens[0] >= 8)
+	if ((nr == 1 && lens[0] >= 8) || !u->steps)
 		return unwinder__unwind(u, as, regs, pieces[0],
 					stack_size < lens[0] ? stack_size : lens[0], ips, max);
 	for (unsigned int i = 0; i < nr; i++) {
@@ -94,13 +100,22 @@ unsigned int unwinder__unwind_pieces(struct unwinder *u, const struct addr_space
 	return unwind_walk(&ctx, ips, max);
 }
 
+void unwinder__release(struct unwinder *u)
+{
+	u->images_released = u->images.size;
+	image_cache__free(u);
+	free(u->steps);
+	u->steps = NULL;
+}
+
 void unwinder__stats(const struct unwinder *u, struct unwind_stats *st)
 {
 	uint64_t seen = 0;
 
 	*st = u->st;
-	st->images = u->images.size;
-	st->table_bytes = image_cache__bytes(u) + ((size_t)1 << STEP_CACHE_BITS) * sizeof(*u->steps);
+	st->images = u->steps ? u->images.size : u->images_released;
+	st->table_bytes = image_cache__bytes(u) +
+			  (u->steps ? ((size_t)1 << STEP_CACHE_BITS) * sizeof(*u->steps) : 0);
 	st->median_ns = 0;
 	for (unsigned int i = 0; i < HIST_BUCKETS && u->st.stacks; i++) {
 		seen += u->hist[i];
@@ -120,6 +135,10 @@ void unwinder__report(const struct unwinder *u)
 		" of %" PRIu64 " steps replayed from the cache, %" PRIu64
 		" cut at the maximum depth\n",
 		st.stacks, st.median_ns / 1000.0, st.cached_steps, st.steps, st.truncated);
+	if (st.fde_lookups)
+		pr_info("dwarf unwind: %" PRIu64 " FDE lookups, %" PRIu64
+			" read from their files (the rest from the FDE cache)\n",
+			st.fde_lookups, st.fde_reads);
 	if (st.images_dropped)
 		pr_info("dwarf unwind: %" PRIu64 " files' unwind tables dropped while idle, %" PRIu64
 			" read again, %zu held at the end\n",

@@ -28,7 +28,9 @@ struct unwind_stats {
 	uint64_t truncated;	/* cut at the maximum depth (marker frame added) */
 	uint64_t dump_exhausted;	/* stopped at the end of the stack copy */
 	uint64_t bad_images;	/* skipped: malformed headers or tables, or the file shrank */
-	uint64_t bad_fdes;	/* FDEs left out of an image's tables: they fail the checks */
+	uint64_t bad_fdes;	/* FDEs left out when looked up: they fail the checks */
+	uint64_t fde_lookups;	/* FDEs libunwind was given */
+	uint64_t fde_reads;	/* of which read from the file (the rest from the FDE cache) */
 	uint64_t median_ns;	/* per unwind call, from a log-scale histogram */
 	size_t images;		/* files whose images (unwind tables) are held now */
 	uint64_t images_dropped;	/* images freed while their file was idle */
@@ -69,6 +71,12 @@ unsigned int unwinder__unwind_pieces(struct unwinder *u, const struct addr_space
  */
 unsigned int unwinder__drop_idle(struct unwinder *u, int64_t idle_ms);
 
+/*
+ * Free everything the unwinder holds but its counts (images, step and FDE
+ * caches): sampling is over and the last samples are unwound, before the
+ * report is built. A later unwind gives the leaf only.
+ */
+void unwinder__release(struct unwinder *u);
 void unwinder__stats(const struct unwinder *u, struct unwind_stats *st);
 /* -v: what unwinding cost; a warning when stack copies were too short. */
 void unwinder__report(const struct unwinder *u);

@@ -16,6 +16,7 @@
 
 #include "core/lib/hashmap.h"
 #include "unwind/debugframe.h"
+#include "unwind/fde.h"
 #include "unwind/image.h"
 #include "unwind/libunwind-private.h"
 #include "unwind/unwind.h"
@@ -23,6 +24,11 @@
 #define MAX_STEP_READS 4		/* stack words a cached step may depend on */
 #define STEP_CACHE_BITS 15
 #define HIST_BUCKETS 1000		/* 100 ns each */
+#define FDE_CACHE_BITS 12
+/* Checked FDEs kept between lookups: about 7,000 of cc1's size (148 bytes each, its CIE too). */
+#define FDE_CACHE_BYTES (1u << 20)
+/* A larger one is kept only for the lookup that read it. */
+#define FDE_CACHE_MAX_ENTRY 4096
 
 struct stack_read {
 	uint64_t addr;
@@ -41,14 +47,19 @@ struct step_key {
 	bool exact;
 };
 
+/*
+ * 120 bytes, 32768 of them: the stack words a step read are kept by their
+ * offset from the frame's sp (any CFI reads near it), not by address.
+ */
 struct step_entry {
 	struct step_key key;
 	bool valid;
 	bool end;		/* the outermost frame: no caller */
 	bool next_exact;	/* this frame is a signal trampoline: next was interrupted */
+	uint8_t nr_reads;
+	int32_t read_off[MAX_STEP_READS];	/* address - key.sp */
 	struct unwind_regs next;
-	unsigned int nr_reads;
-	struct stack_read reads[MAX_STEP_READS];
+	uint64_t read_val[MAX_STEP_READS];
 };
 
 struct image_key {
@@ -56,13 +67,15 @@ struct image_key {
 };
 
 /*
- * One file's image: its descriptor, the copies of its unwind tables and of
- * its .debug_frame (megabytes for a large binary). Dropped whole when idle:
- * nothing outside one unwind call points at it (the step cache is keyed by
- * registers, libunwind's own cache is off).
+ * One file's image: its descriptor, the copy of its search table, and of its
+ * .debug_frame. Dropped whole when idle: nothing outside one unwind call
+ * points at it (the step cache is keyed by registers, libunwind's own cache
+ * is off, the FDE cache by the image's serial).
  */
 struct image_entry {
 	struct image_key key;
+	uint64_t serial;	/* never reused: keys its FDEs in the FDE cache */
+	uint64_t *refused;	/* search table entries whose FDE failed the checks, or NULL */
 	int64_t used_ms;	/* u->now_ms when libunwind last asked for it */
 	bool read_again;	/* dropped before: its refusals were counted the first time */
 	bool ok;
@@ -74,8 +87,18 @@ struct image_entry {
 	struct lu_debug_frame_list fdesc;
 };
 
+/* A checked FDE kept after its lookup: the FDEs of a binary's hot code, most of the time. */
+struct fde_slot {
+	uint64_t serial;	/* of its image_entry */
+	struct image_fde *fde;	/* NULL: empty */
+};
+
 struct unwinder {
 	unw_addr_space_t uas;
+	uint64_t serials;	/* the last image_entry serial given */
+	struct fde_slot *fdes;	/* 2^FDE_CACHE_BITS, direct-mapped by serial and index */
+	size_t fde_bytes;	/* held by fdes[] */
+	struct image_fde *fde_spare;	/* one too large to keep, until the next lookup */
 	struct hashmap images;	/* struct image_key -> struct image_entry */
 	/* The keys of images dropped while idle, to tell a file read again from a new one. */
 	struct hashmap dropped;	/* struct image_key -> itself */
@@ -83,7 +106,8 @@ struct unwinder {
 	int64_t now_ms;
 	struct image_entry vdso;
 	bool vdso_tried;
-	struct step_entry *steps;	/* 2^STEP_CACHE_BITS, direct-mapped */
+	struct step_entry *steps;	/* 2^STEP_CACHE_BITS, direct-mapped; NULL once released */
+	size_t images_released;	/* images held when the unwinder was released */
 	struct unwind_stats st;
 	uint32_t hist[HIST_BUCKETS];
 };
@@ -109,6 +133,8 @@ struct unwind_ctx {
 	/* The image of the last find_proc_info, for reads outside executable mappings. */
 	const struct unwind_image *last_img;
 	uint64_t last_bias;
+	/* The FDE it found: all of the tables libunwind may read until the next one. */
+	const struct image_fde *last_fde;
 };
 
 /*
@@ -155,7 +181,7 @@ static inline bool unwind_ctx__copy_word(const struct unwind_ctx *ctx, uint64_t 
 extern unw_accessors_t unwind_accessors;
 
 /* imagecache.c: images by file, read when libunwind first asks, dropped when idle. */
-void image_cache__init(struct unwinder *u);
+int image_cache__init(struct unwinder *u);
 void image_cache__free(struct unwinder *u);
 struct image_entry *image_cache__entry(struct unwind_ctx *ctx, const struct mapping *m,
 				       uint64_t *bias);
@@ -164,6 +190,9 @@ const struct unwind_image *image_cache__at(struct unwind_ctx *ctx, uint64_t addr
 size_t image_cache__bytes(const struct unwinder *u);
 struct lu_debug_frame_list *image_cache__debug_frame(struct unwind_ctx *ctx, struct image_entry *e,
 						     const struct mapping *m);
+/* The checked FDE of e (mapped by m) that may cover ELF vaddr, from the FDE cache or the file. */
+const struct image_fde *image_cache__fde(struct unwind_ctx *ctx, struct image_entry *e,
+					 const struct mapping *m, uint64_t vaddr);
 
 /* walk.c: one stack, from the cache where its steps are known. */
 unsigned int unwind_walk(struct unwind_ctx *c, uint64_t *ips, unsigned int max);

@@ -33,9 +33,9 @@ static const struct step_entry *replay(struct unwind_ctx *ctx, const struct step
 	if (!e->valid || !same_key(&e->key, k))
 		return NULL;
 	for (unsigned int i = 0; i < e->nr_reads; i++) {
-		uint64_t a = e->reads[i].addr, v;
+		uint64_t a = k->sp + (int64_t)e->read_off[i], v;
 
-		if (a < sp || !unwind_ctx__copy_word(ctx, a - sp, &v) || v != e->reads[i].val)
+		if (a < sp || !unwind_ctx__copy_word(ctx, a - sp, &v) || v != e->read_val[i])
 			return NULL;
 	}
 	return e;
@@ -48,6 +48,9 @@ static void remember(struct unwind_ctx *ctx, const struct step_key *k, bool end,
 
 	if (ctx->uncacheable)
 		return;
+	for (unsigned int i = 0; i < ctx->nr_log; i++)
+		if ((int64_t)(ctx->log[i].addr - k->sp) != (int32_t)(ctx->log[i].addr - k->sp))
+			return;	/* a read far from the frame: not kept by offset */
 	e = step_slot(ctx->u, k);
 	e->key = *k;
 	e->valid = true;
@@ -56,7 +59,10 @@ static void remember(struct unwind_ctx *ctx, const struct step_key *k, bool end,
 	if (next)
 		e->next = *next;
 	e->nr_reads = ctx->nr_log;
-	memcpy(e->reads, ctx->log, ctx->nr_log * sizeof(ctx->log[0]));
+	for (unsigned int i = 0; i < ctx->nr_log; i++) {
+		e->read_off[i] = (int32_t)(ctx->log[i].addr - k->sp);
+		e->read_val[i] = ctx->log[i].val;
+	}
 }
 
 static void step_key_of(struct step_key *k, const struct addr_space *as,

@@ -309,6 +309,9 @@ int run__finish(struct run *r)
 			st.stack_overflows, st.orphan_stacks, st.stale_stacks);
 	if (log_verbosity() >= LOG_INFO)
 		print_memory(r, &st);
+	/* Every sample is unwound: the tables go before the report is built (its peak). */
+	if (r->unwinder)
+		unwinder__release(r->unwinder);
 	if (r->eff.format == FORMAT_BCC)
 		fputc('\n', r->out.f);
 	err = write_report(r, &prof, &printed);

@@ -94,15 +94,40 @@ def count(pattern, text, group=1):
     return int(m.group(group)) if m else 0
 
 
+MEMORY_PARTS = (("RSS", r"RSS ([\d.]+) MB"), ("peak", r"\(peak ([\d.]+) MB\)"),
+                ("copies", r"\(stack copies\) ([\d.]+) MB"),
+                ("waited", r"at most ([\d.]+) MB waited"),
+                ("symbols", r"symbol tables ([\d.]+) MB"), ("unwind", r"unwind tables ([\d.]+) MB"),
+                ("stacks", r"stacks ([\d.]+) MB"), ("procs", r"process tables ([\d.]+) MB"),
+                ("rest", r"the rest ([\d.]+) MB"))
+
+
+def memory_line(err):
+    """-v's memory at the end of sampling, short, and the spill file's most at once."""
+    m = re.search(r"memory at the end of sampling: (.*)$", err, re.M)
+    if not m:
+        return "no -v memory line"
+    parts = []
+    for name, pattern in MEMORY_PARTS:
+        v = re.search(pattern, m.group(1))
+        parts.append("%s %s" % (name, v.group(1) if v else "?"))
+    spill = re.search(r"([\d.]+) MB of records waited in the spill file.*?"
+                      r"\(at most ([\d.]+) MB at once\)", err)
+    if spill:
+        parts.append("spilled %s (at most %s at once)" % spill.groups())
+    return ", ".join(parts) + " MB"
+
+
 def parse_ours(r):
-    """Our -v and warning lines: samples, lost, side-band lost, unique stacks."""
+    """Our -v and warning lines: samples, lost, side-band lost, unique stacks, memory."""
     seen = count(r"profile: (\d+) samples, \d+ kept", r.err)
     kept = count(r"profile: \d+ samples, (\d+) kept", r.err)
     lost = count(r"WARNING: (\d+) samples lost \(of \d+ seen\)", r.err)
     return {"samples": seen + lost, "lost": lost, "kept": kept,
             "sideband": count(r"(\d+) side-band records lost", r.err),
             "missed": count(r"WARNING: (\d+) stack traces (?:could not|lost)", r.err),
-            "uniq": count(r"kept.*?, (\d+) unique raw stacks", r.err)}
+            "uniq": count(r"kept.*?, (\d+) unique raw stacks", r.err),
+            "memory": memory_line(r.err)}
 
 
 def minute_lines(err):
@@ -223,6 +248,13 @@ def table(b, rounds, seconds, idle):
                               f(m["rss"], spec="%.1f"), f(m["cpu"], spec="%.2f"),
                               f(m["uniq"]), f(m["per_stack"]), f(missed),
                               "; %d LOST records in all rounds" % chunks if chunks else "")))
+    # Each round's -v memory account, so that an outlying peak can be told apart.
+    for n in TOOLS:
+        for i, x in enumerate(rounds[n]):
+            if "memory" in x:
+                b.results.append(("busy, -v memory by round", "%s, round %d" % (n, i + 1),
+                                  "peak RSS %.1f MB, CPU %.2f s; %s" % (x["rss"], x["cpu"],
+                                                                        x["memory"])))
     verdicts(b, rounds, med)
     return rows
 

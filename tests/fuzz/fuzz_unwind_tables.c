@@ -2,14 +2,15 @@
 /*
  * libFuzzer target: arbitrary bytes as an ELF image and its unwind tables,
  * read by the unwinder's image code (headers, .eh_frame_hdr search table,
- * .eh_frame and .debug_frame checks), then handed to libunwind the way the
- * unwinder hands them: lookups of the kept FDEs and unwind steps over a
- * stack from the input.
+ * .eh_frame FDEs read and checked one lookup at a time, .debug_frame
+ * checks), then handed to libunwind the way the unwinder hands them:
+ * lookups of the table's entries and unwind steps over a stack from the
+ * input.
  *
  * Two oracles watch libunwind, which ASan does not instrument:
  * - lookups through .eh_frame_hdr read through our accessor, which aborts
- *   on any read outside the checked copies: libunwind must parse nothing
- *   the checks did not see;
+ *   on any read outside the search table and the FDE, CIE and words the
+ *   lookup checked: libunwind must parse nothing the checks did not see;
  * - .debug_frame, which libunwind reads from our memory unchecked, is put
  *   against a PROT_NONE page (after its end or before its start, the input
  *   chooses): a read outside it faults.
@@ -32,6 +33,7 @@
 #include <unistd.h>
 
 #include "unwind/debugframe.h"
+#include "unwind/fde.h"
 #include "unwind/image.h"
 #include "unwind/libunwind-private.h"
 
@@ -44,6 +46,7 @@
 
 struct harness {
 	struct unwind_image img;
+	struct image_fde *fde;	/* the last lookup's, as the unwinder's ctx->last_fde */
 	bool has_df;
 	struct lu_debug_frame_list fdesc;	/* over the guarded copy */
 	bool strict;		/* lookups: every read must be of the checked copies */
@@ -61,14 +64,20 @@ static int find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *p
 	unw_dyn_info_t di;
 	int ret = -UNW_ENOINFO;
 
+	uint64_t index;
+
 	memset(&di, 0, sizeof(di));
 	di.start_ip = 0;
 	di.end_ip = ~(unw_word_t)0;
-	if (h->img.has_table) {
+	image_fde__free(h->fde);
+	h->fde = NULL;
+	/* As the unwinder: the entry found, its FDE read and checked, a table of that one entry. */
+	if (!image_fde__search(&h->img, ip - BIAS, &index) &&
+	    !image_fde__read(&h->img, index, &h->fde)) {
 		di.format = UNW_INFO_FORMAT_REMOTE_TABLE;
 		di.u.rti.segbase = BIAS + h->img.eh_frame_hdr;
-		di.u.rti.table_data = BIAS + h->img.table;
-		di.u.rti.table_len = h->img.fde_count * 8 / sizeof(unw_word_t);
+		di.u.rti.table_data = BIAS + h->fde->entry;
+		di.u.rti.table_len = 8 / sizeof(unw_word_t);
 		ret = dwarf_search_unwind_table(as, ip, &di, pi, need_unwind_info, h);
 	}
 	if (ret != -UNW_ENOINFO || !h->has_df)
@@ -96,7 +105,7 @@ static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *valp, in
 
 	if (write || addr < 4096)	/* as the unwinder's access_mem */
 		return -UNW_EINVAL;
-	if (!unwind_image__table_read(&h->img, addr - BIAS, (uint64_t *)valp))
+	if (!unwind_image__table_read(&h->img, h->fde, addr - BIAS, (uint64_t *)valp))
 		return 0;
 	if (h->strict) {
 		fprintf(stderr, "libunwind read 0x%llx, outside the checked tables\n",
@@ -260,7 +269,7 @@ static uint64_t entry_start(const struct unwind_image *img, uint64_t i)
 {
 	uint64_t w = 0;
 
-	unwind_image__table_read(img, img->table + i * 8, &w);
+	unwind_image__table_read(img, NULL, img->table + i * 8, &w);
 	return img->eh_frame_hdr + (int64_t)(int32_t)w;
 }
 
@@ -347,11 +356,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 
 	/* Reads around the checked copies, as access_mem makes them. */
+	if (h.img.fde_count)
+		image_fde__read(&h.img, mode % h.img.fde_count, &h.fde);
 	for (int i = -8; i < 8; i++) {
 		uint64_t v;
 
-		unwind_image__read(&h.img, h.img.hdr_copy.vaddr + i, &v);
-		unwind_image__read(&h.img, h.img.eh_copy.vaddr + h.img.eh_copy.size + i, &v);
+		unwind_image__read(&h.img, h.fde, h.img.hdr_copy.vaddr + i, &v);
+		unwind_image__read(&h.img, h.fde, h.img.eh_frame + h.img.eh_size + i, &v);
+		if (h.fde) {
+			const struct image_copy *c = &h.fde->fde;
+
+			unwind_image__read(&h.img, h.fde, c->vaddr + c->size + i, &v);
+			unwind_image__read(&h.img, h.fde, h.fde->cie.vaddr + i, &v);
+		}
 	}
 
 	if (!debug_frame__load(&df, &h.img, NULL)) {
@@ -380,6 +397,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		munmap(map, map_size);
 	if (h.has_df || df.copy)
 		debug_frame__free(&df);
+	image_fde__free(h.fde);
 	unwind_image__close(&h.img);
 	return 0;
 }

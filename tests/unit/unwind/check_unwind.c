@@ -314,6 +314,57 @@ START_TEST(idle_images_are_dropped_and_read_again)
 }
 END_TEST
 
+/* An FDE is read from its file once, then found in the FDE cache, whatever the step cache knows. */
+START_TEST(fdes_are_read_from_the_file_once)
+{
+	uint64_t first[MAX_STACK_DEPTH], again[MAX_STACK_DEPTH];
+	struct unwind_stats st1, st2;
+	unsigned int n1, n2;
+
+	n1 = unwinder__unwind(uw, as, &snap.regs, snap.stack, snap.size, first, MAX_STACK_DEPTH);
+	ck_assert_uint_ge(n1, 5);
+	unwinder__stats(uw, &st1);
+	ck_assert_uint_ge(st1.fde_reads, 3);
+	ck_assert_uint_le(st1.fde_reads, st1.fde_lookups);
+	/* The address space changed: no step is replayed, libunwind looks every FDE up again. */
+	as->generation++;
+	n2 = unwinder__unwind(uw, as, &snap.regs, snap.stack, snap.size, again, MAX_STACK_DEPTH);
+	unwinder__stats(uw, &st2);
+	ck_assert_uint_eq(n2, n1);
+	ck_assert_mem_eq(again, first, n1 * sizeof(first[0]));
+	ck_assert_uint_eq(st2.cached_steps, st1.cached_steps);
+	ck_assert_uint_ge(st2.fde_lookups, st1.fde_lookups + 3);
+	ck_assert_uint_eq(st2.fde_reads, st1.fde_reads);
+}
+END_TEST
+
+/* Released after the last sample: its tables are gone, its counts stay for the report. */
+START_TEST(a_released_unwinder_keeps_its_counts_and_gives_the_leaf)
+{
+	uint64_t ips[MAX_STACK_DEPTH];
+	struct unwind_stats before, after;
+	size_t fds;
+	unsigned int n;
+
+	n = unwinder__unwind(uw, as, &snap.regs, snap.stack, snap.size, ips, MAX_STACK_DEPTH);
+	ck_assert_uint_ge(n, 5);
+	unwinder__stats(uw, &before);
+	ck_assert_uint_ge(before.table_bytes, 1u << 20);	/* the step cache at least */
+	fds = open_fds();
+	unwinder__release(uw);
+	unwinder__stats(uw, &after);
+	ck_assert_uint_eq(after.stacks, before.stacks);
+	ck_assert_uint_eq(after.steps, before.steps);
+	ck_assert_uint_eq(after.images, before.images);
+	ck_assert_uint_lt(after.table_bytes, 4096);
+	ck_assert_uint_le(open_fds(), fds - 1);	/* this binary's descriptor at least */
+	ck_assert_uint_eq(unwinder__unwind(uw, as, &snap.regs, snap.stack, snap.size, ips,
+					   MAX_STACK_DEPTH), 1);
+	ck_assert_uint_eq(ips[0], snap.regs.ip);
+	/* teardown frees it as usual */
+}
+END_TEST
+
 /*
  * A frame a signal interrupted, written in assembly so that the lookup
  * address matters: at the ud2 the frame is 16 bytes (after the sub), at
@@ -582,6 +633,8 @@ Suite *unwind_suite(void)
 	tcase_add_test(tc, a_changed_return_address_is_not_replayed);
 	tcase_add_test(tc, new_inner_frames_rejoin_the_cache_for_their_callers);
 	tcase_add_test(tc, idle_images_are_dropped_and_read_again);
+	tcase_add_test(tc, fdes_are_read_from_the_file_once);
+	tcase_add_test(tc, a_released_unwinder_keeps_its_counts_and_gives_the_leaf);
 	tcase_add_test(tc, a_copy_in_pieces_unwinds_as_the_copy_in_one);
 	tcase_add_test(tc, a_frame_a_signal_interrupted_is_rejoined_at_its_ip);
 	tcase_add_test(tc, a_stack_deeper_than_the_limit_ends_with_the_marker);
