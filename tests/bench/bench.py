@@ -14,6 +14,7 @@ import ctypes
 import json
 import os
 import re
+import selectors
 import shutil
 import signal
 import statistics
@@ -115,18 +116,29 @@ class Run:
             self.signal_time = time.monotonic()
             signal_command(self.proc, self.stop_signal)
         # The time of the last byte of output, not of exit (freeing maps comes after).
-        chunks = []
+        # Both pipes at once: a tool that fills its stderr pipe (bpftrace's
+        # "failed to look up stack id" lines) while we wait for its stdout
+        # to end would block and never exit.
+        chunks = {}
         self.last_byte = None
-        if self.proc.stdout:
-            fd = self.proc.stdout.fileno()
-            while True:
-                chunk = os.read(fd, 1 << 16)
+        sel = selectors.DefaultSelector()
+        for pipe in (self.proc.stdout, self.proc.stderr):
+            if pipe:
+                sel.register(pipe.fileno(), selectors.EVENT_READ)
+                chunks[pipe.fileno()] = []
+        out_fd = self.proc.stdout.fileno() if self.proc.stdout else None
+        while sel.get_map():
+            for key, _ in sel.select():
+                chunk = os.read(key.fd, 1 << 16)
                 if not chunk:
-                    break
-                chunks.append(chunk)
-                self.last_byte = time.monotonic()
-        out = b"".join(chunks)
-        err = self.proc.stderr.read()
+                    sel.unregister(key.fd)
+                    continue
+                chunks[key.fd].append(chunk)
+                if key.fd == out_fd:
+                    self.last_byte = time.monotonic()
+        sel.close()
+        out = b"".join(chunks.get(out_fd, []))
+        err = b"".join(chunks.get(self.proc.stderr.fileno(), [])) if self.proc.stderr else b""
         _, status, ru = os.wait4(self.proc.pid, 0)
         self.proc.returncode = os.waitstatus_to_exitcode(status)
         self.end = time.monotonic()
