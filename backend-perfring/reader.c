@@ -242,9 +242,12 @@ static int batch_add(const struct perf_event_header *hdr, void *ctx)
 		return spill_record(rs, hdr, &ds, cut);
 	if (cut)
 		len = cut;
-	/* The reader thread's samples only: a drain's own read of the rings is no earlier. */
+	/*
+	 * The reader thread's samples only: a drain's own read of the rings is
+	 * no earlier. Not while no interpreted thread is known (no lock taken).
+	 */
 	if (rs->interp_early && bt == &rs->reader.pending && hdr->type == PERF_RECORD_SAMPLE &&
-	    time)
+	    time && rs->cfg->interp_reader->any(rs->cfg->interp_reader->ctx))
 		interp_len = read_interp(rs, &ds, &interp.ei);
 	err = batch_room(rs, bt, len + interp_len);
 	if (err)
