@@ -7,6 +7,7 @@
 
 #include "compat/features.h"
 #include "compat/host.h"
+#include "core/lib/interrupt.h"
 #include "core/lib/log.h"
 
 static void print_features(void)
@@ -47,6 +48,9 @@ const struct backend_ops *choose_backend(const char *name, const struct backend_
 			continue;
 		memset(plan, 0, sizeof(*plan));
 		ops->probe(cfg, plan);
+		/* A stop during the probe (a BPF load gives way to it): the run says so. */
+		if (interrupt__pending())
+			return NULL;
 		if (!plan->err && plan->partial && !name) {
 			/* Keep looking for one that does all that was asked. */
 			pr_info("backend %s: usable, but %s\n", ops->name, why_of(plan));

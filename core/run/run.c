@@ -276,7 +276,13 @@ static int start(struct run *r)
 	err = r->ops->open(&r->backend, &r->cfg, &r->pipeline, r->launched ? r->child.pid : -1,
 			   &em);
 	if (err) {
-		pr_warn("%s\n", errmsg__reason(&em, err));
+		/*
+		 * A SIGTERM or SIGHUP passed on to the command during set-up ends it,
+		 * and events on its pid then fail (ESRCH): the stop is the reason,
+		 * said by the caller, not the backend's error.
+		 */
+		if (!signals__stop_requested())
+			pr_warn("%s\n", errmsg__reason(&em, err));
 		return err;
 	}
 	warn_shrunk_maps(r);
@@ -366,7 +372,9 @@ int run__main(const struct run_opts *opts, const struct backend_ops *const *back
 		goto out;
 	}
 	t0 = mono_ms();
-	if (choose(&r, backends) || interrupted())
+	err = choose(&r, backends);
+	/* A stop during the choice ends it: said here, not as the backend's failure. */
+	if (interrupted() || err)
 		goto out;
 	t1 = mono_ms();
 	err = set_up(&r);
@@ -376,7 +384,10 @@ int run__main(const struct run_opts *opts, const struct backend_ops *const *back
 	}
 	pr_debug("timing: backend chosen in %lld ms, set up (kernel symbols read) in %lld ms\n",
 		 (long long)(t1 - t0), (long long)(mono_ms() - t1));
-	if (interrupted() || start(&r) || interrupted())
+	if (interrupted())
+		goto out;
+	err = start(&r);
+	if (interrupted() || err)
 		goto out;
 
 	r.reserve = reserve_memory();
