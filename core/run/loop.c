@@ -34,6 +34,8 @@
 #define TABLES_IDLE_MS 60000
 #define PYTHON_START_INTERVAL_MS 10
 
+unsigned int run__test_settle_grace_ms;
+
 static void forget_space(void *ctx, const struct addr_space *as)
 {
 	struct run *r = ctx;
@@ -70,9 +72,9 @@ static bool release_ended(struct run *r)
 	if (!resolver__caught_up(r->resolver, &r->pipeline.agg))
 		return false;
 	/* Members ended a grace ago: no sample of theirs is still to come. */
-	pipeline__forget_ended(&r->pipeline, SETTLE_GRACE_NS);
-	if (proctrack__settle(pt, SETTLE_GRACE_NS) && resolver__finish_settled(r->resolver,
-									   &r->pipeline.agg)) {
+	pipeline__forget_ended(&r->pipeline, settle_grace_ns());
+	if (proctrack__settle(pt, settle_grace_ns()) &&
+	    resolver__finish_settled(r->resolver, &r->pipeline.agg)) {
 		r->released_images += proctrack__release_settled(pt);
 		/* Every stack naming them has its frames: nothing points at them any more. */
 		r->freed_images += proctrack__free_released(pt, forget_space, r);
@@ -120,8 +122,8 @@ int run__sample_loop(struct run *r)
 {
 	const struct run_opts *o = &r->eff;
 	int64_t start = mono_ms(), deadline = o->duration ? start + (int64_t)o->duration * 1000 : 0;
-	int64_t next_status = start + STATUS_INTERVAL_MS, next_settle = start + SETTLE_INTERVAL_MS;
-	int64_t next_sweep = next_settle;
+	int64_t next_status = start + STATUS_INTERVAL_MS;
+	int64_t next_settle = start + settle_interval_ms(), next_sweep = next_settle;
 	int err = 0;
 
 	progress__init(&r->progress, o, mono_ms());
@@ -164,11 +166,11 @@ int run__sample_loop(struct run *r)
 		resolver__prepare(r->resolver, &r->pipeline.agg, PREPARE_BUDGET_MS);
 		/* Not caught up at the tick (a busy host): the next drain tries again. */
 		if (mono_ms() >= next_settle && release_ended(r))
-			next_settle = mono_ms() + SETTLE_INTERVAL_MS;
+			next_settle = mono_ms() + settle_interval_ms();
 		/* Apart from the settling, which a busy host may put off for many drains. */
 		if (mono_ms() >= next_sweep) {
 			drop_idle_tables(r);
-			next_sweep = mono_ms() + SETTLE_INTERVAL_MS;
+			next_sweep = mono_ms() + settle_interval_ms();
 		}
 		if (log_verbosity() >= LOG_INFO && mono_ms() >= next_status) {
 			print_status(r, mono_ms() - start);

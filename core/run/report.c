@@ -182,7 +182,7 @@ static void print_warnings(const struct run *r, const struct profile *prof,
 	if (r->pipeline.late_images)
 		pr_warn("warning: %" PRIu64 " samples print [unknown] user frames: they were read "
 			"more than %llu s after their process ended, when its mappings were let go\n",
-			r->pipeline.late_images, SETTLE_GRACE_NS / 1000000000ULL);
+			r->pipeline.late_images, settle_grace_ns() / 1000000000ULL);
 	if (st->malformed_records)
 		pr_warn("warning: %" PRIu64 " malformed records skipped\n", st->malformed_records);
 	if (st->fp_fallbacks)

@@ -13,6 +13,13 @@
 #define EXIT_USAGE 2
 
 /*
+ * Test seam (tests/seams): when non-zero, what ended processes held is let
+ * go this many ms after their end instead of 30 s, looked at six times as
+ * often: tests of the letting go need not wait half a minute for it.
+ */
+extern unsigned int run__test_settle_grace_ms;
+
+/*
  * Run the profile opts describe with one of backends (NULL-terminated, in
  * order of preference). Returns the exit status: 0, 1 (runtime failure),
  * EXIT_USAGE, or a launched command's own.

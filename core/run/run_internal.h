@@ -20,6 +20,7 @@
 #include "core/run/opts.h"
 #include "core/run/outfile.h"
 #include "core/run/progress.h"
+#include "core/run/run.h"
 
 struct symbolizer;
 struct resolver;
@@ -80,6 +81,18 @@ static inline void out_of_memory(struct run *r)
  */
 #define SETTLE_INTERVAL_MS 5000
 #define SETTLE_GRACE_NS (30 * 1000000000ULL)
+
+/* The grace, or the test seam's (run.h). */
+static inline uint64_t settle_grace_ns(void)
+{
+	return run__test_settle_grace_ms ? run__test_settle_grace_ms * 1000000ULL : SETTLE_GRACE_NS;
+}
+
+/* SETTLE_INTERVAL_MS, or a sixth of the seam's grace as the two are by default. */
+static inline int64_t settle_interval_ms(void)
+{
+	return run__test_settle_grace_ms ? run__test_settle_grace_ms / 6 + 1 : SETTLE_INTERVAL_MS;
+}
 
 /* loop.c: sample until the duration ends, a signal arrives, or the command exits. */
 int run__sample_loop(struct run *r);

@@ -16,7 +16,8 @@
  * the kernel's perf records (the way before 5.7) where it has the helper;
  * PROFILE_TEST_OFFCPU_NO_RUNTIME=1 makes its off-CPU program go without the
  * threads' CPU time, as where the kernel has no BTF: an interval whose
- * switch-in no sched_switch reported is lost.
+ * switch-in no sched_switch reported is lost; PROFILE_TEST_SETTLE_GRACE_MS=G
+ * lets go of what ended processes held G ms after their end, not 30 s.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -31,6 +32,7 @@
 #include "backend-bpf/offcpu.h"
 #include "core/agg/pipeline.h"
 #include "core/cli/cli.h"
+#include "core/run/run.h"
 
 static void *limit_address_space(void *arg)
 {
@@ -62,6 +64,9 @@ int main(int argc, char **argv)
 	bpf_nsids__test_force = getenv("PROFILE_TEST_PIDNS_RECORDS") != NULL;
 	bpf_offcpu__test_no_runtime = getenv("PROFILE_TEST_OFFCPU_NO_RUNTIME") != NULL;
 
+	if (getenv("PROFILE_TEST_SETTLE_GRACE_MS"))
+		run__test_settle_grace_ms =
+			(unsigned int)strtoul(getenv("PROFILE_TEST_SETTLE_GRACE_MS"), NULL, 10);
 	if (getenv("PROFILE_TEST_OOM_AFTER_STACKS"))
 		pipeline__test_oom_after = strtoul(getenv("PROFILE_TEST_OOM_AFTER_STACKS"), NULL, 10);
 	if (getenv("PROFILE_TEST_AS_LIMIT_AFTER_MS")) {

@@ -46,10 +46,13 @@ static long rss_of(const char *name)
 }
 
 /*
- * Two profiles at once, each of a command that maps 50,000 files once
- * each (one over the other) and sleeps: under 3.8 KB paths (user 12345's
- * deep directory), or under 16-byte ones (the harmless run). Their
- * resident sizes 36 s after the mapping ended, past the grace of 30 s.
+ * Two profiles at once, each of a command that maps 20,000 files once
+ * each (one over the other) and sleeps till told: under 3.8 KB paths
+ * (user 12345's deep directory), or under 16-byte ones (the harmless
+ * run). Their resident sizes 9 s after the mapping ended, past the grace,
+ * made 5 s for the test (profile-seams; 30 s otherwise) and settled
+ * within a sixth of it. Paths kept would be 75 MB, several times the
+ * harmless profile's whole size.
  * Under AddressSanitizer, what is freed waits in its quarantine (256 MB)
  * and the pages stay resident: the profiles run without quarantine and
  * with freed pages given back, so that the sizes mean what they do
@@ -65,15 +68,18 @@ START_TEST(an_exited_processs_long_paths_are_let_go)
 		 "cd %s && mkdir long short && chown 12345 long short || exit 1; "
 		 "export ASAN_OPTIONS=\"$ASAN_OPTIONS:quarantine_size_mb=0:"
 		 "allocator_release_to_os_interval_ms=100\"; "
-		 "run() { %s --backend %s -F 49 -f -- setpriv --reuid 12345 --regid 12345 "
-		 "--clear-groups sh -c \"%s 50000 %s/$1 $2; touch %s/$1/done; sleep 60\" "
-		 "> $1.out 2> $1.err & }; "
+		 "run() { PROFILE_TEST_SETTLE_GRACE_MS=5000 %s --backend %s -F 49 -f -- "
+		 "setpriv --reuid 12345 --regid 12345 --clear-groups "
+		 "sh -c \"%s 20000 %s/$1 $2; sleep 60 & echo \\$! > %s/$1/sleep; "
+		 "touch %s/$1/done; wait\" > $1.out 2> $1.err & }; "
 		 "run long; L=$!; run short short; S=$!; "
-		 "while [ ! -e long/done ] || [ ! -e short/done ]; do sleep 0.2; done; sleep 36; "
+		 "while [ ! -e long/done ] || [ ! -e short/done ]; do sleep 0.2; done; sleep 9; "
 		 "echo hostile=$(awk '/VmRSS/{print $2}' /proc/$L/status); "
 		 "echo harmless=$(awk '/VmRSS/{print $2}' /proc/$S/status); "
-		 "kill -INT $L $S; wait $L; echo exit=$?; cat long.err",
-		 dir, profile_bin(), backend, workload("manypaths"), dir, dir);
+		 /* The reports are written at the signal; the commands end when their sleeps do. */
+		 "kill -INT $L $S; kill $(cat long/sleep short/sleep); wait $L; echo exit=$?; "
+		 "cat long.err",
+		 dir, seams_bin(), backend, workload("manypaths"), dir, dir, dir);
 	run_cmd((char *[]){ "/bin/sh", "-c", script, NULL }, 150, 0, &r);
 	fprintf(stderr, "leftovers: %s: %s%s", backend, r.out, r.err);
 	hostile = rss_of("hostile");

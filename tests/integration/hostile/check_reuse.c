@@ -357,7 +357,8 @@ START_TEST(a_proc_file_mounted_at_a_programs_path_does_not_stand_for_it)
 		 "objcopy --update-section .note.gnu.build-id=note @RATIO31@ evil/prog && "
 		 "chown -R 12345 evil && chmod 644 swap.py || exit 1; "
 		 "ELFHEAD_SECONDS=30 " AS_USER "@ELFHEAD@ "
-		 "$(readelf -n bin/trust3r6prog | awk '/Build ID/{print $3}') & H=$!; "
+		 "$(readelf -n bin/trust3r6prog | awk '/Build ID/{print $3}') > elfhead.log 2>&1 & "
+		 "H=$!; "
 		 "echo $H >> pids; sleep 0.5; "
 		 /* Its /proc inode made now: older than the record, as a file's ctime would be. */
 		 "stat /proc/$H/cmdline > /dev/null; sleep 1; "
@@ -365,9 +366,10 @@ START_TEST(a_proc_file_mounted_at_a_programs_path_does_not_stand_for_it)
 		 "sleep 2; kill -STOP $P; "
 		 AS_USER "unshare -Urm sh -c \"mount --bind @D@/evil/prog @D@/bin/trust3r6prog && "
 		 "exec python3 @D@/swap.py @D@/bin/trust3r6prog /proc/$H/cmdline @D@/evil/swapped\" "
-		 "& echo $! >> pids; "
+		 "> swap.log 2>&1 & echo $! >> pids; "
 		 "i=0; while [ ! -e evil/swapped ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done; "
-		 "ls evil; kill -CONT $P; sleep 2; bin/trust3r6prog 1 1; wait $P; echo exit=$?",
+		 "ls evil; cat elfhead.log swap.log; "
+		 "kill -CONT $P; sleep 2; bin/trust3r6prog 1 1; wait $P; echo exit=$?",
 		 backend);
 	ck_assert_msg(strstr(r.out, "swapped"), "the user's mount was not made: %s %s", r.out,
 		      r.err);

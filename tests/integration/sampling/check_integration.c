@@ -350,9 +350,10 @@ END_TEST
 
 /*
  * A long run lets go of what processes that ended long ago held (their
- * mappings, 30 s after their end) and their stacks keep their names: the
- * storm ends early, and later processes carry the side-band's clock past
- * its end and the grace.
+ * mappings, a grace after their end: 30 s, made 10 s here by
+ * profile-seams, ten times a drain period still) and their stacks keep
+ * their names: the storm ends early, and later processes carry the
+ * side-band's clock past its end and the grace.
  */
 START_TEST(processes_ended_long_before_the_end_are_let_go_with_their_names)
 {
@@ -363,9 +364,10 @@ START_TEST(processes_ended_long_before_the_end_are_let_go_with_their_names)
 
 	backend = test_backends[_i];
 	snprintf(cmd, sizeof(cmd),
-		 "%s --backend %s -v -F 999 -f 50 & sleep 0.5; %s 100 50; sleep 31; "
-		 "for i in 1 2 3 4 5 6 7 8 9 10; do /bin/true; sleep 1; done; wait",
-		 profile_bin(), backend, workload("shortlived"));
+		 "PROFILE_TEST_SETTLE_GRACE_MS=10000 %s --backend %s -v -F 999 -f 60 & P=$!; "
+		 "sleep 0.5; %s 100 50; sleep 11; "
+		 "for i in 1 2 3 4 5 6 7 8 9 10; do /bin/true; sleep 0.5; done; kill -INT $P; wait",
+		 seams_bin(), backend, workload("shortlived"));
 	run_ok(&r, (char *[]){ "/bin/sh", "-c", cmd, NULL }, 90);
 	all = folded_count(r.out, "shortlived;") -
 	      folded_count(r.out, "shortlived;[Missed User Stack]");
