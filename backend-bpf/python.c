@@ -14,11 +14,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend-bpf/countmap.h"
 #include "backend-bpf/interruptible.h"
 #include "backend-bpf/shared_maps.h"
 #include "bpf/python.skel.h"
 #include "bpf/python_offcpu.skel.h"
+#include "core/lib/clock.h"
 #include "core/lib/hashmap.h"
+
+/* Threads noted unknown are forgotten this often (bpf/python_common.bpf.h: py_unknown). */
+#define UNKNOWN_FORGET_MS 1000
 
 /* The walks of each layout, on-CPU (perf_event programs) and off-CPU (tracepoint programs). */
 static const char *const walk_names[2][PY_NR_LAYOUTS] = {
@@ -49,6 +54,8 @@ struct bpf_python {
 	uint32_t *held_procs;
 	size_t nr_held_procs, cap_held_procs;
 	struct hashmap cache;		/* stacks read this drain */
+	uint64_t unknown_seen;		/* the unknown-thread stat at the last take */
+	int64_t unknown_forget;		/* when py_unknown is emptied next */
 	uint64_t lost;			/* stacks whose pieces were not all there */
 };
 
@@ -335,6 +342,50 @@ int bpf_python__clear(struct bpf_python *bp, unsigned int gen)
 void bpf_python__end_drain(struct bpf_python *bp)
 {
 	clear_cache(bp);
+}
+
+static uint64_t unknown_noted(const struct bpf_python *bp)
+{
+	if (bp->t.unknown_fd < 0 || bp->t.stats_fd < 0)
+		return 0;
+	return percpu_stat(bp->t.stats_fd, bp->t.unknown_slot, bp->t.nr_cpus);
+}
+
+bool bpf_python__noticed(const struct bpf_python *bp)
+{
+	return bp->nr_held_procs > 0 && unknown_noted(bp) != bp->unknown_seen;
+}
+
+void bpf_python__take_unknown(struct bpf_python *bp, void (*fn)(void *ctx, pid_t tgid),
+			      void *ctx)
+{
+	struct py_thread_key key, next, keys[PY_MAX_UNKNOWN];
+	uint64_t noted = unknown_noted(bp);
+	int64_t now = mono_ms();
+	bool fresh = noted != bp->unknown_seen;
+	size_t nr = 0;
+	uint32_t last = 0;
+
+	if (bp->t.unknown_fd < 0 || (!fresh && now < bp->unknown_forget))
+		return;
+	bp->unknown_seen = noted;
+	/* tgid 0 is never a Python process's: no key is this one. */
+	memset(&key, 0, sizeof(key));
+	while (nr < PY_MAX_UNKNOWN && !bpf_map_get_next_key(bp->t.unknown_fd, &key, &next)) {
+		keys[nr++] = next;
+		key = next;
+	}
+	for (size_t i = 0; fresh && i < nr; i++) {
+		if (keys[i].tgid != last)
+			fn(ctx, (pid_t)keys[i].tgid);
+		last = keys[i].tgid;
+	}
+	if (now < bp->unknown_forget)
+		return;
+	/* Keys first, then deletes: a walk by get_next_key while deleting may skip some. */
+	for (size_t i = 0; i < nr; i++)
+		bpf_map_delete_elem(bp->t.unknown_fd, &keys[i]);
+	bp->unknown_forget = now + UNKNOWN_FORGET_MS;
 }
 
 bool bpf_python__walking(const struct bpf_python *bp)

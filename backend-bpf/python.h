@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include <stdbool.h>
+#include <sys/types.h>
 
 #include "bpf/profile_maps.h"
 #include "bpf/python_maps.h"
@@ -27,12 +28,17 @@ struct bpf_object;
 #define PY_MAX_PROCS 1024
 #define PY_MAX_THREADS_IN_KERNEL 16384
 #define PY_MAX_PIECES_STORED 8192
+/* Threads noted unknown between two emptyings of py_unknown (a second). */
+#define PY_MAX_UNKNOWN 256
 
 
 /* The object whose Python maps the walks use, and their fds. */
 struct bpf_python_target {
 	const struct bpf_object *host;	/* the counting or the off-CPU program's */
 	int procs_fd, threads_fd, progs_fd;
+	/* Threads noted unknown (py_unknown), and the stat slot counting them in stats_fd. */
+	int unknown_fd, stats_fd, nr_cpus;
+	unsigned int unknown_slot;
 	/* Stacks by generation; for off-CPU one map for the run ([0], [1] = -1): never emptied. */
 	int stacks_fd[2];
 	bool offcpu;			/* the walks are tracepoint programs of bpf/python_offcpu.bpf.c */
@@ -55,6 +61,18 @@ void bpf_python__sample(struct bpf_python *bp, unsigned int gen, uint32_t tgid, 
 int bpf_python__clear(struct bpf_python *bp, unsigned int gen);
 /* A drain without clearing (the last ones) is over: the frames given are no longer valid. */
 void bpf_python__end_drain(struct bpf_python *bp);
+/*
+ * Whether the walk noted threads it did not know since the last call of
+ * bpf_python__take_unknown (one read of a per-CPU stat: for polling).
+ */
+bool bpf_python__noticed(const struct bpf_python *bp);
+/*
+ * The processes of the threads noted unknown, each given to fn (a process
+ * may come more than once); the notes are forgotten once a second, so that
+ * a thread noted that runs no Python is noted again at most that often.
+ */
+void bpf_python__take_unknown(struct bpf_python *bp, void (*fn)(void *ctx, pid_t tgid),
+			      void *ctx);
 /* Whether any Python process is walked now. */
 bool bpf_python__walking(const struct bpf_python *bp);
 /* Stacks whose pieces were not all there (their map was full). */

@@ -140,6 +140,8 @@ enum offcpu_stat {
 	OFFCPU_STAT_PY_NO_PROG,		/* Python walks not run: no program for the layout */
 	/* Intervals whose switch-in no sched_switch reported, ended from the thread's CPU time. */
 	OFFCPU_STAT_UNREPORTED_IN,
+	/* Threads noted in py_unknown (bpf/python_common.bpf.h): user space reads them at once. */
+	OFFCPU_STAT_PY_UNKNOWN,
 	OFFCPU_STAT_CNT,
 };
 

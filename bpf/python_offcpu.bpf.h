@@ -39,7 +39,7 @@ static __always_inline void py_hand_over_offcpu(void *ctx, struct offcpu_start *
 	__u32 layout = 0;
 	__u64 why;
 
-	w = py_prepare(tgid, tid, &layout, &why);
+	w = py_prepare(tgid, tid, &layout, &why, OFFCPU_STAT_PY_UNKNOWN);
 	if (!w) {
 		st->py_stack = why;
 		return;

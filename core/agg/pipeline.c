@@ -374,6 +374,18 @@ void pipeline__set_interp(struct pipeline *p, const struct pipeline_interp *inte
 	p->interp = *interp;
 }
 
+void pipeline__interp_unknown_thread(struct pipeline *p, pid_t pid)
+{
+	struct addr_space *as;
+
+	/* Only a process known already: its image was read (not one to read /proc for now). */
+	if (!p->interp.saw_image || !p->procs || !proctrack__knows(p->procs, pid))
+		return;
+	as = proctrack__addr_space(p->procs, pid);
+	if (as)
+		p->interp.saw_image(p->interp.ctx, as, INTERP_NO_THREAD);
+}
+
 /* The interpreter's part of s, its image as known: looked for, read now if s asks. */
 static void interp_part(struct pipeline *p, struct sample *s, const struct addr_space *as,
 			struct interp_frame *buf)

@@ -92,6 +92,12 @@ int pipeline__init(struct pipeline *p, const struct pipeline_config *cfg);
 void pipeline__fini(struct pipeline *p);
 void pipeline__set_unwind(struct pipeline *p, pipeline_unwind_fn fn, void *ctx);
 void pipeline__set_interp(struct pipeline *p, const struct pipeline_interp *interp);
+/*
+ * A backend that walks interpreters in the kernel met a thread of pid that
+ * its tables did not know, before the sample's drain: shown to saw_image
+ * as such a sample would be, so that the threads are read again now.
+ */
+void pipeline__interp_unknown_thread(struct pipeline *p, pid_t pid);
 
 /*
  * Samples that carry no time were taken between t0 and t1 (side-band clock):
