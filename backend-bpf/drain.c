@@ -297,18 +297,27 @@ bool bpf_backend__python_watched(const struct backend *b)
 	       (off && bpf_python__walking(off));
 }
 
+static void fresh_stack(void *ctx, pid_t tgid, const struct interp_frame *frames, unsigned int nr)
+{
+	pipeline__interp_name_now(ctx, tgid, frames, nr);
+}
+
 /*
  * Threads the Python walks did not know: their processes' threads are read
  * again at the run's tick after this drain, not a drain (250 ms) later.
+ * Off-CPU stacks stored since the last drain are named now, while their
+ * processes live: a wait may end only with its process.
  */
-static void take_unknown(struct backend *b)
+static void take_python_notes(struct backend *b)
 {
 	struct bpf_python *off = bpf_offcpu__python(b->offcpu);
 
 	if (b->python)
 		bpf_python__take_unknown(b->python, unknown_thread, b->pipeline);
-	if (off)
+	if (off) {
 		bpf_python__take_unknown(off, unknown_thread, b->pipeline);
+		bpf_python__take_fresh(off, fresh_stack, b->pipeline);
+	}
 }
 
 int bpf_backend__drain(struct backend *b)
@@ -321,7 +330,7 @@ int bpf_backend__drain(struct backend *b)
 	/* Without side-band rings of its own, the stack copies' carry the mappings: first. */
 	err = b->sideband ? ring_set__drain(b->sideband) : drain_dwarf(b);
 	if (!err)
-		take_unknown(b);
+		take_python_notes(b);
 	if (!err && b->offcpu) {
 		set_window(b, b->started_ns);
 		err = bpf_offcpu__drain(b->offcpu);

@@ -105,6 +105,7 @@ static struct offcpu_bpf *load(const struct backend_config *c, unsigned int nr_i
 	bpf_map__set_max_entries(skel->maps.py_threads, python ? PY_MAX_THREADS_IN_KERNEL : 1);
 	bpf_map__set_max_entries(skel->maps.py_stacks_off, python ? PY_MAX_PIECES_STORED : 1);
 	bpf_map__set_max_entries(skel->maps.py_unknown, python ? PY_MAX_UNKNOWN : 1);
+	bpf_map__set_max_entries(skel->maps.py_fresh, python ? PY_MAX_FRESH : 1);
 	if (track && members_fd >= 0)
 		err = bpf_map__reuse_fd(skel->maps.cg_members, members_fd);
 	/* With bcc's maps, only the maps: a variant of the program runs on them. */
@@ -391,6 +392,8 @@ int bpf_offcpu__open(struct bpf_offcpu **out, const struct backend_config *cfg,
 			.stats_fd = o->stats_fd,
 			.nr_cpus = o->nr_cpus,
 			.unknown_slot = OFFCPU_STAT_PY_UNKNOWN,
+			.fresh_fd = bpf_map__fd(o->skel->maps.py_fresh),
+			.fresh_slot = OFFCPU_STAT_PY_FRESH,
 			.offcpu = true });
 		if (!o->python) {
 			err = -ENOMEM;

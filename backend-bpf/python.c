@@ -55,6 +55,7 @@ struct bpf_python {
 	size_t nr_held_procs, cap_held_procs;
 	struct hashmap cache;		/* stacks read this drain */
 	uint64_t unknown_seen;		/* the unknown-thread stat at the last take */
+	uint64_t fresh_seen;		/* the fresh-stack stat at the last take */
 	int64_t unknown_forget;		/* when py_unknown is emptied next */
 	uint64_t lost;			/* stacks whose pieces were not all there */
 };
@@ -344,31 +345,34 @@ void bpf_python__end_drain(struct bpf_python *bp)
 	clear_cache(bp);
 }
 
-static uint64_t unknown_noted(const struct bpf_python *bp)
+/* The stat of slot, counted with notes in fd (-1: none kept, 0). */
+static uint64_t noted(const struct bpf_python *bp, int fd, unsigned int slot)
 {
-	if (bp->t.unknown_fd < 0 || bp->t.stats_fd < 0)
+	if (fd < 0 || bp->t.stats_fd < 0)
 		return 0;
-	return percpu_stat(bp->t.stats_fd, bp->t.unknown_slot, bp->t.nr_cpus);
+	return percpu_stat(bp->t.stats_fd, slot, bp->t.nr_cpus);
 }
 
 bool bpf_python__noticed(const struct bpf_python *bp)
 {
-	return bp->nr_held_procs > 0 && unknown_noted(bp) != bp->unknown_seen;
+	return bp->nr_held_procs > 0 &&
+	       (noted(bp, bp->t.unknown_fd, bp->t.unknown_slot) != bp->unknown_seen ||
+		noted(bp, bp->t.fresh_fd, bp->t.fresh_slot) != bp->fresh_seen);
 }
 
 void bpf_python__take_unknown(struct bpf_python *bp, void (*fn)(void *ctx, pid_t tgid),
 			      void *ctx)
 {
 	struct py_thread_key key, next, keys[PY_MAX_UNKNOWN];
-	uint64_t noted = unknown_noted(bp);
+	uint64_t count = noted(bp, bp->t.unknown_fd, bp->t.unknown_slot);
 	int64_t now = mono_ms();
-	bool fresh = noted != bp->unknown_seen;
+	bool fresh = count != bp->unknown_seen;
 	size_t nr = 0;
 	uint32_t last = 0;
 
 	if (bp->t.unknown_fd < 0 || (!fresh && now < bp->unknown_forget))
 		return;
-	bp->unknown_seen = noted;
+	bp->unknown_seen = count;
 	/* tgid 0 is never a Python process's: no key is this one. */
 	memset(&key, 0, sizeof(key));
 	while (nr < PY_MAX_UNKNOWN && !bpf_map_get_next_key(bp->t.unknown_fd, &key, &next)) {
@@ -386,6 +390,32 @@ void bpf_python__take_unknown(struct bpf_python *bp, void (*fn)(void *ctx, pid_t
 	for (size_t i = 0; i < nr; i++)
 		bpf_map_delete_elem(bp->t.unknown_fd, &keys[i]);
 	bp->unknown_forget = now + UNKNOWN_FORGET_MS;
+}
+
+void bpf_python__take_fresh(struct bpf_python *bp,
+			    void (*fn)(void *ctx, pid_t tgid, const struct interp_frame *frames,
+				       unsigned int nr),
+			    void *ctx)
+{
+	uint64_t count = noted(bp, bp->t.fresh_fd, bp->t.fresh_slot);
+	struct py_piece_key key, next, keys[PY_MAX_FRESH];
+	size_t nr = 0;
+
+	if (count == bp->fresh_seen)
+		return;
+	bp->fresh_seen = count;
+	memset(&key, 0xff, sizeof(key));
+	while (nr < PY_MAX_FRESH && !bpf_map_get_next_key(bp->t.fresh_fd, &key, &next)) {
+		keys[nr++] = next;
+		key = next;
+	}
+	for (size_t i = 0; i < nr; i++) {
+		const struct stack_entry *se = read_stack(bp, 0, keys[i].tgid, keys[i].hash);
+
+		if (se)
+			fn(ctx, (pid_t)keys[i].tgid, se->frames, se->nr);
+		bpf_map_delete_elem(bp->t.fresh_fd, &keys[i]);
+	}
 }
 
 bool bpf_python__walking(const struct bpf_python *bp)

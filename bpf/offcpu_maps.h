@@ -142,6 +142,8 @@ enum offcpu_stat {
 	OFFCPU_STAT_UNREPORTED_IN,
 	/* Threads noted in py_unknown (bpf/python_common.bpf.h): user space reads them at once. */
 	OFFCPU_STAT_PY_UNKNOWN,
+	/* Python stacks noted in py_fresh (bpf/python_offcpu.bpf.h): named while they live. */
+	OFFCPU_STAT_PY_FRESH,
 	OFFCPU_STAT_CNT,
 };
 
