@@ -345,6 +345,20 @@ void bpf_python__end_drain(struct bpf_python *bp)
 	clear_cache(bp);
 }
 
+/*
+ * Up to max keys (key_size bytes each) of the hash map fd into keys, the
+ * walk started from absent, a key the map cannot hold. Returns how many.
+ */
+static size_t map_keys(int fd, const void *absent, void *keys, size_t key_size, size_t max)
+{
+	const void *prev = absent;
+	size_t nr = 0;
+
+	while (nr < max && !bpf_map_get_next_key(fd, prev, (char *)keys + nr * key_size))
+		prev = (char *)keys + nr++ * key_size;
+	return nr;
+}
+
 /* The stat of slot, counted with notes in fd (-1: none kept, 0). */
 static uint64_t noted(const struct bpf_python *bp, int fd, unsigned int slot)
 {
@@ -363,22 +377,18 @@ bool bpf_python__noticed(const struct bpf_python *bp)
 void bpf_python__take_unknown(struct bpf_python *bp, void (*fn)(void *ctx, pid_t tgid),
 			      void *ctx)
 {
-	struct py_thread_key key, next, keys[PY_MAX_UNKNOWN];
+	/* tgid 0 is never a Python process's: no key is this one. */
+	struct py_thread_key absent = { 0, 0 }, keys[PY_MAX_UNKNOWN];
 	uint64_t count = noted(bp, bp->t.unknown_fd, bp->t.unknown_slot);
 	int64_t now = mono_ms();
 	bool fresh = count != bp->unknown_seen;
-	size_t nr = 0;
 	uint32_t last = 0;
+	size_t nr;
 
 	if (bp->t.unknown_fd < 0 || (!fresh && now < bp->unknown_forget))
 		return;
 	bp->unknown_seen = count;
-	/* tgid 0 is never a Python process's: no key is this one. */
-	memset(&key, 0, sizeof(key));
-	while (nr < PY_MAX_UNKNOWN && !bpf_map_get_next_key(bp->t.unknown_fd, &key, &next)) {
-		keys[nr++] = next;
-		key = next;
-	}
+	nr = map_keys(bp->t.unknown_fd, &absent, keys, sizeof(keys[0]), PY_MAX_UNKNOWN);
 	for (size_t i = 0; fresh && i < nr; i++) {
 		if (keys[i].tgid != last)
 			fn(ctx, (pid_t)keys[i].tgid);
@@ -398,17 +408,15 @@ void bpf_python__take_fresh(struct bpf_python *bp,
 			    void *ctx)
 {
 	uint64_t count = noted(bp, bp->t.fresh_fd, bp->t.fresh_slot);
-	struct py_piece_key key, next, keys[PY_MAX_FRESH];
-	size_t nr = 0;
+	struct py_piece_key absent, keys[PY_MAX_FRESH];
+	size_t nr;
 
 	if (count == bp->fresh_seen)
 		return;
 	bp->fresh_seen = count;
-	memset(&key, 0xff, sizeof(key));
-	while (nr < PY_MAX_FRESH && !bpf_map_get_next_key(bp->t.fresh_fd, &key, &next)) {
-		keys[nr++] = next;
-		key = next;
-	}
+	/* Keys first, then deletes: a walk by get_next_key while deleting may skip some. */
+	memset(&absent, 0xff, sizeof(absent));
+	nr = map_keys(bp->t.fresh_fd, &absent, keys, sizeof(keys[0]), PY_MAX_FRESH);
 	for (size_t i = 0; i < nr; i++) {
 		const struct stack_entry *se = read_stack(bp, 0, keys[i].tgid, keys[i].hash);
 
