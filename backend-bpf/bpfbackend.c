@@ -117,10 +117,19 @@ static int bpf_start(struct backend *b, struct errmsg *errm)
 	return 0;
 }
 
+/*
+ * While Python processes are walked, how often the wait looks whether the
+ * walks met threads they do not know (one read of a per-CPU stat): such a
+ * thread's samples lack their Python frames until its process's threads
+ * are read again, and the thread may live only a fraction of a second.
+ */
+#define PYTHON_UNKNOWN_POLL_MS 5
+
 static int bpf_wait(struct backend *b, int wake_fd, int timeout_ms)
 {
 	struct ring_set *sets[2];
-	int nr = 0;
+	int64_t end;
+	int nr = 0, err;
 
 	if (!b->dwarf && b->skel && timeout_ms > b->poll_ms)
 		timeout_ms = b->poll_ms;
@@ -133,7 +142,21 @@ static int bpf_wait(struct backend *b, int wake_fd, int timeout_ms)
 		sets[nr++] = b->sideband;
 	if (b->dwarf)
 		sets[nr++] = bpf_dwarf__ring_set(b->dwarf);
-	return ring_set__wait_sets(sets, nr, wake_fd, timeout_ms);
+	if (!bpf_backend__python_watched(b))
+		return ring_set__wait_sets(sets, nr, wake_fd, timeout_ms);
+	/* In slices; back early for the drain that hands the unknown threads over. */
+	end = mono_ms() + timeout_ms;
+	for (;;) {
+		int64_t t0 = mono_ns(), left = end - mono_ms();
+		int slice = left < PYTHON_UNKNOWN_POLL_MS ? (int)left : PYTHON_UNKNOWN_POLL_MS;
+
+		if (left <= 0 || bpf_backend__python_noticed(b))
+			return 0;
+		err = ring_set__wait_sets(sets, nr, wake_fd, slice);
+		/* Records to drain, or a signal: well before the slice was over. */
+		if (err || mono_ns() - t0 < (int64_t)slice * 900000)
+			return err;
+	}
 }
 static void bpf_stop(struct backend *b)
 {

@@ -105,5 +105,8 @@ uint64_t bpf_backend__read_stat(struct backend *b, enum profile_stat slot);
 const uint64_t *bpf_backend__cached_stack(void *ctx, int32_t id);
 /* The backend's drain (backend_ops.drain). Returns 0 or -errno. */
 int bpf_backend__drain(struct backend *b);
+/* Whether Python processes are walked now, and whether the walks met threads they did not know. */
+bool bpf_backend__python_watched(const struct backend *b);
+bool bpf_backend__python_noticed(const struct backend *b);
 
 #endif

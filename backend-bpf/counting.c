@@ -260,7 +260,12 @@ int bpf_backend__open_counting(struct backend *b, struct errmsg *errm)
 			.threads_fd = bpf_map__fd(b->skel->maps.py_threads),
 			.progs_fd = bpf_map__fd(b->skel->maps.py_progs),
 			.stacks_fd = { bpf_map__fd(b->skel->maps.py_stacks0),
-				       bpf_map__fd(b->skel->maps.py_stacks1) } });
+				       bpf_map__fd(b->skel->maps.py_stacks1) },
+			.unknown_fd = bpf_map__fd(b->skel->maps.py_unknown),
+			.stats_fd = b->stats_fd,
+			.nr_cpus = b->nr_cpus,
+			.unknown_slot = PROFILE_STAT_PY_UNKNOWN,
+			.fresh_fd = -1 });
 		if (!b->python)
 			return -ENOMEM;
 		b->config.flags |= PROFILE_CFG_PYTHON;

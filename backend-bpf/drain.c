@@ -277,6 +277,49 @@ static int drain_dwarf(struct backend *b)
 	return bpf_dwarf__drain(b->dwarf);
 }
 
+static void unknown_thread(void *ctx, pid_t tgid)
+{
+	pipeline__interp_unknown_thread(ctx, tgid);
+}
+
+bool bpf_backend__python_noticed(const struct backend *b)
+{
+	struct bpf_python *off = bpf_offcpu__python(b->offcpu);
+
+	return (b->python && bpf_python__noticed(b->python)) || (off && bpf_python__noticed(off));
+}
+
+bool bpf_backend__python_watched(const struct backend *b)
+{
+	struct bpf_python *off = bpf_offcpu__python(b->offcpu);
+
+	return (b->python && bpf_python__walking(b->python)) ||
+	       (off && bpf_python__walking(off));
+}
+
+static void fresh_stack(void *ctx, pid_t tgid, const struct interp_frame *frames, unsigned int nr)
+{
+	pipeline__interp_name_now(ctx, tgid, frames, nr);
+}
+
+/*
+ * Threads the Python walks did not know: their processes' threads are read
+ * again at the run's tick after this drain, not a drain (250 ms) later.
+ * Off-CPU stacks stored since the last drain are named now, while their
+ * processes live: a wait may end only with its process.
+ */
+static void take_python_notes(struct backend *b)
+{
+	struct bpf_python *off = bpf_offcpu__python(b->offcpu);
+
+	if (b->python)
+		bpf_python__take_unknown(b->python, unknown_thread, b->pipeline);
+	if (off) {
+		bpf_python__take_unknown(off, unknown_thread, b->pipeline);
+		bpf_python__take_fresh(off, fresh_stack, b->pipeline);
+	}
+}
+
 int bpf_backend__drain(struct backend *b)
 {
 	uint64_t new_keys;
@@ -286,6 +329,8 @@ int bpf_backend__drain(struct backend *b)
 		return drain_all(b);
 	/* Without side-band rings of its own, the stack copies' carry the mappings: first. */
 	err = b->sideband ? ring_set__drain(b->sideband) : drain_dwarf(b);
+	if (!err)
+		take_python_notes(b);
 	if (!err && b->offcpu) {
 		set_window(b, b->started_ns);
 		err = bpf_offcpu__drain(b->offcpu);

@@ -58,6 +58,7 @@ static void set_sizes(struct profile_bpf *skel, unsigned int hash, unsigned int 
 	bpf_map__set_max_entries(skel->maps.py_threads, python ? PY_MAX_THREADS_IN_KERNEL : 1);
 	bpf_map__set_max_entries(skel->maps.py_stacks0, python ? PY_MAX_PIECES_STORED : 1);
 	bpf_map__set_max_entries(skel->maps.py_stacks1, python ? PY_MAX_PIECES_STORED : 1);
+	bpf_map__set_max_entries(skel->maps.py_unknown, python ? PY_MAX_UNKNOWN : 1);
 }
 
 /* Open and load the program with these map sizes. Returns the skeleton or NULL, errno set. */

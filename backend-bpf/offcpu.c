@@ -104,6 +104,8 @@ static struct offcpu_bpf *load(const struct backend_config *c, unsigned int nr_i
 	bpf_map__set_max_entries(skel->maps.py_procs, python ? PY_MAX_PROCS : 1);
 	bpf_map__set_max_entries(skel->maps.py_threads, python ? PY_MAX_THREADS_IN_KERNEL : 1);
 	bpf_map__set_max_entries(skel->maps.py_stacks_off, python ? PY_MAX_PIECES_STORED : 1);
+	bpf_map__set_max_entries(skel->maps.py_unknown, python ? PY_MAX_UNKNOWN : 1);
+	bpf_map__set_max_entries(skel->maps.py_fresh, python ? PY_MAX_FRESH : 1);
 	if (track && members_fd >= 0)
 		err = bpf_map__reuse_fd(skel->maps.cg_members, members_fd);
 	/* With bcc's maps, only the maps: a variant of the program runs on them. */
@@ -386,6 +388,12 @@ int bpf_offcpu__open(struct bpf_offcpu **out, const struct backend_config *cfg,
 			.threads_fd = bpf_map__fd(o->skel->maps.py_threads),
 			.progs_fd = bpf_map__fd(o->skel->maps.py_progs_off),
 			.stacks_fd = { bpf_map__fd(o->skel->maps.py_stacks_off), -1 },
+			.unknown_fd = bpf_map__fd(o->skel->maps.py_unknown),
+			.stats_fd = o->stats_fd,
+			.nr_cpus = o->nr_cpus,
+			.unknown_slot = OFFCPU_STAT_PY_UNKNOWN,
+			.fresh_fd = bpf_map__fd(o->skel->maps.py_fresh),
+			.fresh_slot = OFFCPU_STAT_PY_FRESH,
 			.offcpu = true });
 		if (!o->python) {
 			err = -ENOMEM;

@@ -14,11 +14,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend-bpf/countmap.h"
 #include "backend-bpf/interruptible.h"
 #include "backend-bpf/shared_maps.h"
 #include "bpf/python.skel.h"
 #include "bpf/python_offcpu.skel.h"
+#include "core/lib/clock.h"
 #include "core/lib/hashmap.h"
+
+/* Threads noted unknown are forgotten this often (bpf/python_common.bpf.h: py_unknown). */
+#define UNKNOWN_FORGET_MS 1000
 
 /* The walks of each layout, on-CPU (perf_event programs) and off-CPU (tracepoint programs). */
 static const char *const walk_names[2][PY_NR_LAYOUTS] = {
@@ -49,6 +54,9 @@ struct bpf_python {
 	uint32_t *held_procs;
 	size_t nr_held_procs, cap_held_procs;
 	struct hashmap cache;		/* stacks read this drain */
+	uint64_t unknown_seen;		/* the unknown-thread stat at the last take */
+	uint64_t fresh_seen;		/* the fresh-stack stat at the last take */
+	int64_t unknown_forget;		/* when py_unknown is emptied next */
 	uint64_t lost;			/* stacks whose pieces were not all there */
 };
 
@@ -335,6 +343,87 @@ int bpf_python__clear(struct bpf_python *bp, unsigned int gen)
 void bpf_python__end_drain(struct bpf_python *bp)
 {
 	clear_cache(bp);
+}
+
+/*
+ * Up to max keys (key_size bytes each) of the hash map fd into keys, the
+ * walk started from absent, a key the map cannot hold. Returns how many.
+ */
+static size_t map_keys(int fd, const void *absent, void *keys, size_t key_size, size_t max)
+{
+	const void *prev = absent;
+	size_t nr = 0;
+
+	while (nr < max && !bpf_map_get_next_key(fd, prev, (char *)keys + nr * key_size))
+		prev = (char *)keys + nr++ * key_size;
+	return nr;
+}
+
+/* The stat of slot, counted with notes in fd (-1: none kept, 0). */
+static uint64_t noted(const struct bpf_python *bp, int fd, unsigned int slot)
+{
+	if (fd < 0 || bp->t.stats_fd < 0)
+		return 0;
+	return percpu_stat(bp->t.stats_fd, slot, bp->t.nr_cpus);
+}
+
+bool bpf_python__noticed(const struct bpf_python *bp)
+{
+	return bp->nr_held_procs > 0 &&
+	       (noted(bp, bp->t.unknown_fd, bp->t.unknown_slot) != bp->unknown_seen ||
+		noted(bp, bp->t.fresh_fd, bp->t.fresh_slot) != bp->fresh_seen);
+}
+
+void bpf_python__take_unknown(struct bpf_python *bp, void (*fn)(void *ctx, pid_t tgid),
+			      void *ctx)
+{
+	/* tgid 0 is never a Python process's: no key is this one. */
+	struct py_thread_key absent = { 0, 0 }, keys[PY_MAX_UNKNOWN];
+	uint64_t count = noted(bp, bp->t.unknown_fd, bp->t.unknown_slot);
+	int64_t now = mono_ms();
+	bool fresh = count != bp->unknown_seen;
+	uint32_t last = 0;
+	size_t nr;
+
+	if (bp->t.unknown_fd < 0 || (!fresh && now < bp->unknown_forget))
+		return;
+	bp->unknown_seen = count;
+	nr = map_keys(bp->t.unknown_fd, &absent, keys, sizeof(keys[0]), PY_MAX_UNKNOWN);
+	for (size_t i = 0; fresh && i < nr; i++) {
+		if (keys[i].tgid != last)
+			fn(ctx, (pid_t)keys[i].tgid);
+		last = keys[i].tgid;
+	}
+	if (now < bp->unknown_forget)
+		return;
+	/* Keys first, then deletes: a walk by get_next_key while deleting may skip some. */
+	for (size_t i = 0; i < nr; i++)
+		bpf_map_delete_elem(bp->t.unknown_fd, &keys[i]);
+	bp->unknown_forget = now + UNKNOWN_FORGET_MS;
+}
+
+void bpf_python__take_fresh(struct bpf_python *bp,
+			    void (*fn)(void *ctx, pid_t tgid, const struct interp_frame *frames,
+				       unsigned int nr),
+			    void *ctx)
+{
+	uint64_t count = noted(bp, bp->t.fresh_fd, bp->t.fresh_slot);
+	struct py_piece_key absent, keys[PY_MAX_FRESH];
+	size_t nr;
+
+	if (count == bp->fresh_seen)
+		return;
+	bp->fresh_seen = count;
+	/* Keys first, then deletes: a walk by get_next_key while deleting may skip some. */
+	memset(&absent, 0xff, sizeof(absent));
+	nr = map_keys(bp->t.fresh_fd, &absent, keys, sizeof(keys[0]), PY_MAX_FRESH);
+	for (size_t i = 0; i < nr; i++) {
+		const struct stack_entry *se = read_stack(bp, 0, keys[i].tgid, keys[i].hash);
+
+		if (se)
+			fn(ctx, (pid_t)keys[i].tgid, se->frames, se->nr);
+		bpf_map_delete_elem(bp->t.fresh_fd, &keys[i]);
+	}
 }
 
 bool bpf_python__walking(const struct bpf_python *bp)

@@ -140,6 +140,10 @@ enum offcpu_stat {
 	OFFCPU_STAT_PY_NO_PROG,		/* Python walks not run: no program for the layout */
 	/* Intervals whose switch-in no sched_switch reported, ended from the thread's CPU time. */
 	OFFCPU_STAT_UNREPORTED_IN,
+	/* Threads noted in py_unknown (bpf/python_common.bpf.h): user space reads them at once. */
+	OFFCPU_STAT_PY_UNKNOWN,
+	/* Python stacks noted in py_fresh (bpf/python_offcpu.bpf.h): named while they live. */
+	OFFCPU_STAT_PY_FRESH,
 	OFFCPU_STAT_CNT,
 };
 

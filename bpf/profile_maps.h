@@ -151,6 +151,8 @@ enum profile_stat {
 	PROFILE_STAT_PY_WALKED,
 	PROFILE_STAT_PY_FULL,
 	PROFILE_STAT_PY_NO_PROG,
+	/* Threads noted in py_unknown (bpf/python_common.bpf.h): user space reads them at once. */
+	PROFILE_STAT_PY_UNKNOWN,
 	PROFILE_STAT_CNT,
 };
 

@@ -38,10 +38,10 @@ PY_LAYOUTS(WALK_PROGRAM)
 static __always_inline void store_and_count(void *stacks, void *counts, struct py_walk *w)
 {
 	struct profile_key key;
-	int full = 0;
+	int full = 0, fresh = 0;
 
 	__builtin_memcpy(&key, &w->key, sizeof(key));
-	key.py_stack = py_store(stacks, w, key.tgid, &full);
+	key.py_stack = py_store(stacks, w, key.tgid, &full, &fresh);
 	if (full)
 		stat_inc(PROFILE_STAT_PY_FULL);
 	stat_inc(PROFILE_STAT_PY_WALKED);

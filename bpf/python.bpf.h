@@ -52,7 +52,8 @@ static __always_inline void py_hand_over(struct bpf_perf_event_data *ctx,
 	__u64 why;
 
 	/* key->tid is 0 unless threads are kept apart: the thread by its own id. */
-	w = py_prepare(key->tgid, (__u32)bpf_get_current_pid_tgid(), &layout, &why);
+	w = py_prepare(key->tgid, (__u32)bpf_get_current_pid_tgid(), &layout, &why,
+		       PROFILE_STAT_PY_UNKNOWN);
 	if (!w) {
 		key->py_stack = why;
 		return;

@@ -25,6 +25,22 @@ struct {
 	__type(value, struct py_thread);
 } py_threads SEC(".maps");
 
+/*
+ * Threads of Python processes that py_threads did not know when they were
+ * sampled or switched out, noted once each (the inserting program counts a
+ * stat slot): user space polls that count every few milliseconds and reads
+ * the threads of their processes again at once, rather than at the next
+ * drain (a thread that lives half a second was unknown for most of its
+ * life). User space empties it every second; a thread that is not
+ * Python's (a C library's pool) is noted once in that time.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 256);
+	__type(key, struct py_thread_key);
+	__type(value, __u32);
+} py_unknown SEC(".maps");
+
 /* One sample's walk in progress, carried across tail calls. */
 struct py_walk {
 	struct profile_key key;		/* the sample's (on-CPU), py_stack still 0; tgid, tid */
@@ -59,11 +75,13 @@ struct {
 /*
  * The walk state for thread tid of tgid, ready to walk (*layout its
  * program's slot), or NULL with *why set (PY_STACK_*, or 0 when tgid is
- * not a Python process at all).
+ * not a Python process at all). A thread not in py_threads is noted in
+ * py_unknown, and unknown_slot counted when it was not there yet.
  */
 static __always_inline struct py_walk *py_prepare(__u32 tgid, __u32 tid, __u32 *layout,
-						  __u64 *why)
+						  __u64 *why, __u32 unknown_slot)
 {
+	__u32 one = 1;
 	struct py_thread_key tk = { .tgid = tgid, .tid = tid };
 	struct py_thread *t;
 	struct py_proc *proc;
@@ -77,6 +95,8 @@ static __always_inline struct py_walk *py_prepare(__u32 tgid, __u32 tid, __u32 *
 	t = bpf_map_lookup_elem(&py_threads, &tk);
 	if (!t) {
 		*why = PY_STACK_NO_THREAD;
+		if (!bpf_map_update_elem(&py_unknown, &tk, &one, BPF_NOEXIST))
+			stat_inc(unknown_slot);
 		return NULL;
 	}
 	w = bpf_map_lookup_elem(&py_walk, &zero);

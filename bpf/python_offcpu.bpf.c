@@ -30,17 +30,30 @@ int py_offend(void *ctx)
 {
 	struct offcpu_start *st;
 	struct py_walk *w;
-	__u32 zero = 0, tid;
+	struct py_piece_key fk;
+	__u32 zero = 0, tid, one = 1;
 	__u64 stack;
-	int full = 0;
+	int full = 0, fresh = 0;
 
 	w = bpf_map_lookup_elem(&py_walk, &zero);
 	if (!w)
 		return LET_OTHERS_RECORD;
 	tid = w->key.tid;
-	stack = py_store(&py_stacks_off, w, w->key.tgid, &full);
+	stack = py_store(&py_stacks_off, w, w->key.tgid, &full, &fresh);
 	if (full)
 		stat_inc(OFFCPU_STAT_PY_FULL);
+	/*
+	 * A new stack: user space names its frames soon, while the process
+	 * lives. Its interval may end only at the process's end (a thread
+	 * that waits in a join the whole run), and be drained after it.
+	 */
+	if (fresh) {
+		__builtin_memset(&fk, 0, sizeof(fk));
+		fk.tgid = w->key.tgid;
+		fk.hash = stack;
+		if (!bpf_map_update_elem(&py_fresh, &fk, &one, BPF_NOEXIST))
+			stat_inc(OFFCPU_STAT_PY_FRESH);
+	}
 	/* Still the thread's: it is switching out on this CPU, its switch-in comes after. */
 	st = bpf_map_lookup_elem(&start, &tid);
 	if (st)

@@ -28,6 +28,17 @@ struct {
 } py_stacks_off SEC(".maps");
 
 /*
+ * Stacks stored since user space last looked ({tgid, 0, hash}), counted in
+ * OFFCPU_STAT_PY_FRESH: it names their frames while their process lives.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, struct py_piece_key);
+	__type(value, __u32);
+} py_fresh SEC(".maps");
+
+/*
  * Thread tid of tgid has just been stored switching out (its start entry
  * has py_stack 0): for a Python thread, walk its frames (a tail call:
  * nothing after it runs), else note why there are none.
@@ -39,7 +50,7 @@ static __always_inline void py_hand_over_offcpu(void *ctx, struct offcpu_start *
 	__u32 layout = 0;
 	__u64 why;
 
-	w = py_prepare(tgid, tid, &layout, &why);
+	w = py_prepare(tgid, tid, &layout, &why, OFFCPU_STAT_PY_UNKNOWN);
 	if (!w) {
 		st->py_stack = why;
 		return;

@@ -208,9 +208,11 @@
  * The walk's outcome as a key's py_stack: why there are no frames, or the
  * stack's hash, its frames stored in stacks unless they are there (piece 0
  * is stored last: its presence says the stack is whole). *full when a piece
- * found no room (the stack is then unreadable).
+ * found no room (the stack is then unreadable), *fresh when this call
+ * stored the stack whole.
  */
-static __always_inline __u64 py_store(void *stacks, struct py_walk *w, __u32 tgid, int *full)
+static __always_inline __u64 py_store(void *stacks, struct py_walk *w, __u32 tgid, int *full,
+				      int *fresh)
 {
 	struct py_piece_key pk;
 	struct py_piece copy;
@@ -235,6 +237,7 @@ static __always_inline __u64 py_store(void *stacks, struct py_walk *w, __u32 tgi
 	STORE_PIECE(stacks, 2);
 	STORE_PIECE(stacks, 1);
 	STORE_PIECE(stacks, 0);
+	*fresh = 1;
 stored:
 	return *full ? PY_STACK_UNREADABLE : pk.hash;
 }

@@ -374,6 +374,31 @@ void pipeline__set_interp(struct pipeline *p, const struct pipeline_interp *inte
 	p->interp = *interp;
 }
 
+/* pid's current image, if pid is known already (not one to read /proc for now). */
+static struct addr_space *known_image(struct pipeline *p, pid_t pid)
+{
+	if (!p->procs || !proctrack__knows(p->procs, pid))
+		return NULL;
+	return proctrack__addr_space(p->procs, pid);
+}
+
+void pipeline__interp_unknown_thread(struct pipeline *p, pid_t pid)
+{
+	struct addr_space *as = p->interp.saw_image ? known_image(p, pid) : NULL;
+
+	if (as)
+		p->interp.saw_image(p->interp.ctx, as, INTERP_NO_THREAD);
+}
+
+void pipeline__interp_name_now(struct pipeline *p, pid_t pid, const struct interp_frame *frames,
+			       unsigned int nr)
+{
+	struct addr_space *as = p->interp.name_now ? known_image(p, pid) : NULL;
+
+	if (as)
+		p->interp.name_now(p->interp.ctx, as, frames, nr);
+}
+
 /* The interpreter's part of s, its image as known: looked for, read now if s asks. */
 static void interp_part(struct pipeline *p, struct sample *s, const struct addr_space *as,
 			struct interp_frame *buf)

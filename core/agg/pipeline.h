@@ -48,6 +48,9 @@ struct pipeline_interp {
 	void (*saw_image)(void *ctx, const struct addr_space *as, uint32_t status);
 	unsigned int (*walk)(void *ctx, const struct addr_space *as, pid_t tid,
 			     struct interp_frame *out, unsigned int max, uint32_t *status);
+	/* Name frames now, for samples of them to come after the process may be gone. */
+	void (*name_now)(void *ctx, const struct addr_space *as, const struct interp_frame *frames,
+			 unsigned int nr);
 };
 
 struct pipeline {
@@ -92,6 +95,18 @@ int pipeline__init(struct pipeline *p, const struct pipeline_config *cfg);
 void pipeline__fini(struct pipeline *p);
 void pipeline__set_unwind(struct pipeline *p, pipeline_unwind_fn fn, void *ctx);
 void pipeline__set_interp(struct pipeline *p, const struct pipeline_interp *interp);
+/*
+ * A backend that walks interpreters in the kernel met a thread of pid that
+ * its tables did not know, before the sample's drain: shown to saw_image
+ * as such a sample would be, so that the threads are read again now.
+ */
+void pipeline__interp_unknown_thread(struct pipeline *p, pid_t pid);
+/*
+ * A backend holds frames of pid's interpreter whose samples it may give
+ * only later (an off-CPU wait not over): named now, while pid lives.
+ */
+void pipeline__interp_name_now(struct pipeline *p, pid_t pid, const struct interp_frame *frames,
+			       unsigned int nr);
 
 /*
  * Samples that carry no time were taken between t0 and t1 (side-band clock):

@@ -118,6 +118,22 @@ static int name(void *ctx, const struct addr_space *as, const struct interp_fram
 	return 0;
 }
 
+/* Frames whose samples may come after their process ended: their code objects cached now. */
+static void name_now(void *ctx, const struct addr_space *as, const struct interp_frame *frames,
+		     unsigned int nr)
+{
+	struct run_python *rp = ctx;
+	struct py_process *p = py_registry__find(rp->reg, as);
+	struct py_code_info ci;
+
+	if (!p || p->gone)
+		return;
+	begin(rp, as);
+	for (unsigned int i = 0; i < nr; i++)
+		if (!py_process__is_shim(p, &frames[i]))
+			py_process__name(p, &frames[i], &ci);
+}
+
 static bool is_marker(void *ctx, const struct addr_space *as, const struct interp_frame *f)
 {
 	struct run_python *rp = ctx;
@@ -182,7 +198,7 @@ struct run_python *run_python__new(struct pipeline *pl, struct resolver *res, bo
 	}
 	rp->raw = raw;
 	rp->full_paths = full_paths;
-	pipeline__set_interp(pl, &(struct pipeline_interp){ rp, saw_image, walk });
+	pipeline__set_interp(pl, &(struct pipeline_interp){ rp, saw_image, walk, name_now });
 	resolver__set_interp(res, &(struct interp_ops){ .ctx = rp,
 							.begin = begin,
 							.name = name,
