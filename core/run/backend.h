@@ -29,7 +29,7 @@ struct interp_reader {
 	void *ctx;
 	unsigned int (*read)(void *ctx, pid_t pid, pid_t tid, struct interp_frame *out,
 			     unsigned int max, uint32_t *status);
-	/* Whether it knows any thread now: the reader then looks at its rings every millisecond. */
+	/* Whether it knows any thread now: the reader then wakes at each sample. */
 	bool (*any)(void *ctx);
 };
 

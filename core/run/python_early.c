@@ -4,8 +4,9 @@
  * 100 ms after they were taken; a Python stack read then is the one the
  * program runs at the drain, not at the sample (on a workload that runs
  * three functions in turn, 53% of samples got another function's frames).
- * Its reader thread copies each record out of the ring within
- * milliseconds: it reads the frames there, through this.
+ * Its reader thread, woken by each sample while Python threads are known,
+ * copies the record out of the ring tens of microseconds after it: it
+ * reads the frames there, through this.
  *
  * The main thread owns the registry (interp/python/registry.h), which is
  * not shared: what the reader needs of it, each thread's process, layout
