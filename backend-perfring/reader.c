@@ -243,6 +243,11 @@ static size_t read_interp(struct ring_set *rs, const struct decoded_sample *ds,
 
 	if (status == INTERP_NONE)
 		return 0;
+	/* A thread started since: read at the drain, brought soon so that it is known after. */
+	if (status == INTERP_NO_THREAD) {
+		rs->reader.drain_soon = true;
+		return 0;
+	}
 	if (start)
 		count_delay(&rs->reader, start - (int64_t)ds->id.time);
 	ei->nr = n;
@@ -391,7 +396,8 @@ static void *reader_main(void *arg)
 				rd->err = n;
 		}
 		full = rd->pending.len >= rd->budget && rd->spill.err;
-		wake = rd->pending.len >= rd->budget / 4 || rd->err;
+		wake = rd->pending.len >= rd->budget / 4 || rd->err || rd->drain_soon;
+		rd->drain_soon = false;
 		if (rd->pending.len > rd->peak)
 			rd->peak = rd->pending.len;
 		if (rd->realtime && rd->pending.len >= rd->budget / 2)

@@ -77,8 +77,11 @@ static unsigned int walk(void *ctx, const struct addr_space *as, pid_t tid,
 	*status = INTERP_NONE;
 	if (!p || p->gone)
 		return 0;
-	if (!py_process__thread(p, tid))
-		py_process__scan_threads(p);	/* a thread started since the last read */
+	/* A thread started since the last read: the reader thread's table gets it at the tick. */
+	if (!py_process__thread(p, tid)) {
+		py_process__scan_threads(p);
+		rp->changed |= py_process__thread(p, tid) != NULL;
+	}
 	return py_process__walk(p, tid, out, max, status);
 }
 
