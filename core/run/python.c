@@ -347,7 +347,7 @@ void run_python__report(const struct run_python *rp, const struct pipeline *pl,
 	};
 	struct interp_merge_counts mc;
 	struct py_registry_stats st;
-	uint64_t early_reads, early_frames;
+	uint64_t early_reads, early_frames, rewalks;
 
 	py_registry__stats(rp->reg, &st);
 	resolver__interp_counts(res, &mc);
@@ -355,11 +355,14 @@ void run_python__report(const struct run_python *rp, const struct pipeline *pl,
 		return;
 	pr_info("python: %zu processes, %llu samples with Python frames\n", st.processes,
 		(unsigned long long)pl->interp_samples[INTERP_FRAMES]);
-	python_early__counts(rp->early, &early_reads, &early_frames);
+	python_early__counts(rp->early, &early_reads, &early_frames, &rewalks);
 	if (early_reads)
 		pr_info("python: %llu samples read right after they were taken (the reader "
 			"thread), %llu of them with Python frames; the others at the drain\n",
 			(unsigned long long)early_reads, (unsigned long long)early_frames);
+	if (rewalks)
+		pr_info("python: %llu walks read again: the thread left the frame they began "
+			"with while they read its callers\n", (unsigned long long)rewalks);
 	for (size_t i = INTERP_NO_THREAD; i <= INTERP_LOST; i++)
 		if (pl->interp_samples[i])
 			pr_info("python: %llu samples without Python frames: %s\n",

@@ -31,6 +31,8 @@ struct early_thread {
 	uint64_t tstate, check;
 };
 
+/* Walks of a thread read again where it left its leaf frame meanwhile, at most. */
+#define MAX_REWALKS 2
 /* Threads of known processes asked about: each again only after ASK_AGAIN_NS. */
 #define NR_ASKED 8
 #define ASK_AGAIN_NS (50 * 1000000LL)
@@ -49,7 +51,7 @@ struct python_early {
 	unsigned int next_ask;
 	struct py_snap snap;		/* the walk's, under the lock */
 	struct py_proc_mem mem;
-	uint64_t reads, frames;
+	uint64_t reads, frames, rewalks;
 };
 
 static int cmp_tid(const void *a, const void *b)
@@ -90,6 +92,26 @@ static bool ask_about(struct python_early *e, pid_t pid, pid_t tid)
 	return true;
 }
 
+/*
+ * Whether the thread still runs the leaf frame a walk began with (its code
+ * object, read again from the process, not the walk's pages): the walk
+ * reads frame after frame while the thread runs on, on another CPU; where
+ * the leaf returned meanwhile, the callers read after it may be other
+ * calls' (2.7 reuses a function's frame object for its next call: a
+ * request's compress_block under the next request's handle_request, at
+ * the line of its parse).
+ */
+static bool same_leaf(struct python_early *e, const struct early_thread *t,
+		      const struct interp_frame *walked)
+{
+	struct py_frame leaf;
+	uint64_t addr;
+
+	if (py_walk_leaf(t->layout, &e->mem.mem, t->tstate, &leaf, &addr))
+		return true;	/* unreadable now: nothing says otherwise */
+	return leaf.code == walked->code && leaf.ident == walked->ident;
+}
+
 static unsigned int early_read(void *ctx, pid_t pid, pid_t tid, struct interp_frame *out,
 			       unsigned int max, uint32_t *status)
 {
@@ -103,8 +125,14 @@ static unsigned int early_read(void *ctx, pid_t pid, pid_t tid, struct interp_fr
 	/* A thread's frames from its own process only. */
 	if (t && t->pid == pid) {
 		py_proc_mem__init(&e->mem, pid);
-		py_snap__init(&e->snap, &e->mem.mem);
-		n = py_thread__walk(t->layout, &e->snap, t->tstate, t->check, out, max, status);
+		for (unsigned int tries = 0;; tries++) {
+			py_snap__init(&e->snap, &e->mem.mem);
+			n = py_thread__walk(t->layout, &e->snap, t->tstate, t->check, out, max,
+					    status);
+			if (!n || tries == MAX_REWALKS || same_leaf(e, t, out))
+				break;
+			e->rewalks++;
+		}
 		e->reads++;
 		e->frames += n > 0;
 	} else if (!t && ask_about(e, pid, tid)) {
@@ -191,10 +219,12 @@ const struct interp_reader *python_early__reader(struct python_early *e)
 	return &e->reader;
 }
 
-void python_early__counts(struct python_early *e, uint64_t *reads, uint64_t *frames)
+void python_early__counts(struct python_early *e, uint64_t *reads, uint64_t *frames,
+			  uint64_t *rewalks)
 {
 	pthread_mutex_lock(&e->lock);
 	*reads = e->reads;
 	*frames = e->frames;
+	*rewalks = e->rewalks;
 	pthread_mutex_unlock(&e->lock);
 }
