@@ -122,6 +122,16 @@ static int open_on_cpu(struct backend *b, pid_t target, struct errmsg *errm)
 	int err, nr;
 
 	perfring__sample_attr(&attr, c, target > 0);
+	/*
+	 * Interpreted frames are read by the reader thread as it copies each
+	 * sample (ring_set__read_interp_early): woken by each sample rather than
+	 * at a quarter-full ring, it reads them tens of microseconds after the
+	 * sample, not up to a poll's period later (reader.c).
+	 */
+	if (c->interp && c->interp_reader) {
+		attr.watermark = 0;
+		attr.wakeup_events = 1;
+	}
 	b->sample_type = attr.sample_type;
 	b->regs_user = attr.sample_regs_user;
 	if (target > 0) {

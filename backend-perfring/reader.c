@@ -10,12 +10,14 @@
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
 #include "backend-perfring/decode.h"
+#include "core/lib/clock.h"
 #include "core/lib/log.h"
 
 /*
@@ -55,13 +57,6 @@
 /* Room for the record that crosses the budget: a sample is at most 64 KiB. */
 #define BUDGET_SLACK (65536u + 4096u)
 #define READER_POLL_MS 10
-/*
- * While interpreted frames are read at each sample: a read 5 ms late on
- * average (the 10 ms poll) named another function than the sample's in
- * 59% of samples of a program running three in turns of 2-5 ms; a ring
- * looked at every millisecond costs a wake-up a millisecond.
- */
-#define READER_POLL_INTERP_MS 1
 #define READER_RT_PRIORITY 1
 
 /* The fds that say rs has something: its reader's eventfd, else its rings. */
@@ -177,22 +172,84 @@ static void batch_index(struct batch *bt, size_t offset, uint64_t time)
 	rec->interp = NO_INTERP;
 }
 
+/* Upper bounds of the buckets of struct ring_reader's read_delays, in microseconds. */
+static const uint32_t delay_edges_us[READ_DELAY_BUCKETS - 1] = {
+	10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000, 100000
+};
+
+static void count_delay(struct ring_reader *rd, int64_t ns)
+{
+	size_t b = 0;
+
+	while (b < READ_DELAY_BUCKETS - 1 && ns > (int64_t)delay_edges_us[b] * 1000)
+		b++;
+	rd->read_delays[b]++;
+}
+
+/* The bound in microseconds under which pct percent of the reads began; 0: past the last. */
+static uint32_t delay_percentile(const struct ring_reader *rd, uint64_t total, unsigned int pct)
+{
+	uint64_t seen = 0;
+
+	for (size_t b = 0; b < READ_DELAY_BUCKETS - 1; b++) {
+		seen += rd->read_delays[b];
+		if (seen * 100 >= total * pct)
+			return delay_edges_us[b];
+	}
+	return 0;
+}
+
+/* -v: how soon after their samples interpreted frames were read (what races the program). */
+static void report_delays(const struct ring_set *rs)
+{
+	const struct ring_reader *rd = &rs->reader;
+	char when[3][24];
+	static const unsigned int pcts[3] = { 50, 90, 99 };
+	uint64_t total = 0;
+
+	for (size_t b = 0; b < READ_DELAY_BUCKETS; b++)
+		total += rd->read_delays[b];
+	if (!total)
+		return;
+	for (int i = 0; i < 3; i++) {
+		uint32_t us = delay_percentile(rd, total, pcts[i]);
+
+		if (us)
+			snprintf(when[i], sizeof(when[i]), "%u us", us);
+		else
+			snprintf(when[i], sizeof(when[i]), "more than %u ms",
+				 delay_edges_us[READ_DELAY_BUCKETS - 2] / 1000);
+	}
+	pr_info("%s: the interpreted frames of %llu samples read by the reader thread: half "
+		"within %s of their sample, 90%% within %s, 99%% within %s (the program runs "
+		"on meanwhile)\n",
+		rs->what, (unsigned long long)total, when[0], when[1], when[2]);
+}
+
 /*
  * A sample's interpreted frames, read now by the reader thread (within
  * milliseconds of the sample, where the drain is up to 100 ms later), into
  * *ei. Returns its length in bytes (a multiple of 8), or 0: not a thread
  * the reader knows (the pipeline reads it at the drain).
  */
-static size_t read_interp(const struct ring_set *rs, const struct decoded_sample *ds,
+static size_t read_interp(struct ring_set *rs, const struct decoded_sample *ds,
 			  struct early_interp *ei)
 {
 	const struct interp_reader *r = rs->cfg->interp_reader;
+	int64_t start = ring_set__monotonic(rs) ? mono_ns() : 0;
 	uint32_t status;
 	unsigned int n = r->read(r->ctx, (pid_t)ds->id.pid, (pid_t)ds->id.tid, ei->frames,
 				 MAX_INTERP_DEPTH, &status);
 
 	if (status == INTERP_NONE)
 		return 0;
+	/* A thread started since: read at the drain, brought soon so that it is known after. */
+	if (status == INTERP_NO_THREAD) {
+		rs->reader.drain_soon = true;
+		return 0;
+	}
+	if (start)
+		count_delay(&rs->reader, start - (int64_t)ds->id.time);
 	ei->nr = n;
 	ei->status = status;
 	return sizeof(*ei) + n * sizeof(ei->frames[0]);
@@ -268,29 +325,58 @@ static int batch_add(const struct perf_event_header *hdr, void *ctx)
 	return 0;
 }
 
+/*
+ * The pause before the rings are looked at again where their events wake
+ * the reader at each sample but no interpreted thread is known (a wake-up
+ * a sample would be wasted): READER_POLL_MS, shorter where the bytes read
+ * after the last pause (bytes in ns) would fill a quarter of a ring sooner,
+ * when a watermark would have woken the reader.
+ */
+static int paced_timeout(const struct ring_set *rs, uint64_t bytes, int64_t ns)
+{
+	uint64_t quarter = (uint64_t)rs->data_pages * (uint64_t)sysconf(_SC_PAGESIZE) / 4;
+	uint64_t ms;
+
+	if (!bytes || ns <= 0)
+		return READER_POLL_MS;
+	ms = quarter * (uint64_t)ns / bytes / 1000000;
+	return ms < 1 ? 1 : ms > READER_POLL_MS ? READER_POLL_MS : (int)ms;
+}
+
 static void *reader_main(void *arg)
 {
 	struct ring_set *rs = arg;
 	struct ring_reader *rd = &rs->reader;
+	const struct interp_reader *ir = rs->cfg ? rs->cfg->interp_reader : NULL;
 	struct pollfd *pfds = calloc(rs->nr_events ? rs->nr_events : 1, sizeof(*pfds));
+	int64_t last_ns = mono_ns();
+	uint64_t last_bytes = 0;
+	int pace = READER_POLL_MS;
 	bool full = false;
 
 	for (int i = 0; pfds && i < rs->nr_events; i++)
 		pfds[i] = (struct pollfd){ .fd = rs->events[i].fd, .events = POLLIN };
 	while (!__atomic_load_n(&rd->stop, __ATOMIC_ACQUIRE)) {
-		bool wake;
+		bool wake, look = pfds && !full;
+		int timeout = READER_POLL_MS;
+		int64_t now;
 
 		/*
-		 * Woken at each ring's watermark; the timeout bounds how long a
-		 * stop waits. With nowhere to put records (pending full and
-		 * the spill file refused), only the timeout: nothing is read
-		 * until the main thread takes some.
+		 * Woken at each ring's watermark; where the events wake at each
+		 * sample, at each sample while interpreted threads are known, so
+		 * that their frames are read tens of microseconds after it (rings
+		 * looked at every millisecond read them 0-1 ms after it: 12% of
+		 * the samples of a program running three functions in turns of
+		 * 2-5 ms got another function's frames), and on a timer while
+		 * none is. The timeout bounds how long a stop waits. With nowhere
+		 * to put records (pending full and the spill file refused), only
+		 * the timeout: nothing is read until the main thread takes some.
 		 */
-		int timeout = READER_POLL_MS;
-
-		if (rs->interp_early && rs->cfg->interp_reader->any(rs->cfg->interp_reader->ctx))
-			timeout = READER_POLL_INTERP_MS;
-		if (pfds && !full)
+		if (rs->wake_each_sample && !(rs->interp_early && ir && ir->any(ir->ctx))) {
+			look = false;
+			timeout = pace;
+		}
+		if (look)
 			poll(pfds, rs->nr_events, timeout);
 		else
 			poll(NULL, 0, timeout);
@@ -310,11 +396,16 @@ static void *reader_main(void *arg)
 				rd->err = n;
 		}
 		full = rd->pending.len >= rd->budget && rd->spill.err;
-		wake = rd->pending.len >= rd->budget / 4 || rd->err;
+		wake = rd->pending.len >= rd->budget / 4 || rd->err || rd->drain_soon;
+		rd->drain_soon = false;
 		if (rd->pending.len > rd->peak)
 			rd->peak = rd->pending.len;
 		if (rd->realtime && rd->pending.len >= rd->budget / 2)
 			prio_lend__raise(&rd->lend, READER_RT_PRIORITY);
+		now = mono_ns();
+		pace = paced_timeout(rs, rs->bytes_read - last_bytes, now - last_ns);
+		last_bytes = rs->bytes_read;
+		last_ns = now;
 		pthread_mutex_unlock(&rd->lock);
 		/* A full counter (EAGAIN) means the main thread is woken already. */
 		if (wake)
@@ -424,6 +515,7 @@ void ring_reader__stop(struct ring_set *rs)
 	pthread_join(rd->thread, NULL);
 	rd->on = false;
 	prio_lend__release(&rd->lend);
+	report_delays(rs);
 	if (rd->lend.times)
 		pr_info("%s: the reader lent its priority to the main thread %llu times (stack "
 			"copies waiting: at most %.1f MB, budget %.1f MB)\n",

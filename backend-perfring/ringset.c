@@ -78,7 +78,9 @@ static int open_fd(struct ring_set *rs, struct perf_event_attr *attr, pid_t task
 	char why[256] = "";
 	int fd;
 
-	attr->wakeup_watermark = rs->data_pages * (uint32_t)sysconf(_SC_PAGESIZE) / 4;
+	/* Else wakeup_events (the same field): the reader woken at each sample. */
+	if (attr->watermark)
+		attr->wakeup_watermark = rs->data_pages * (uint32_t)sysconf(_SC_PAGESIZE) / 4;
 	fd = rs->cgroup_tasks ? perf_attr__open_cgroup(&rs->ladder, attr, task, cpu)
 			      : perf_attr__open(&rs->ladder, attr, task, cpu);
 	if (fd == -ESRCH) {
@@ -258,6 +260,7 @@ static int open_set(struct ring_set **out, const char *what, struct pipeline *p,
 	rs->use_clockid = attr->use_clockid;
 	rs->tracks_tasks = attr->task || attr->mmap;
 	rs->context_switch = attr->context_switch;
+	rs->wake_each_sample = !attr->watermark && attr->wakeup_events == 1;
 	rs->cgroup_tasks = cgroups;
 	map_inode__init(&rs->maps);
 	nr = ring_set__cpus(cfg, &cpus);

@@ -53,6 +53,12 @@ struct batch {
 	uint64_t seq;
 };
 
+/*
+ * Buckets of the delays from a sample to the read of its interpreted
+ * frames: up to 10, 20, 50 ... 50000 us, then longer.
+ */
+#define READ_DELAY_BUCKETS 14
+
 /* The reader thread (reader.c says why it copies, and how much it holds). */
 struct ring_reader {
 	pthread_t thread;
@@ -69,6 +75,9 @@ struct ring_reader {
 	struct spill spill;		/* records past the budget, oldest first */
 	bool spill_turn;		/* the drain's next part comes from the spill file */
 	unsigned char *cut_buf;		/* a cut record on its way to the spill file */
+	bool drain_soon;		/* the interp reader asked for a drain (a new thread) */
+	/* Interpreted frames read: how long after their sample (READ_DELAY_EDGES_US). */
+	uint64_t read_delays[READ_DELAY_BUCKETS];
 };
 
 struct ring_set {
@@ -89,6 +98,7 @@ struct ring_set {
 	ring_sample_fn on_sample;
 	void *on_sample_ctx;
 	bool interp_early;		/* the reader reads interpreted frames at each sample */
+	bool wake_each_sample;		/* events wake their ring's pollers at each sample */
 	const struct early_interp *cur_interp;	/* the record being handled's, or NULL */
 	ring_switch_fn on_switch;
 	void *on_switch_ctx;

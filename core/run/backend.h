@@ -23,13 +23,16 @@ struct backend;
  * Reads one thread's interpreted frames now, from any thread: the perf
  * backend's reader thread, right after the sample, so that the frames are
  * those the sample interrupted and not those of the drain, up to 100 ms
- * later. *status INTERP_NONE: not a thread of the processes known.
+ * later. *status INTERP_NONE: not a thread of the processes known;
+ * INTERP_NO_THREAD: a thread of a known process, not known itself yet (the
+ * sample is read at the drain, which is wanted soon: the main thread
+ * learns of the thread there).
  */
 struct interp_reader {
 	void *ctx;
 	unsigned int (*read)(void *ctx, pid_t pid, pid_t tid, struct interp_frame *out,
 			     unsigned int max, uint32_t *status);
-	/* Whether it knows any thread now: the reader then looks at its rings every millisecond. */
+	/* Whether it knows any thread now: the reader then wakes at each sample. */
 	bool (*any)(void *ctx);
 };
 

@@ -77,8 +77,11 @@ static unsigned int walk(void *ctx, const struct addr_space *as, pid_t tid,
 	*status = INTERP_NONE;
 	if (!p || p->gone)
 		return 0;
-	if (!py_process__thread(p, tid))
-		py_process__scan_threads(p);	/* a thread started since the last read */
+	/* A thread started since the last read: the reader thread's table gets it at the tick. */
+	if (!py_process__thread(p, tid)) {
+		py_process__scan_threads(p);
+		rp->changed |= py_process__thread(p, tid) != NULL;
+	}
 	return py_process__walk(p, tid, out, max, status);
 }
 
@@ -360,7 +363,7 @@ void run_python__report(const struct run_python *rp, const struct pipeline *pl,
 	};
 	struct interp_merge_counts mc;
 	struct py_registry_stats st;
-	uint64_t early_reads, early_frames;
+	uint64_t early_reads, early_frames, rewalks;
 
 	py_registry__stats(rp->reg, &st);
 	resolver__interp_counts(res, &mc);
@@ -368,11 +371,14 @@ void run_python__report(const struct run_python *rp, const struct pipeline *pl,
 		return;
 	pr_info("python: %zu processes, %llu samples with Python frames\n", st.processes,
 		(unsigned long long)pl->interp_samples[INTERP_FRAMES]);
-	python_early__counts(rp->early, &early_reads, &early_frames);
+	python_early__counts(rp->early, &early_reads, &early_frames, &rewalks);
 	if (early_reads)
 		pr_info("python: %llu samples read right after they were taken (the reader "
 			"thread), %llu of them with Python frames; the others at the drain\n",
 			(unsigned long long)early_reads, (unsigned long long)early_frames);
+	if (rewalks)
+		pr_info("python: %llu walks read again: the thread left the frame they began "
+			"with while they read its callers\n", (unsigned long long)rewalks);
 	for (size_t i = INTERP_NO_THREAD; i <= INTERP_LOST; i++)
 		if (pl->interp_samples[i])
 			pr_info("python: %llu samples without Python frames: %s\n",

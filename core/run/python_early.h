@@ -23,7 +23,11 @@ int python_early__publish(struct python_early *e, const struct py_registry *reg)
 /* What a backend calls: valid while e lives. */
 const struct interp_reader *python_early__reader(struct python_early *e);
 
-/* Reads asked of it for threads it knew, and of those, reads that gave frames. */
-void python_early__counts(struct python_early *e, uint64_t *reads, uint64_t *frames);
+/*
+ * Reads asked of it for threads it knew, of those, reads that gave frames,
+ * and the walks read again because the thread left its leaf frame meanwhile.
+ */
+void python_early__counts(struct python_early *e, uint64_t *reads, uint64_t *frames,
+			  uint64_t *rewalks);
 
 #endif

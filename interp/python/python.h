@@ -244,6 +244,14 @@ struct py_stack {
  */
 int py_walk(const struct py_layout *l, const struct py_mem *mem, uint64_t tstate,
 	    struct py_stack *st);
+/*
+ * The newest frame alone, as py_walk reads it first, and its address
+ * (*addr 0: no Python code runs there): 0, or the reader's error. A walk
+ * that races its thread checks by it that the thread is still where the
+ * walk began.
+ */
+int py_walk_leaf(const struct py_layout *l, const struct py_mem *mem, uint64_t tstate,
+		 struct py_frame *f, uint64_t *addr);
 
 /* ---- Names ------------------------------------------------------------------ */
 

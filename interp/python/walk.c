@@ -7,6 +7,7 @@
  * for loops: a frame chain that loops is cut at PY_MAX_FRAMES.
  */
 #include <errno.h>
+#include <string.h>
 
 #include "interp/python/pyint.h"
 
@@ -91,4 +92,23 @@ int py_walk(const struct py_layout *l, const struct py_mem *mem, uint64_t tstate
 		frame = py_u64(buf, l->frame_back);
 	}
 	return 0;
+}
+
+int py_walk_leaf(const struct py_layout *l, const struct py_mem *mem, uint64_t tstate,
+		 struct py_frame *f, uint64_t *addr)
+{
+	uint8_t buf[512];
+	int err;
+
+	memset(f, 0, sizeof(*f));
+	*addr = 0;
+	if (!frame_fits(l))
+		return -EINVAL;
+	err = top_frame(l, mem, tstate, addr);
+	if (err || !*addr)
+		return err;
+	err = py_mem__read(mem, *addr, buf, l->frame_read);
+	if (!err)
+		*f = frame_record(l, mem, buf);
+	return err;
 }

@@ -47,9 +47,9 @@ by its own `profile -v -F 999 -f -p PID`. In each round:
           of their own (zlib's crc32_z, adler32_z), so a sample's native leaf
           says which Python function ran at its instant. Raced: a sample
           with such a leaf whose innermost Python frame is not that
-          function's (the perf backend reads the frames when it drains the
-          sample, later). Also from -v: the samples that got no Python
-          frames, and why.
+          function's (the perf backend reads the frames from user space
+          after the sample, while the program runs on). Also from -v: the
+          samples that got no Python frames, and why.
 
 Called by bench.py with itself as an argument, like offcpu.py.
 """

@@ -3,8 +3,8 @@
  * Python functions' shares of the samples against the CPU time the program
  * measured itself spending in them (truth.py's "time" lines, each thread's
  * own CPU clock): within 2 points on the bpf backend, which reads the frames
- * at the sample, and 5 on the perf backend, which reads them when it drains
- * the sample (issue 35). shares.py: three functions at 5:3:2 in one thread,
+ * at the sample, and 5 on the perf backend, which reads them from user
+ * space right after the sample, while the program runs on (issue 35). shares.py: three functions at 5:3:2 in one thread,
  * 5 s at 1999 Hz (about 10,000 samples on a CPU of its own, a few thousand on a
  * busy host: at 499 Hz a third of a CPU gave 900 and two points were one
  * standard error); app.py: two threads, each parsing

@@ -111,18 +111,20 @@ void pyt_match(const char *folded, const struct pyt_stack *t, struct pyt_match *
  *    programs and read within milliseconds; its checks, the perf backend's
  *    too, fail plainly);
  * Two more, known as a whole run's failures (pyt_done), on either backend:
- * 6: pyframes on the perf backend: frames without their line (callback.py's
- *    slow, exits.py on 2.7), brief stacks never read (app.py's worker's
- *    parse), names under reuse, 2.7's "recurse (deep.py|21)";
+ * 6: pyframes on the perf backend (fixed: a thread started mid-run known to
+ *    the reader thread at its first samples, not a second later; a walk
+ *    that raced its thread read again; its failures are plain now);
  * 7: pyshares' app.py: its worker's parse 2 points over the truth on bpf,
- *    2-6 under on perf.
+ *    7-11 over on perf (where the reader thread runs on the other CPU than
+ *    the sampled thread, compress_block's last samples get the next parse's
+ *    frames; 2-6 under while the reader looked every millisecond).
  * 8: pyframes: a thread that lives under half a second (app.py's worker)
  *    may never be known to the walk: its stacks never seen, -v saying
  *    "their thread was not known yet" (fixed: the walk notes the thread,
  *    the run reads it within 5 ms).
  */
 #define PYT_KNOWN_BUG8_BRIEF_THREAD false
-#define PYT_KNOWN_BUG6_PERF_FRAMES true
+#define PYT_KNOWN_BUG6_PERF_FRAMES false
 #define PYT_KNOWN_BUG7_APP_SHARES true
 #define PYT_KNOWN_BUG4_UNNAMED true
 #define PYT_KNOWN_BUG5_OFFCPU_EARLY false

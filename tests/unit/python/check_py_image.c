@@ -124,6 +124,21 @@ START_TEST(threads_frames_and_names_of_every_layout)
 	ck_assert_int_eq(py_walk(l, &s.f.mem, s.busy, st), 0);
 	ck_assert_uint_eq(st->nr_frames, 3);
 	ck_assert_uint_eq(st->status, 0);
+	/* The leaf alone, as the walk read it first (the perf reader's check of a walk). */
+	{
+		struct py_frame leaf;
+		uint64_t addr;
+
+		ck_assert_int_eq(py_walk_leaf(l, &s.f.mem, s.idle, &leaf, &addr), 0);
+		ck_assert_uint_eq(addr, 0);
+		ck_assert_uint_eq(leaf.code, 0);
+		ck_assert_int_eq(py_walk_leaf(l, &s.f.mem, s.busy, &leaf, &addr), 0);
+		ck_assert_uint_ne(addr, 0);
+		ck_assert_uint_eq(leaf.code, st->frames[0].code);
+		ck_assert_uint_eq(leaf.lasti, st->frames[0].lasti);
+		ck_assert_uint_eq(leaf.ident, st->frames[0].ident);
+		ck_assert_int_eq(py_walk_leaf(l, &s.f.mem, 0xdead0000ULL, &leaf, &addr), -EFAULT);
+	}
 	codes = py_codes__new(&s.f.pi, &s.f.mem);
 	ck_assert_ptr_nonnull(codes);
 	for (int i = 0; i < 3; i++) {
