@@ -62,7 +62,8 @@ static void set_sizes(struct profile_bpf *skel, unsigned int hash, unsigned int 
 
 /* Open and load the program with these map sizes. Returns the skeleton or NULL, errno set. */
 struct profile_bpf *bpf_load__program(unsigned int hash, unsigned int stack, unsigned int nr_ids,
-				       bool dwarf, unsigned int members, bool python, bool maps_only)
+				       bool dwarf, unsigned int members, bool python,
+				       bool maps_only)
 {
 	struct profile_bpf *skel;
 	int err;

@@ -35,7 +35,8 @@ unsigned int bpf_load__overflow_size(unsigned int stack);
  * the variants). Returns the skeleton or NULL, errno set.
  */
 struct profile_bpf *bpf_load__program(unsigned int hash, unsigned int stack, unsigned int nr_ids,
-				       bool dwarf, unsigned int members, bool python, bool maps_only);
+				       bool dwarf, unsigned int members, bool python,
+				       bool maps_only);
 /*
  * The counting program on the maps of one loaded with maps_only, where no
  * variant runs on them. Returns the skeleton or NULL, errno set.
