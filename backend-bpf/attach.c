@@ -83,7 +83,7 @@ int bpf_backend__attach_events(struct backend *b, struct errmsg *errm)
 		      : b->pidns      ? bpf_program__fd(b->pidns->progs.profile_sample_pidns)
 		      : b->nsids      ? bpf_nsids__prog_fd(b->nsids)
 		      : b->fpwalk_prog_fd >= 0 ? b->fpwalk_prog_fd
-				      : bpf_program__fd(b->skel->progs.profile_sample);
+				      : bpf_program__fd(b->counting->progs.profile_sample);
 	struct perf_event_attr attr;
 	int *cpus = NULL, nr, per_cpu, nr_tids, gone = 0, err = 0;
 	bool on_cgroups;

@@ -198,6 +198,8 @@ static void bpf_stats(const struct backend *b, struct backend_stats *st)
 	st->drains += b->drains;
 	st->hash_storage_size = b->hash_size;
 	st->stack_storage_size = b->stack_size;
+	st->maps_shrunk = b->stack_size < b->stack_start ||
+			  b->hash_size < b->cfg->hash_storage_size;
 	st->user_stacks_lost = bpf_backend__read_stat(mb, PROFILE_STAT_USER_STACK_LOST);
 	st->kernel_stacks_lost = bpf_backend__read_stat(mb, PROFILE_STAT_KERNEL_STACK_LOST);
 	st->stack_overflows = bpf_backend__read_stat(mb, PROFILE_STAT_STACK_OVERFLOWED);
@@ -234,6 +236,7 @@ static void bpf_close(struct backend *b)
 	profile_mntns_bpf__destroy(b->mntns);
 	free(b->event_fds);
 	bpf_python__free(b->python);
+	profile_bpf__destroy(b->counting);
 	profile_bpf__destroy(b->skel);
 	free(b);
 }

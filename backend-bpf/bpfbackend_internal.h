@@ -30,7 +30,8 @@ struct ring_set;
 struct backend {
 	const struct backend_config *cfg;
 	struct pipeline *pipeline;
-	struct profile_bpf *skel;
+	struct profile_bpf *skel;	/* the maps; the program only in counting */
+	struct profile_bpf *counting;	/* the program, where no variant runs instead */
 	pid_t target;
 	int *event_fds;
 	int nr_events;
@@ -46,6 +47,7 @@ struct backend {
 	struct profile_config config;
 	unsigned int hash_size;
 	unsigned int stack_size;
+	unsigned int stack_start;	/* before locked-memory limits: the rate's or the asked */
 	uint64_t new_keys_at_switch;
 	int64_t last_switch_ms;
 	/*
@@ -100,6 +102,9 @@ int bpf_backend__attach_events(struct backend *b, struct errmsg *errm);
 
 /* drain.c: how often to look at the active generation's fill, in ms. */
 int bpf_backend__poll_interval(const struct backend_config *o, unsigned int stack_size);
+/* A generation's stack-map size for the rate (no --stack-storage-size), in [least, most]. */
+unsigned int bpf_backend__stack_size_for_rate(const struct backend_config *o, unsigned int least,
+					      unsigned int most);
 uint64_t bpf_backend__read_stat(struct backend *b, enum profile_stat slot);
 /* A stack of generation 0's maps by id, for the stack-copy program's records. */
 const uint64_t *bpf_backend__cached_stack(void *ctx, int32_t id);

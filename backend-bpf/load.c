@@ -63,7 +63,8 @@ static void set_sizes(struct profile_bpf *skel, unsigned int hash, unsigned int 
 
 /* Open and load the program with these map sizes. Returns the skeleton or NULL, errno set. */
 struct profile_bpf *bpf_load__program(unsigned int hash, unsigned int stack, unsigned int nr_ids,
-				       bool dwarf, unsigned int members, bool python)
+				       bool dwarf, unsigned int members, bool python,
+				       bool maps_only)
 {
 	struct profile_bpf *skel;
 	int err;
@@ -73,7 +74,38 @@ struct profile_bpf *bpf_load__program(unsigned int hash, unsigned int stack, uns
 	if (!skel)
 		return NULL;
 	set_sizes(skel, hash, stack, nr_ids, dwarf, members, python);
-	err = bpf_interruptible__load(skel->skeleton);
+	/* A variant usually runs on the maps: the program is verified only if none does. */
+	if (maps_only)
+		err = bpf_program__set_autoload(skel->progs.profile_sample, false);
+	else
+		err = 0;
+	if (!err)
+		err = bpf_interruptible__load(skel->skeleton);
+	if (err) {
+		profile_bpf__destroy(skel);
+		errno = -err;
+		return NULL;
+	}
+	return skel;
+}
+
+/*
+ * An opened object's programs loaded on counting's maps (settings, filter,
+ * stack ids, statistics and counts). Returns 0 or -errno.
+ */
+static int load_on(struct bpf_object *obj, struct bpf_object_skeleton *skeleton,
+		   const struct profile_bpf *counting)
+{
+	int err = shared_maps__reuse(obj, counting->obj);
+
+	return err ? err : bpf_interruptible__load(skeleton);
+}
+
+struct profile_bpf *bpf_load__counting_program(struct profile_bpf *maps)
+{
+	struct profile_bpf *skel = profile_bpf__open();
+	int err = skel ? load_on(skel->obj, skel->skeleton, maps) : -errno;
+
 	if (err) {
 		profile_bpf__destroy(skel);
 		errno = -err;
@@ -86,14 +118,8 @@ struct profile_bpf *bpf_load__program(unsigned int hash, unsigned int stack, uns
 struct profile_pidns_bpf *bpf_load__pidns_program(struct profile_bpf *counting)
 {
 	struct profile_pidns_bpf *skel = profile_pidns_bpf__open();
-	int err;
+	int err = skel ? load_on(skel->obj, skel->skeleton, counting) : -errno;
 
-	if (!skel)
-		return NULL;
-	/* Settings, filter, stack ids, statistics and counts: all the counting program's. */
-	err = shared_maps__reuse(skel->obj, counting->obj);
-	if (!err)
-		err = bpf_interruptible__load(skel->skeleton);
 	if (err) {
 		profile_pidns_bpf__destroy(skel);
 		errno = -err;
@@ -115,8 +141,7 @@ static int load_fpwalk(struct bpf_object *obj, struct bpf_object_skeleton *skele
 		if (err)
 			return err;
 	}
-	err = shared_maps__reuse(obj, counting->obj);
-	return err ? err : bpf_interruptible__load(skeleton);
+	return load_on(obj, skeleton, counting);
 }
 
 int bpf_load__fpwalk_program(struct profile_bpf *counting, unsigned int entries,

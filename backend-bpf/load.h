@@ -31,10 +31,17 @@ unsigned int bpf_load__overflow_size(unsigned int stack);
 /*
  * Open and load the program with these map sizes (members: of --cgroup's
  * thread table, 0 when unused; python: the Python walk's tables at their
- * size, else at one entry). Returns the skeleton or NULL, errno set.
+ * size, else at one entry; maps_only: the maps without the program, for
+ * the variants). Returns the skeleton or NULL, errno set.
  */
 struct profile_bpf *bpf_load__program(unsigned int hash, unsigned int stack, unsigned int nr_ids,
-				       bool dwarf, unsigned int members, bool python);
+				       bool dwarf, unsigned int members, bool python,
+				       bool maps_only);
+/*
+ * The counting program on the maps of one loaded with maps_only, where no
+ * variant runs on them. Returns the skeleton or NULL, errno set.
+ */
+struct profile_bpf *bpf_load__counting_program(struct profile_bpf *maps);
 
 /* The counting program for a profiler in a pid namespace, on the loaded one's maps. */
 struct profile_pidns_bpf *bpf_load__pidns_program(struct profile_bpf *counting);

@@ -121,7 +121,7 @@ static int probe(const struct backend_config *opts, char *why, size_t len)
 	}
 
 	/* The honest probe: load the real program (with small maps). */
-	skel = bpf_load__program(1, 1, 1, false, 1, false);
+	skel = bpf_load__program(1, 1, 1, false, 1, false, false);
 	if (!skel) {
 		int err = errno;
 

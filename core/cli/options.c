@@ -133,7 +133,8 @@ static const struct cli_option profile_options[] = {
 	{ 0, "hash-storage-size", "N", set_storage, OFF(hash_storage_size), 0,
 	  "the number of hash keys that can be stored (default 40960)" },
 	{ 0, "stack-storage-size", "N", set_storage, OFF(stack_storage_size), 0,
-	  "the number of unique stack traces that can be stored and displayed (default 16384)" },
+	  "the number of unique stack traces that can be stored and displayed (default 16384; "
+	  "bpf, on-CPU: fewer at low rates)" },
 	{ 'C', "cpu", "CPU", set_cpu, 0, 0, "cpu number to run profile on" },
 	{ 0, "backend", "auto|bpf|perf", set_backend, 0, 0, "where stacks are counted (default auto)" },
 	{ 'v', "verbose", NULL, cli__count, OFF(verbose), 0,

@@ -193,6 +193,8 @@ int set_storage(void *o, const struct cli_option *opt, const char *label, const 
 			  &v, err))
 		return -1;
 	*(unsigned int *)((char *)o + opt->data) = (unsigned int)v;
+	if (opt->data == OFF(stack_storage_size))
+		((struct run_opts *)o)->stack_storage_given = true;
 	return 0;
 }
 

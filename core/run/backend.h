@@ -65,6 +65,8 @@ struct backend_config {
 	bool threads_kernel_only;	/* off-CPU: offcputime -k */
 	unsigned int hash_storage_size;	/* bpf: count map entries */
 	unsigned int stack_storage_size;	/* bpf: stack map entries */
+	/* Not given: the counting program's maps are sized for the rate, up to the above. */
+	bool stack_storage_given;
 	bool dwarf;			/* user stacks as register + stack snapshots */
 	unsigned int stack_dump_size;	/* bytes of user stack per snapshot */
 	/* Tests: use the bpf stack-copy program of kernels without bpf_task_pt_regs. */
@@ -142,6 +144,7 @@ struct backend_stats {
 	/* bpf map sizes in use: smaller than asked when locked-memory limits refused. */
 	unsigned int hash_storage_size;
 	unsigned int stack_storage_size;
+	bool maps_shrunk;		/* those sizes are below the ones asked */
 	/* Memory of the perf rings read in user space and of the records copied out of them. */
 	size_t ring_bytes;		/* the mmap rings */
 	size_t copy_bytes;		/* buffers of records copied out (stack copies, mostly) */

@@ -75,6 +75,8 @@ struct run_opts {
 	const char *output;	/* --output FILE, NULL for stdout */
 	unsigned int hash_storage_size;
 	unsigned int stack_storage_size;
+	/* Else the bpf backend may size its counting program's stack maps by the rate. */
+	bool stack_storage_given;
 	int cpu;		/* -C, -1 for all */
 	enum backend_choice backend;
 	enum unwind_mode unwind;

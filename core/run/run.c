@@ -121,6 +121,7 @@ static void backend_config_of(const struct run_opts *o, struct backend_config *c
 		.threads_kernel_only = o->threads == THREADS_KERNEL,
 		.hash_storage_size = o->hash_storage_size,
 		.stack_storage_size = o->stack_storage_size,
+		.stack_storage_given = o->stack_storage_given,
 		.dwarf = run_opts__dwarf(o),
 		.stack_dump_size = o->stack_dump_size,
 		.test_no_task_regs = o->test_no_task_regs,
@@ -247,8 +248,7 @@ static void warn_shrunk_maps(const struct run *r)
 	struct backend_stats st;
 
 	r->ops->stats(r->backend, &st);
-	if (st.stack_storage_size && (st.stack_storage_size != r->cfg.stack_storage_size ||
-				      st.hash_storage_size != r->cfg.hash_storage_size))
+	if (st.maps_shrunk)
 		pr_warn("warning: the kernel refused maps of the asked size (locked memory); using "
 			"--stack-storage-size %u --hash-storage-size %u\n",
 			st.stack_storage_size, st.hash_storage_size);

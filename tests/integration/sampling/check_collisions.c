@@ -187,6 +187,45 @@ START_TEST(tiny_stack_map_warns_with_the_count_of_missed_stacks)
 }
 END_TEST
 
+/* The stack maps' buckets from -v's line "maps: 2 x (N + M) stacks". */
+static unsigned long map_buckets(char *const argv[])
+{
+	unsigned long buckets = 0;
+	struct run_result r;
+	const char *p;
+
+	run_cmd(argv, 60, 0, &r);
+	ck_assert_msg(r.exit_code == 0, "exit %d: %.400s", r.exit_code, r.err);
+	p = strstr(r.err, "maps: 2 x (");
+	ck_assert_msg(p && sscanf(p, "maps: 2 x (%lu + ", &buckets) == 1, "no maps line: %.600s",
+		      r.err);
+	run_result_free(&r);
+	return buckets;
+}
+
+/*
+ * Preallocated at 127 ips an element, bcc's 16384 cost 40 ms of CPU a map to
+ * create: without --stack-storage-size the maps follow the rate (at most
+ * 16384), and the option, even at bcc's default, is kept as given.
+ */
+START_TEST(stack_maps_follow_the_rate_unless_their_size_is_given)
+{
+	const char *bin = profile_bin();
+	unsigned long slow = map_buckets((char *[]){ (char *)bin, "-v", "--backend", "bpf", "-C",
+						      "0", "-F", "49", "-f", "1", NULL });
+	unsigned long fast = map_buckets((char *[]){ (char *)bin, "-v", "--backend", "bpf", "-C",
+						      "0", "-F", "999", "-f", "1", NULL });
+	unsigned long given = map_buckets((char *[]){ (char *)bin, "-v", "--backend", "bpf", "-C",
+						       "0", "-F", "49", "--stack-storage-size",
+						       "16384", "-f", "1", NULL });
+
+	/* One CPU: 49 Hz needs the least (1024), 999 Hz 2 x 999 x 20 ms x 64: 4096. */
+	ck_assert_uint_eq(slow, 1024);
+	ck_assert_uint_eq(fast, 4096);
+	ck_assert_uint_eq(given, 16384);
+}
+END_TEST
+
 Suite *collisions_suite(void)
 {
 	Suite *s = suite_create("collisions");
@@ -197,6 +236,12 @@ Suite *collisions_suite(void)
 	tcase_add_unchecked_fixture(tc, make_source, remove_source);
 	tcase_add_test(tc, bpf_misses_no_more_stacks_than_perf_on_a_compiler);
 	tcase_add_test(tc, tiny_stack_map_warns_with_the_count_of_missed_stacks);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("sizes");
+	tcase_set_tags(tc, TAG_ROOT);
+	tcase_set_timeout(tc, 200);
+	tcase_add_test(tc, stack_maps_follow_the_rate_unless_their_size_is_given);
 	suite_add_tcase(s, tc);
 	return s;
 }
