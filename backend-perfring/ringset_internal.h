@@ -76,6 +76,7 @@ struct ring_reader {
 	bool spill_turn;		/* the drain's next part comes from the spill file */
 	unsigned char *cut_buf;		/* a cut record on its way to the spill file */
 	bool drain_soon;		/* the interp reader asked for a drain (a new thread) */
+	int64_t interp_seen_ns;		/* when a sample of an interpreted thread was last read */
 	/* Interpreted frames read: how long after their sample (READ_DELAY_EDGES_US). */
 	uint64_t read_delays[READ_DELAY_BUCKETS];
 };
