@@ -252,7 +252,7 @@ static size_t read_interp(struct ring_set *rs, const struct decoded_sample *ds,
 
 	if (status == INTERP_NONE)
 		return 0;
-	rs->reader.interp_seen_ns = mono_ns();
+	rs->reader.interp_seen_ns = start ? start : mono_ns();
 	/* A thread started since: read at the drain, brought soon so that it is known after. */
 	if (status == INTERP_NO_THREAD) {
 		rs->reader.drain_soon = true;
