@@ -463,6 +463,20 @@ int pipeline__count(struct pipeline *p, struct sample *s)
 		} else {
 			interp_part(p, s, as, interp);
 		}
+	} else if (s->nr_interp && s->interp_frames) {
+		/*
+		 * Interpreted frames read in the kernel without the native user
+		 * stack (its stack map's slot taken by another stack, -EEXIST): they
+		 * are named by the process's image all the same. Without it every
+		 * frame printed "[python: unreadable]" (kernel matrix, 5.4: a
+		 * sleeping thread's 3.2 s).
+		 */
+		bool ambiguous;
+
+		/* With no native address to tell images apart, the newest of the window's. */
+		as = image_of(p, s, &ambiguous);
+		if (as && !as->released)
+			interp_part(p, s, as, interp);
 	}
 	if (s->user_snapshot) {
 		s->user_ips = unwound;

@@ -138,6 +138,47 @@ START_TEST(waits_show_their_python_function)
 }
 END_TEST
 
+/*
+ * A stack map too small for the run's stacks (--stack-storage-size 16): most
+ * native user stacks are lost to collisions ("[Missed User Stack]"), and
+ * the Python frames read beside them still name the waits. They printed
+ * "[python: unreadable]" when the process's image was looked up only for
+ * stacks with native user frames (the kernel matrix's 5.4, 1 run of 10).
+ */
+START_TEST(python_frames_survive_a_lost_native_stack)
+{
+	char py[512], fails[1024] = "";
+	const char *minor;
+	uint64_t sleep_us, unreadable, missed;
+
+	if (!pyt_default(py, sizeof(py), &minor))
+		return;
+	unsetenv("PROFILE_TRUTH");
+	run_ok(&pyt_r,
+	       (char *[]){ (char *)offcputime_bin(), "--backend", "bpf", "--stack-storage-size",
+			   "16", "-f", "-U", "--", py, (char *)pyt_workload("blocked.py"), "1",
+			   NULL },
+	       60);
+	sleep_us = folded_count(pyt_r.out, ";waits_in_sleep (blocked.py:14);");
+	unreadable = folded_count(pyt_r.out, "[python: unreadable]");
+	missed = folded_count(pyt_r.out, "[Missed User Stack]");
+	fprintf(stderr,
+		"pyoffcpu: %s bpf, 16 stacks: %llu us in waits_in_sleep, %llu us under [python: "
+		"unreadable], %llu us without a native user stack\n",
+		minor, (unsigned long long)sleep_us, (unsigned long long)unreadable,
+		(unsigned long long)missed);
+	/* The case at hand: some waits lost their native stack. */
+	ck_assert_msg(missed > 0, "no native user stack was lost with 16 slots");
+	if (sleep_us < 500000)
+		pyt_fail(fails, sizeof(fails), "waits_in_sleep %llu us of a 1 s run\n",
+			 (unsigned long long)sleep_us);
+	if (unreadable > 100000)
+		pyt_fail(fails, sizeof(fails), "%llu us under [python: unreadable]\n",
+			 (unsigned long long)unreadable);
+	ck_assert_msg(!fails[0], "%s", fails);
+}
+END_TEST
+
 Suite *pyoffcpu_suite(void)
 {
 	Suite *s = suite_create("pyoffcpu");
@@ -147,6 +188,7 @@ Suite *pyoffcpu_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_checked_fixture(tc, pyt_setup, pyt_teardown);
 	tcase_add_loop_test(tc, waits_show_their_python_function, 0, 4);
+	tcase_add_test(tc, python_frames_survive_a_lost_native_stack);
 	suite_add_tcase(s, tc);
 	return s;
 }

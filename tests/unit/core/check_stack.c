@@ -4,6 +4,7 @@
  * (core/agg/stack.c): where a stack ends, return addresses in no executable
  * mapping, frame-pointer loops at the depth limit.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -202,6 +203,49 @@ START_TEST(counts_of_a_window_pick_the_image_by_address)
 }
 END_TEST
 
+/*
+ * A kernel-summed off-CPU interval whose native user stack was lost (its
+ * stack map's slot held another stack) but whose Python frames the walk
+ * read: they keep the process's image, which names them (the kernel
+ * matrix's 5.4 printed a sleeping thread's 3.2 s as "[python: unreadable]").
+ */
+START_TEST(interpreted_frames_without_a_user_stack_keep_their_image)
+{
+	struct pipeline_config pc = { .user_stacks = true, .kernel_stacks = true };
+	struct interp_frame py[] = { { .code = 0x7000, .lasti = 4, .ident = 1 },
+				     { .code = 0x8000, .lasti = 8, .ident = 2 } };
+	struct sample s = { .pid = 3000003, .tid = 3000004, .comm = "python3", .nr_user = 0,
+			    .user_err = -EEXIST, .interp_frames = py, .nr_interp = 2,
+			    .kind = WEIGHT_OFFCPU_NS, .weight = 1000 };
+	struct agg_entry *e;
+	struct pipeline p;
+	size_t id, n = 0;
+
+	ck_assert_int_eq(pipeline__init(&p, &pc), 0);
+	ck_assert_int_eq(proctrack__exec(p.procs, s.pid, "python3", 0), 0);
+	ck_assert_int_eq(proctrack__mmap(p.procs, s.pid, &as.maps[0]), 0);
+	pipeline__set_window(&p, 1, 2);
+	ck_assert_int_eq(pipeline__add(&p, &s), 0);
+	agg__for_each(&p.agg, id, e) {
+		n++;
+		ck_assert_uint_eq(e->raw->nr_user, 0);
+		ck_assert_uint_eq(e->raw->nr_interp, 2);
+		ck_assert_ptr_eq(e->raw->as, proctrack__addr_space(p.procs, s.pid));
+	}
+	ck_assert_uint_eq(n, 1);
+	/* Without interpreted frames such a stack has no image: nothing to name by it. */
+	s.nr_interp = 0;
+	s.interp_frames = NULL;
+	s.tid = 3000005;
+	agg__fini(&p.agg);
+	agg__init(&p.agg);
+	ck_assert_int_eq(pipeline__add(&p, &s), 0);
+	agg__for_each(&p.agg, id, e)
+		ck_assert_ptr_null(e->raw->as);
+	pipeline__fini(&p);
+}
+END_TEST
+
 Suite *stack_suite(void)
 {
 	Suite *s = suite_create("stack");
@@ -214,6 +258,7 @@ Suite *stack_suite(void)
 	tcase_add_test(tc, the_pipeline_applies_them);
 	tcase_add_test(tc, a_stack_of_the_image_before_an_exec_resolves_there);
 	tcase_add_test(tc, counts_of_a_window_pick_the_image_by_address);
+	tcase_add_test(tc, interpreted_frames_without_a_user_stack_keep_their_image);
 	suite_add_tcase(s, tc);
 	return s;
 }
