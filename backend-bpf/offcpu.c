@@ -13,6 +13,7 @@
 #include "backend-bpf/countmap.h"
 #include "backend-bpf/idmaps.h"
 #include "backend-bpf/interruptible.h"
+#include "backend-bpf/load.h"
 #include "backend-bpf/nsids.h"
 #include "backend-bpf/python.h"
 #include "backend-bpf/stacks.h"
@@ -94,6 +95,8 @@ static struct offcpu_bpf *load(const struct backend_config *c, unsigned int nr_i
 	if (!skel)
 		return NULL;
 	bpf_map__set_max_entries(skel->maps.stacks, sums ? c->stack_storage_size : 1);
+	bpf_map__set_max_entries(skel->maps.overflow,
+				 sums ? bpf_load__overflow_size(c->stack_storage_size) : 1);
 	bpf_map__set_max_entries(skel->maps.counts0, sums ? c->hash_storage_size : 1);
 	bpf_map__set_max_entries(skel->maps.counts1, sums ? c->hash_storage_size : 1);
 	bpf_map__set_max_entries(skel->maps.start, sums ? START_ENTRIES : 1);
@@ -377,6 +380,7 @@ int bpf_offcpu__open(struct bpf_offcpu **out, const struct backend_config *cfg,
 	if (o->names)
 		nsid_names__set_keep(o->names, switched_out, o);
 	stack_cache__init(&o->stacks, bpf_map__fd(o->skel->maps.stacks));
+	stack_cache__set_overflow(&o->stacks, bpf_map__fd(o->skel->maps.overflow));
 	set_config(o, &layout);
 	o->config.child_pid_off = child_off;
 	if (o->sums)
@@ -428,9 +432,10 @@ int bpf_offcpu__open(struct bpf_offcpu **out, const struct backend_config *cfg,
 			"sched:sched_process_fork\n");
 	}
 	if (o->sums)
-		pr_info("bpf: off-CPU program on sched:sched_switch; maps: %u stacks, 2 x %u sums, "
-			"%d threads off-CPU at once\n",
-			cfg->stack_storage_size, cfg->hash_storage_size, START_ENTRIES);
+		pr_info("bpf: off-CPU program on sched:sched_switch; maps: %u stacks (+ %u for "
+			"collisions), 2 x %u sums, %d threads off-CPU at once\n",
+			cfg->stack_storage_size, bpf_load__overflow_size(cfg->stack_storage_size),
+			cfg->hash_storage_size, START_ENTRIES);
 	*out = o;
 	return 0;
 
@@ -663,6 +668,7 @@ void bpf_offcpu__stats(const struct bpf_offcpu *o, struct backend_stats *st)
 	st->offcpu_missed_switch_in = o->missed + stat(o, OFFCPU_STAT_MISSED_UNKEYED);
 	st->offcpu_still_off = o->still_off;
 	st->offcpu_unreported_in += stat(o, OFFCPU_STAT_UNREPORTED_IN);
+	st->stack_overflows += stat(o, OFFCPU_STAT_STACK_OVERFLOWED);
 	st->pidns_unnamed += o->names ? nsid_names__unnamed(o->names) : 0;
 	st->hash_full |= full > 0;
 	st->drains += o->drains;

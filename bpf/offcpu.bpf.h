@@ -37,6 +37,18 @@ struct {
 	__uint(value_size, PROFILE_MAX_STACK_DEPTH * sizeof(__u64));
 } stacks SEC(".maps");
 
+/*
+ * Stacks whose bucket in stacks held another (-EEXIST): a stack map keeps
+ * one stack a bucket, so a few hundred stacks in 16,384 buckets collide
+ * more often than not. Sized by the loader (an eighth of stacks).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(max_entries, 2048);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, PROFILE_MAX_STACK_DEPTH * sizeof(__u64));
+} overflow SEC(".maps");
+
 /* Threads switched out, by tid. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -95,6 +107,20 @@ static __always_inline __s32 stack_id(__s32 id)
 	else if (id == -ENOMEM)
 		stat_inc(OFFCPU_STAT_STACK_FULL);
 	return id;
+}
+
+/* The current task's stack (flags: bpf_get_stackid's) in stacks, else in overflow. */
+static __always_inline __s32 offcpu_stack(void *ctx, __u64 flags)
+{
+	__s32 id = bpf_get_stackid(ctx, &stacks, flags);
+
+	if (id == -EEXIST) {
+		stat_inc(OFFCPU_STAT_STACK_OVERFLOWED);
+		id = bpf_get_stackid(ctx, &overflow, flags);
+		if (id >= 0)
+			return id | PROFILE_STACK_OVERFLOW;
+	}
+	return stack_id(id);
 }
 
 /*
@@ -308,19 +334,19 @@ static __always_inline __u32 switch_out(void *ctx, struct offcpu_config *cfg, __
 	 */
 	if (cfg->flags & (OFFCPU_CFG_USER_STACK | OFFCPU_CFG_USER_THREADS |
 			  OFFCPU_CFG_KERNEL_THREADS)) {
-		__s32 uid = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK);
+		__s32 uid = offcpu_stack(ctx, BPF_F_USER_STACK);
 
 		if ((cfg->flags & OFFCPU_CFG_USER_THREADS) && uid == -EFAULT)
 			return 0;
 		if ((cfg->flags & OFFCPU_CFG_KERNEL_THREADS) && uid != -EFAULT)
 			return 0;
 		if (cfg->flags & OFFCPU_CFG_USER_STACK)
-			st.user_stack_id = stack_id(uid);
+			st.user_stack_id = uid;
 	}
 	if (cfg->flags & OFFCPU_CFG_KERNEL_STACK) {
 		__u64 skip = cfg->kernel_skip & BPF_F_SKIP_FIELD_MASK;
 
-		st.kernel_stack_id = stack_id(bpf_get_stackid(ctx, &stacks, skip));
+		st.kernel_stack_id = offcpu_stack(ctx, skip);
 	}
 	bpf_get_current_comm(&st.comm, sizeof(st.comm));
 	/* tid's entry, if any, was dropped above: a failure is a full map. */

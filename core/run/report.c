@@ -232,6 +232,11 @@ static void print_warnings(const struct run *r, const struct profile *prof,
 	if (st->offcpu_still_off)
 		pr_info("%" PRIu64 " threads were still switched out at the end: counted up to it\n",
 			st->offcpu_still_off);
+	/* The on-CPU programs say it in their stack maps' line (stack_storage_size set). */
+	if (st->stack_overflows && !st->stack_storage_size)
+		pr_info("%" PRIu64 " stack walks collided in the stack map and were tried in its "
+			"overflow map (what collided there too is counted as lost)\n",
+			st->stack_overflows);
 	if (r->unwinder)
 		unwinder__report(r->unwinder);
 	symbolizer__report_problems(r->sym);
