@@ -196,7 +196,12 @@ static void set_source(struct resolver *r, struct profile_frame *f, const struct
 {
 	f->file = resolver__intern(r, src->file);
 	f->line = src->line;
-	f->func_file = resolver__intern(r, src->decl_file);
+	/*
+	 * Code with no function DIE (assembly: glibc's string functions) has
+	 * no declaration: its function is named where its lines are, as
+	 * addr2line does (pprof's Function.filename was empty for it).
+	 */
+	f->func_file = resolver__intern(r, src->decl_file ? src->decl_file : src->file);
 	f->func_line = src->decl_line;
 }
 
