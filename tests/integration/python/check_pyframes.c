@@ -64,6 +64,9 @@ static const char *const own_files[] = { "inturn.py",   "truth.py",   "deep.py",
  * perf backend reads a frame chain while the program runs on: a read can be
  * torn), two misses allowed.
  */
+/* Samples under a caller below which one of its callees may have none (check_stack). */
+#define FEW_CALLER_SAMPLES 50
+
 static bool stack_bad(const struct pyt_match *m)
 {
 	return !m->exact || (m->candidates - m->exact > 2 && m->exact * 10 < m->candidates * 9);
@@ -78,13 +81,26 @@ static void check_stack(const char *tag, const struct pyt_stack *t, bool bpf, ch
 			size_t len)
 {
 	struct pyt_match m, k;
-	char what[160];
+	uint64_t under;
+	char what[192];
 
 	pyt_match(pyt_r.out, t, &m);
-	snprintf(what, sizeof(what), "%s: %s, %zu frames: %llu of %llu stacks exact", tag, t->label,
-		 t->nr, (unsigned long long)m.exact, (unsigned long long)m.candidates);
+	under = pyt_caller_samples(pyt_r.out, t);
+	snprintf(what, sizeof(what),
+		 "%s: %s, %zu frames: %llu of %llu stacks exact (%llu under its caller)", tag,
+		 t->label, t->nr, (unsigned long long)m.exact,
+		 (unsigned long long)m.candidates, (unsigned long long)under);
 	fprintf(stderr, "pyframes: %s\n", what);
 	if (!stack_bad(&m))
+		return;
+	/*
+	 * No sample at all of a function whose caller, in its thread, was
+	 * sampled only a few times: app.py's worker lives 0.4 s and waits for
+	 * the GIL between its parses (CI, 3.6 on perf: 10 samples under its
+	 * handle_request, all in compress_block). Where the caller had samples
+	 * enough, none in the function is a failure.
+	 */
+	if (!m.candidates && under < FEW_CALLER_SAMPLES)
 		return;
 	if (bpf) {
 		pyt_match_tolerant(pyt_r.out, t, PYT_BUG4, &k);

@@ -461,6 +461,28 @@ uint64_t pyt_python_samples(const char *folded)
 	return sum;
 }
 
+uint64_t pyt_caller_samples(const char *folded, const struct pyt_stack *t)
+{
+	const struct pyt_frame *caller = t->nr >= 2 ? &t->frames[t->nr - 2] : NULL;
+	struct line l = { 0 };
+	uint64_t sum = 0;
+
+	for (const char *s = next_line(folded, &l); s; s = next_line(s, &l)) {
+		bool root = false, under = !caller;
+
+		if (!t->nr || innermost(&l) < 0)
+			continue;
+		for (size_t i = 1; i < l.nr && !(root && under); i++) {
+			root = root || frame_of(&l, i, &t->frames[0], 0);
+			under = under || (root && frame_of(&l, i, caller, 0));
+		}
+		if (root && under)
+			sum += l.count;
+	}
+	line_free(&l);
+	return sum;
+}
+
 uint64_t pyt_innermost(const char *folded, const char *prefix)
 {
 	struct line l = { 0 };

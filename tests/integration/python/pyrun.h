@@ -166,6 +166,11 @@ bool pyt_has_line(const char *f, size_t len);
 uint64_t pyt_lineless(const char *folded, const char *const *files, char *examples, size_t len);
 /* Sum of the counts of folded lines with at least one Python frame. */
 uint64_t pyt_python_samples(const char *folded);
+/*
+ * Sum of the counts of folded lines with Python frames from t's root frame
+ * through the caller of its leaf (any leaf under that caller, in that thread).
+ */
+uint64_t pyt_caller_samples(const char *folded, const struct pyt_stack *t);
 /* Sum of the counts of folded lines whose innermost Python frame starts with prefix. */
 uint64_t pyt_innermost(const char *folded, const char *prefix);
 
