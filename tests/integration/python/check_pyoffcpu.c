@@ -108,8 +108,8 @@ START_TEST(waits_show_their_python_function)
 	 * the bpf backend, a wait under main's frame and "[python: unreadable]",
 	 * or without Python frames, instead is bug 5's: the time without them
 	 * less what the other two threads' waits lack (their first second).
-	 * The perf backend showed it once in CI (3.12: the whole wait under
-	 * "[python: unreadable]", 1 run of 5): known as bug 5 there too.
+	 * The perf backend's whole wait under "[python: unreadable]" is bug 9
+	 * (pyrun.h).
 	 */
 	join = pyt_at_least(minor, 3, 11) ? ";main (blocked.py:34);Thread.join (threading.py:"
 					  : ";main (blocked.py:34);join (threading.py:";
@@ -123,7 +123,7 @@ START_TEST(waits_show_their_python_function)
 		tag, (unsigned long long)waited, join, (unsigned long long)unreadable,
 		(unsigned long long)bare);
 	if (waited < RUN_US * 3 / 4 && waited + unreadable + bare >= RUN_US * 3 / 4)
-		pyt_known(fails, sizeof(fails), 1u << 5,
+		pyt_known(fails, sizeof(fails), bpf || unreadable < RUN_US / 2 ? 1u << 5 : 1u << 9,
 			  "%s main: %llu us at %s, %llu us under main (blocked.py:34);[python: "
 			  "unreadable], %llu us without Python frames, of a %llu us run",
 			  tag, (unsigned long long)waited, join, (unsigned long long)unreadable,

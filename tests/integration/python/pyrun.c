@@ -527,6 +527,8 @@ static bool bug_known(unsigned int bug)
 		return PYT_KNOWN_BUG8_BRIEF_THREAD;
 	case 5:
 		return PYT_KNOWN_BUG5_OFFCPU_EARLY;
+	case 9:
+		return PYT_KNOWN_BUG9_PERF_JOIN_UNREADABLE;
 	}
 	return false;
 }
@@ -537,7 +539,7 @@ void pyt_known(char *fails, size_t len, unsigned int bugs, const char *fmt, ...)
 	bool known = bugs != 0;
 	va_list ap;
 
-	for (unsigned int b = 2; b <= 5; b++) {
+	for (unsigned int b = 2; b <= 9; b++) {
 		size_t n = strlen(which);
 
 		if (!(bugs & (1u << b)))

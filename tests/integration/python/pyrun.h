@@ -127,12 +127,18 @@ void pyt_match(const char *folded, const struct pyt_stack *t, struct pyt_match *
  *    may never be known to the walk: its stacks never seen, -v saying
  *    "their thread was not known yet" (fixed: the walk notes the thread,
  *    the run reads it within 5 ms).
+ * 9: offcputime on the perf backend: blocked.py's main, in Thread.join from
+ *    its threads' start, waits the whole run under main;"[python:
+ *    unreadable]": its frames are read once, at the switch-out, and that
+ *    read failed past main (CI: 3.12, 1 run of 5 in session 39, 1 of 2 in
+ *    session 40; not seen by hand). Not understood yet.
  */
 #define PYT_KNOWN_BUG8_BRIEF_THREAD false
 #define PYT_KNOWN_BUG6_PERF_FRAMES false
 #define PYT_KNOWN_BUG7_APP_SHARES true
 #define PYT_KNOWN_BUG4_UNNAMED false
 #define PYT_KNOWN_BUG5_OFFCPU_EARLY false
+#define PYT_KNOWN_BUG9_PERF_JOIN_UNREADABLE true
 /* What pyt_match_tolerant lets by: the marks of bug 4 (as bit 1u << 4). */
 #define PYT_BUG4 (1u << 4)
 
