@@ -118,11 +118,11 @@ void pyt_match(const char *folded, const struct pyt_stack *t, struct pyt_match *
  *    the reader thread at its first samples, not a second later; a walk
  *    that raced its thread read again; its failures are plain now);
  * 7: pyshares' app.py: its worker's parse over the truth, on both backends
- *    alike (7 runs at c9b8217, quiet machine: bpf 1.6-3.1 points over,
- *    at most 2 allowed; perf 1.7-4.5, within its 5), so not one
- *    backend's reads; the cause is not found yet (a beat of 499 Hz with
- *    the two threads' GIL hand-offs is a guess); shares.py stays within
- *    0.1 point on both.
+ *    (7 runs at c9b8217, quiet machine: bpf 1.6-3.1 points over, at most
+ *    2 allowed; perf 1.7-4.5, within its 5; an eighth run at e539319: perf
+ *    12.6 over), so not one backend's reads alone; the cause is not found
+ *    yet (a beat of the rate with the two threads' GIL hand-offs is a
+ *    guess); shares.py stays within 0.1 point on both.
  * 8: pyframes: a thread that lives under half a second (app.py's worker)
  *    may never be known to the walk: its stacks never seen, -v saying
  *    "their thread was not known yet" (fixed: the walk notes the thread,
