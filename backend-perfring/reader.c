@@ -378,9 +378,10 @@ static void *reader_main(void *arg)
 		 * looked at every millisecond read them 0-1 ms after it: 12% of
 		 * the samples of a program running three functions in turns of
 		 * 2-5 ms got another function's frames), and on a timer while
-		 * none is or none of theirs was read for INTERP_HOT_NS. The timeout bounds how long a stop waits. With nowhere
-		 * to put records (pending full and the spill file refused), only
-		 * the timeout: nothing is read until the main thread takes some.
+		 * none is or none of theirs was read for INTERP_HOT_NS. The
+		 * timeout bounds how long a stop waits. With nowhere to put
+		 * records (pending full and the spill file refused), only the
+		 * timeout: nothing is read until the main thread takes some.
 		 */
 		if (rs->wake_each_sample &&
 		    !(rs->interp_early && ir && mono_ns() - rd->interp_seen_ns < INTERP_HOT_NS &&

@@ -129,7 +129,7 @@ enum offcpu_stat {
 	OFFCPU_STAT_START_FULL,		/* switch-outs dropped: start map full */
 	OFFCPU_STAT_COUNT_FULL,		/* intervals dropped: count map full */
 	OFFCPU_STAT_BAD_DELTA,		/* intervals dropped: switch-in not after switch-out */
-	OFFCPU_STAT_STACK_COLLISION,	/* a stack not stored: its buckets in both maps held others */
+	OFFCPU_STAT_STACK_COLLISION,	/* a stack not stored: both maps' buckets held others */
 	OFFCPU_STAT_STACK_FULL,		/* a stack not stored: stack map full (-ENOMEM) */
 	OFFCPU_STAT_BAD_CTX,		/* runs ignored: fields unreadable, prev_pid not current */
 	OFFCPU_STAT_MISSED_SWITCH_IN,	/* intervals dropped: the program did not see their end */

@@ -168,7 +168,7 @@ START_TEST(python_frames_survive_a_lost_native_stack)
 		"unreadable], %llu us without a native user stack\n",
 		minor, (unsigned long long)sleep_us, (unsigned long long)unreadable,
 		(unsigned long long)missed);
-	/* The case at hand: some waits lost their native stack, after the overflow map (2 slots). */
+	/* The case at hand: waits that lost their native stack, past the overflow map (2 slots). */
 	ck_assert_msg(missed > 0, "no native user stack was lost with 16 slots");
 	ck_assert_msg(strstr(pyt_r.err, "collided in the stack map and were tried in its overflow"),
 		      "-v did not count the collisions: %.2000s", pyt_r.err);
