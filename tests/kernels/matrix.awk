@@ -86,6 +86,7 @@ END {
 				} else {
 					cell = "**WRONG** [" note(d) "]"
 					bad = 1
+					failed[++nfailed] = k " | " name " | WRONG: " d
 				}
 			} else if (s == "crash") {
 				cell = "**crash** [" note(d) "]"
@@ -102,8 +103,10 @@ END {
 	printf "\n"
 	for (i = 1; i <= nk; i++) {
 		k = kernels[i]
-		if (!(k in done))
+		if (!(k in done)) {
 			bad = 1
+			failed[++nfailed] = k " | did not finish (its boot: " boot[k] ")"
+		}
 		i_k = info[k]
 		sub("^" k " ", "", i_k)
 		printf "- %s: %s; auto chose %s after %s s%s; run %s%s\n", k, i_k, \
@@ -120,5 +123,8 @@ END {
 		(jobs > 1 ? sprintf(", %d guests at once", jobs) : ""), total_secs
 	for (n = 1; n <= nnotes; n++)
 		printf "%d. %s\n", n, esc(notes[n])
+	# Last, where the tail of a CI log shows them: what failed the matrix.
+	for (n = 1; n <= nfailed; n++)
+		printf "%scheck-kernels: failed: %s\n", (n == 1 ? "\n" : ""), failed[n]
 	exit bad
 }
