@@ -362,6 +362,13 @@ int perf_offcpu__sample(struct perf_offcpu *o, const struct perf_event_header *h
 	/* Blocked, the thread's Python stack stays as it was until it runs again. */
 	s.read_interp = o->cfg->interp;
 	pipeline__interp_now(o->pipeline, &s, interp);
+	/*
+	 * Named now, while the thread waits: its wait is counted at its end,
+	 * which may be its process's, and named at the tick after, too late
+	 * (a script's last wait under "[python: unreadable]").
+	 */
+	if (s.interp_frames && s.nr_interp)
+		pipeline__interp_name_now(o->pipeline, s.pid, s.interp_frames, s.nr_interp);
 	return switch_out(o, &s, ds.id.time);
 }
 

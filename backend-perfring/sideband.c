@@ -17,7 +17,9 @@ static int handle_mmap(struct ring_set *rs, const struct perf_event_header *hdr)
 {
 	struct decoded_mmap mm;
 	struct build_id bid = { 0 };
+	struct mapping m;
 	uint64_t dev = 0;
+	int err;
 
 	if (decode__mmap(hdr, rs->sample_type, rs->sample_id_all, &mm)) {
 		rs->bad_records++;
@@ -42,15 +44,14 @@ static int handle_mmap(struct ring_set *rs, const struct perf_event_header *hdr)
 	/* The kernel read it from the very file mapped: the tracker checks files against it. */
 	bid.size = mm.build_id_size;
 	memcpy(bid.data, mm.build_id, mm.build_id_size);
-	return proctrack__mmap_build_id(rs->pipeline->procs, mm.pid,
-					&(struct mapping){ .start = mm.addr,
-							   .end = mm.addr + mm.len,
-							   .pgoff = mm.pgoff,
-							   .dev = dev,
-							   .ino = mm.ino,
-							   .exec = mm.exec,
-							   .path = (char *)mm.filename },
-					&bid);
+	m = (struct mapping){ .start = mm.addr, .end = mm.addr + mm.len, .pgoff = mm.pgoff,
+			      .dev = dev, .ino = mm.ino, .exec = mm.exec,
+			      .path = (char *)mm.filename };
+	err = proctrack__mmap_build_id(rs->pipeline->procs, mm.pid, &m, &bid);
+	/* An interpreter's file mapped: its process is looked for from now, not at its samples. */
+	if (!err)
+		pipeline__interp_mapped(rs->pipeline, mm.pid, &m);
+	return err;
 }
 
 /* When a side-band record was written (its sample_id), 0 if it does not say. */

@@ -399,6 +399,12 @@ void pipeline__interp_name_now(struct pipeline *p, pid_t pid, const struct inter
 		p->interp.name_now(p->interp.ctx, as, frames, nr);
 }
 
+void pipeline__interp_mapped(struct pipeline *p, pid_t pid, const struct mapping *m)
+{
+	if (p->interp.mapped && m->exec && m->path)
+		p->interp.mapped(p->interp.ctx, pid, m->path);
+}
+
 /* The interpreter's part of s, its image as known: looked for, read now if s asks. */
 static void interp_part(struct pipeline *p, struct sample *s, const struct addr_space *as,
 			struct interp_frame *buf)

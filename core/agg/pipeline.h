@@ -51,6 +51,8 @@ struct pipeline_interp {
 	/* Name frames now, for samples of them to come after the process may be gone. */
 	void (*name_now)(void *ctx, const struct addr_space *as, const struct interp_frame *frames,
 			 unsigned int nr);
+	/* pid mapped the executable file path (side-band): an interpreter starting, maybe. */
+	void (*mapped)(void *ctx, pid_t pid, const char *path);
 };
 
 struct pipeline {
@@ -107,6 +109,9 @@ void pipeline__interp_unknown_thread(struct pipeline *p, pid_t pid);
  */
 void pipeline__interp_name_now(struct pipeline *p, pid_t pid, const struct interp_frame *frames,
 			       unsigned int nr);
+
+/* The side-band's executable mapping m of pid, told to the interpreters' finder. */
+void pipeline__interp_mapped(struct pipeline *p, pid_t pid, const struct mapping *m);
 
 /*
  * Samples that carry no time were taken between t0 and t1 (side-band clock):

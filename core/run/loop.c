@@ -130,9 +130,11 @@ int run__sample_loop(struct run *r)
 	for (;;) {
 		/*
 		 * A launched Python command is found at its exec, before its
-		 * threads block: the first second looks at it often.
+		 * threads block: the first second looks at it often, as at
+		 * any process that has just mapped an interpreter's file.
 		 */
-		int timeout = r->python && r->launched && mono_ms() - start < 1000
+		int timeout = r->python && ((r->launched && mono_ms() - start < 1000) ||
+					    run_python__watching(r->python))
 				      ? PYTHON_START_INTERVAL_MS
 				      : DRAIN_INTERVAL_MS;
 

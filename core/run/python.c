@@ -19,6 +19,7 @@
 #include "core/model/interp_merge.h"
 #include "core/model/resolve.h"
 #include "core/run/python_early.h"
+#include "core/run/python_watch.h"
 #include "interp/python/registry.h"
 
 /* Threads come and go: each process's list is read again this often. */
@@ -36,6 +37,7 @@ struct run_python {
 	int64_t next_scan;
 	struct pipeline *pl;
 	pid_t child;			/* a launched command, or -1 */
+	struct python_watch watch;	/* processes that mapped an interpreter's file */
 	struct interp_proc *procs;	/* what the backend was told */
 	struct interp_thread *threads;
 	size_t cap_procs, cap_threads;
@@ -129,12 +131,27 @@ static void name_now(void *ctx, const struct addr_space *as, const struct interp
 	struct py_process *p = py_registry__find(rp->reg, as);
 	struct py_code_info ci;
 
+	bool begun = false;
+
 	if (!p || p->gone)
 		return;
-	begin(rp, as);
-	for (unsigned int i = 0; i < nr; i++)
-		if (!py_process__is_shim(p, &frames[i]))
-			py_process__name(p, &frames[i], &ci);
+	/* Those named already cost no read: the perf backend asks at every switch-out. */
+	for (unsigned int i = 0; i < nr; i++) {
+		if (py_process__is_shim(p, &frames[i]) || py_process__named(p, &frames[i]))
+			continue;
+		if (!begun)
+			begin(rp, as);
+		begun = true;
+		py_process__name(p, &frames[i], &ci);
+	}
+}
+
+static void mapped(void *ctx, pid_t pid, const char *path)
+{
+	struct run_python *rp = ctx;
+
+	if (py_registry__interpreter_name(path))
+		python_watch__add(&rp->watch, pid, mono_ms());
 }
 
 static bool is_marker(void *ctx, const struct addr_space *as, const struct interp_frame *f)
@@ -201,7 +218,7 @@ struct run_python *run_python__new(struct pipeline *pl, struct resolver *res, bo
 	}
 	rp->raw = raw;
 	rp->full_paths = full_paths;
-	pipeline__set_interp(pl, &(struct pipeline_interp){ rp, saw_image, walk, name_now });
+	pipeline__set_interp(pl, &(struct pipeline_interp){ rp, saw_image, walk, name_now, mapped });
 	resolver__set_interp(res, &(struct interp_ops){ .ctx = rp,
 							.begin = begin,
 							.name = name,
@@ -277,17 +294,30 @@ static int tell_backend(struct run_python *rp)
 	return err;
 }
 
+/* Looks at pid's image as a sample of it would; whether that is done (found, or ended). */
+static bool look_at(void *ctx, pid_t pid)
+{
+	struct run_python *rp = ctx;
+	struct addr_space *as;
+
+	if (!rp->pl || !proctrack__knows(rp->pl->procs, pid))
+		return false;
+	as = proctrack__addr_space(rp->pl->procs, pid);
+	if (!as)
+		return false;
+	saw_image(rp, as, 0);
+	return py_registry__find(rp->reg, as) != NULL || as->end_time;
+}
+
 void run_python__tick(struct run_python *rp)
 {
 	int64_t now = mono_ms();
 
 	/* A launched command becomes Python at its exec: looked at every tick, not only at samples. */
-	if (rp->child > 0 && rp->pl && proctrack__knows(rp->pl->procs, rp->child)) {
-		struct addr_space *as = proctrack__addr_space(rp->pl->procs, rp->child);
-
-		if (as)
-			saw_image(rp, as, 0);
-	}
+	if (rp->child > 0)
+		look_at(rp, rp->child);
+	/* As are the processes that mapped an interpreter's file, for their first seconds. */
+	python_watch__sweep(&rp->watch, now, look_at, rp);
 	if (now >= rp->next_scan || rp->rescan) {
 		bool all = now >= rp->next_scan;
 
@@ -340,6 +370,11 @@ void run_python__scan(struct run_python *rp, struct pipeline *pl, pid_t child)
 	run_python__tick(rp);
 }
 
+bool run_python__watching(const struct run_python *rp)
+{
+	return python_watch__busy(&rp->watch);
+}
+
 const struct interp_reader *run_python__reader(struct run_python *rp)
 {
 	return python_early__reader(rp->early);
@@ -367,6 +402,10 @@ void run_python__report(const struct run_python *rp, const struct pipeline *pl,
 
 	py_registry__stats(rp->reg, &st);
 	resolver__interp_counts(res, &mc);
+	if (rp->watch.dropped)
+		pr_info("python: %llu processes that mapped an interpreter's file were looked for "
+			"only at their samples: %d were being looked for already\n",
+			(unsigned long long)rp->watch.dropped, PYTHON_WATCH_MAX);
 	if (!st.processes && !st.refused)
 		return;
 	pr_info("python: %zu processes, %llu samples with Python frames\n", st.processes,

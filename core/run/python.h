@@ -31,6 +31,8 @@ void run_python__tick(struct run_python *rp);
  * looked at every tick from now on.
  */
 void run_python__scan(struct run_python *rp, struct pipeline *pl, pid_t child);
+/* Whether processes that mapped an interpreter's file are being looked at (ticks come often). */
+bool run_python__watching(const struct run_python *rp);
 /* Its reads right after each sample, for a backend that can make them (the perf backend). */
 const struct interp_reader *run_python__reader(struct run_python *rp);
 /* Image as is freed: its Python process goes with it. */

@@ -298,6 +298,13 @@ static void drop(struct py_codes *c, struct code_entry *ce)
 	free(ce);
 }
 
+bool py_codes__has(const struct py_codes *c, uint64_t code, uint64_t ident)
+{
+	struct code_key key = { code & ~(c->pi.layout->code_tag_bits | PY_FRAME_ENTRY), ident };
+
+	return hashmap__find(&c->entries, &key) != NULL;
+}
+
 int py_codes__lookup(struct py_codes *c, uint64_t code, uint64_t ident, uint64_t lasti,
 		     struct py_code_info *info)
 {

@@ -297,6 +297,8 @@ void py_codes__free(struct py_codes *c);
 int py_codes__lookup(struct py_codes *c, uint64_t code, uint64_t ident, uint64_t lasti,
 		     struct py_code_info *info);
 /* Code objects cached, and bytes of names held. */
+/* Whether code, of identity ident, has an entry: named once, no memory read now. */
+bool py_codes__has(const struct py_codes *c, uint64_t code, uint64_t ident);
 size_t py_codes__count(const struct py_codes *c);
 size_t py_codes__name_bytes(const struct py_codes *c);
 

@@ -158,8 +158,7 @@ static void remove_live(struct py_registry *r, struct py_process *p)
 		}
 }
 
-/* Whether a file's base name looks like an interpreter: libpython*, python*. */
-static bool interpreter_name(const char *path)
+bool py_registry__interpreter_name(const char *path)
 {
 	const char *base = strrchr(path, '/');
 
@@ -266,7 +265,7 @@ static struct py_process *find_interpreter(struct py_registry *r, const struct a
 	for (size_t i = 0; i < as->nr_maps; i++) {
 		const struct mapping *m = &as->maps[i];
 
-		if (!m->exec || !mapping__is_file(m) || !interpreter_name(m->path))
+		if (!m->exec || !mapping__is_file(m) || !py_registry__interpreter_name(m->path))
 			continue;
 		if (detect_mapping(r, as, m, p) != 1)
 			continue;
@@ -470,6 +469,11 @@ int py_process__name(struct py_process *p, const struct interp_frame *f,
 		     struct py_code_info *out)
 {
 	return py_codes__lookup(p->codes, f->code & ~PY_FRAME_ENTRY, f->ident, f->lasti, out);
+}
+
+bool py_process__named(const struct py_process *p, const struct interp_frame *f)
+{
+	return f->ident && py_codes__has(p->codes, f->code & ~PY_FRAME_ENTRY, f->ident);
 }
 
 bool py_process__is_shim(const struct py_process *p, const struct interp_frame *f)

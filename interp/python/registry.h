@@ -66,6 +66,8 @@ void py_registry__free(struct py_registry *r);
  */
 struct py_process *py_registry__look(struct py_registry *r, const struct addr_space *as,
 				     bool *fresh);
+/* Whether a file's base name looks like an interpreter's: libpython*, python*. */
+bool py_registry__interpreter_name(const char *path);
 /* The Python process of image as, without looking; NULL when it has none. */
 struct py_process *py_registry__find(const struct py_registry *r, const struct addr_space *as);
 
@@ -104,6 +106,8 @@ unsigned int py_thread__walk(const struct py_layout *l, struct py_snap *snap, ui
 int py_process__name(struct py_process *p, const struct interp_frame *f,
 		     struct py_code_info *out);
 
+/* Whether f's code object, with the identity f was read with, is named already (no read). */
+bool py_process__named(const struct py_process *p, const struct interp_frame *f);
 /* Whether f is a shim frame (3.12+ owner >= 3): not a function, it marks a C call's entry. */
 bool py_process__is_shim(const struct py_process *p, const struct interp_frame *f);
 /*

@@ -5,9 +5,10 @@
  * on a lock the main thread holds, each recording its stack (truth.py).
  * Each wait shows the Python function that waits, at the line of the wait,
  * under the frames it recorded (exact, in order), for at least three
- * quarters of the run; and so does the main thread's wait in Thread.join. Both backends, on
- * the default interpreter (3.12, else the newest) and 3.8 (frame objects;
- * time.sleep waits in select there).
+ * quarters of the run; and so does the main thread's wait in Thread.join.
+ * Both backends, on the default interpreter (3.12, else the newest) and
+ * 3.8 (frame objects; time.sleep waits in select there). And waits.py,
+ * run by timeout: a Python child of the command, whose waits end with it.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -182,6 +183,59 @@ START_TEST(python_frames_survive_a_lost_native_stack)
 }
 END_TEST
 
+/*
+ * A script run by another command (timeout forks it: a child of the
+ * command, not the command) waits three times in turn, 0.25 s each, and
+ * exits at the end of the last. Each wait shows its function, exact, on
+ * both backends. On bpf the child was found at its first drained sums, a
+ * second in, so none of its waits had Python frames; on perf, the last
+ * wait, counted at its end, was named after the process had gone:
+ * "[python: unreadable]" (issue 35 bug 9).
+ */
+START_TEST(a_script_run_by_another_command_names_its_waits)
+{
+	static const char *const labels[] = { "first_wait", "second_wait", "last_wait" };
+	const char *be = _i ? "perf" : "bpf";
+	char py[512], truth[600], fails[1024] = "";
+	struct pyt_stack t[4];
+	const char *minor;
+	uint64_t unreadable;
+	int nr;
+
+	if (!pyt_default(py, sizeof(py), &minor))
+		return;
+	snprintf(truth, sizeof(truth), "%s/waits.truth", pyt_dir);
+	setenv("PROFILE_TRUTH", truth, 1);
+	run_ok(&pyt_r,
+	       (char *[]){ (char *)offcputime_bin(), "--verbose", "--backend", (char *)be, "-f",
+			   "-U", "--", "timeout", "30", py, (char *)pyt_workload("waits.py"), "0.75",
+			   NULL },
+	       60);
+	nr = pyt_read_truth(truth, t, 4);
+	ck_assert_msg(nr == 3, "%s %s: waits.py recorded %d stacks, not 3", minor, be, nr);
+	for (size_t i = 0; i < 3; i++) {
+		const struct pyt_stack *s = pyt_find(t, nr, labels[i]);
+		struct pyt_match m;
+
+		ck_assert_msg(s, "%s %s: no %s recorded", minor, be, labels[i]);
+		pyt_match(pyt_r.out, s, &m);
+		fprintf(stderr, "pyoffcpu: %s %s, a child of timeout: %s: %llu of %llu us exact\n",
+			minor, be, labels[i], (unsigned long long)m.exact,
+			(unsigned long long)m.candidates);
+		/* Each waits 250 ms: most of it with its frames, none with others. */
+		if (m.exact < 200000 || m.exact * 10 < m.candidates * 9)
+			pyt_fail(fails, sizeof(fails), "%s: %llu of %llu us exact, of a 250000 us wait\n",
+				 labels[i], (unsigned long long)m.exact,
+				 (unsigned long long)m.candidates);
+	}
+	unreadable = folded_count(pyt_r.out, "[python: unreadable]");
+	if (unreadable > 50000)
+		pyt_fail(fails, sizeof(fails), "%llu us under [python: unreadable]\n",
+			 (unsigned long long)unreadable);
+	ck_assert_msg(!fails[0], "%s %s:\n%s-v: %.1500s", minor, be, fails, pyt_r.err);
+}
+END_TEST
+
 Suite *pyoffcpu_suite(void)
 {
 	Suite *s = suite_create("pyoffcpu");
@@ -192,6 +246,7 @@ Suite *pyoffcpu_suite(void)
 	tcase_add_checked_fixture(tc, pyt_setup, pyt_teardown);
 	tcase_add_loop_test(tc, waits_show_their_python_function, 0, 4);
 	tcase_add_test(tc, python_frames_survive_a_lost_native_stack);
+	tcase_add_loop_test(tc, a_script_run_by_another_command_names_its_waits, 0, 2);
 	suite_add_tcase(s, tc);
 	return s;
 }
