@@ -86,7 +86,7 @@ START_TEST(waits_show_their_python_function)
 	snprintf(truth, sizeof(truth), "%s/blocked.truth", pyt_dir);
 	setenv("PROFILE_TRUTH", truth, 1);
 	run_ok(&pyt_r,
-	       (char *[]){ (char *)offcputime_bin(), "-v", "--backend", (char *)be, "-f", "-U",
+	       (char *[]){ (char *)offcputime_bin(), "--verbose", "--backend", (char *)be, "-f", "-U",
 			   "--", py, (char *)pyt_workload("blocked.py"), SECONDS, NULL },
 	       60);
 	nr = pyt_read_truth(truth, t, 4);
