@@ -130,7 +130,6 @@ static void name_now(void *ctx, const struct addr_space *as, const struct interp
 	struct run_python *rp = ctx;
 	struct py_process *p = py_registry__find(rp->reg, as);
 	struct py_code_info ci;
-
 	bool begun = false;
 
 	if (!p || p->gone)
