@@ -13,6 +13,7 @@
 #include "compat/host.h"
 #include "compat/perf_event.h"
 #include "compat/tracepoint.h"
+#include "core/lib/clock.h"
 #include "core/lib/hashmap.h"
 
 /* A thread switched out: when, and its stacks then. */
@@ -23,9 +24,14 @@ struct thread_off {
 	unsigned int nr_kernel, nr_user;
 	int kernel_err, user_err;
 	uint64_t ips[2 * MAX_STACK_DEPTH];	/* kernel leaf..root, then user leaf..root */
-	/* Its interpreter's frames (Python), read at the switch-out, while it is blocked. */
+	/*
+	 * Its interpreter's frames (Python), read when its switch-out record is
+	 * handled (the drain), at interp_read (CLOCK_MONOTONIC ns, as record
+	 * times): while it is blocked, unless its wait was shorter.
+	 */
 	unsigned int nr_interp;
 	uint32_t interp_status;
+	uint64_t interp_read;
 	struct interp_frame interp[MAX_INTERP_DEPTH];
 };
 
@@ -39,6 +45,8 @@ struct perf_offcpu {
 	struct hashmap last_in;		/* tid -> its latest switch-in time (as the value) */
 	uint64_t last_time;
 	uint64_t switches, missed_in, bad, reordered, still_off;
+	uint64_t interp_waits;		/* waits counted with Python frames */
+	uint64_t interp_late;		/* of those, over before their frames were read */
 	bool finished;
 	bool switch_records;		/* switch-ins (also) come as PERF_RECORD_SWITCH(_CPU_WIDE) */
 };
@@ -241,6 +249,9 @@ static int switch_in(struct perf_offcpu *o, pid_t tid, uint64_t time)
 		/* -m/-M in whole µs as bcc compares them; the time counted in ns. */
 		us = (time - t->time) / 1000;
 		if (us >= o->cfg->min_block_us && us <= o->cfg->max_block_us) {
+			/* Read after the thread ran again: where it went on to, maybe. */
+			o->interp_waits += t->nr_interp > 0;
+			o->interp_late += t->nr_interp && t->interp_read > time;
 			s = (struct sample){ .pid = t->pid, .tid = t->tid, .cpu = -1,
 					     .kernel_ips = t->ips, .nr_kernel = t->nr_kernel,
 					     .user_ips = t->ips + t->nr_kernel,
@@ -260,8 +271,11 @@ static int switch_in(struct perf_offcpu *o, pid_t tid, uint64_t time)
 	return err;
 }
 
-/* The thread switched out at time with the stacks of s (filters already passed). */
-static int switch_out(struct perf_offcpu *o, struct sample *s, uint64_t time)
+/*
+ * The thread switched out at time with the stacks of s (filters already
+ * passed), its interpreted frames read at interp_read.
+ */
+static int switch_out(struct perf_offcpu *o, struct sample *s, uint64_t time, uint64_t interp_read)
 {
 	struct thread_off *t = hashmap__find(&o->off, TID_KEY(s->tid));
 	uintptr_t in = (uintptr_t)hashmap__find(&o->last_in, TID_KEY(s->tid));
@@ -292,6 +306,7 @@ static int switch_out(struct perf_offcpu *o, struct sample *s, uint64_t time)
 	if (t->nr_interp > MAX_INTERP_DEPTH)
 		t->nr_interp = MAX_INTERP_DEPTH;
 	t->interp_status = s->interp_status;
+	t->interp_read = interp_read;
 	if (t->nr_interp)
 		memcpy(t->interp, s->interp_frames, t->nr_interp * sizeof(t->interp[0]));
 	return 0;
@@ -369,7 +384,7 @@ int perf_offcpu__sample(struct perf_offcpu *o, const struct perf_event_header *h
 	 */
 	if (s.interp_frames && s.nr_interp)
 		pipeline__interp_name_now(o->pipeline, s.pid, s.interp_frames, s.nr_interp);
-	return switch_out(o, &s, ds.id.time);
+	return switch_out(o, &s, ds.id.time, (uint64_t)mono_ns());
 }
 
 int perf_offcpu__switch(struct perf_offcpu *o, pid_t pid, pid_t tid, uint64_t time, bool out)
@@ -392,7 +407,7 @@ int perf_offcpu__switch(struct perf_offcpu *o, pid_t pid, pid_t tid, uint64_t ti
 	/* Stacks withheld (paranoid 2): each part a placeholder, with the reason. */
 	s.kernel_err = o->cfg->kernel_stacks ? -EACCES : 0;
 	s.user_err = o->cfg->user_stacks ? -EACCES : 0;
-	return switch_out(o, &s, time);
+	return switch_out(o, &s, time, 0);
 }
 
 int perf_offcpu__finish(struct perf_offcpu *o, uint64_t end)
@@ -438,4 +453,6 @@ void perf_offcpu__stats(const struct perf_offcpu *o, struct backend_stats *st)
 	st->offcpu_bad_intervals += o->bad + o->reordered;
 	st->offcpu_missed_switch_in += o->missed_in;
 	st->offcpu_still_off += o->still_off;
+	st->offcpu_interp_waits += o->interp_waits;
+	st->offcpu_interp_late += o->interp_late;
 }

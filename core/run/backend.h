@@ -126,6 +126,8 @@ struct backend_stats {
 	uint64_t offcpu_bad_intervals;	/* switch-in not after switch-out (clock, order) */
 	uint64_t offcpu_missed_switch_in;	/* the kernel emitted no event for a switch-in */
 	uint64_t offcpu_still_off;	/* threads switched out at the end, counted up to it */
+	uint64_t offcpu_interp_waits;	/* waits counted with Python frames read in user space */
+	uint64_t offcpu_interp_late;	/* of those, over before their frames were read */
 	/* Intervals whose switch-in no event reported, ended from the thread's CPU time. */
 	uint64_t offcpu_unreported_in;
 	/* --cgroup by the bpf backend's thread table: threads it had no room for (not sampled). */

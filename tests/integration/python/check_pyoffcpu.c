@@ -236,6 +236,59 @@ START_TEST(a_script_run_by_another_command_names_its_waits)
 }
 END_TEST
 
+/*
+ * Waits shorter than a drain (naps.py: 1 ms naps between 3 ms of spin).
+ * The bpf backend reads a wait's frames at its switch-out: the naps' time
+ * is under nap(). The perf backend reads them as it takes the switch-out
+ * record, at the drain, when most naps are over and the thread may be in
+ * spin(): it must say so in -v, with how many ("N of M off-CPU waits with
+ * Python frames were over before the frames were read").
+ */
+START_TEST(waits_shorter_than_a_drain_are_said_to_be_read_late)
+{
+	const char *be = _i ? "perf" : "bpf";
+	unsigned long long late = 0, waits = 0;
+	uint64_t in_nap, asleep;
+	const char *line;
+	const char *minor;
+	char py[512];
+
+	if (!pyt_default(py, sizeof(py), &minor))
+		return;
+	unsetenv("PROFILE_TRUTH");
+	run_ok(&pyt_r,
+	       (char *[]){ (char *)offcputime_bin(), "--verbose", "--backend", (char *)be, "-f",
+			   "-U", "--", py, (char *)pyt_workload("naps.py"), "1", NULL },
+	       60);
+	in_nap = folded_count(pyt_r.out, ";nap (naps.py:15);clock_nanosleep");
+	asleep = folded_count(pyt_r.out, ";clock_nanosleep");
+	line = strstr(pyt_r.err, " off-CPU waits with Python frames were over before");
+	while (line && line > pyt_r.err && line[-1] != '\n')
+		line--;
+	/* "offcputime: N of M off-CPU waits ...": the first "N of M" after a space. */
+	for (const char *p = line; p && *p && *p != '\n'; p++)
+		if (p[0] == ' ' && sscanf(p, " %llu of %llu off-CPU waits", &late, &waits) == 2)
+			break;
+	fprintf(stderr,
+		"pyoffcpu: %s %s, naps.py: %llu of %llu us asleep under nap(); -v: %llu of %llu "
+		"waits read late\n",
+		minor, be, (unsigned long long)in_nap, (unsigned long long)asleep, late, waits);
+	ck_assert_msg(asleep >= 100000, "%s: %llu us asleep in a 1 s run of 1 ms naps", be,
+		      (unsigned long long)asleep);
+	if (!_i) {
+		ck_assert_msg(!line, "bpf: -v says waits were read late");
+		ck_assert_msg(in_nap * 10 >= asleep * 9, "bpf: %llu of %llu us asleep under nap()",
+			      (unsigned long long)in_nap, (unsigned long long)asleep);
+		return;
+	}
+	/* About 250 naps, each over long before a drain reads it. */
+	ck_assert_msg(line, "perf: -v does not say the naps' frames were read late: %.1500s",
+		      pyt_r.err);
+	ck_assert_msg(waits >= 100 && late * 2 >= waits && late <= waits,
+		      "perf: %llu of %llu waits read late", late, waits);
+}
+END_TEST
+
 Suite *pyoffcpu_suite(void)
 {
 	Suite *s = suite_create("pyoffcpu");
@@ -247,6 +300,7 @@ Suite *pyoffcpu_suite(void)
 	tcase_add_loop_test(tc, waits_show_their_python_function, 0, 4);
 	tcase_add_test(tc, python_frames_survive_a_lost_native_stack);
 	tcase_add_loop_test(tc, a_script_run_by_another_command_names_its_waits, 0, 2);
+	tcase_add_loop_test(tc, waits_shorter_than_a_drain_are_said_to_be_read_late, 0, 2);
 	suite_add_tcase(s, tc);
 	return s;
 }
