@@ -384,7 +384,8 @@ int perf_offcpu__sample(struct perf_offcpu *o, const struct perf_event_header *h
 	 */
 	if (s.interp_frames && s.nr_interp)
 		pipeline__interp_name_now(o->pipeline, s.pid, s.interp_frames, s.nr_interp);
-	return switch_out(o, &s, ds.id.time, (uint64_t)mono_ns());
+	/* The clock only for a read that was made: not on every switch-out of the host. */
+	return switch_out(o, &s, ds.id.time, s.nr_interp ? (uint64_t)mono_ns() : 0);
 }
 
 int perf_offcpu__switch(struct perf_offcpu *o, pid_t pid, pid_t tid, uint64_t time, bool out)
