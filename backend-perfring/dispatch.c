@@ -148,11 +148,19 @@ void ring_set__read_interp_early(struct ring_set *rs)
 	rs->interp_early = rs->cfg && rs->cfg->interp && rs->cfg->interp_reader;
 }
 
+void ring_set__read_interp_at_each_sample(struct ring_set *rs)
+{
+	ring_set__read_interp_early(rs);
+	rs->wake_always = rs->interp_early && rs->wake_each_sample;
+}
+
 bool ring_set__sample_interp(const struct ring_set *rs, const struct interp_frame **frames,
-			     unsigned int *nr, uint32_t *status)
+			     unsigned int *nr, uint32_t *status, uint64_t *read_ns)
 {
 	if (!rs->cur_interp)
 		return false;
+	if (read_ns)
+		*read_ns = rs->cur_interp->read_ns;
 	*frames = rs->cur_interp->frames;
 	*nr = rs->cur_interp->nr;
 	*status = rs->cur_interp->status;

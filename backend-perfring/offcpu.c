@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "backend-perfring/decode.h"
+#include "backend-perfring/pywaits.h"
 #include "backend-perfring/ringsample.h"
 #include "compat/host.h"
 #include "compat/perf_event.h"
@@ -25,9 +26,10 @@ struct thread_off {
 	int kernel_err, user_err;
 	uint64_t ips[2 * MAX_STACK_DEPTH];	/* kernel leaf..root, then user leaf..root */
 	/*
-	 * Its interpreter's frames (Python), read when its switch-out record is
-	 * handled (the drain), at interp_read (CLOCK_MONOTONIC ns, as record
-	 * times): while it is blocked, unless its wait was shorter.
+	 * Its interpreter's frames (Python), read by the reader thread as it
+	 * copied its switch-out record, else when the drain handles it, at
+	 * interp_read (CLOCK_MONOTONIC ns, as record times): while it is
+	 * blocked, unless its wait was shorter.
 	 */
 	unsigned int nr_interp;
 	uint32_t interp_status;
@@ -49,6 +51,8 @@ struct perf_offcpu {
 	uint64_t interp_late;		/* of those, over before their frames were read */
 	bool finished;
 	bool switch_records;		/* switch-ins (also) come as PERF_RECORD_SWITCH(_CPU_WIDE) */
+	struct py_waits *py_waits;	/* Python frames read at the switch-outs, or NULL */
+	bool monotonic;			/* record times are CLOCK_MONOTONIC, as reads' */
 };
 
 static uint64_t value_hash(const void *key)
@@ -249,9 +253,19 @@ static int switch_in(struct perf_offcpu *o, pid_t tid, uint64_t time)
 		/* -m/-M in whole µs as bcc compares them; the time counted in ns. */
 		us = (time - t->time) / 1000;
 		if (us >= o->cfg->min_block_us && us <= o->cfg->max_block_us) {
-			/* Read after the thread ran again: where it went on to, maybe. */
+			/*
+			 * Read after the thread ran again: where it went on to,
+			 * maybe (the exec's own waits got the frames of the
+			 * script read at the drain). Shown without them.
+			 */
+			bool late = t->nr_interp && o->monotonic && t->interp_read > time;
+
 			o->interp_waits += t->nr_interp > 0;
-			o->interp_late += t->nr_interp && t->interp_read > time;
+			o->interp_late += late;
+			if (late) {
+				t->nr_interp = 0;
+				t->interp_status = INTERP_NONE;
+			}
 			s = (struct sample){ .pid = t->pid, .tid = t->tid, .cpu = -1,
 					     .kernel_ips = t->ips, .nr_kernel = t->nr_kernel,
 					     .user_ips = t->ips + t->nr_kernel,
@@ -325,8 +339,16 @@ static bool state_wanted(const struct perf_offcpu *o, uint64_t state)
 	return want == 0 ? state == 0 : (state & (uint64_t)want) != 0;
 }
 
-int perf_offcpu__sample(struct perf_offcpu *o, const struct perf_event_header *hdr)
+void perf_offcpu__use_py_waits(struct perf_offcpu *o, struct py_waits *w, bool monotonic)
 {
+	o->py_waits = w;
+	o->monotonic = monotonic;
+}
+
+int perf_offcpu__sample(struct perf_offcpu *o, const struct perf_event_header *hdr,
+			const struct offcpu_early_interp *early)
+{
+	uint64_t interp_read = 0;
 	uint64_t kernel[MAX_STACK_DEPTH], user[MAX_STACK_DEPTH], unwound[MAX_STACK_DEPTH];
 	struct interp_frame interp[MAX_INTERP_DEPTH];
 	struct decoded_sample ds;
@@ -374,8 +396,23 @@ int perf_offcpu__sample(struct perf_offcpu *o, const struct perf_event_header *h
 			pipeline__unwind_now(o->pipeline, &s, unwound);
 		}
 	}
-	/* Blocked, the thread's Python stack stays as it was until it runs again. */
+	/*
+	 * Blocked, the thread's Python stack stays as it was until it runs
+	 * again: read by the reader thread as it copied the record, else now
+	 * (at the drain, when a short wait may be over).
+	 */
 	s.read_interp = o->cfg->interp;
+	if (s.read_interp && early) {
+		s.interp_frames = early->frames;
+		s.nr_interp = early->nr;
+		s.interp_status = early->status;
+		s.read_interp = false;
+		interp_read = early->read_ns;
+	} else if (s.read_interp && py_waits__take(o->py_waits, s.tid, ds.id.time, interp,
+						   &s.nr_interp, &s.interp_status, &interp_read)) {
+		s.interp_frames = interp;
+		s.read_interp = false;
+	}
 	pipeline__interp_now(o->pipeline, &s, interp);
 	/*
 	 * Named now, while the thread waits: its wait is counted at its end,
@@ -385,7 +422,9 @@ int perf_offcpu__sample(struct perf_offcpu *o, const struct perf_event_header *h
 	if (s.interp_frames && s.nr_interp)
 		pipeline__interp_name_now(o->pipeline, s.pid, s.interp_frames, s.nr_interp);
 	/* The clock only for a read that was made: not on every switch-out of the host. */
-	return switch_out(o, &s, ds.id.time, s.nr_interp ? (uint64_t)mono_ns() : 0);
+	if (s.nr_interp && !interp_read)
+		interp_read = (uint64_t)mono_ns();
+	return switch_out(o, &s, ds.id.time, s.nr_interp ? interp_read : 0);
 }
 
 int perf_offcpu__switch(struct perf_offcpu *o, pid_t pid, pid_t tid, uint64_t time, bool out)

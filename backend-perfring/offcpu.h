@@ -29,6 +29,7 @@ enum offcpu_source {
 };
 
 struct perf_offcpu;
+struct py_waits;
 
 /*
  * Which source can run for cfg (target: a thread to try per-task events on,
@@ -47,8 +48,31 @@ int perf_offcpu__new(struct perf_offcpu **out, const struct backend_config *cfg,
 		     char *why, size_t len);
 void perf_offcpu__free(struct perf_offcpu *o);
 
-/* A ring sample of the source's events; -EBADMSG when malformed. */
-int perf_offcpu__sample(struct perf_offcpu *o, const struct perf_event_header *hdr);
+/*
+ * A switch-out's interpreted frames as the reader thread read them when it
+ * copied the record (microseconds after the switch, while the thread still
+ * waits), and when (CLOCK_MONOTONIC ns, 0 if unknown).
+ */
+struct offcpu_early_interp {
+	const struct interp_frame *frames;
+	unsigned int nr;
+	uint32_t status;
+	uint64_t read_ns;
+};
+
+/*
+ * Where the tracepoint's switch-outs of Python threads find their frames
+ * read at them (w may be NULL), and whether record times are
+ * CLOCK_MONOTONIC: then frames read after a wait ended are left out.
+ */
+void perf_offcpu__use_py_waits(struct perf_offcpu *o, struct py_waits *w, bool monotonic);
+
+/*
+ * A ring sample of the source's events; -EBADMSG when malformed. early:
+ * its frames read by the reader thread, or NULL (read now, where wanted).
+ */
+int perf_offcpu__sample(struct perf_offcpu *o, const struct perf_event_header *hdr,
+			const struct offcpu_early_interp *early);
 /* A PERF_RECORD_SWITCH of a task. */
 int perf_offcpu__switch(struct perf_offcpu *o, pid_t pid, pid_t tid, uint64_t time, bool out);
 /* Whether the events' switch records came (the kernel may lack them: before 4.3). */

@@ -16,6 +16,7 @@
 
 #include "backend-perfring/decode.h"
 #include "backend-perfring/offcpu.h"
+#include "backend-perfring/pywaits.h"
 #include "backend-perfring/probe.h"
 #include "backend-perfring/ringplan.h"
 #include "backend-perfring/ringsample.h"
@@ -39,6 +40,7 @@ struct backend {
 	struct pipeline *pipeline;
 	struct ring_set *rs;		/* cpu-clock samples (on-CPU) */
 	struct ring_set *off_rs;	/* switches (off-CPU) */
+	struct py_waits *py_waits;	/* Python threads' switch-outs (off-CPU), or NULL */
 	struct perf_offcpu *off;
 	struct withheld_time *withheld;	/* --wall without kernel samples: their time */
 	bool off_on_exec;		/* the off-CPU events enable themselves at exec */
@@ -80,7 +82,7 @@ static int feed(struct pipeline *p, uint64_t sample_type, uint64_t regs_user, bo
 	}
 	s.read_interp = read_interp;
 	if (read_interp && rs &&
-	    ring_set__sample_interp(rs, &s.interp_frames, &s.nr_interp, &s.interp_status))
+	    ring_set__sample_interp(rs, &s.interp_frames, &s.nr_interp, &s.interp_status, NULL))
 		s.read_interp = false;
 	*pid = s.pid;
 	*tid = s.tid;
@@ -184,7 +186,10 @@ out:
 static int offcpu_sample(void *ctx, const struct perf_event_header *hdr)
 {
 	struct backend *b = ctx;
-	int err = perf_offcpu__sample(b->off, hdr);
+	struct offcpu_early_interp early;
+	bool read = ring_set__sample_interp(b->off_rs, &early.frames, &early.nr, &early.status,
+					    &early.read_ns);
+	int err = perf_offcpu__sample(b->off, hdr, read ? &early : NULL);
 
 	if (err == -EBADMSG) {
 		ring_set__count_bad(b->off_rs);
@@ -228,6 +233,28 @@ static int count_withheld_time(struct backend *b, struct errmsg *errm)
 }
 
 /*
+ * An off-CPU wait's interpreted frames read at its switch-out, within
+ * microseconds, while the thread still waits; at the drain (up to 100 ms
+ * on) a wait shorter than that is over and the frames are wherever the
+ * thread has gone since. Per-task events wake the off-CPU reader at each
+ * switch-out, which reads them as it copies the record. The tracepoint on
+ * every CPU would wake it at every switch of the host: there a second set
+ * of events, filtered to the Python threads, does it (pywaits.h).
+ */
+static int early_interp(struct backend *b, enum offcpu_source source)
+{
+	int err;
+
+	if (!b->cfg->interp || !b->cfg->interp_reader || source == OFFCPU_SWITCHES_ONLY)
+		return 0;
+	if (source == OFFCPU_SWITCH_SAMPLES)
+		ring_set__read_interp_early(b->off_rs);
+	err = source == OFFCPU_TRACEPOINT ? py_waits__open(&b->py_waits, b->pipeline, b->cfg) : 0;
+	perf_offcpu__use_py_waits(b->off, b->py_waits, ring_set__monotonic(b->off_rs));
+	return err;
+}
+
+/*
  * The switch events of off-CPU time: the sched_switch tracepoint on every
  * CPU (a launched command's tree is kept by the pipeline: its switch-ins
  * happen in other tasks' context), or per-task context-switch events.
@@ -254,6 +281,15 @@ static int open_off_cpu(struct backend *b, pid_t target, struct errmsg *errm)
 	/* The side-band records come with the cpu-clock events when there are some. */
 	if (!c->on_cpu)
 		ring_set__track_tasks(&attr);
+	/*
+	 * Per-task events: a wait's interpreted frames read by the reader
+	 * thread at its switch-out (early_interp): woken at each, not at a
+	 * quarter-full ring.
+	 */
+	if (c->interp && c->interp_reader && source == OFFCPU_SWITCH_SAMPLES) {
+		attr.watermark = 0;
+		attr.wakeup_events = 1;
+	}
 	if (source == OFFCPU_TRACEPOINT && c->nr_cgroups) {
 		/* Switch-outs are sampled in the task's context, switch-ins recorded in its. */
 		err = ring_set__open_cgroups(&b->off_rs, "off-CPU", b->pipeline, c, &attr, pages,
@@ -274,6 +310,9 @@ static int open_off_cpu(struct backend *b, pid_t target, struct errmsg *errm)
 			errmsg__set(errm, "perf: no thread of the given processes is left");
 		free(tids);
 	}
+	if (err)
+		return err;
+	err = early_interp(b, source);
 	if (err)
 		return err;
 	ring_set__on_sample(b->off_rs, offcpu_sample, b);
@@ -403,6 +442,9 @@ static int perfring_start(struct backend *b, struct errmsg *err)
 	/* A launched command's events enable themselves at its exec. */
 	if (b->rs && !b->launched)
 		ret = ring_set__enable(b->rs, err);
+	/* Before the events whose switch-outs take their reads. */
+	if (!ret)
+		ret = py_waits__enable(b->py_waits, err);
 	if (!ret && b->off_rs && !b->off_on_exec)
 		ret = ring_set__enable(b->off_rs, err);
 	return ret;
@@ -418,8 +460,13 @@ static int perfring_drain(struct backend *b)
 	/* Mappings and comms first: they come with the first set. */
 	int err = b->rs ? ring_set__drain(b->rs) : 0;
 
+	/* The reads of Python threads' switch-outs before the switch-outs that take them. */
+	if (!err)
+		err = py_waits__drain(b->py_waits);
 	if (!err && b->off_rs)
 		err = ring_set__drain(b->off_rs);
+	if (!err && b->off)
+		py_waits__forget(b->py_waits, perf_offcpu__last_time(b->off));
 	/* At the end, threads still switched out (or in) are counted up to it. */
 	if (!err && b->off && b->stopped) {
 		uint64_t end = ring_set__monotonic(b->off_rs) ? b->stop_ns
@@ -440,6 +487,7 @@ static void perfring_stop(struct backend *b)
 		ring_set__disable(b->rs);
 	if (b->off_rs)
 		ring_set__disable(b->off_rs);
+	py_waits__disable(b->py_waits);
 }
 
 static void perfring_stats(const struct backend *b, struct backend_stats *st)
@@ -457,6 +505,7 @@ static void perfring_stats(const struct backend *b, struct backend_stats *st)
 					 (b->off_rs ? ring_set__maps_without_inode(b->off_rs) : 0);
 	ring_set__memory(b->rs, st);
 	ring_set__memory(b->off_rs, st);
+	py_waits__memory(b->py_waits, st);
 	if (b->off_rs) {
 		st->lost += ring_set__lost(b->off_rs);
 		st->malformed_records += ring_set__bad_records(b->off_rs);
@@ -471,6 +520,7 @@ static void perfring_close(struct backend *b)
 		return;
 	ring_set__close(b->rs);
 	ring_set__close(b->off_rs);
+	py_waits__close(b->py_waits);
 	perf_offcpu__free(b->off);
 	withheld_time__free(b->withheld);
 	free(b);

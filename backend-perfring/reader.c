@@ -260,6 +260,7 @@ static size_t read_interp(struct ring_set *rs, const struct decoded_sample *ds,
 	}
 	if (start)
 		count_delay(&rs->reader, start - (int64_t)ds->id.time);
+	ei->read_ns = (uint64_t)start;
 	ei->nr = n;
 	ei->status = status;
 	return sizeof(*ei) + n * sizeof(ei->frames[0]);
@@ -378,12 +379,13 @@ static void *reader_main(void *arg)
 		 * looked at every millisecond read them 0-1 ms after it: 12% of
 		 * the samples of a program running three functions in turns of
 		 * 2-5 ms got another function's frames), and on a timer while
-		 * none is or none of theirs was read for INTERP_HOT_NS. The
+		 * none is or none of theirs was read for INTERP_HOT_NS (but for
+		 * events the kernel filters to those threads: wake_always). The
 		 * timeout bounds how long a stop waits. With nowhere to put
 		 * records (pending full and the spill file refused), only the
 		 * timeout: nothing is read until the main thread takes some.
 		 */
-		if (rs->wake_each_sample &&
+		if (rs->wake_each_sample && !rs->wake_always &&
 		    !(rs->interp_early && ir && mono_ns() - rd->interp_seen_ns < INTERP_HOT_NS &&
 		      ir->any(ir->ctx))) {
 			look = false;

@@ -423,7 +423,7 @@ void ring_set__disable(struct ring_set *rs)
 	set_enabled(rs, PERF_EVENT_IOC_DISABLE, NULL);
 	/* The last drain reads the rings itself: all is in them once disabled. */
 	ring_reader__stop(rs);
-	if (rs->bytes_read != rs->bytes_kept)
+	if (rs->bytes_read > rs->bytes_kept)	/* kept has interpreted frames too */
 		pr_info("%s: %.1f MB read from the rings, %.1f MB kept (stack copies cut to what the "
 			"kernel copied)\n",
 			rs->what, rs->bytes_read / 1e6, rs->bytes_kept / 1e6);

@@ -65,11 +65,32 @@ void ring_set__on_sample(struct ring_set *rs, ring_sample_fn fn, void *ctx);
  * The reader thread reads each sample's interpreted frames as it copies
  * it (cfg->interp_reader); the sample handler finds them with
  * ring_set__sample_interp: true, and the frames (*nr may be 0, *status
- * says why), when they were read so.
+ * says why), when they were read so; *read_ns (if asked) is when, in
+ * CLOCK_MONOTONIC ns where the records' times are (else 0).
  */
 void ring_set__read_interp_early(struct ring_set *rs);
+/*
+ * The same, the reader woken at each sample for as long as the run lasts,
+ * not only while samples of interpreted threads keep coming: for events
+ * the kernel filters to those threads (pywaits.h).
+ */
+void ring_set__read_interp_at_each_sample(struct ring_set *rs);
+/*
+ * The tracepoint filter (ftrace's syntax: "prev_pid == 12 || ...") of
+ * every event of a tracepoint ring set: ringfilter.c. 0 or -errno (the
+ * kernel refused it; earlier events may have it).
+ */
+int ring_set__set_filter(struct ring_set *rs, const char *filter);
+/*
+ * The events of attr (a tracepoint's, on every CPU) filtered by filter from
+ * now on: new events beside each CPU's first (which keeps its own), writing
+ * into its ring, enabled where enable says, in place of those a previous
+ * call added. 0 or -errno (the previous ones stay).
+ */
+int ring_set__refilter(struct ring_set *rs, const struct perf_event_attr *attr,
+		       const char *filter, bool enable);
 bool ring_set__sample_interp(const struct ring_set *rs, const struct interp_frame **frames,
-			     unsigned int *nr, uint32_t *status);
+			     unsigned int *nr, uint32_t *status, uint64_t *read_ns);
 void ring_set__on_switch(struct ring_set *rs, ring_switch_fn fn, void *ctx);
 /* Samples go to fn decoded, instead of to the on_sample handler (a BPF program's output). */
 void ring_set__on_raw(struct ring_set *rs, ring_raw_fn fn, void *ctx);

@@ -41,6 +41,7 @@ struct batch_rec {
 struct early_interp {
 	uint32_t nr;
 	uint32_t status;	/* enum interp_status, flags */
+	uint64_t read_ns;	/* when (CLOCK_MONOTONIC), or 0: records have other times */
 	struct interp_frame frames[];
 };
 
@@ -100,6 +101,7 @@ struct ring_set {
 	void *on_sample_ctx;
 	bool interp_early;		/* the reader reads interpreted frames at each sample */
 	bool wake_each_sample;		/* events wake their ring's pollers at each sample */
+	bool wake_always;		/* ...and the reader waits on them whatever it read */
 	const struct early_interp *cur_interp;	/* the record being handled's, or NULL */
 	ring_switch_fn on_switch;
 	void *on_switch_ctx;

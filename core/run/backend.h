@@ -34,6 +34,11 @@ struct interp_reader {
 			     unsigned int max, uint32_t *status);
 	/* Whether it knows any thread now: the reader then wakes at each sample. */
 	bool (*any)(void *ctx);
+	/*
+	 * The threads it knows now, at most max of them into out, in tid
+	 * order; returns how many it knows (which may be more than max).
+	 */
+	size_t (*tids)(void *ctx, pid_t *out, size_t max);
 };
 
 /* What to sample and how: what a backend needs of the command line, no more. */

@@ -149,6 +149,19 @@ static bool early_any(void *ctx)
 	return __atomic_load_n(&e->nr, __ATOMIC_RELAXED) != 0;
 }
 
+static size_t early_tids(void *ctx, pid_t *out, size_t max)
+{
+	struct python_early *e = ctx;
+	size_t nr;
+
+	pthread_mutex_lock(&e->lock);
+	nr = e->nr;
+	for (size_t i = 0; i < nr && i < max; i++)
+		out[i] = e->threads[i].tid;
+	pthread_mutex_unlock(&e->lock);
+	return nr;
+}
+
 struct python_early *python_early__new(void)
 {
 	struct python_early *e = calloc(1, sizeof(*e));
@@ -159,7 +172,7 @@ struct python_early *python_early__new(void)
 		free(e);
 		return NULL;
 	}
-	e->reader = (struct interp_reader){ e, early_read, early_any };
+	e->reader = (struct interp_reader){ e, early_read, early_any, early_tids };
 	return e;
 }
 

@@ -234,8 +234,9 @@ static void print_warnings(const struct run *r, const struct profile *prof,
 			st->offcpu_still_off);
 	if (st->offcpu_interp_late)
 		pr_info("%" PRIu64 " of %" PRIu64 " off-CPU waits with Python frames were over "
-			"before the frames were read (the perf backend reads them as it takes the "
-			"switch-out, at the drain): theirs may be where the thread went on to\n",
+			"before the frames were read: shown without them (the perf backend reads "
+			"them at the switch-out for the Python threads it knows, else at the "
+			"drain)\n",
 			st->offcpu_interp_late, st->offcpu_interp_waits);
 	/* The on-CPU programs say it in their stack maps' line (stack_storage_size set). */
 	if (st->stack_overflows && !st->stack_storage_size)

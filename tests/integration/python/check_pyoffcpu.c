@@ -238,13 +238,16 @@ END_TEST
 
 /*
  * Waits shorter than a drain (naps.py: 1 ms naps between 3 ms of spin).
- * The bpf backend reads a wait's frames at its switch-out: the naps' time
- * is under nap(). The perf backend reads them as it takes the switch-out
- * record, at the drain, when most naps are over and the thread may be in
- * spin(): it must say so in -v, with how many ("N of M off-CPU waits with
- * Python frames were over before the frames were read").
+ * The bpf backend reads a wait's frames at its switch-out; the perf
+ * backend's reader thread reads them microseconds after it, woken by a
+ * sched_switch event the kernel filters to the Python threads (read at the
+ * drain, 100 ms on, the naps were over and 3 in 4 went under spin()). Both
+ * must put the naps' time under nap(). Waits whose frames were read after
+ * they ended (on perf: the exec's own, before the process was known) are
+ * shown without them and counted in -v ("N of M off-CPU waits with Python
+ * frames were over before the frames were read"): a few, not the naps.
  */
-START_TEST(waits_shorter_than_a_drain_are_said_to_be_read_late)
+START_TEST(waits_shorter_than_a_drain_show_the_function_that_waits)
 {
 	const char *be = _i ? "perf" : "bpf";
 	unsigned long long late = 0, waits = 0;
@@ -275,17 +278,15 @@ START_TEST(waits_shorter_than_a_drain_are_said_to_be_read_late)
 		minor, be, (unsigned long long)in_nap, (unsigned long long)asleep, late, waits);
 	ck_assert_msg(asleep >= 100000, "%s: %llu us asleep in a 1 s run of 1 ms naps", be,
 		      (unsigned long long)asleep);
+	ck_assert_msg(in_nap * 10 >= asleep * 9, "%s: %llu of %llu us asleep under nap()", be,
+		      (unsigned long long)in_nap, (unsigned long long)asleep);
 	if (!_i) {
 		ck_assert_msg(!line, "bpf: -v says waits were read late");
-		ck_assert_msg(in_nap * 10 >= asleep * 9, "bpf: %llu of %llu us asleep under nap()",
-			      (unsigned long long)in_nap, (unsigned long long)asleep);
 		return;
 	}
-	/* About 250 naps, each over long before a drain reads it. */
-	ck_assert_msg(line, "perf: -v does not say the naps' frames were read late: %.1500s",
-		      pyt_r.err);
-	ck_assert_msg(waits >= 100 && late * 2 >= waits && late <= waits,
-		      "perf: %llu of %llu waits read late", late, waits);
+	/* About 250 naps, read at them; the exec's waits read late, and said so. */
+	ck_assert_msg(waits >= 100 && late * 4 <= waits, "perf: %llu of %llu waits read late", late,
+		      waits);
 }
 END_TEST
 
@@ -300,7 +301,7 @@ Suite *pyoffcpu_suite(void)
 	tcase_add_loop_test(tc, waits_show_their_python_function, 0, 4);
 	tcase_add_test(tc, python_frames_survive_a_lost_native_stack);
 	tcase_add_loop_test(tc, a_script_run_by_another_command_names_its_waits, 0, 2);
-	tcase_add_loop_test(tc, waits_shorter_than_a_drain_are_said_to_be_read_late, 0, 2);
+	tcase_add_loop_test(tc, waits_shorter_than_a_drain_show_the_function_that_waits, 0, 2);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1,0 +1,433 @@
+// SPDX-License-Identifier: GPL-2.0
+#include "backend-perfring/pywaits.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "backend-perfring/decode.h"
+#include "backend-perfring/ringset.h"
+#include "compat/tracepoint.h"
+#include "core/lib/hashmap.h"
+
+/*
+ * Threads in the kernel's filter at most: its text is bounded by a page
+ * ("prev_pid == 4194304 || " is 23 bytes), and the kernel tests each
+ * predicate at every switch of the host. Waits of the others are read at
+ * the drain, as before.
+ */
+#define MAX_FILTER_TIDS 128
+#define FILTER_BYTES 4096
+/* Reads held at once, all threads together: past it, waits read at the drain. */
+#define MAX_READS 65536
+/*
+ * The two events fire at the same sched_switch, each taking its own time
+ * after its own work (the off-CPU event walks the stacks first): their
+ * times differ by microseconds. A thread cannot switch out again sooner.
+ */
+#define SAME_SWITCH_NS 200000
+#define RING_PAGES 8
+/* This process's threads: a handful (the main thread, a reader per ring set). */
+#define MAX_OWN_THREADS 16
+/* What no thread matches: sched_switch's prev_pid is never negative. */
+#define NO_THREAD_FILTER "prev_pid == -1"
+
+struct pw_read {
+	uint64_t time, read_ns;
+	uint32_t nr, status;
+	struct interp_frame *frames;
+};
+
+/* One thread's reads not taken yet, oldest first. */
+struct pw_thread {
+	struct pw_read *reads;
+	size_t head, nr, cap;
+};
+
+struct py_waits {
+	const struct backend_config *cfg;
+	struct ring_set *rs;
+	struct perf_event_attr attr;
+	bool enabled;
+	struct hashmap threads;		/* tid -> struct pw_thread */
+	size_t held;			/* reads held, all threads */
+	char filter[FILTER_BYTES];	/* the kernel's now */
+	bool refused;			/* the events or a filter: read at the drain */
+	struct pipeline *pipeline;
+	pid_t own[MAX_OWN_THREADS];	/* this process's threads (own_threads) */
+	size_t nr_own;
+	uint64_t reads, taken, dropped;
+	size_t most_tids;		/* most threads known at once */
+};
+
+#define TID_KEY(tid) ((void *)(uintptr_t)(uint32_t)(tid))
+
+static uint64_t key_hash(const void *key)
+{
+	return hash_u64((uint64_t)(uintptr_t)key);
+}
+
+static bool key_equal(const void *a, const void *b)
+{
+	return a == b;
+}
+
+static void drop_reads(struct py_waits *w, struct pw_thread *t, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(t->reads[t->head + i].frames);
+	t->head += n;
+	t->nr -= n;
+	w->held -= n;
+	if (!t->nr)
+		t->head = 0;
+}
+
+/* A read of the reader thread, at the drain of these events. */
+static int on_sample(void *ctx, const struct perf_event_header *hdr)
+{
+	struct py_waits *w = ctx;
+	const struct interp_frame *frames;
+	struct decoded_sample ds;
+	struct pw_thread *t;
+	struct pw_read *r;
+	unsigned int nr;
+	uint32_t status;
+	uint64_t read_ns;
+
+	if (decode__sample(hdr, w->attr.sample_type, 0, &ds)) {
+		ring_set__count_bad(w->rs);
+		return 0;
+	}
+	if (!ring_set__sample_interp(w->rs, &frames, &nr, &status, &read_ns))
+		return 0;	/* not read by the reader thread: the drain reads it */
+	w->reads++;
+	if (w->held >= MAX_READS) {
+		w->dropped++;
+		return 0;
+	}
+	t = hashmap__find(&w->threads, TID_KEY(ds.id.tid));
+	if (!t) {
+		t = calloc(1, sizeof(*t));
+		if (!t || hashmap__add(&w->threads, TID_KEY(ds.id.tid), t)) {
+			free(t);
+			return -ENOMEM;
+		}
+	}
+	if (t->head + t->nr == t->cap) {
+		if (t->head) {
+			memmove(t->reads, t->reads + t->head, t->nr * sizeof(*t->reads));
+			t->head = 0;
+		} else {
+			size_t cap = t->cap ? 2 * t->cap : 8;
+			struct pw_read *reads = realloc(t->reads, cap * sizeof(*reads));
+
+			if (!reads)
+				return -ENOMEM;
+			t->reads = reads;
+			t->cap = cap;
+		}
+	}
+	r = &t->reads[t->head + t->nr];
+	*r = (struct pw_read){ .time = ds.id.time, .read_ns = read_ns, .nr = nr, .status = status };
+	if (nr > MAX_INTERP_DEPTH)
+		r->nr = nr = MAX_INTERP_DEPTH;
+	if (nr) {
+		r->frames = malloc(nr * sizeof(*frames));
+		if (!r->frames)
+			return -ENOMEM;
+		memcpy(r->frames, frames, nr * sizeof(*frames));
+	}
+	t->nr++;
+	w->held++;
+	return 0;
+}
+
+/*
+ * This process's threads, each CPU's reader among them: a switch to one of
+ * them is left out of the filter. The reader woken on a Python thread's
+ * CPU preempts it (it runs at real-time priority), and that switch-out
+ * would wake it again, for as long as the thread runs there.
+ */
+static void own_threads(struct py_waits *w)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+
+	w->nr_own = 0;
+	while (d && (e = readdir(d)) && w->nr_own < MAX_OWN_THREADS) {
+		char *end;
+		long tid = strtol(e->d_name, &end, 10);
+
+		if (!*end && tid > 0)
+			w->own[w->nr_own++] = (pid_t)tid;
+	}
+	if (d)
+		closedir(d);
+}
+
+/*
+ * "(prev_pid == A || ...) && next_pid != R && ..." for the reader's
+ * threads now (none: a pid no thread has) and this process's own.
+ */
+static void build_filter(struct py_waits *w, char *buf, size_t len)
+{
+	const struct interp_reader *ir = w->cfg->interp_reader;
+	pid_t tids[MAX_FILTER_TIDS];
+	size_t nr = ir->tids(ir->ctx, tids, MAX_FILTER_TIDS), used = 0;
+	int n;
+
+	if (nr > w->most_tids)
+		w->most_tids = nr;
+	if (nr > MAX_FILTER_TIDS)
+		nr = MAX_FILTER_TIDS;
+	snprintf(buf, len, "%s", NO_THREAD_FILTER);
+	if (!nr)
+		return;
+	for (size_t i = 0; i <= nr + w->nr_own; i++) {
+		if (i < nr)
+			n = snprintf(buf + used, len - used, "%sprev_pid == %d", i ? " || " : "(",
+				     (int)tids[i]);
+		else if (i == nr)
+			n = snprintf(buf + used, len - used, ")");
+		else
+			n = snprintf(buf + used, len - used, " && next_pid != %d",
+				     (int)w->own[i - nr - 1]);
+		if (n < 0 || (size_t)n >= len - used) {
+			/* Cut: none, rather than a filter that says something else. */
+			snprintf(buf, len, "%s", NO_THREAD_FILTER);
+			return;
+		}
+		used += (size_t)n;
+	}
+}
+
+/* Where the events cannot be had, the frames are read at the drain, as before. */
+static int give_up(struct py_waits *w, const char *why)
+{
+	w->refused = true;
+	pr_info("perf: off-CPU waits' Python frames are read at the drain, when short waits may "
+		"be over: %s\n",
+		why);
+	return 0;
+}
+
+/*
+ * The events, at the first Python thread known: each CPU's first event
+ * owns its ring and matches no thread; the threads' filter, which changes,
+ * is on events added beside it (ring_set__refilter).
+ */
+static int start_events(struct py_waits *w)
+{
+	struct perf_event_attr attr = w->attr;
+	struct errmsg errm = { 0 };
+	pid_t all = -1;
+	int err;
+
+	err = ring_set__open(&w->rs, "Python waits", w->pipeline, w->cfg, &attr, &all, 1,
+			     RING_PAGES, &errm);
+	if (err == -ENOMEM)
+		return err;
+	if (err)
+		return give_up(w, errm.text);
+	ring_set__on_sample(w->rs, on_sample, w);
+	ring_set__read_interp_at_each_sample(w->rs);
+	err = ring_set__set_filter(w->rs, NO_THREAD_FILTER);
+	if (!err)
+		err = ring_set__enable(w->rs, &errm);
+	if (err) {
+		ring_set__close(w->rs);
+		w->rs = NULL;
+		return err == -ENOMEM ? err : give_up(w, errm.text[0] ? errm.text : strerror(-err));
+	}
+	own_threads(w);		/* its reader thread among them */
+	pr_info("perf: off-CPU waits' Python frames read at their switch-out from now on "
+		"(sched_switch filtered to the Python threads, %d at most)\n",
+		MAX_FILTER_TIDS);
+	return 0;
+}
+
+/* The kernel's filter brought up to the threads known now. */
+static int refresh(struct py_waits *w)
+{
+	char filter[FILTER_BYTES];
+	int err;
+
+	build_filter(w, filter, sizeof(filter));
+	if (!strcmp(filter, w->filter))
+		return 0;
+	if (!w->rs) {
+		err = start_events(w);
+		if (err || !w->rs)
+			return err;
+		build_filter(w, filter, sizeof(filter));
+	}
+	err = ring_set__refilter(w->rs, &w->attr, filter, true);
+	if (err == -ENOMEM)
+		return err;
+	if (err) {
+		/* The events keep the filter they had: those threads' waits, at most. */
+		w->refused = true;
+		pr_warn("perf: the sched_switch filter of Python threads was refused (%s): the "
+			"frames of their waits are read at the drain from now on\n",
+			strerror(-err));
+		return 0;
+	}
+	memcpy(w->filter, filter, sizeof(filter));
+	return 0;
+}
+
+int py_waits__open(struct py_waits **out, struct pipeline *p, const struct backend_config *cfg)
+{
+	struct sched_switch_layout layout;
+	struct py_waits *w;
+	char why[256];
+	int id;
+
+	*out = NULL;
+	if (!cfg->interp || !cfg->interp_reader || !cfg->interp_reader->tids)
+		return 0;
+	if (sched_switch__read(&layout, &id, geteuid() == 0, why, sizeof(why)))
+		return 0;
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	w->cfg = cfg;
+	w->pipeline = p;
+	hashmap__init(&w->threads, key_hash, key_equal);
+	w->attr.size = sizeof(w->attr);
+	w->attr.type = PERF_TYPE_TRACEPOINT;
+	w->attr.config = (uint64_t)id;
+	w->attr.sample_period = 1;
+	w->attr.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
+	w->attr.use_clockid = 1;
+	w->attr.clockid = CLOCK_MONOTONIC;
+	w->attr.disabled = 1;
+	w->attr.wakeup_events = 1;	/* the reader woken at each of their switch-outs */
+	snprintf(w->filter, sizeof(w->filter), "%s", NO_THREAD_FILTER);
+	*out = w;
+	return 0;
+}
+
+void py_waits__close(struct py_waits *w)
+{
+	size_t bkt;
+	struct hashmap_entry *ent;
+
+	if (!w)
+		return;
+	ring_set__close(w->rs);
+	hashmap__for_each(&w->threads, bkt, ent) {
+		struct pw_thread *t = ent->value;
+
+		drop_reads(w, t, t->nr);
+		free(t->reads);
+		free(t);
+	}
+	hashmap__clear(&w->threads);
+	if (w->reads)
+		pr_info("python: %llu switch-outs of Python threads read at the switch (the kernel's "
+			"filter had %zu threads at most), %llu of them taken by the off-CPU waits\n",
+			(unsigned long long)w->reads, w->most_tids, (unsigned long long)w->taken);
+	if (w->dropped || w->most_tids > MAX_FILTER_TIDS)
+		pr_info("python: %llu off-CPU reads let go (%d held at most); %zu Python threads "
+			"at most, %d in the kernel's filter\n",
+			(unsigned long long)w->dropped, MAX_READS, w->most_tids, MAX_FILTER_TIDS);
+	free(w);
+}
+
+int py_waits__enable(struct py_waits *w, struct errmsg *err)
+{
+	if (!w)
+		return 0;
+	w->enabled = true;
+	return w->rs ? ring_set__enable(w->rs, err) : 0;
+}
+
+void py_waits__disable(struct py_waits *w)
+{
+	if (!w)
+		return;
+	w->enabled = false;
+	if (w->rs)
+		ring_set__disable(w->rs);
+}
+
+int py_waits__drain(struct py_waits *w)
+{
+	int err;
+
+	if (!w)
+		return 0;
+	if (w->enabled && !w->refused) {
+		err = refresh(w);
+		if (err)
+			return err;
+	}
+	return w->rs ? ring_set__drain(w->rs) : 0;
+}
+
+bool py_waits__take(struct py_waits *w, pid_t tid, uint64_t time, struct interp_frame *frames,
+		    unsigned int *nr, uint32_t *status, uint64_t *read_ns)
+{
+	struct pw_thread *t = w ? hashmap__find(&w->threads, TID_KEY(tid)) : NULL;
+	size_t best = SIZE_MAX, i;
+	uint64_t best_d = SAME_SWITCH_NS + 1;
+	struct pw_read *r;
+
+	if (!t)
+		return false;
+	/* The read closest to the switch-out's time, within SAME_SWITCH_NS; older ones go. */
+	for (i = 0; i < t->nr; i++) {
+		uint64_t rt = t->reads[t->head + i].time;
+		uint64_t d = rt > time ? rt - time : time - rt;
+
+		if (rt > time + SAME_SWITCH_NS)
+			break;
+		if (d <= SAME_SWITCH_NS && d < best_d) {
+			best = i;
+			best_d = d;
+		}
+	}
+	if (best == SIZE_MAX) {
+		/* Those before it, older than the window, can match no later switch-out. */
+		drop_reads(w, t, i);
+		return false;
+	}
+	r = &t->reads[t->head + best];
+	*nr = r->nr;
+	*status = r->status;
+	*read_ns = r->read_ns;
+	if (r->nr)
+		memcpy(frames, r->frames, r->nr * sizeof(*frames));
+	drop_reads(w, t, best + 1);
+	w->taken++;
+	return true;
+}
+
+void py_waits__forget(struct py_waits *w, uint64_t up_to)
+{
+	size_t bkt;
+	struct hashmap_entry *ent;
+
+	if (!w || up_to < SAME_SWITCH_NS)
+		return;
+	hashmap__for_each(&w->threads, bkt, ent) {
+		struct pw_thread *t = ent->value;
+		size_t n = 0;
+
+		while (n < t->nr && t->reads[t->head + n].time + SAME_SWITCH_NS < up_to)
+			n++;
+		drop_reads(w, t, n);
+	}
+}
+
+void py_waits__memory(const struct py_waits *w, struct backend_stats *st)
+{
+	if (w && w->rs)
+		ring_set__memory(w->rs, st);
+}
