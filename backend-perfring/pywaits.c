@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 #include "backend-perfring/pywaits.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,8 +30,6 @@
  */
 #define SAME_SWITCH_NS 200000
 #define RING_PAGES 8
-/* This process's threads: a handful (the main thread, a reader per ring set). */
-#define MAX_OWN_THREADS 16
 /* What no thread matches: sched_switch's prev_pid is never negative. */
 #define NO_THREAD_FILTER "prev_pid == -1"
 
@@ -58,8 +55,6 @@ struct py_waits {
 	char filter[FILTER_BYTES];	/* the kernel's now */
 	bool refused;			/* the events or a filter: read at the drain */
 	struct pipeline *pipeline;
-	pid_t own[MAX_OWN_THREADS];	/* this process's threads (own_threads) */
-	size_t nr_own;
 	uint64_t reads, taken, dropped;
 	size_t most_tids;		/* most threads known at once */
 };
@@ -147,56 +142,22 @@ static int on_sample(void *ctx, const struct perf_event_header *hdr)
 	return 0;
 }
 
-/*
- * This process's threads, each CPU's reader among them: a switch to one of
- * them is left out of the filter. The reader woken on a Python thread's
- * CPU preempts it (it runs at real-time priority), and that switch-out
- * would wake it again, for as long as the thread runs there.
- */
-static void own_threads(struct py_waits *w)
-{
-	DIR *d = opendir("/proc/self/task");
-	struct dirent *e;
-
-	w->nr_own = 0;
-	while (d && (e = readdir(d)) && w->nr_own < MAX_OWN_THREADS) {
-		char *end;
-		long tid = strtol(e->d_name, &end, 10);
-
-		if (!*end && tid > 0)
-			w->own[w->nr_own++] = (pid_t)tid;
-	}
-	if (d)
-		closedir(d);
-}
-
-/*
- * "(prev_pid == A || ...) && next_pid != R && ..." for the reader's
- * threads now (none: a pid no thread has) and this process's own.
- */
+/* "prev_pid == A || ..." for the reader's threads now (none: a pid no thread has). */
 static void build_filter(struct py_waits *w, char *buf, size_t len)
 {
 	const struct interp_reader *ir = w->cfg->interp_reader;
 	pid_t tids[MAX_FILTER_TIDS];
 	size_t nr = ir->tids(ir->ctx, tids, MAX_FILTER_TIDS), used = 0;
-	int n;
 
 	if (nr > w->most_tids)
 		w->most_tids = nr;
 	if (nr > MAX_FILTER_TIDS)
 		nr = MAX_FILTER_TIDS;
 	snprintf(buf, len, "%s", NO_THREAD_FILTER);
-	if (!nr)
-		return;
-	for (size_t i = 0; i <= nr + w->nr_own; i++) {
-		if (i < nr)
-			n = snprintf(buf + used, len - used, "%sprev_pid == %d", i ? " || " : "(",
-				     (int)tids[i]);
-		else if (i == nr)
-			n = snprintf(buf + used, len - used, ")");
-		else
-			n = snprintf(buf + used, len - used, " && next_pid != %d",
-				     (int)w->own[i - nr - 1]);
+	for (size_t i = 0; i < nr; i++) {
+		int n = snprintf(buf + used, len - used, "%sprev_pid == %d", i ? " || " : "",
+				 (int)tids[i]);
+
 		if (n < 0 || (size_t)n >= len - used) {
 			/* Cut: none, rather than a filter that says something else. */
 			snprintf(buf, len, "%s", NO_THREAD_FILTER);
@@ -244,7 +205,6 @@ static int start_events(struct py_waits *w)
 		w->rs = NULL;
 		return err == -ENOMEM ? err : give_up(w, errm.text[0] ? errm.text : strerror(-err));
 	}
-	own_threads(w);		/* its reader thread among them */
 	pr_info("perf: off-CPU waits' Python frames read at their switch-out from now on "
 		"(sched_switch filtered to the Python threads, %d at most)\n",
 		MAX_FILTER_TIDS);
@@ -264,7 +224,6 @@ static int refresh(struct py_waits *w)
 		err = start_events(w);
 		if (err || !w->rs)
 			return err;
-		build_filter(w, filter, sizeof(filter));
 	}
 	err = ring_set__refilter(w->rs, &w->attr, filter, true);
 	if (err == -ENOMEM)

@@ -760,14 +760,17 @@ check_pythons() {
 		for b in bpf perf; do
 			want "python$v fp/$b" && check_py_fp "python$v fp/$b" $b "$py"
 		done
-		want "python$v offcputime/bpf" && check_py_offcpu "python$v offcputime/bpf" bpf "$py"
+		for b in bpf perf; do
+			want "python$v offcputime/$b" &&
+				check_py_offcpu "python$v offcputime/$b" $b "$py"
+		done
 		[ -z "$deep" ] || continue
 		deep=$v
 		want "python$v deep/bpf" && check_py_deep "python$v deep/bpf" bpf "$py"
 	done
 	while IFS='|' read -r v why; do
 		v=$(echo "$v" | cut -d. -f1,2)
-		r="fp/bpf fp/perf offcputime/bpf"
+		r="fp/bpf fp/perf offcputime/bpf offcputime/perf"
 		[ -n "$deep" ] || r="$r deep/bpf"
 		deep=${deep:-$v}
 		for b in $r; do

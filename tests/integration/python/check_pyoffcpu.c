@@ -290,6 +290,51 @@ START_TEST(waits_shorter_than_a_drain_show_the_function_that_waits)
 }
 END_TEST
 
+/*
+ * naps.py beside two CPU hogs, perf backend: the reader of Python waits
+ * (real-time priority) still reads each nap's frames at its switch-out
+ * (read at the drain, 3 naps in 4 came out under spin()), and reads about
+ * one switch-out per nap, not a wake-up of its own each time it preempts
+ * the thread (about 250 naps; 205-300 read by hand).
+ */
+START_TEST(naps_beside_cpu_hogs_show_the_function_that_waits)
+{
+	unsigned long long reads = 0;
+	struct bg_proc hog;
+	uint64_t in_nap, asleep;
+	const char *line, *minor;
+	char py[512];
+
+	if (!pyt_default(py, sizeof(py), &minor))
+		return;
+	unsetenv("PROFILE_TRUTH");
+	bg_start(&hog, (char *[]){ (char *)workload("busy"), "2", "8", NULL });
+	run_ok(&pyt_r,
+	       (char *[]){ (char *)offcputime_bin(), "--verbose", "--backend", "perf", "-f", "-U",
+			   "--", py, (char *)pyt_workload("naps.py"), "1", NULL },
+	       60);
+	bg_stop(&hog);
+	in_nap = folded_count(pyt_r.out, ";nap (naps.py:15);clock_nanosleep");
+	asleep = folded_count(pyt_r.out, ";clock_nanosleep");
+	/* "offcputime: python: N switch-outs of Python threads read at the switch ..." */
+	line = strstr(pyt_r.err, " switch-outs of Python threads read at the switch");
+	while (line && line > pyt_r.err && line[-1] != ' ')
+		line--;
+	if (line)
+		reads = strtoull(line, NULL, 10);
+	fprintf(stderr, "pyoffcpu: %s perf beside 2 hogs, naps.py: %llu switch-outs read, %llu of "
+		"%llu us asleep under nap()\n", minor, reads, (unsigned long long)in_nap,
+		(unsigned long long)asleep);
+	ck_assert_msg(line, "perf: -v says no switch-outs were read at the switch: %.1500s",
+		      pyt_r.err);
+	ck_assert_msg(reads >= 50 && reads <= 700, "perf: %llu switch-outs of naps.py's thread "
+		      "read in 1 s (about 250 naps)", reads);
+	ck_assert_msg(asleep >= 50000 && in_nap * 10 >= asleep * 8,
+		      "perf: %llu of %llu us asleep under nap()", (unsigned long long)in_nap,
+		      (unsigned long long)asleep);
+}
+END_TEST
+
 Suite *pyoffcpu_suite(void)
 {
 	Suite *s = suite_create("pyoffcpu");
@@ -302,6 +347,7 @@ Suite *pyoffcpu_suite(void)
 	tcase_add_test(tc, python_frames_survive_a_lost_native_stack);
 	tcase_add_loop_test(tc, a_script_run_by_another_command_names_its_waits, 0, 2);
 	tcase_add_loop_test(tc, waits_shorter_than_a_drain_show_the_function_that_waits, 0, 2);
+	tcase_add_test(tc, naps_beside_cpu_hogs_show_the_function_that_waits);
 	suite_add_tcase(s, tc);
 	return s;
 }
