@@ -34,6 +34,7 @@ struct thread_off {
 	unsigned int nr_interp;
 	uint32_t interp_status;
 	uint64_t interp_read;
+	bool read_at_switch;		/* by the Python waits' reader (pywaits.h) */
 	struct interp_frame interp[MAX_INTERP_DEPTH];
 };
 
@@ -262,6 +263,8 @@ static int switch_in(struct perf_offcpu *o, pid_t tid, uint64_t time)
 
 			o->interp_waits += t->nr_interp > 0;
 			o->interp_late += late;
+			if (t->read_at_switch)
+				py_waits__outcome(o->py_waits, late);
 			if (late) {
 				t->nr_interp = 0;
 				t->interp_status = INTERP_NONE;
@@ -289,7 +292,8 @@ static int switch_in(struct perf_offcpu *o, pid_t tid, uint64_t time)
  * The thread switched out at time with the stacks of s (filters already
  * passed), its interpreted frames read at interp_read.
  */
-static int switch_out(struct perf_offcpu *o, struct sample *s, uint64_t time, uint64_t interp_read)
+static int switch_out(struct perf_offcpu *o, struct sample *s, uint64_t time, uint64_t interp_read,
+		      bool read_at_switch)
 {
 	struct thread_off *t = hashmap__find(&o->off, TID_KEY(s->tid));
 	uintptr_t in = (uintptr_t)hashmap__find(&o->last_in, TID_KEY(s->tid));
@@ -321,6 +325,7 @@ static int switch_out(struct perf_offcpu *o, struct sample *s, uint64_t time, ui
 		t->nr_interp = MAX_INTERP_DEPTH;
 	t->interp_status = s->interp_status;
 	t->interp_read = interp_read;
+	t->read_at_switch = read_at_switch;
 	if (t->nr_interp)
 		memcpy(t->interp, s->interp_frames, t->nr_interp * sizeof(t->interp[0]));
 	return 0;
@@ -349,6 +354,7 @@ int perf_offcpu__sample(struct perf_offcpu *o, const struct perf_event_header *h
 			const struct offcpu_early_interp *early)
 {
 	uint64_t interp_read = 0;
+	bool at_switch = false;
 	uint64_t kernel[MAX_STACK_DEPTH], user[MAX_STACK_DEPTH], unwound[MAX_STACK_DEPTH];
 	struct interp_frame interp[MAX_INTERP_DEPTH];
 	struct decoded_sample ds;
@@ -412,6 +418,7 @@ int perf_offcpu__sample(struct perf_offcpu *o, const struct perf_event_header *h
 						   &s.nr_interp, &s.interp_status, &interp_read)) {
 		s.interp_frames = interp;
 		s.read_interp = false;
+		at_switch = true;
 	}
 	pipeline__interp_now(o->pipeline, &s, interp);
 	/*
@@ -424,7 +431,7 @@ int perf_offcpu__sample(struct perf_offcpu *o, const struct perf_event_header *h
 	/* The clock only for a read that was made: not on every switch-out of the host. */
 	if (s.nr_interp && !interp_read)
 		interp_read = (uint64_t)mono_ns();
-	return switch_out(o, &s, ds.id.time, s.nr_interp ? interp_read : 0);
+	return switch_out(o, &s, ds.id.time, s.nr_interp ? interp_read : 0, at_switch);
 }
 
 int perf_offcpu__switch(struct perf_offcpu *o, pid_t pid, pid_t tid, uint64_t time, bool out)
@@ -447,7 +454,7 @@ int perf_offcpu__switch(struct perf_offcpu *o, pid_t pid, pid_t tid, uint64_t ti
 	/* Stacks withheld (paranoid 2): each part a placeholder, with the reason. */
 	s.kernel_err = o->cfg->kernel_stacks ? -EACCES : 0;
 	s.user_err = o->cfg->user_stacks ? -EACCES : 0;
-	return switch_out(o, &s, time, 0);
+	return switch_out(o, &s, time, 0, false);
 }
 
 int perf_offcpu__finish(struct perf_offcpu *o, uint64_t end)

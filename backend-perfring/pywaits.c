@@ -11,6 +11,7 @@
 #include "backend-perfring/decode.h"
 #include "backend-perfring/ringset.h"
 #include "compat/tracepoint.h"
+#include "core/lib/clock.h"
 #include "core/lib/hashmap.h"
 
 /*
@@ -30,6 +31,10 @@
  */
 #define SAME_SWITCH_NS 200000
 #define RING_PAGES 8
+/* put_off: a trial second, the takes that make it busy, and the pause after one. */
+#define TRIAL_NS 1000000000LL
+#define BUSY_TAKEN 1000
+#define BACK_OFF_NS 4000000000LL
 /* What no thread matches: sched_switch's prev_pid is never negative. */
 #define NO_THREAD_FILTER "prev_pid == -1"
 
@@ -57,6 +62,8 @@ struct py_waits {
 	struct pipeline *pipeline;
 	uint64_t reads, taken, dropped;
 	size_t most_tids;		/* most threads known at once */
+	int64_t trial_start, off_until;	/* put_off's, CLOCK_MONOTONIC ns */
+	uint64_t trial_taken, trial_late, put_offs;
 };
 
 #define TID_KEY(tid) ((void *)(uintptr_t)(uint32_t)(tid))
@@ -211,13 +218,43 @@ static int start_events(struct py_waits *w)
 	return 0;
 }
 
+/*
+ * Whether the reads at the switch are put off now: where most of a busy
+ * second's waits were over before the reader read them (threads handing
+ * work to each other in microseconds: a queue's ping-pong, 20,000 switches
+ * a second), the reader, woken at each, only slows the program (round
+ * trips halved, against a third off with the reads at the drain). Then
+ * none for BACK_OFF_NS, and a second's trial again.
+ */
+static bool put_off(struct py_waits *w)
+{
+	int64_t now = mono_ns();
+
+	if (w->off_until && now < w->off_until)
+		return true;
+	if (w->off_until || !w->trial_start || now - w->trial_start >= TRIAL_NS) {
+		bool busy = !w->off_until && w->trial_taken >= BUSY_TAKEN &&
+			    w->trial_late * 2 > w->trial_taken;
+
+		w->trial_start = now;
+		w->trial_taken = w->trial_late = 0;
+		w->off_until = busy ? now + BACK_OFF_NS : 0;
+		w->put_offs += busy;
+		return busy;
+	}
+	return false;
+}
+
 /* The kernel's filter brought up to the threads known now. */
 static int refresh(struct py_waits *w)
 {
 	char filter[FILTER_BYTES];
 	int err;
 
-	build_filter(w, filter, sizeof(filter));
+	if (put_off(w))
+		snprintf(filter, sizeof(filter), "%s", NO_THREAD_FILTER);
+	else
+		build_filter(w, filter, sizeof(filter));
 	if (!strcmp(filter, w->filter))
 		return 0;
 	if (!w->rs) {
@@ -292,6 +329,10 @@ void py_waits__close(struct py_waits *w)
 		pr_info("python: %llu switch-outs of Python threads read at the switch (the kernel's "
 			"filter had %zu threads at most), %llu of them taken by the off-CPU waits\n",
 			(unsigned long long)w->reads, w->most_tids, (unsigned long long)w->taken);
+	if (w->put_offs)
+		pr_info("python: the reads at the switch were put off %llu times for %lld s: most "
+			"waits of a busy second were over before the reader read them\n",
+			(unsigned long long)w->put_offs, BACK_OFF_NS / 1000000000LL);
 	if (w->dropped || w->most_tids > MAX_FILTER_TIDS)
 		pr_info("python: %llu off-CPU reads let go (%d held at most); %zu Python threads "
 			"at most, %d in the kernel's filter\n",
@@ -328,6 +369,12 @@ int py_waits__drain(struct py_waits *w)
 			return err;
 	}
 	return w->rs ? ring_set__drain(w->rs) : 0;
+}
+
+void py_waits__outcome(struct py_waits *w, bool late)
+{
+	w->trial_taken++;
+	w->trial_late += late;
 }
 
 bool py_waits__take(struct py_waits *w, pid_t tid, uint64_t time, struct interp_frame *frames,

@@ -47,6 +47,8 @@ int py_waits__drain(struct py_waits *w);
  */
 bool py_waits__take(struct py_waits *w, pid_t tid, uint64_t time, struct interp_frame *frames,
 		    unsigned int *nr, uint32_t *status, uint64_t *read_ns);
+/* A wait whose frames were taken: whether it was over before they were read. */
+void py_waits__outcome(struct py_waits *w, bool late);
 /* After the off-CPU drain: reads older than up_to (ns) that no switch-out took are let go. */
 void py_waits__forget(struct py_waits *w, uint64_t up_to);
 void py_waits__memory(const struct py_waits *w, struct backend_stats *st);

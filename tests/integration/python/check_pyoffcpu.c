@@ -335,6 +335,33 @@ START_TEST(naps_beside_cpu_hogs_show_the_function_that_waits)
 }
 END_TEST
 
+/*
+ * Waits of microseconds (handoff.py: two threads hand an item to each
+ * other through queues, 10,000-20,000 switches a second): the perf
+ * backend's reader of Python waits, woken at each, reads most of them after
+ * they ended, and only slows the program (round trips halved). After a busy
+ * second of that it is put off, and -v says so.
+ */
+START_TEST(waits_too_short_to_read_put_the_reads_at_the_switch_off)
+{
+	const char *minor;
+	char py[512];
+
+	if (!pyt_default(py, sizeof(py), &minor))
+		return;
+	unsetenv("PROFILE_TRUTH");
+	run_ok(&pyt_r,
+	       (char *[]){ (char *)offcputime_bin(), "--verbose", "--backend", "perf", "-f", "-U",
+			   "--", py, (char *)pyt_workload("handoff.py"), "3", NULL },
+	       60);
+	fprintf(stderr, "pyoffcpu: %s perf, handoff.py: %.80s\n", minor,
+		strstr(pyt_r.out, "handoff:") ? strstr(pyt_r.out, "handoff:") : "(no round trips)");
+	ck_assert_msg(strstr(pyt_r.err, "python: the reads at the switch were put off "),
+		      "perf: the reads of handoff.py's waits at the switch were not put off: %.2000s",
+		      pyt_r.err);
+}
+END_TEST
+
 Suite *pyoffcpu_suite(void)
 {
 	Suite *s = suite_create("pyoffcpu");
@@ -348,6 +375,7 @@ Suite *pyoffcpu_suite(void)
 	tcase_add_loop_test(tc, a_script_run_by_another_command_names_its_waits, 0, 2);
 	tcase_add_loop_test(tc, waits_shorter_than_a_drain_show_the_function_that_waits, 0, 2);
 	tcase_add_test(tc, naps_beside_cpu_hogs_show_the_function_that_waits);
+	tcase_add_test(tc, waits_too_short_to_read_put_the_reads_at_the_switch_off);
 	suite_add_tcase(s, tc);
 	return s;
 }
