@@ -450,9 +450,23 @@ static int perfring_start(struct backend *b, struct errmsg *err)
 	return ret;
 }
 
+/*
+ * Until any set's reader asks for a drain (its copies a quarter of their
+ * budget, or an error): the samples', the off-CPU events' (--wall has
+ * both) and the Python waits' reads.
+ */
 static int perfring_wait(struct backend *b, int wake_fd, int timeout_ms)
 {
-	return ring_set__wait(b->rs ? b->rs : b->off_rs, wake_fd, timeout_ms);
+	struct ring_set *sets[3];
+	int nr = 0;
+
+	if (b->rs)
+		sets[nr++] = b->rs;
+	if (b->off_rs)
+		sets[nr++] = b->off_rs;
+	if (py_waits__ring_set(b->py_waits))
+		sets[nr++] = py_waits__ring_set(b->py_waits);
+	return ring_set__wait_sets(sets, nr, wake_fd, timeout_ms);
 }
 
 static int perfring_drain(struct backend *b)

@@ -30,6 +30,8 @@
  * times differ by microseconds. A thread cannot switch out again sooner.
  */
 #define SAME_SWITCH_NS 200000
+/* Threads with no reads held whose entries one drain lets go, at most (the rest at the next). */
+#define FORGET_BATCH 256
 #define RING_PAGES 8
 /* put_off: a trial second, the takes that make it busy, and the pause after one. */
 #define TRIAL_NS 1000000000LL
@@ -87,6 +89,13 @@ static void drop_reads(struct py_waits *w, struct pw_thread *t, size_t n)
 	w->held -= n;
 	if (!t->nr)
 		t->head = 0;
+}
+
+static void free_thread(struct pw_thread *t)
+{
+	if (t)
+		free(t->reads);
+	free(t);
 }
 
 /* A read of the reader thread, at the drain of these events. */
@@ -321,8 +330,7 @@ void py_waits__close(struct py_waits *w)
 		struct pw_thread *t = ent->value;
 
 		drop_reads(w, t, t->nr);
-		free(t->reads);
-		free(t);
+		free_thread(t);
 	}
 	hashmap__clear(&w->threads);
 	if (w->reads)
@@ -417,7 +425,8 @@ bool py_waits__take(struct py_waits *w, pid_t tid, uint64_t time, struct interp_
 
 void py_waits__forget(struct py_waits *w, uint64_t up_to)
 {
-	size_t bkt;
+	pid_t idle[FORGET_BATCH];
+	size_t bkt, nr_idle = 0;
 	struct hashmap_entry *ent;
 
 	if (!w || up_to < SAME_SWITCH_NS)
@@ -429,11 +438,37 @@ void py_waits__forget(struct py_waits *w, uint64_t up_to)
 		while (n < t->nr && t->reads[t->head + n].time + SAME_SWITCH_NS < up_to)
 			n++;
 		drop_reads(w, t, n);
+		if (!t->nr && nr_idle < FORGET_BATCH)
+			idle[nr_idle++] = (pid_t)(uintptr_t)ent->key;
 	}
+	/*
+	 * Threads with nothing held go (those that exited, or wait no more):
+	 * a host's short-lived threads would otherwise each keep an entry.
+	 */
+	for (size_t i = 0; i < nr_idle; i++)
+		free_thread(hashmap__remove(&w->threads, TID_KEY(idle[i])));
 }
 
 void py_waits__memory(const struct py_waits *w, struct backend_stats *st)
 {
-	if (w && w->rs)
-		ring_set__memory(w->rs, st);
+	size_t bkt;
+	struct hashmap_entry *ent;
+
+	if (!w)
+		return;
+	ring_set__memory(w->rs, st);
+	/* The reads held for a switch-out to take are copies waiting too. */
+	st->copy_bytes += hashmap__bytes(&w->threads, sizeof(struct pw_thread));
+	hashmap__for_each(&w->threads, bkt, ent) {
+		const struct pw_thread *t = ent->value;
+
+		st->copy_bytes += t->cap * sizeof(*t->reads);
+		for (size_t i = 0; i < t->nr; i++)
+			st->copy_bytes += t->reads[t->head + i].nr * sizeof(struct interp_frame);
+	}
+}
+
+struct ring_set *py_waits__ring_set(const struct py_waits *w)
+{
+	return w ? w->rs : NULL;
 }

@@ -22,6 +22,7 @@
 
 struct py_waits;
 struct pipeline;
+struct ring_set;
 
 /*
  * Where the tracepoint and the reader's thread list allow, *out is set;
@@ -51,6 +52,8 @@ bool py_waits__take(struct py_waits *w, pid_t tid, uint64_t time, struct interp_
 void py_waits__outcome(struct py_waits *w, bool late);
 /* After the off-CPU drain: reads older than up_to (ns) that no switch-out took are let go. */
 void py_waits__forget(struct py_waits *w, uint64_t up_to);
+/* Its events' set (the run waits on its reader too), or NULL before they open. */
+struct ring_set *py_waits__ring_set(const struct py_waits *w);
 void py_waits__memory(const struct py_waits *w, struct backend_stats *st);
 
 #endif
