@@ -33,6 +33,16 @@ static const char *offcputime_bin(void)
 	return path;
 }
 
+/* offcputime -v -f -U on backend be of py running script for secs seconds, into pyt_r. */
+static void run_offcputime_verbose(const char *be, const char *py, const char *script,
+				   const char *secs)
+{
+	run_ok(&pyt_r,
+	       (char *[]){ (char *)offcputime_bin(), "--verbose", "--backend", (char *)be, "-f",
+			   "-U", "--", (char *)py, (char *)pyt_workload(script), (char *)secs, NULL },
+	       60);
+}
+
 /*
  * One waiting thread: its recorded stack exact, and its wait at its line
  * for three quarters of the run (it waits all of it but the start of the
@@ -85,10 +95,7 @@ START_TEST(waits_show_their_python_function)
 	snprintf(tag, sizeof(tag), "%s %s", minor, be);
 	snprintf(truth, sizeof(truth), "%s/blocked.truth", pyt_dir);
 	setenv("PROFILE_TRUTH", truth, 1);
-	run_ok(&pyt_r,
-	       (char *[]){ (char *)offcputime_bin(), "--verbose", "--backend", (char *)be, "-f", "-U",
-			   "--", py, (char *)pyt_workload("blocked.py"), SECONDS, NULL },
-	       60);
+	run_offcputime_verbose(be, py, "blocked.py", SECONDS);
 	nr = pyt_read_truth(truth, t, 4);
 	ck_assert_msg(nr > 0, "%s: blocked.py recorded nothing (%d)", tag, nr);
 	s = pyt_find(t, nr, "waits_in_sleep");
@@ -259,10 +266,7 @@ START_TEST(waits_shorter_than_a_drain_show_the_function_that_waits)
 	if (!pyt_default(py, sizeof(py), &minor))
 		return;
 	unsetenv("PROFILE_TRUTH");
-	run_ok(&pyt_r,
-	       (char *[]){ (char *)offcputime_bin(), "--verbose", "--backend", (char *)be, "-f",
-			   "-U", "--", py, (char *)pyt_workload("naps.py"), "1", NULL },
-	       60);
+	run_offcputime_verbose(be, py, "naps.py", "1");
 	in_nap = folded_count(pyt_r.out, ";nap (naps.py:15);clock_nanosleep");
 	asleep = folded_count(pyt_r.out, ";clock_nanosleep");
 	line = strstr(pyt_r.err, " off-CPU waits with Python frames were over before");
@@ -309,10 +313,7 @@ START_TEST(naps_beside_cpu_hogs_show_the_function_that_waits)
 		return;
 	unsetenv("PROFILE_TRUTH");
 	bg_start(&hog, (char *[]){ (char *)workload("busy"), "2", "8", NULL });
-	run_ok(&pyt_r,
-	       (char *[]){ (char *)offcputime_bin(), "--verbose", "--backend", "perf", "-f", "-U",
-			   "--", py, (char *)pyt_workload("naps.py"), "1", NULL },
-	       60);
+	run_offcputime_verbose("perf", py, "naps.py", "1");
 	bg_stop(&hog);
 	in_nap = folded_count(pyt_r.out, ";nap (naps.py:15);clock_nanosleep");
 	asleep = folded_count(pyt_r.out, ";clock_nanosleep");
@@ -350,10 +351,7 @@ START_TEST(waits_too_short_to_read_put_the_reads_at_the_switch_off)
 	if (!pyt_default(py, sizeof(py), &minor))
 		return;
 	unsetenv("PROFILE_TRUTH");
-	run_ok(&pyt_r,
-	       (char *[]){ (char *)offcputime_bin(), "--verbose", "--backend", "perf", "-f", "-U",
-			   "--", py, (char *)pyt_workload("handoff.py"), "3", NULL },
-	       60);
+	run_offcputime_verbose("perf", py, "handoff.py", "3");
 	fprintf(stderr, "pyoffcpu: %s perf, handoff.py: %.80s\n", minor,
 		strstr(pyt_r.out, "handoff:") ? strstr(pyt_r.out, "handoff:") : "(no round trips)");
 	ck_assert_msg(strstr(pyt_r.err, "python: the reads at the switch were put off "),
