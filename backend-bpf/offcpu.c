@@ -11,6 +11,7 @@
 
 #include "backend-bpf/convert.h"
 #include "backend-bpf/countmap.h"
+#include "backend-bpf/found_waits.h"
 #include "backend-bpf/idmaps.h"
 #include "backend-bpf/interruptible.h"
 #include "backend-bpf/load.h"
@@ -69,6 +70,7 @@ struct bpf_offcpu {
 	uint64_t missed;		/* the profiled threads' intervals with no switch-in seen */
 	bool missed_counted;
 	struct bpf_python *python;	/* Python frames walked at switch-outs, or NULL */
+	struct found_waits *found;	/* Python waits begun before their thread was known */
 };
 
 static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -405,6 +407,9 @@ int bpf_offcpu__open(struct bpf_offcpu **out, const struct backend_config *cfg,
 			goto err_out;
 		}
 		o->config.flags |= OFFCPU_CFG_PYTHON;
+		/* Its start map's thread ids are the kernel's: not in a pid namespace. */
+		if (o->sums && !o->names)
+			o->found = found_waits__new(o->cfg->interp_reader, o->pipeline, o->start_fd);
 	}
 	err = fill_filter(o);
 	if (!err)
@@ -501,6 +506,7 @@ static int add_interval(struct bpf_offcpu *o, const struct offcpu_key *k, uint64
 	s.kind = WEIGHT_OFFCPU_NS;
 	if (o->python)
 		bpf_python__sample(o->python, 0, k->tgid, k->py_stack, &s);
+	found_waits__apply(o->found, k, &s);
 	return pipeline__add(o->pipeline, &s);
 }
 
@@ -592,6 +598,10 @@ int bpf_offcpu__drain(struct bpf_offcpu *o)
 
 	if (!o->sums)
 		return 0;
+	/* Before the sums: a wait read now is one still going on. */
+	err = o->stopped ? 0 : found_waits__scan(o->found);
+	if (err)
+		return err;
 	/* The names of the threads counted, all sent at their switch-out. */
 	err = o->names ? nsid_names__consume(o->names) : 0;
 	if (err)
@@ -679,6 +689,11 @@ void bpf_offcpu__close(struct bpf_offcpu *o)
 	if (!o)
 		return;
 	nsid_names__free(o->names);
+	if (found_waits__applied(o->found))
+		pr_info("python: %llu off-CPU waits begun before their thread was known took its "
+			"frames, read from the process while it waited\n",
+			(unsigned long long)found_waits__applied(o->found));
+	found_waits__free(o->found);
 	bpf_python__free(o->python);
 	bpf_link__destroy(o->fork_link);
 	bpf_link__destroy(o->link);
