@@ -264,7 +264,7 @@ static int switch_in(struct perf_offcpu *o, pid_t tid, uint64_t time)
 			o->interp_waits += t->nr_interp > 0;
 			o->interp_late += late;
 			if (t->read_at_switch)
-				py_waits__outcome(o->py_waits, late);
+				py_waits__outcome(o->py_waits, time, late);
 			if (late) {
 				t->nr_interp = 0;
 				t->interp_status = INTERP_NONE;

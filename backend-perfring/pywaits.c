@@ -60,12 +60,15 @@ struct py_waits {
 	struct hashmap threads;		/* tid -> struct pw_thread */
 	size_t held;			/* reads held, all threads */
 	char filter[FILTER_BYTES];	/* the kernel's now */
+	pid_t filter_tids[MAX_FILTER_TIDS];	/* its threads, in tid order */
+	size_t nr_filter_tids;
 	bool refused;			/* the events or a filter: read at the drain */
 	struct pipeline *pipeline;
 	uint64_t reads, taken, dropped;
 	size_t most_tids;		/* most threads known at once */
-	int64_t trial_start, off_until;	/* put_off's, CLOCK_MONOTONIC ns */
+	int64_t trial_start, off_until;	/* judge's, CLOCK_MONOTONIC ns */
 	uint64_t trial_taken, trial_late, put_offs;
+	uint64_t missed;		/* switch-outs in the filter that no read matched */
 };
 
 #define TID_KEY(tid) ((void *)(uintptr_t)(uint32_t)(tid))
@@ -158,11 +161,13 @@ static int on_sample(void *ctx, const struct perf_event_header *hdr)
 	return 0;
 }
 
-/* "prev_pid == A || ..." for the reader's threads now (none: a pid no thread has). */
-static void build_filter(struct py_waits *w, char *buf, size_t len)
+/*
+ * "prev_pid == A || ..." for the reader's threads now (none: a pid no
+ * thread has); the threads in it into tids, their number returned.
+ */
+static size_t build_filter(struct py_waits *w, char *buf, size_t len, pid_t *tids)
 {
 	const struct interp_reader *ir = w->cfg->interp_reader;
-	pid_t tids[MAX_FILTER_TIDS];
 	size_t nr = ir->tids(ir->ctx, tids, MAX_FILTER_TIDS), used = 0;
 
 	if (nr > w->most_tids)
@@ -177,10 +182,11 @@ static void build_filter(struct py_waits *w, char *buf, size_t len)
 		if (n < 0 || (size_t)n >= len - used) {
 			/* Cut: none, rather than a filter that says something else. */
 			snprintf(buf, len, "%s", NO_THREAD_FILTER);
-			return;
+			return 0;
 		}
 		used += (size_t)n;
 	}
+	return nr;
 }
 
 /* Where the events cannot be had, the frames are read at the drain, as before. */
@@ -228,29 +234,41 @@ static int start_events(struct py_waits *w)
 }
 
 /*
- * Whether the reads at the switch are put off now: where most of a busy
- * second's waits were over before the reader read them (threads handing
- * work to each other in microseconds: a queue's ping-pong, 20,000 switches
- * a second), the reader, woken at each, only slows the program (round
- * trips halved, against a third off with the reads at the drain). Then
- * none for BACK_OFF_NS, and a second's trial again.
+ * A busy second: where most of a second's waits were over before the
+ * reader read them (threads handing work to each other in microseconds: a
+ * queue's ping-pong, 20,000 switches a second), the reader, woken at each,
+ * only slows the program (round trips halved, against a third off with
+ * the reads at the drain). Then none for BACK_OFF_NS, and a second's trial
+ * again. The second is the records' (CLOCK_MONOTONIC, as mono_ns()): a
+ * main thread behind its rings, handling seconds of them in one drain,
+ * judges them all the same.
  */
+static void judge(struct py_waits *w, uint64_t time, bool late)
+{
+	w->trial_taken++;
+	w->trial_late += late;
+	if (!w->trial_start || time < (uint64_t)w->trial_start)
+		w->trial_start = (int64_t)time;
+	if (time - (uint64_t)w->trial_start < TRIAL_NS)
+		return;
+	if (w->trial_taken >= BUSY_TAKEN && w->trial_late * 2 > w->trial_taken && !w->off_until) {
+		w->off_until = mono_ns() + BACK_OFF_NS;
+		w->put_offs++;
+	}
+	w->trial_start = (int64_t)time;
+	w->trial_taken = w->trial_late = 0;
+}
+
+/* Whether the reads at the switch are put off now (judge); after the pause, a trial again. */
 static bool put_off(struct py_waits *w)
 {
-	int64_t now = mono_ns();
-
-	if (w->off_until && now < w->off_until)
+	if (!w->off_until)
+		return false;
+	if (mono_ns() < w->off_until)
 		return true;
-	if (w->off_until || !w->trial_start || now - w->trial_start >= TRIAL_NS) {
-		bool busy = !w->off_until && w->trial_taken >= BUSY_TAKEN &&
-			    w->trial_late * 2 > w->trial_taken;
-
-		w->trial_start = now;
-		w->trial_taken = w->trial_late = 0;
-		w->off_until = busy ? now + BACK_OFF_NS : 0;
-		w->put_offs += busy;
-		return busy;
-	}
+	w->off_until = 0;
+	w->trial_start = 0;
+	w->trial_taken = w->trial_late = 0;
 	return false;
 }
 
@@ -258,12 +276,14 @@ static bool put_off(struct py_waits *w)
 static int refresh(struct py_waits *w)
 {
 	char filter[FILTER_BYTES];
+	pid_t tids[MAX_FILTER_TIDS];
+	size_t nr = 0;
 	int err;
 
 	if (put_off(w))
 		snprintf(filter, sizeof(filter), "%s", NO_THREAD_FILTER);
 	else
-		build_filter(w, filter, sizeof(filter));
+		nr = build_filter(w, filter, sizeof(filter), tids);
 	if (!strcmp(filter, w->filter))
 		return 0;
 	if (!w->rs) {
@@ -283,6 +303,8 @@ static int refresh(struct py_waits *w)
 		return 0;
 	}
 	memcpy(w->filter, filter, sizeof(filter));
+	memcpy(w->filter_tids, tids, nr * sizeof(*tids));
+	w->nr_filter_tids = nr;
 	return 0;
 }
 
@@ -335,8 +357,10 @@ void py_waits__close(struct py_waits *w)
 	hashmap__clear(&w->threads);
 	if (w->reads)
 		pr_info("python: %llu switch-outs of Python threads read at the switch (the kernel's "
-			"filter had %zu threads at most), %llu of them taken by the off-CPU waits\n",
-			(unsigned long long)w->reads, w->most_tids, (unsigned long long)w->taken);
+			"filter had %zu threads at most), %llu of them taken by the off-CPU waits; "
+			"%llu waits of those threads found no read (read at the drain)\n",
+			(unsigned long long)w->reads, w->most_tids, (unsigned long long)w->taken,
+			(unsigned long long)w->missed);
 	if (w->put_offs)
 		pr_info("python: the reads at the switch were put off %llu times for %lld s: most "
 			"waits of a busy second were over before the reader read them\n",
@@ -379,10 +403,42 @@ int py_waits__drain(struct py_waits *w)
 	return w->rs ? ring_set__drain(w->rs) : 0;
 }
 
-void py_waits__outcome(struct py_waits *w, bool late)
+void py_waits__outcome(struct py_waits *w, uint64_t time, bool late)
 {
-	w->trial_taken++;
-	w->trial_late += late;
+	judge(w, time, late);
+}
+
+/* Whether tid is in the kernel's filter now (its switch-outs are read at the switch). */
+static bool filtered(const struct py_waits *w, pid_t tid)
+{
+	size_t lo = 0, hi = w->nr_filter_tids;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (w->filter_tids[mid] == tid)
+			return true;
+		if (w->filter_tids[mid] < tid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return false;
+}
+
+/*
+ * A switch-out of a thread in the filter that no read matched: the reader
+ * fell behind its wake-ups (ring full, or not given the CPU), and the wait
+ * is read at the drain, over by then. put_off counts it as late: where the
+ * reads miss most waits they only cost the program.
+ */
+static bool missed(struct py_waits *w, pid_t tid, uint64_t time)
+{
+	if (filtered(w, tid)) {
+		judge(w, time, true);
+		w->missed++;
+	}
+	return false;
 }
 
 bool py_waits__take(struct py_waits *w, pid_t tid, uint64_t time, struct interp_frame *frames,
@@ -394,7 +450,7 @@ bool py_waits__take(struct py_waits *w, pid_t tid, uint64_t time, struct interp_
 	struct pw_read *r;
 
 	if (!t)
-		return false;
+		return w ? missed(w, tid, time) : false;
 	/* The read closest to the switch-out's time, within SAME_SWITCH_NS; older ones go. */
 	for (i = 0; i < t->nr; i++) {
 		uint64_t rt = t->reads[t->head + i].time;
@@ -410,7 +466,7 @@ bool py_waits__take(struct py_waits *w, pid_t tid, uint64_t time, struct interp_
 	if (best == SIZE_MAX) {
 		/* Those before it, older than the window, can match no later switch-out. */
 		drop_reads(w, t, i);
-		return false;
+		return missed(w, tid, time);
 	}
 	r = &t->reads[t->head + best];
 	*nr = r->nr;

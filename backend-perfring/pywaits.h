@@ -48,8 +48,8 @@ int py_waits__drain(struct py_waits *w);
  */
 bool py_waits__take(struct py_waits *w, pid_t tid, uint64_t time, struct interp_frame *frames,
 		    unsigned int *nr, uint32_t *status, uint64_t *read_ns);
-/* A wait whose frames were taken: whether it was over before they were read. */
-void py_waits__outcome(struct py_waits *w, bool late);
+/* A wait whose frames were taken, ended at time (ns): whether it was over before they were read. */
+void py_waits__outcome(struct py_waits *w, uint64_t time, bool late);
 /* After the off-CPU drain: reads older than up_to (ns) that no switch-out took are let go. */
 void py_waits__forget(struct py_waits *w, uint64_t up_to);
 /* Its events' set (the run waits on its reader too), or NULL before they open. */
