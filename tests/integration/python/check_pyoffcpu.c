@@ -263,6 +263,7 @@ START_TEST(a_script_run_by_another_command_names_its_waits)
 				 labels[i], (unsigned long long)m.exact,
 				 (unsigned long long)m.candidates);
 	}
+	pyt_truth_free(t, (size_t)nr);
 	unreadable = folded_count(pyt_r.out, "[python: unreadable]");
 	if (unreadable > 50000)
 		pyt_fail(fails, sizeof(fails), "%llu us under [python: unreadable]\n",
