@@ -339,17 +339,24 @@ check_dwarf_syscalls() {
 # named its frames (under TCG, whether it does is timing). prog's
 # frames are named from busy, or [unknown] with a warning, never from
 # ratio31: by the build-id of the kernel's mmap record (5.12+), else by
-# device and inode.
+# device and inode. The runs start when sampling has (a fixed second
+# before was once all over before a slow start under TCG: 0 samples).
+bid_go() {
+	sh -c "for i in 1 2 3 4 5 6 7 8 9 10; do cp $W/busy /tmp/bid/prog &&
+		cp $W/ratio31 /tmp/bid/prog.new && /tmp/bid/prog 2 0.1 &&
+		mv /tmp/bid/prog.new /tmp/bid/prog || exit 1; done" &
+	spid=$!
+}
+
 check_buildid() {
 	row=$1 backend=$2
 	rm -rf /tmp/bid
 	mkdir /tmp/bid
-	sh -c "sleep 1; for i in 1 2 3 4 5 6 7 8 9 10; do cp $W/busy /tmp/bid/prog &&
-		cp $W/ratio31 /tmp/bid/prog.new && /tmp/bid/prog 2 0.1 &&
-		mv /tmp/bid/prog.new /tmp/bid/prog || exit 1; done" &
-	spid=$!
+	spid=
+	ON_START=bid_go
 	bounded profile --verbose --backend "$backend" -F $F -f $((S + 2))
-	wait $spid
+	ON_START=
+	[ -z "$spid" ] || wait $spid
 	n=$(total '^prog;')
 	forged=$(awk '/^prog;/ && /;(hot_loop|warm_loop)/' out | wc -l)
 	note="$n samples of prog"
