@@ -36,9 +36,17 @@ struct found_waits {
 	const struct interp_reader *ir;
 	struct pipeline *pipeline;
 	int start_fd;
-	pid_t *known;			/* the reader's threads at the last scan, in tid order */
-	int64_t *since;			/* when each was first known (CLOCK_MONOTONIC ns) */
-	size_t nr_known;
+	/*
+	 * The reader's threads at the last scan (lists[last]), in tid order,
+	 * and when each was first known (CLOCK_MONOTONIC ns); a scan fills
+	 * the other list and makes it the last.
+	 */
+	struct {
+		pid_t tid[MAX_SCANNED];
+		int64_t since[MAX_SCANNED];
+		size_t nr;
+	} lists[2];
+	unsigned int last;
 	struct hashmap waits;		/* tid -> struct found_wait */
 	struct interp_frame buf[MAX_INTERP_DEPTH];
 	struct found_wait *given;	/* the last one applied: its sample holds its frames */
@@ -67,14 +75,6 @@ struct found_waits *found_waits__new(const struct interp_reader *ir, struct pipe
 	fw = calloc(1, sizeof(*fw));
 	if (!fw)
 		return NULL;
-	fw->known = calloc(MAX_SCANNED, sizeof(*fw->known));
-	fw->since = calloc(MAX_SCANNED, sizeof(*fw->since));
-	if (!fw->known || !fw->since) {
-		free(fw->known);
-		free(fw->since);
-		free(fw);
-		return NULL;
-	}
 	fw->ir = ir;
 	fw->pipeline = p;
 	fw->start_fd = start_fd;
@@ -93,22 +93,21 @@ void found_waits__free(struct found_waits *fw)
 		free(ent->value);
 	hashmap__clear(&fw->waits);
 	free(fw->given);
-	free(fw->known);
-	free(fw->since);
 	free(fw);
 }
 
-/* When tid was first known, if it was at the last scan (its list in tid order); else now. */
+/* When tid was first known, if it was at the last scan; else now. */
 static int64_t known_since(const struct found_waits *fw, pid_t tid, int64_t now)
 {
-	size_t lo = 0, hi = fw->nr_known;
+	const pid_t *tids = fw->lists[fw->last].tid;
+	size_t lo = 0, hi = fw->lists[fw->last].nr;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (fw->known[mid] == tid)
-			return fw->since[mid];
-		if (fw->known[mid] < tid)
+		if (tids[mid] == tid)
+			return fw->lists[fw->last].since[mid];
+		if (tids[mid] < tid)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -155,33 +154,28 @@ static int read_if_waiting(struct found_waits *fw, pid_t tid)
 
 int found_waits__scan(struct found_waits *fw)
 {
-	int64_t now_ns = mono_ns(), *since;
-	pid_t *now;
-	size_t nr;
+	int64_t now_ns = mono_ns();
+	unsigned int next;
+	pid_t *tids;
+	int64_t *since;
+	size_t nr, looked = 0;
 	int err = 0;
 
 	if (!fw)
 		return 0;
-	now = malloc(MAX_SCANNED * sizeof(*now));
-	since = malloc(MAX_SCANNED * sizeof(*since));
-	if (!now || !since) {
-		free(now);
-		free(since);
-		return -ENOMEM;
-	}
-	nr = fw->ir->tids(fw->ir->ctx, now, MAX_SCANNED);
+	next = !fw->last;
+	tids = fw->lists[next].tid;
+	since = fw->lists[next].since;
+	nr = fw->ir->tids(fw->ir->ctx, tids, MAX_SCANNED);
 	if (nr > MAX_SCANNED)
 		nr = MAX_SCANNED;
-	for (size_t i = 0, looked = 0; i < nr; i++) {
-		since[i] = known_since(fw, now[i], now_ns);
+	for (size_t i = 0; i < nr; i++) {
+		since[i] = known_since(fw, tids[i], now_ns);
 		if (!err && now_ns - since[i] < NEW_FOR_NS && looked++ < LOOKUPS_A_SCAN)
-			err = read_if_waiting(fw, now[i]);
+			err = read_if_waiting(fw, tids[i]);
 	}
-	free(fw->known);
-	free(fw->since);
-	fw->known = now;
-	fw->since = since;
-	fw->nr_known = nr;
+	fw->lists[next].nr = nr;
+	fw->last = next;
 	return err;
 }
 

@@ -25,8 +25,8 @@ struct found_waits *found_waits__new(const struct interp_reader *ir, struct pipe
 				     int start_fd);
 void found_waits__free(struct found_waits *fw);
 /*
- * The threads the reader knows now that it did not know at the last call:
- * those switched out without frames are read. 0 or -ENOMEM.
+ * The threads the reader has known for under 2 s (the first 256): those
+ * switched out without frames are read. 0 or -ENOMEM.
  */
 int found_waits__scan(struct found_waits *fw);
 /*
