@@ -18,9 +18,12 @@
 #include "backend-bpf/interruptible.h"
 #include "backend-bpf/shared_maps.h"
 #include "bpf/python.skel.h"
+#include "bpf/python_fast.skel.h"
 #include "bpf/python_offcpu.skel.h"
+#include "bpf/python_offcpu_fast.skel.h"
 #include "core/lib/clock.h"
 #include "core/lib/hashmap.h"
+#include "core/lib/log.h"
 
 /* Threads noted unknown are forgotten this often (bpf/python_common.bpf.h: py_unknown). */
 #define UNKNOWN_FORGET_MS 1000
@@ -117,8 +120,20 @@ static int load_object(void *obj)
 	return bpf_object__load(obj);
 }
 
-/* Load the walk of layout l (and the end, the first time). 0 or -errno. */
-static int load_walk(struct bpf_python *bp, unsigned int l, struct errmsg *err)
+/*
+ * The embedded object of the walks: the fast ones (Linux 5.5,
+ * bpf/python_fast.bpf.c) or those for 4.9.
+ */
+static const void *walks_elf(const struct bpf_python *bp, bool fast, size_t *size)
+{
+	if (bp->t.offcpu)
+		return fast ? python_offcpu_fast_bpf__elf_bytes(size)
+			    : python_offcpu_bpf__elf_bytes(size);
+	return fast ? python_fast_bpf__elf_bytes(size) : python_bpf__elf_bytes(size);
+}
+
+/* Load the walk of layout l (and the end, the first time), fast or not. 0 or -errno. */
+static int load_one(struct bpf_python *bp, unsigned int l, bool fast, struct errmsg *err)
 {
 	const char *walk = walk_names[bp->t.offcpu][l], *end = end_names[bp->t.offcpu];
 	struct bpf_program *prog;
@@ -128,7 +143,7 @@ static int load_walk(struct bpf_python *bp, unsigned int l, struct errmsg *err)
 	int fd, e;
 
 	/* The embedded object, opened once per layout: only its walk and end are loaded. */
-	elf = bp->t.offcpu ? python_offcpu_bpf__elf_bytes(&size) : python_bpf__elf_bytes(&size);
+	elf = walks_elf(bp, fast, &size);
 	obj = bpf_object__open_mem(elf, size, NULL);
 	if (!obj)
 		return -errno;
@@ -163,6 +178,22 @@ static int load_walk(struct bpf_python *bp, unsigned int l, struct errmsg *err)
 	}
 	bp->walks[l] = obj;
 	return 0;
+}
+
+/* Load the walk of layout l, the fast one where the kernel takes it. 0 or -errno. */
+static int load_walk(struct bpf_python *bp, unsigned int l, struct errmsg *err)
+{
+	struct errmsg why = { "" };
+	int e = load_one(bp, l, true, &why);
+
+	if (!e || e == -EINTR) {
+		if (e)
+			errmsg__set(err, "%s", why.text);
+		return e;
+	}
+	pr_info("python: %s: the kernel refused the fast walk (%s): the walk for Linux 4.9, "
+		"each frame read on its own\n", walk_names[bp->t.offcpu][l], strerror(-e));
+	return load_one(bp, l, false, err);
 }
 
 static int grow(void **buf, size_t *cap, size_t n, size_t size)
@@ -212,8 +243,10 @@ int bpf_python__set(struct bpf_python *bp, const struct interp_proc *procs, size
 		total += procs[i].nr_threads;
 		if (l == PY_LAYOUT_NONE || l >= PY_NR_LAYOUTS || bp->walks[l] || bp->refused[l])
 			continue;
-		if (load_walk(bp, l, err))
+		if (load_walk(bp, l, err)) {
 			bp->refused[l] = true;
+			e = -EINVAL;	/* err says why, once: the refused layout is not tried again */
+		}
 	}
 	/* What the new set leaves out goes first: a pid that ended may be taken by another. */
 	for (size_t i = 0; i < bp->nr_held; i++)

@@ -60,43 +60,109 @@
 #define ID_S32(P, F) (P##_CODE_##F >= 0 ? FIELD_S32(cb, ID_OFF(P, F)) : 0)
 
 /*
+ * The process's memory read: by the fast walks (bpf/python_fast.bpf.c,
+ * Linux 5.5) with the helper for user memory, by the others with the one
+ * 4.9 has. A harmless read of our own memory (where there is nothing to
+ * read) fails with the first: its result is masked out either way.
+ */
+#define PY_READ(FAST, dst, len, src)                                                       \
+	((FAST) ? bpf_probe_read_user(dst, len, src) : bpf_probe_read(dst, len, src))
+
+/* Layouts whose frames live in the thread's data stack (3.11+). */
+#define IN_BLOCKS(P) (P##_ENTRY_KIND != PY_ENTRY_NONE)
+
+/*
+ * Reads the span of memory that frame f (len bytes) is in into w->block:
+ * the PY_BLOCK_SIZE-aligned piece of the data stack, which holds its
+ * callers below it (the same page: mapped), else the span that ends with
+ * the frame (one that crosses the piece's end), else the frame alone.
+ * w->block_len 0: f could not be read.
+ */
+static __always_inline void refill_block(struct py_walk *w, __u32 len, __u64 f)
+{
+	__u64 base = f & ~(__u64)(PY_BLOCK_SIZE - 1);
+
+	if (f - base > PY_BLOCK_SIZE - len)
+		base = f - (PY_BLOCK_SIZE - len);
+	if (!bpf_probe_read_user(w->block, PY_BLOCK_SIZE, (void *)base)) {
+		w->block_base = base;
+		w->block_len = PY_BLOCK_SIZE;
+		return;
+	}
+	w->block_base = f;
+	w->block_len = bpf_probe_read_user(w->block, len, (void *)f) ? 0 : len;
+}
+
+/*
+ * Where frame f's len bytes are in w->block, read in if they are not
+ * there; the offset is masked (in bounds for the verifier) and the frame
+ * is there when *in (0 or 1). f 0: not there, nothing read.
+ */
+static __always_inline __u64 block_offset(struct py_walk *w, __u32 len, __u64 f, __u64 *in)
+{
+	__u64 off = f - w->block_base;
+
+	if (f && (w->block_len < len || off > w->block_len - len))
+		refill_block(w, len, f);
+	off = f - w->block_base;
+	*in = NONZERO(f) & NONZERO(w->block_len) & ((off >> PY_BLOCK_SHIFT) ^ 1);
+	return off & (PY_BLOCK_SIZE - 1);
+}
+
+/*
  * One frame: read it, record it masked by whether it is there, mix it into
  * the hash, and step to its caller. f is 0 once the chain has ended or a
  * read failed (a failed read of a frame that should be there is a fault).
- * The frame's code object is read too, for its identity: where there is
- * none (no frame, a NULL code), our own piece is read instead, and the
- * identity is 0. The identity goes into the hash: a stack whose code
+ * The frame's code object is read too, for its identity, unless it is the
+ * frame before's (read in this walk, at this sample: the same object):
+ * where there is none (no frame, a NULL code), our own piece is read
+ * instead, and the identity is 0. The identity goes into the hash: a stack whose code
  * objects were replaced by others at the same addresses is another stack.
  */
-#define WALK_FRAME(P, i)                                                                   \
+#define WALK_FRAME(P, FAST, i)                                                             \
 	do {                                                                               \
 		__u64 f = w->frame, live, mask, code, lasti, entry, mixed, hash, cmask, ident; \
+		void *fr; /* the frame's bytes: in the block or in fb */                   \
 		long r;                                                                    \
-		/* Past the end, a harmless read (our own state) instead of a fault at 0. */\
-		r = bpf_probe_read(fb, P##_FRAME_READ,                                     \
-				   (void *)(f + (((__u64)w) & (NONZERO(f) - 1))));         \
-		live = NONZERO(f) & SUCCEEDED(r);                                          \
-		w->fault |= NONZERO(f) & (SUCCEEDED(r) ^ 1);                               \
+		if (FAST && IN_BLOCKS(P)) {                                                \
+			__u64 in, at = block_offset(w, P##_FRAME_READ, f, &in);            \
+			fr = (void *)w->block + at;                                        \
+			live = in;                                                         \
+		} else {                                                                   \
+			/* Past the end, a harmless read (our own state) instead of a fault at 0. */ \
+			r = PY_READ(FAST, fb, P##_FRAME_READ,                              \
+					   (void *)(f + (((__u64)w) & (NONZERO(f) - 1)))); \
+			fr = fb;                                                           \
+			live = NONZERO(f) & SUCCEEDED(r);                                  \
+		}                                                                          \
+		w->fault |= NONZERO(f) & (live ^ 1);                                       \
 		mask = 0 - live;                                                           \
-		code = FIELD_U64(fb, P##_FRAME_CODE) & ~(__u64)P##_CODE_TAG_BITS;          \
+		code = FIELD_U64(fr, P##_FRAME_CODE) & ~(__u64)P##_CODE_TAG_BITS;          \
 		if (P##_LASTI_KIND == PY_LASTI_BYTE_OFFSET ||                              \
 		    P##_LASTI_KIND == PY_LASTI_INSN_INDEX)                                 \
-			lasti = FIELD_S32(fb, P##_FRAME_LASTI);                            \
+			lasti = FIELD_S32(fr, P##_FRAME_LASTI);                            \
 		else                                                                       \
-			lasti = FIELD_U64(fb, P##_FRAME_LASTI);                            \
+			lasti = FIELD_U64(fr, P##_FRAME_LASTI);                            \
 		entry = 0;                                                                 \
 		if (P##_ENTRY_KIND == PY_ENTRY_IS_ENTRY)                                   \
-			entry = NONZERO(FIELD_U8(fb, P##_FRAME_ENTRY));                    \
+			entry = NONZERO(FIELD_U8(fr, P##_FRAME_ENTRY));                    \
 		else if (P##_ENTRY_KIND == PY_ENTRY_OWNER)                                 \
-			entry = (2 - FIELD_U8(fb, P##_FRAME_ENTRY)) >> 63;                 \
+			entry = (2 - FIELD_U8(fr, P##_FRAME_ENTRY)) >> 63;                 \
 		cmask = 0 - NONZERO(code & mask);                                          \
-		/* A select, not a mask: the verifier refuses bitwise operations on pointers. */ \
-		r = bpf_probe_read(cb, ID_HI(P) - ID_LO(P),                                \
-				   (void *)((cmask ? code : (__u64)piece) + ID_LO(P)));    \
-		ident = PY_CODE_IDENT(ID_S32(P, FIRSTLINENO), ID_S32(P, VERSION),          \
-				      ID_U64(P, FILENAME), ID_U64(P, NAME),                \
-				      ID_U64(P, QUALNAME), ID_U64(P, LINETABLE));          \
-		ident &= cmask & (0 - SUCCEEDED(r));                                       \
+		if (FAST && cmask && code == w->last_code) {                               \
+			/* The caller's code object (recursion): one object, one identity. */ \
+			ident = w->last_ident;                                             \
+		} else {                                                                   \
+			/* A select, not a mask: the verifier refuses bitwise operations on pointers. */ \
+			r = PY_READ(FAST, cb, ID_HI(P) - ID_LO(P),                         \
+					   (void *)((cmask ? code : (__u64)piece) + ID_LO(P))); \
+			ident = PY_CODE_IDENT(ID_S32(P, FIRSTLINENO), ID_S32(P, VERSION),  \
+					      ID_U64(P, FILENAME), ID_U64(P, NAME),        \
+					      ID_U64(P, QUALNAME), ID_U64(P, LINETABLE));  \
+			ident &= cmask & (0 - SUCCEEDED(r));                               \
+			w->last_code = code & cmask;                                       \
+			w->last_ident = ident;                                             \
+		}                                                                          \
 		/* A shim's "code" is not a function's (3.13: None): no identity. */       \
 		if (P##_ENTRY_KIND == PY_ENTRY_OWNER)                                      \
 			ident &= entry - 1;                                                \
@@ -109,7 +175,7 @@
 		mixed = (((((hash ^ code) * FNV_PRIME) ^ lasti) * FNV_PRIME) ^ ident) * FNV_PRIME; \
 		w->hash = hash ^ ((mixed ^ hash) & mask);                                  \
 		w->nr += live;                                                             \
-		w->frame = FIELD_U64(fb, P##_FRAME_BACK) & mask;                           \
+		w->frame = FIELD_U64(fr, P##_FRAME_BACK) & mask;                           \
 	} while (0)
 
 /*
@@ -117,9 +183,11 @@
  * through PROGS (P's slot: itself; slot 0: the end); NO_END runs where the
  * end could not be called; the program returns RET.
  */
-#define WALK_BODY(P, PROGS, NO_END, RET)                                                   \
+#define WALK_BODY(P, FAST, PROGS, NO_END, RET)                                             \
 	{                                                                                  \
 		__u64 fb[(P##_FRAME_READ + 7) / 8]; /* one frame at a time */              \
+		_Static_assert(!FAST || !IN_BLOCKS(P) || P##_FRAME_READ <= PY_BLOCK_SLACK, \
+			       "a frame read past the block's slack");                     \
 		__u64 cb[(ID_HI(P) - ID_LO(P) + 7) / 8]; /* its code object's identity */  \
 		struct py_piece *piece;                                                    \
 		struct py_walk *w;                                                         \
@@ -127,19 +195,19 @@
                                                                                            \
 		w = bpf_map_lookup_elem(&py_walk, &zero);                                  \
 		if (!w)                                                                    \
-			return RET;                                                          \
+			return RET;                                                        \
 		if (w->piece == 0) {                                                       \
 			char ts[TS_HI(P) - TS_LO(P)];                                      \
 			__u64 top;                                                         \
                                                                                            \
-			if (bpf_probe_read(ts, sizeof(ts), (void *)(w->tstate + TS_LO(P))) || \
+			if (PY_READ(FAST, ts, sizeof(ts), (void *)(w->tstate + TS_LO(P))) || \
 			    FIELD_U64(ts, CHECK_FIELD(P) - TS_LO(P)) != w->check) {        \
 				w->why = PY_STACK_BAD_THREAD;                              \
 				goto end;                                                  \
 			}                                                                  \
 			top = FIELD_U64(ts, P##_TSTATE_FRAME - TS_LO(P));                  \
 			if (P##_CFRAME_CURRENT >= 0 && top &&                              \
-			    bpf_probe_read(&top, sizeof(top),                              \
+			    PY_READ(FAST, &top, sizeof(top),                               \
 					   (void *)(top + P##_CFRAME_CURRENT))) {          \
 				w->why = PY_STACK_UNREADABLE;                              \
 				goto end;                                                  \
@@ -155,22 +223,22 @@
 		if (!piece)                                                                \
 			goto end;                                                          \
 		w->fault = 0;                                                              \
-		WALK_FRAME(P, 0);                                                          \
-		WALK_FRAME(P, 1);                                                          \
-		WALK_FRAME(P, 2);                                                          \
-		WALK_FRAME(P, 3);                                                          \
-		WALK_FRAME(P, 4);                                                          \
-		WALK_FRAME(P, 5);                                                          \
-		WALK_FRAME(P, 6);                                                          \
-		WALK_FRAME(P, 7);                                                          \
-		WALK_FRAME(P, 8);                                                          \
-		WALK_FRAME(P, 9);                                                          \
-		WALK_FRAME(P, 10);                                                         \
-		WALK_FRAME(P, 11);                                                         \
-		WALK_FRAME(P, 12);                                                         \
-		WALK_FRAME(P, 13);                                                         \
-		WALK_FRAME(P, 14);                                                         \
-		WALK_FRAME(P, 15);                                                         \
+		WALK_FRAME(P, FAST, 0);                                                    \
+		WALK_FRAME(P, FAST, 1);                                                    \
+		WALK_FRAME(P, FAST, 2);                                                    \
+		WALK_FRAME(P, FAST, 3);                                                    \
+		WALK_FRAME(P, FAST, 4);                                                    \
+		WALK_FRAME(P, FAST, 5);                                                    \
+		WALK_FRAME(P, FAST, 6);                                                    \
+		WALK_FRAME(P, FAST, 7);                                                    \
+		WALK_FRAME(P, FAST, 8);                                                    \
+		WALK_FRAME(P, FAST, 9);                                                    \
+		WALK_FRAME(P, FAST, 10);                                                   \
+		WALK_FRAME(P, FAST, 11);                                                   \
+		WALK_FRAME(P, FAST, 12);                                                   \
+		WALK_FRAME(P, FAST, 13);                                                   \
+		WALK_FRAME(P, FAST, 14);                                                   \
+		WALK_FRAME(P, FAST, 15);                                                   \
 		w->piece = idx + 1;                                                        \
 		if (w->fault)                                                              \
 			w->status |= PY_WALK_FAULT;                                        \
@@ -182,7 +250,7 @@
 	end:                                                                               \
 		bpf_tail_call(ctx, &PROGS, 0);                                             \
 		NO_END;                                                                    \
-		return RET;                                                                  \
+		return RET;                                                                \
 	}
 
 /* Store piece p of the stack in stacks unless the stack has fewer pieces. */
