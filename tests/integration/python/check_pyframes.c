@@ -7,7 +7,8 @@
  * and every recorded stack must come out of profile -f exactly: its frames,
  * "name (file:line)" with py-spy's short file, in order and consecutive,
  * the leaf's line free (it moves). The stacks: recursion 50 deep and 200
- * deep (cut to its innermost 128 frames under "[python: truncated]"),
+ * deep (cut to its innermost 128 frames under "[python: truncated]"), 40
+ * distinct functions deep (each its own code object, read on its own),
  * Python -> C -> Python (sorted's key lambda: outer.<locals>.<lambda> from
  * 3.11, <lambda> before), unicode names, a generator and a coroutine, a
  * forked child that exits mid-run, a thread in zlib.compress with the GIL
@@ -24,10 +25,11 @@
 #include "tests/unit/python/pyenv.h"
 
 /* What inturn.py runs, in this order (NAME:SECONDS[:ARG...]); 2.7 has no async or unicode names. */
-static const char *const specs[] = { "deep:0.3:50", "deep:0.3:200", "callback:0.3",
-				     "exits:1.0:0.8", "app:0.4",   "threads:0.75",
-				     "reuse:0.4",   "genasync:0.5", "ünïcödé:0.3" };
-#define NR_SPECS_27 7
+static const char *const specs[] = { "deep:0.3:50", "deep:0.3:200", "deep:0.3:40:chain",
+				     "callback:0.3", "exits:1.0:0.8", "app:0.4",
+				     "threads:0.75", "reuse:0.4", "genasync:0.5",
+				     "ünïcödé:0.3" };
+#define NR_SPECS_27 8
 
 /*
  * The stacks the truth files must hold: file, label (py3: not on 2.7).
@@ -42,6 +44,7 @@ static const struct {
 } stacks[] = {
 	{ "deep50.truth", "leaf", false },
 	{ "deep200.truth", "leaf", false },
+	{ "deep40chain.truth", "chain_leaf", false },
 	{ "callback.truth", "slow", false },
 	{ "exits0.8.truth", "parent_work", false },
 	{ "exits0.8.truth", "child_work", false },
