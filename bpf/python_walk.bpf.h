@@ -72,21 +72,21 @@
 #define IN_BLOCKS(P) (P##_ENTRY_KIND != PY_ENTRY_NONE)
 
 /*
- * Reads the span of memory that frame f (len bytes) is in into w->block:
- * the PY_BLOCK_SIZE-aligned piece of the data stack, which holds its
- * callers below it (the same page: mapped), else the span that ends with
- * the frame (one that crosses the piece's end), else the frame alone.
- * w->block_len 0: f could not be read.
+ * Reads the span of memory from the start of the PY_BLOCK_SIZE-aligned
+ * piece of the data stack that frame f (len bytes) is in to the frame's
+ * end into w->block: the frame and its callers below it in that piece,
+ * all mapped (the frame's page, and the frame), and nothing above it (in
+ * the leaf's piece, stack not in use: a read costs by its size). Else the
+ * frame alone; w->block_len 0: f could not be read.
  */
 static __always_inline void refill_block(struct py_walk *w, __u32 len, __u64 f)
 {
 	__u64 base = f & ~(__u64)(PY_BLOCK_SIZE - 1);
+	__u32 size = (__u32)((f - base) & (PY_BLOCK_SIZE - 1)) + len;
 
-	if (f - base > PY_BLOCK_SIZE - len)
-		base = f - (PY_BLOCK_SIZE - len);
-	if (!bpf_probe_read_user(w->block, PY_BLOCK_SIZE, (void *)base)) {
+	if (!bpf_probe_read_user(w->block, size, (void *)base)) {
 		w->block_base = base;
-		w->block_len = PY_BLOCK_SIZE;
+		w->block_len = size;
 		return;
 	}
 	w->block_base = f;
