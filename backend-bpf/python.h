@@ -62,7 +62,7 @@ int bpf_python__set(struct bpf_python *bp, const struct interp_proc *procs, size
 /* The Python part of s from a key's tgid and py_stack (drained from generation gen). */
 void bpf_python__sample(struct bpf_python *bp, unsigned int gen, uint32_t tgid, uint64_t py_stack,
 			struct sample *s);
-/* The drain of generation gen is over: its stacks go (the frames given are no longer valid). */
+/* The drain of generation gen is over: its stacks go once its map is half full (the frames given are no longer valid). */
 int bpf_python__clear(struct bpf_python *bp, unsigned int gen);
 /* A drain without clearing (the last ones) is over: the frames given are no longer valid. */
 void bpf_python__end_drain(struct bpf_python *bp);

@@ -115,13 +115,16 @@ static __always_inline __u64 block_offset(struct py_walk *w, __u32 len, __u64 f,
  * read failed (a failed read of a frame that should be there is a fault).
  * The frame's code object is read too, for its identity, unless it is the
  * frame before's (read in this walk, at this sample: the same object):
- * where there is none (no frame, a NULL code), our own piece is read
- * instead, and the identity is 0. The identity goes into the hash: a stack whose code
+ * where there is none (no frame, a NULL code), the fast walk reads nothing,
+ * the other our own piece instead, and the identity is 0. The identity goes into the hash: a stack whose code
  * objects were replaced by others at the same addresses is another stack.
  */
 #define WALK_FRAME(P, FAST, i)                                                             \
 	do {                                                                               \
 		__u64 f = w->frame, live, mask, code, lasti, entry, mixed, hash, cmask, ident; \
+		/* The fast walk stops at the chain's end (the slots after it are not read). */ \
+		if (FAST && !f)                                                            \
+			goto walked;                                                       \
 		void *fr; /* the frame's bytes: in the block or in fb */                   \
 		long r;                                                                    \
 		if (FAST && IN_BLOCKS(P)) {                                                \
@@ -149,9 +152,12 @@ static __always_inline __u64 block_offset(struct py_walk *w, __u32 len, __u64 f,
 		else if (P##_ENTRY_KIND == PY_ENTRY_OWNER)                                 \
 			entry = (2 - FIELD_U8(fr, P##_FRAME_ENTRY)) >> 63;                 \
 		cmask = 0 - NONZERO(code & mask);                                          \
-		if (FAST && cmask && code == w->last_code) {                               \
-			/* The caller's code object (recursion): one object, one identity. */ \
-			ident = w->last_ident;                                             \
+		if (FAST && (!cmask || code == w->last_code)) {                            \
+			/*                                                                 \
+			 * No frame here (past the chain's end: up to 15 a run), no read; \
+			 * the caller's code object (recursion): one object, one identity. \
+			 */                                                                \
+			ident = w->last_ident & cmask;                                     \
 		} else {                                                                   \
 			/* A select, not a mask: the verifier refuses bitwise operations on pointers. */ \
 			r = PY_READ(FAST, cb, ID_HI(P) - ID_LO(P),                         \
@@ -239,6 +245,7 @@ static __always_inline __u64 block_offset(struct py_walk *w, __u32 len, __u64 f,
 		WALK_FRAME(P, FAST, 13);                                                   \
 		WALK_FRAME(P, FAST, 14);                                                   \
 		WALK_FRAME(P, FAST, 15);                                                   \
+	walked:                                                                            \
 		w->piece = idx + 1;                                                        \
 		if (w->fault)                                                              \
 			w->status |= PY_WALK_FAULT;                                        \
