@@ -49,6 +49,7 @@ struct backend {
 	unsigned int stack_size;
 	unsigned int stack_start;	/* before locked-memory limits: the rate's or the asked */
 	uint64_t new_keys_at_switch;
+	uint64_t new_stacks_at_switch;
 	int64_t last_switch_ms;
 	/*
 	 * When each generation became the active one, and when the stack copies

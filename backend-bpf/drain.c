@@ -35,7 +35,8 @@
 #define PYTHON_DRAIN_PERIOD_MS 250
 /*
  * A generation is drained once it may hold 1/STACK_FILL_DIV of its stack
- * map's buckets (two stacks per new count key): the chance that a new stack
+ * map's buckets (the stack ids of its new count keys, PROFILE_STAT_NEW_STACKS:
+ * no more stacks than that are new): the chance that a new stack
  * collides is the share of buckets taken, so it stays below 1.6%, and the
  * overflow map takes those.
  */
@@ -350,7 +351,7 @@ static void take_python_notes(struct backend *b)
 
 int bpf_backend__drain(struct backend *b)
 {
-	uint64_t new_keys;
+	uint64_t new_keys, new_stacks;
 	int err;
 
 	if (b->stopped)
@@ -368,12 +369,14 @@ int bpf_backend__drain(struct backend *b)
 	if (b->dwarf)
 		return b->sideband ? drain_dwarf(b) : 0;
 	new_keys = bpf_backend__read_stat(b, PROFILE_STAT_NEW_KEYS) - b->new_keys_at_switch;
+	new_stacks = bpf_backend__read_stat(b, PROFILE_STAT_NEW_STACKS) - b->new_stacks_at_switch;
 	if (new_keys >= b->hash_size / 2 ||
-	    (new_keys && new_keys * 2 >= b->stack_size / STACK_FILL_DIV) ||
+	    (new_stacks && new_stacks >= b->stack_size / STACK_FILL_DIV) ||
 	    mono_ms() - b->last_switch_ms >=
 		    (b->python && bpf_python__walking(b->python) ? PYTHON_DRAIN_PERIOD_MS
 								 : DRAIN_PERIOD_MS)) {
 		b->new_keys_at_switch += new_keys;
+		b->new_stacks_at_switch += new_stacks;
 		b->last_switch_ms = mono_ms();
 		return switch_and_drain(b);
 	}

@@ -39,12 +39,17 @@ struct {
 	__type(value, __u64);
 } stats SEC(".maps");
 
-static __always_inline void stat_inc(__u32 slot)
+static __always_inline void stat_add(__u32 slot, __u64 n)
 {
 	__u64 *v = bpf_map_lookup_elem(&stats, &slot);
 
 	if (v)
-		*v += 1;	/* per-CPU slot, and perf_event programs do not nest */
+		*v += n;	/* per-CPU slot, and perf_event programs do not nest */
+}
+
+static __always_inline void stat_inc(__u32 slot)
+{
+	stat_add(slot, 1);
 }
 
 /* How a program learns a task's ids (see wanted()). */

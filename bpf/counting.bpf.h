@@ -64,6 +64,9 @@ static __always_inline void count(void *counts, struct profile_key *key)
 	}
 	if (bpf_map_update_elem(counts, key, &one, BPF_NOEXIST) == 0) {
 		stat_inc(PROFILE_STAT_NEW_KEYS);
+		/* At most this many stacks new to the stack maps (the drain decision). */
+		stat_add(PROFILE_STAT_NEW_STACKS,
+			 (key->user_stack_id >= 0) + (key->kernel_stack_id >= 0));
 		return;
 	}
 	/* Another CPU inserted it first, or the map is full. */

@@ -153,6 +153,12 @@ enum profile_stat {
 	PROFILE_STAT_PY_NO_PROG,
 	/* Threads noted in py_unknown (bpf/python_common.bpf.h): user space reads them at once. */
 	PROFILE_STAT_PY_UNKNOWN,
+	/*
+	 * Stack ids in the keys inserted: no more stacks than this are new to
+	 * the stack maps (a user-mode sample takes one; a Python stack's key is
+	 * new at every new frame or line, its native stacks seldom).
+	 */
+	PROFILE_STAT_NEW_STACKS,
 	PROFILE_STAT_CNT,
 };
 
