@@ -116,8 +116,9 @@ static __always_inline __u64 block_offset(struct py_walk *w, __u32 len, __u64 f,
  * The frame's code object is read too, for its identity, unless it is the
  * frame before's (read in this walk, at this sample: the same object):
  * where there is none (no frame, a NULL code), the fast walk reads nothing,
- * the other our own piece instead, and the identity is 0. The identity goes into the hash: a stack whose code
- * objects were replaced by others at the same addresses is another stack.
+ * the other our own piece instead, and the identity is 0. The identity
+ * goes into the hash: a stack whose code objects were replaced by others
+ * at the same addresses is another stack.
  */
 #define WALK_FRAME(P, FAST, i)                                                             \
 	do {                                                                               \
