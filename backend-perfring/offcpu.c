@@ -446,9 +446,9 @@ int perf_offcpu__sample(struct perf_offcpu *o, const struct perf_event_header *h
  * written, which the thread's own cpu-clock event counts as on-CPU: from
  * the sample, each wait would count those microseconds twice, and a
  * thread switching 60,000 times a second (pingpong) read 1.22-1.25 of
- * its wall clock under --wall. From the record, 1.0x-1.0x.
+ * its wall clock under --wall; from the record, 1.03-1.04.
  */
-static int start_at_record(struct perf_offcpu *o, pid_t tid, uint64_t time)
+static void start_at_record(struct perf_offcpu *o, pid_t tid, uint64_t time)
 {
 	struct thread_off *t = hashmap__find(&o->off, TID_KEY(tid));
 
@@ -456,7 +456,6 @@ static int start_at_record(struct perf_offcpu *o, pid_t tid, uint64_t time)
 		t->time = time;
 		t->start_at_record = true;
 	}
-	return 0;
 }
 
 int perf_offcpu__switch(struct perf_offcpu *o, pid_t pid, pid_t tid, uint64_t time, bool out)
@@ -468,8 +467,10 @@ int perf_offcpu__switch(struct perf_offcpu *o, pid_t pid, pid_t tid, uint64_t ti
 	if (!out)
 		return switch_in(o, tid, time);
 	/* With samples, the switch-out is the sample, which has the stacks. */
-	if (o->source == OFFCPU_SWITCH_SAMPLES)
-		return start_at_record(o, tid, time);
+	if (o->source == OFFCPU_SWITCH_SAMPLES) {
+		start_at_record(o, tid, time);
+		return 0;
+	}
 	if (o->source != OFFCPU_SWITCHES_ONLY || !pipeline__wants_thread(o->pipeline, pid, tid))
 		return 0;
 	o->switches++;
