@@ -51,15 +51,19 @@ struct ksyms {
  */
 #define KSYMS_CHUNK (64UL << 10)
 
-static int cmp_ksym(const void *a, const void *b)
+static int cmp_addr(const void *a, const void *b)
 {
 	const struct ksym *x = a, *y = b;
 
-	if (x->addr != y->addr)
-		return x->addr < y->addr ? -1 : 1;
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* Of two aliases (one address), whether x names it better than y. */
+static bool better_alias(const struct ksym *x, const struct ksym *y)
+{
 	if (x->rank != y->rank)
-		return x->rank < y->rank ? -1 : 1;
-	return x->name > y->name ? -1 : x->name < y->name;
+		return x->rank < y->rank;
+	return x->name > y->name;
 }
 
 static bool ends_with(const char *s, const char *suffix)
@@ -102,18 +106,56 @@ static unsigned int ksym_rank(char type, const char *name)
 	return rank;
 }
 
-/* One symbol per address: the best alias, first after sorting. */
-static void sort_ksyms(struct ksyms *ks)
+/*
+ * By address: kallsyms lists the kernel's own symbols in that order, then
+ * each module's and BPF's, so only the tail is sorted and merged in (a
+ * sort of the whole was a fifth of loading it). 0 or -ENOMEM.
+ */
+static int sort_by_addr(struct ksyms *ks)
+{
+	size_t head = 1, nr_tail, i, j, out;
+	struct ksym *tail;
+
+	while (head < ks->nr && ks->syms[head - 1].addr <= ks->syms[head].addr)
+		head++;
+	if (head >= ks->nr)
+		return 0;
+	nr_tail = ks->nr - head;
+	tail = malloc(nr_tail * sizeof(*tail));
+	if (!tail)
+		return -ENOMEM;
+	memcpy(tail, ks->syms + head, nr_tail * sizeof(*tail));
+	qsort(tail, nr_tail, sizeof(*tail), cmp_addr);
+	/* From the end, so the head is never written over before it is read. */
+	i = head;
+	j = nr_tail;
+	out = ks->nr;
+	while (j) {
+		if (i && ks->syms[i - 1].addr > tail[j - 1].addr)
+			ks->syms[--out] = ks->syms[--i];
+		else
+			ks->syms[--out] = tail[--j];
+	}
+	free(tail);
+	return 0;
+}
+
+/* One symbol per address: the best of its aliases. 0 or -ENOMEM. */
+static int sort_ksyms(struct ksyms *ks)
 {
 	size_t out = 0;
+	int err = sort_by_addr(ks);
 
-	if (ks->nr)
-		qsort(ks->syms, ks->nr, sizeof(*ks->syms), cmp_ksym);
+	if (err)
+		return err;
 	for (size_t i = 0; i < ks->nr; i++) {
 		if (!out || ks->syms[out - 1].addr != ks->syms[i].addr)
 			ks->syms[out++] = ks->syms[i];
+		else if (better_alias(&ks->syms[i], &ks->syms[out - 1]))
+			ks->syms[out - 1] = ks->syms[i];
 	}
 	ks->nr = out;
+	return 0;
 }
 
 static bool is_text_type(char t)
@@ -224,16 +266,38 @@ static long text_add(struct ksym_reader *r, const char *s, size_t n)
 	return off;
 }
 
+/* A hex digit's value plus one; 0 for any other byte. */
+static const unsigned char hex_digit[256] = {
+	['0'] = 1, ['1'] = 2, ['2'] = 3, ['3'] = 4, ['4'] = 5, ['5'] = 6, ['6'] = 7,
+	['7'] = 8, ['8'] = 9, ['9'] = 10, ['a'] = 11, ['b'] = 12, ['c'] = 13, ['d'] = 14,
+	['e'] = 15, ['f'] = 16, ['A'] = 11, ['B'] = 12, ['C'] = 13, ['D'] = 14, ['E'] = 15,
+	['F'] = 16,
+};
+
+/* The address at p, up to 16 hex digits: where they end (p if none). */
+static char *parse_addr(char *p, const char *end, uint64_t *addr)
+{
+	uint64_t v = 0;
+	char *q = p;
+
+	/* strtoull was 30% of loading; kallsyms has no sign, prefix or space here. */
+	for (; q < end && q - p < 16 && hex_digit[(unsigned char)*q]; q++)
+		v = v << 4 | (uint64_t)(hex_digit[(unsigned char)*q] - 1);
+	*addr = v;
+	return q;
+}
+
 /* One line, NUL-terminated at end: "ffffffff81000000 T name\t[module]". 0 or -ENOMEM. */
-static int parse_line(struct ksym_reader *r, char *p, const char *end)
+static int parse_line(struct ksym_reader *r, char *p, char *end)
 {
 	struct ksyms *ks = r->ks;
 	char *name, *mod = NULL, *q;
 	long name_off, mod_off = 0;
+	size_t name_len;
 	uint64_t addr;
 	char type;
 
-	addr = strtoull(p, &q, 16);
+	q = parse_addr(p, end, &addr);
 	if (q == p || q + 3 > end || q[0] != ' ' || q[2] != ' ')
 		return 0;
 	type = q[1];
@@ -242,17 +306,21 @@ static int parse_line(struct ksym_reader *r, char *p, const char *end)
 	r->any_nonzero |= addr != 0;
 	if (!is_text_type(type) || !*name)
 		return 0;
-	q = strchr(name, '\t');
+	q = memchr(name, '\t', (size_t)(end - name));
 	if (q) {
 		*q = '\0';
-		mod = strchr(q + 1, '[');
+		mod = memchr(q + 1, '[', (size_t)(end - q - 1));
 		if (mod) {
-			char *close = strchr(++mod, ']');
+			char *close;
+
+			mod++;
+			close = memchr(mod, ']', (size_t)(end - mod));
 
 			if (close)
 				*close = '\0';
 		}
 	}
+	name_len = strlen(name);	/* to the tab, now a NUL, or a NUL before it */
 	/* Padding and CFI stubs sit in front of the real function. */
 	if (!strncmp(name, "__pfx_", 6) || !strncmp(name, "__cfi_", 6))
 		return 0;
@@ -265,7 +333,7 @@ static int parse_line(struct ksym_reader *r, char *p, const char *end)
 		ks->syms = tmp;
 		r->cap = ncap;
 	}
-	name_off = text_add(r, name, strlen(name));
+	name_off = text_add(r, name, name_len);
 	if (name_off < 0)
 		return (int)name_off;
 	/* A module's symbols are listed together: its name once a run. */
@@ -361,8 +429,9 @@ struct ksyms *ksyms__load(const char *path)
 		goto err_out;
 	ks->restricted = r.any && !r.any_nonzero;
 	/* Aliases go first, so that the names kept are only the symbols'. */
-	sort_ksyms(ks);
-	err = compact_names(ks);
+	err = sort_ksyms(ks);
+	if (!err)
+		err = compact_names(ks);
 	if (err)
 		goto err_out;
 	make_table(ks);

@@ -1077,6 +1077,42 @@ START_TEST(kallsyms_ties_prefer_functions_to_markers)
 }
 END_TEST
 
+/*
+ * The kernel's symbols come by address, then each module's and BPF's in
+ * their own order: those are sorted into the kernel's, aliases among them.
+ */
+static const char kallsyms_tail[] = "ffffffff81000000 T _stext\n"
+				    "ffffffff81000100 T k_one\n"
+				    "ffffffff81000300 T k_three\n"
+				    "ffffffffc0000200 t mod_b\t[m1]\n"
+				    "ffffffffc0000100 T __mod_a\t[m1]\n"
+				    "ffffffffc0000100 T mod_a\t[m1]\n"
+				    "ffffffff81000200 t between\t[m2]\n"
+				    "ffffffffa0000000 t bpf_prog_1_f\t[bpf]\n";
+
+START_TEST(kallsyms_sorts_the_modules_into_the_kernel)
+{
+	char *path = write_temp(kallsyms_tail);
+	struct ksyms *ks = ksyms__load(path);
+	const char *mod;
+	uint64_t off;
+
+	unlink(path);
+	ck_assert_ptr_nonnull(ks);
+	ck_assert_str_eq(ksyms__lookup(ks, 0xffffffff81000110ULL, &off, &mod), "k_one");
+	ck_assert_str_eq(ksyms__lookup(ks, 0xffffffff81000210ULL, &off, &mod), "between");
+	ck_assert_str_eq(mod, "m2");
+	ck_assert_uint_eq(off, 0x10);
+	ck_assert_str_eq(ksyms__lookup(ks, 0xffffffff81000310ULL, &off, &mod), "k_three");
+	ck_assert_str_eq(ksyms__lookup(ks, 0xffffffffa0000010ULL, &off, &mod), "bpf_prog_1_f");
+	/* Fewer underscores win, wherever the alias stood. */
+	ck_assert_str_eq(ksyms__lookup(ks, 0xffffffffc0000110ULL, &off, &mod), "mod_a");
+	ck_assert_str_eq(mod, "m1");
+	ck_assert_str_eq(ksyms__lookup(ks, 0xffffffffc0000210ULL, &off, &mod), "mod_b");
+	ksyms__free(ks);
+}
+END_TEST
+
 START_TEST(kallsyms_with_zero_addresses_is_restricted)
 {
 	char *path = write_temp("0000000000000000 T _stext\n0000000000000000 T k_leaf\n");
@@ -1369,6 +1405,7 @@ Suite *elfsym_suite(void)
 	tcase_add_test(tk, kallsyms_lookup_skips_pfx_and_names_modules);
 	tcase_add_test(tk, kallsyms_with_zero_addresses_is_restricted);
 	tcase_add_test(tk, kallsyms_ties_prefer_functions_to_markers);
+	tcase_add_test(tk, kallsyms_sorts_the_modules_into_the_kernel);
 	tcase_add_test(tk, cxx_names_demangle_without_parameters);
 	tcase_add_test(tk, cxx_names_without_return_type_as_cxxfilt_p);
 	tcase_add_test(tk, perf_map_lines_in_both_forms);
