@@ -270,9 +270,10 @@ def verdicts(b, rounds, med):
             "+".join(str(o) for o in ours) or "-", len(ours)), "0", all(o == 0 for o in ours))
         sb = max(x["sideband"] for x in rounds[n])
         b.verdict("%s: side-band records lost" % n, str(sb), "0", sb == 0)
-        r = med[n]["rss"][0] / med[anchor]["rss"][0]
-        b.verdict("%s: peak RSS vs %s" % (n, anchor), "%.2fx" % r, "<= 0.5x", r <= 0.5)
-        # Issue 36: bounded whatever share of the CPU the loop leaves us, in every round.
+        # Issue 36 replaced issue 22's "half perf record's peak RSS": perf record's own
+        # peak swings from 13 to 357 MB with its build-id pass (--buildid-mmap or not),
+        # so the ratio judged perf record. The table still gives it. Bounded instead,
+        # whatever share of the CPU the loop leaves us, in every round.
         peak = max(x["rss"] for x in rounds[n])
         b.verdict("%s: peak RSS, every round" % n, "%.1f MB" % peak, "<= 35 MB", peak <= 35)
     r = med["profile bpf dwarf"]["cpu"][0] / med["profile perf dwarf"]["cpu"][0]
