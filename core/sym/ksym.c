@@ -293,7 +293,6 @@ static int parse_line(struct ksym_reader *r, char *p, char *end)
 	struct ksyms *ks = r->ks;
 	char *name, *mod = NULL, *q;
 	long name_off, mod_off = 0;
-	size_t name_len;
 	uint64_t addr;
 	char type;
 
@@ -320,7 +319,6 @@ static int parse_line(struct ksym_reader *r, char *p, char *end)
 				*close = '\0';
 		}
 	}
-	name_len = strlen(name);	/* to the tab, now a NUL, or a NUL before it */
 	/* Padding and CFI stubs sit in front of the real function. */
 	if (!strncmp(name, "__pfx_", 6) || !strncmp(name, "__cfi_", 6))
 		return 0;
@@ -333,7 +331,7 @@ static int parse_line(struct ksym_reader *r, char *p, char *end)
 		ks->syms = tmp;
 		r->cap = ncap;
 	}
-	name_off = text_add(r, name, name_len);
+	name_off = text_add(r, name, strlen(name));
 	if (name_off < 0)
 		return (int)name_off;
 	/* A module's symbols are listed together: its name once a run. */

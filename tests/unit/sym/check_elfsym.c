@@ -991,15 +991,23 @@ static char *write_temp(const char *text)
 	return path;
 }
 
-START_TEST(kallsyms_lookup_skips_pfx_and_names_modules)
+/* The table of a kallsyms file holding text, the file gone again. */
+static struct ksyms *load_kallsyms(const char *text)
 {
-	char *path = write_temp(kallsyms_text);
+	char *path = write_temp(text);
 	struct ksyms *ks = ksyms__load(path);
-	const char *mod;
-	uint64_t off;
 
 	unlink(path);
 	ck_assert_ptr_nonnull(ks);
+	return ks;
+}
+
+START_TEST(kallsyms_lookup_skips_pfx_and_names_modules)
+{
+	struct ksyms *ks = load_kallsyms(kallsyms_text);
+	const char *mod;
+	uint64_t off;
+
 	ck_assert(!ksyms__restricted(ks));
 	/* The __pfx_ padding in front of k_leaf belongs to the function before. */
 	ck_assert_str_eq(ksyms__lookup(ks, 0xffffffff81000105ULL, &off, &mod), "_stext");
@@ -1044,13 +1052,10 @@ static const char kallsyms_ties[] = "ffffffff81000000 T srso_alias_untrain_ret\n
 
 START_TEST(kallsyms_ties_prefer_functions_to_markers)
 {
-	char *path = write_temp(kallsyms_ties);
-	struct ksyms *ks = ksyms__load(path);
+	struct ksyms *ks = load_kallsyms(kallsyms_ties);
 	const char *mod;
 	uint64_t off;
 
-	unlink(path);
-	ck_assert_ptr_nonnull(ks);
 	ck_assert_str_eq(ksyms__lookup(ks, 0xffffffff81000004ULL, &off, &mod),
 			 "srso_alias_untrain_ret");
 	ck_assert_str_eq(ksyms__lookup(ks, 0xffffffff81000300ULL, &off, &mod),
@@ -1092,13 +1097,10 @@ static const char kallsyms_tail[] = "ffffffff81000000 T _stext\n"
 
 START_TEST(kallsyms_sorts_the_modules_into_the_kernel)
 {
-	char *path = write_temp(kallsyms_tail);
-	struct ksyms *ks = ksyms__load(path);
+	struct ksyms *ks = load_kallsyms(kallsyms_tail);
 	const char *mod;
 	uint64_t off;
 
-	unlink(path);
-	ck_assert_ptr_nonnull(ks);
 	ck_assert_str_eq(ksyms__lookup(ks, 0xffffffff81000110ULL, &off, &mod), "k_one");
 	ck_assert_str_eq(ksyms__lookup(ks, 0xffffffff81000210ULL, &off, &mod), "between");
 	ck_assert_str_eq(mod, "m2");
