@@ -11,6 +11,7 @@
 #include "backend-bpf/dwarf.h"
 #include "backend-bpf/nsids.h"
 #include "backend-perfring/ringset.h"
+#include "compat/cgroup.h"
 #include "compat/perf_event.h"
 
 /*

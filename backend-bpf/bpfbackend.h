@@ -3,7 +3,7 @@
 #ifndef BPFBACKEND_BPFBACKEND_H
 #define BPFBACKEND_BPFBACKEND_H
 
-#include "core/run/backend.h"
+#include "core/backend/backend.h"
 
 extern const struct backend_ops bpf_backend_ops;
 

@@ -16,8 +16,8 @@
 #include "backend-bpf/load.h"
 #include "backend-bpf/stacks.h"
 #include "bpf/profile_maps.h"
+#include "core/backend/backend.h"
 #include "core/lib/log.h"
-#include "core/run/backend.h"
 
 #define SIDEBAND_PAGES 32
 

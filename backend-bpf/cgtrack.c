@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "backend-perfring/ringset.h"
+#include "compat/cgroup.h"
 
 bool bpf_cgtrack__test_table;
 

@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/run/backend.h"
+#include "core/backend/backend.h"
 
 enum cgroup_mode {
 	CGROUP_MODE_NONE,	/* no --cgroup, or no on-CPU sampling */

@@ -9,7 +9,7 @@
 #include <stdint.h>
 
 #include "bpf/profile_maps.h"
-#include "core/agg/sample.h"
+#include "core/sample/sample.h"
 
 /*
  * kstack/ustack: the stack map's values for the key's ids (zero-terminated

@@ -12,8 +12,8 @@
 #include <stdint.h>
 
 #include "core/agg/pipeline.h"
+#include "core/backend/backend.h"
 #include "core/lib/log.h"
-#include "core/run/backend.h"
 
 struct profile_bpf;
 struct bpf_dwarf;

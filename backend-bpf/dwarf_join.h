@@ -16,7 +16,7 @@
 #include <stdint.h>
 
 #include "bpf/profile_maps.h"
-#include "core/agg/sample.h"
+#include "core/sample/sample.h"
 
 /*
  * A joined sample: its head (copied out, aligned), the kernel stack the

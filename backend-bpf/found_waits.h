@@ -16,8 +16,8 @@
 
 #include "bpf/offcpu_maps.h"
 #include "core/agg/pipeline.h"
-#include "core/agg/sample.h"
-#include "core/run/backend.h"
+#include "core/backend/backend.h"
+#include "core/sample/sample.h"
 
 struct found_waits;
 

@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "core/run/backend.h"
+#include "core/backend/backend.h"
 
 struct bpf_object;
 struct bpf_program;

@@ -16,7 +16,7 @@
 
 int bpf_interruptible__test_slow;
 
-/* The signals that end a run (core/run/signals.c) and so should end a load. */
+/* The signals that end a run (app/run/signals.c) and so should end a load. */
 static const int stopping[] = { SIGINT, SIGTERM, SIGHUP };
 /* Sent to the loading thread: its handler does nothing, its arrival fails the attempt. */
 #define KICK SIGURG

@@ -15,7 +15,7 @@
 #include "bpf/profile_idmap.skel.h"
 #include "bpf/profile_mntns.skel.h"
 #include "bpf/profile_pidns.skel.h"
-#include "core/run/backend.h"
+#include "core/backend/backend.h"
 
 /* In a pid namespace, the stack-copy program has the namespace's ids only in its 5.15 variant. */
 #define PIDNS_DWARF_WHY "the profiler runs in a pid namespace, where --unwind dwarf on the bpf " \

@@ -14,7 +14,7 @@
 #include <sys/types.h>
 
 #include "core/agg/pipeline.h"
-#include "core/run/backend.h"
+#include "core/backend/backend.h"
 
 struct bpf_offcpu;
 struct bpf_python;

@@ -15,6 +15,7 @@
 #include "backend-bpf/nsids.h"
 #include "backend-bpf/offcpu.h"
 #include "backend-perfring/ringset.h"
+#include "compat/cgroup.h"
 #include "compat/features.h"
 #include "compat/host.h"
 #include "compat/perf_event.h"

@@ -7,7 +7,7 @@
 #ifndef BACKEND_BPF_PROBE_H
 #define BACKEND_BPF_PROBE_H
 
-#include "core/run/backend.h"
+#include "core/backend/backend.h"
 
 void bpf_probe(const struct backend_config *cfg, struct backend_plan *plan);
 

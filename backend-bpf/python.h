@@ -14,9 +14,9 @@
 
 #include "bpf/profile_maps.h"
 #include "bpf/python_maps.h"
-#include "core/agg/sample.h"
+#include "core/backend/backend.h"
 #include "core/lib/log.h"
-#include "core/run/backend.h"
+#include "core/sample/sample.h"
 
 struct bpf_python;
 struct bpf_object;

@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "core/agg/sample.h"
+#include "core/sample/sample.h"
 
 /* The trailer that sample_id_all appends to side-band records. */
 struct sample_id {

@@ -20,7 +20,7 @@
 #include <sys/types.h>
 
 #include "core/agg/pipeline.h"
-#include "core/run/backend.h"
+#include "core/backend/backend.h"
 
 enum offcpu_source {
 	OFFCPU_TRACEPOINT,

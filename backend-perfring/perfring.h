@@ -8,7 +8,7 @@
 #include <stdint.h>
 
 #include "core/agg/pipeline.h"
-#include "core/run/backend.h"
+#include "core/backend/backend.h"
 
 extern const struct backend_ops perfring_backend_ops;
 

@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-#include "core/run/backend.h"
+#include "core/backend/backend.h"
 
 void perfring__probe(const struct backend_config *cfg, struct backend_plan *plan);
 /* Open and close one event like the real ones; returns 0 or -errno. */

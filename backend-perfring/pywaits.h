@@ -16,9 +16,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "core/agg/sample.h"
+#include "core/backend/backend.h"
 #include "core/lib/log.h"
-#include "core/run/backend.h"
+#include "core/sample/sample.h"
 
 struct py_waits;
 struct pipeline;

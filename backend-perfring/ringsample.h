@@ -12,8 +12,8 @@
 #include <stdint.h>
 
 #include "backend-perfring/decode.h"
+#include "core/backend/backend.h"
 #include "core/proc/proctrack.h"
-#include "core/run/backend.h"
 
 /*
  * The sample the core gets from one decoded ring sample: the callchain split

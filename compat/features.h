@@ -8,7 +8,7 @@
 #define COMPAT_FEATURES_H
 
 /*
- * The host's facts (host.h) were declared here before issue 34: core/run
+ * The host's facts (host.h) were declared here before issue 34: app/run
  * still finds them through this header.
  */
 

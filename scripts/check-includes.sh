@@ -1,79 +1,156 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 #
-# The include rules of the tree, checked by every build: dependencies point
-# one way (cli -> run -> backends -> agg/proc/sym -> lib; writers read the
-# model only), core/ never includes libbpf or libunwind nor interp/ (but
-# core/model and core/run, which will name and run interpreters' frames),
-# interp/ reaches core/ only through lib, proc and sym, and the backends
-# reach into each other only through backend-perfring's one public header.
-# Each rule: a directory and the project headers (prefixes) its files may
-# include. System headers are free except the ones named in FORBIDDEN. A
-# header named *_internal.h is shared by the rooms of its own folder only.
+# The include rules of the tree, checked by every build and by make check.
+#
+# Floors: the rooms of the tree from the top floor down. A file may include
+# a project header of its own room or of a room on a lower floor, never one
+# of a room on its own floor or above: every arrow between rooms points
+# down. Since an include that leaves a room always goes down a floor, no
+# circle of files can cross a room.
+#
+# Rules: within that, the project headers (prefixes) each room's files may
+# include, finer than floors (a backend reaches the other only through its
+# one public header; writers read the model only). A rule that points up a
+# floor is itself an error. System headers are free except libbpf (only
+# backend-bpf/ and bpf/), libunwind (only unwind/) and libdw (only
+# core/sym/dwarfline.c). A header named *_internal.h is shared by the files
+# of its own folder only.
+#
+# Usage: check-includes.sh [DIR]: the tree at DIR (default: this
+# repository's; its files as git lists them, elsewhere as find does).
 set -eu
-cd "$(dirname "$0")/.."
-
-# directory: allowed prefixes of "..." includes
-rules='
-core/lib: core/lib/
-core/proc: core/lib/ core/proc/ core/agg/sample.h
-core/sym: core/lib/ core/proc/ core/sym/ core/agg/sample.h
-core/agg: core/lib/ core/proc/ core/agg/
-core/model: core/lib/ core/proc/ core/agg/ core/sym/ core/model/ interp/
-core/output: core/lib/ core/model/ core/output/ profile.pb-c.h
-core/input: core/lib/ core/model/ core/input/ profile.pb-c.h
-core/run: core/lib/ core/proc/ core/agg/ core/sym/ core/model/ core/output/ core/input/ core/run/ compat/ unwind/unwind.h interp/
-core/cli: core/lib/ core/run/ core/cli/ backend-bpf/bpfbackend.h backend-perfring/perfring.h
-backend-perfring: backend-perfring/ core/lib/ core/proc/ core/agg/ core/run/backend.h compat/
-backend-bpf: backend-bpf/ backend-perfring/ringset.h bpf/ core/lib/ core/proc/ core/agg/ core/run/backend.h compat/
-unwind: unwind/ core/lib/ core/proc/ core/sym/elfsym.h core/sym/debugfile.h core/agg/sample.h
-compat: compat/ core/lib/
-bpf: bpf/
-interp/python: interp/python/ core/lib/ core/agg/sample.h core/proc/ core/sym/ bpf/python_layouts.h bpf/python_maps.h
-'
-# System headers only the named directories may include.
-FORBIDDEN_BPF='backend-bpf'		# <bpf/...>, libbpf
-FORBIDDEN_UNWIND='unwind'		# <libunwind*.h>
-
-out=$(mktemp)
-trap 'rm -f "$out"' EXIT
-
-for file in $(git ls-files -co --exclude-standard 'core/*' 'backend-*' 'unwind/*' 'compat/*' 'bpf/*' \
-	'interp/*' |
-	grep -E '\.(c|h)$'); do
-	[ -f "$file" ] || continue
-	dir=$(dirname "$file")
-	allowed=$(printf '%s\n' "$rules" | sed -n "s|^$dir: ||p")
-	if [ -z "$allowed" ]; then
-		echo "$file: no include rule for directory $dir (add one to $0)" >>"$out"
-		continue
-	fi
-	sed -n 's/^#include *\(["<][^">]*[">]\).*/\1/p' "$file" | while IFS= read -r inc; do
-		name=$(printf '%s' "$inc" | tr -d '"<>')
-		case $inc in
-		\<bpf/* | \<libbpf*)
-			[ "$dir" = "$FORBIDDEN_BPF" ] || [ "$dir" = bpf ] ||
-				echo "$file: $inc: only backend-bpf/ may use libbpf" ;;
-		\<libunwind*)
-			[ "$dir" = "$FORBIDDEN_UNWIND" ] ||
-				echo "$file: $inc: only unwind/ may use libunwind" ;;
-		\<elfutils/*)
-			[ "$file" = core/sym/dwarfline.c ] ||
-				echo "$file: $inc: only core/sym/dwarfline.c may use libdw" ;;
-		\"*_internal.h\")
-			[ "$(dirname "$name")" = "$dir" ] ||
-				echo "$file: $inc: a folder's *_internal.h is for its own files" ;;
-		\"*)
-			ok=0
-			for prefix in $allowed; do
-				case $name in "$prefix"*) ok=1 ;; esac
-			done
-			[ $ok = 1 ] || echo "$file: $inc: $dir may include only: $allowed" ;;
-		esac
-	done >>"$out"
-done
-if [ -s "$out" ]; then
-	sed 's/^/check-includes: /' "$out" >&2
-	exit 1
+if [ $# -gt 0 ]; then
+	cd "$1"
+else
+	cd "$(dirname "$0")/.."
 fi
 
+# Top floor first; rooms on one line share a floor (and may not include each other).
+floors='
+app/cli
+app/run
+backend-bpf
+backend-perfring
+interp/python unwind
+compat
+core/backend
+core/output core/input
+core/model
+core/agg
+core/sym
+core/proc
+core/sample
+core/lib
+bpf
+'
+
+# room: allowed prefixes of "..." includes
+rules='
+app/cli: app/cli/ app/run/ backend-bpf/bpfbackend.h backend-perfring/perfring.h compat/ core/
+app/run: app/run/ unwind/unwind.h interp/ compat/ core/
+backend-bpf: backend-bpf/ backend-perfring/ringset.h compat/ core/backend/ core/agg/ core/proc/ core/sample/ core/lib/ bpf/
+backend-perfring: backend-perfring/ compat/ core/backend/ core/agg/ core/proc/ core/sample/ core/lib/
+interp/python: interp/python/ core/sym/ core/proc/ core/sample/ core/lib/ bpf/python_layouts.h bpf/python_maps.h
+unwind: unwind/ core/sym/elfsym.h core/sym/debugfile.h core/proc/ core/sample/ core/lib/
+compat: compat/ core/lib/
+core/backend: core/backend/ core/agg/ core/lib/
+core/output: core/output/ core/model/ core/lib/ profile.pb-c.h
+core/input: core/input/ core/model/ core/lib/ profile.pb-c.h
+core/model: core/model/ core/agg/ core/sym/ core/proc/ core/sample/ core/lib/
+core/agg: core/agg/ core/proc/ core/sample/ core/lib/
+core/sym: core/sym/ core/proc/ core/sample/ core/lib/
+core/proc: core/proc/ core/sample/ core/lib/
+core/sample: core/sample/
+core/lib: core/lib/
+bpf: bpf/
+'
+
+if git rev-parse --is-inside-work-tree >/dev/null 2>&1 &&
+	[ "$(git rev-parse --show-toplevel)" = "$(pwd -P)" ]; then
+	files=$(git ls-files -co --exclude-standard 'app/*' 'core/*' 'backend-*' 'unwind/*' \
+		'compat/*' 'bpf/*' 'interp/*')
+else
+	files=$(find app core backend-* unwind compat bpf interp -type f 2>/dev/null)
+fi
+files=$(printf '%s\n' "$files" | grep -E '\.(c|h)$' || true)
+
+# Every "FILE:INCLUDE" pair, then one awk pass over floors, rules and them.
+# shellcheck disable=SC2086
+{ [ -z "$files" ] || grep -H '^[[:space:]]*#[[:space:]]*include' $files; } | awk \
+	-v floors="$floors" -v rules="$rules" -v self="$0" '
+function room_of(path,    i, r) {
+	r = ""
+	for (i = 1; i <= nrooms; i++)
+		if (index(path "/", rooms[i] "/") == 1 && length(rooms[i]) > length(r))
+			r = rooms[i]
+	return r
+}
+function say(msg) { print "check-includes: " msg > "/dev/stderr"; bad = 1 }
+BEGIN {
+	n = split(floors, fl, "\n"); f = 0
+	for (i = 1; i <= n; i++) {
+		if (fl[i] !~ /[^ ]/) continue
+		f++; m = split(fl[i], rs, " ")
+		for (j = 1; j <= m; j++) { rooms[++nrooms] = rs[j]; floor[rs[j]] = f }
+	}
+	n = split(rules, rl, "\n")
+	for (i = 1; i <= n; i++) {
+		if (rl[i] !~ /:/) continue
+		room = substr(rl[i], 1, index(rl[i], ":") - 1)
+		allowed[room] = substr(rl[i], index(rl[i], ":") + 2)
+		if (!(room in floor)) { say("rules: " room " is on no floor"); continue }
+		m = split(allowed[room], ps, " ")
+		for (j = 1; j <= m; j++) {
+			to = room_of(ps[j])
+			if (to != "" && to != room && floor[to] <= floor[room])
+				say("rules: " room " may not include " ps[j] ": it is not on a lower floor")
+		}
+	}
+}
+{
+	file = substr($0, 1, index($0, ":") - 1)
+	line = substr($0, index($0, ":") + 1)
+	if (!match(line, /["<][^">]*[">]/)) next
+	inc = substr(line, RSTART, RLENGTH); name = substr(inc, 2, length(inc) - 2)
+	dir = file; sub(/\/[^\/]*$/, "", dir)
+	room = room_of(dir)
+	if (room != dir) {
+		if (!(dir in told)) say(file ": directory " dir " is no room on a floor (add it to " self ")")
+		told[dir] = 1; next
+	}
+	if (inc ~ /^<(bpf\/|libbpf)/) {
+		if (room != "backend-bpf" && room != "bpf") say(file ": " inc ": only backend-bpf/ may use libbpf")
+		next
+	}
+	if (inc ~ /^<libunwind/) {
+		if (room != "unwind") say(file ": " inc ": only unwind/ may use libunwind")
+		next
+	}
+	if (inc ~ /^<elfutils\//) {
+		if (file != "core/sym/dwarfline.c") say(file ": " inc ": only core/sym/dwarfline.c may use libdw")
+		next
+	}
+	if (inc ~ /^</) next
+	hdir = name; if (!sub(/\/[^\/]*$/, "", hdir)) hdir = ""
+	to = room_of(hdir)
+	if (to != "" && to != room && floor[to] <= floor[room]) {
+		say(file ": " inc ": points up, from " room " (floor " floor[room] ") to " to \
+		    " (floor " floor[to] ")")
+		next
+	}
+	if (name ~ /_internal\.h$/) {
+		if (hdir != dir) say(file ": " inc ": a folder'"'"'s *_internal.h is for its own files")
+		next
+	}
+	if (!(room in allowed)) {
+		if (!(room in toldr)) say(file ": no include rule for room " room " (add one to " self ")")
+		toldr[room] = 1; next
+	}
+	m = split(allowed[room], ps, " "); ok = 0
+	for (j = 1; j <= m; j++)
+		if (index(name, ps[j]) == 1) ok = 1
+	if (!ok) say(file ": " inc ": " room " may include only: " allowed[room])
+}
+END { exit bad }
+'

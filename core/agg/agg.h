@@ -16,9 +16,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/agg/sample.h"
 #include "core/lib/hashmap.h"
 #include "core/proc/proctrack.h"
+#include "core/sample/sample.h"
 
 /* A stack as it was counted. Laid out without padding: all of it is the key. */
 struct agg_stack {

@@ -12,8 +12,8 @@
 
 #include "core/agg/agg.h"
 #include "core/agg/members.h"
-#include "core/agg/sample.h"
 #include "core/proc/proctrack.h"
+#include "core/sample/sample.h"
 
 struct pipeline_config {
 	const pid_t *pids;	/* -p: only these processes (borrowed) */
@@ -38,7 +38,7 @@ typedef unsigned int (*pipeline_unwind_fn)(void *ctx, const struct addr_space *a
 
 /*
  * What the run tells the pipeline of interpreters (interp/ through
- * core/run): each sample's image is shown to saw_image (which finds the
+ * app/run): each sample's image is shown to saw_image (which finds the
  * processes that run an interpreter), and a sample that asks for it
  * (read_interp) gets its thread's interpreted frames from walk, read now.
  */

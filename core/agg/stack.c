@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 #include "core/agg/stack.h"
 
-#include "core/agg/sample.h"
+#include "core/sample/sample.h"
 
 /* PERF_CONTEXT_MAX: every context marker of a callchain is at or above it. */
 #define CONTEXT_MARKER_MIN ((uint64_t)-4095)

@@ -60,7 +60,7 @@ struct interp_name {
 
 /*
  * How the model places and names a stack's interpreted frames (struct
- * interp_frame, leaf first): the run gives it (core/run, over interp/).
+ * interp_frame, leaf first): the run gives it (app/run, over interp/).
  * Each is asked of the stack's image as.
  */
 struct interp_ops {

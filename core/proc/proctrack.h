@@ -12,8 +12,8 @@
 #include <sys/types.h>
 
 #include "core/lib/hashmap.h"
-#include "core/agg/sample.h"
 #include "core/proc/buildid.h"
+#include "core/sample/sample.h"
 
 struct mapping {
 	uint64_t start;

@@ -15,8 +15,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "core/agg/sample.h"
 #include "core/proc/proctrack.h"
+#include "core/sample/sample.h"
 #include "interp/python/python.h"
 
 struct py_registry;
@@ -91,7 +91,7 @@ unsigned int py_process__walk(struct py_process *p, pid_t tid, struct interp_fra
  * The same walk of the thread whose state is at tstate, while that state
  * still holds check (its tid: otherwise INTERP_BAD_THREAD), through snap
  * (reset first). Touches nothing else: the perf backend's reader thread
- * walks by it (core/run/python_early.c).
+ * walks by it (app/run/python_early.c).
  */
 unsigned int py_thread__walk(const struct py_layout *l, struct py_snap *snap, uint64_t tstate,
 			     uint64_t check, struct interp_frame *out, unsigned int max,

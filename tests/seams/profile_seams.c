@@ -25,14 +25,14 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "app/cli/cli.h"
+#include "app/run/run.h"
 #include "backend-bpf/cgtrack.h"
 #include "backend-bpf/dwarf.h"
 #include "backend-bpf/interruptible.h"
 #include "backend-bpf/nsids.h"
 #include "backend-bpf/offcpu.h"
 #include "core/agg/pipeline.h"
-#include "core/cli/cli.h"
-#include "core/run/run.h"
 
 static void *limit_address_space(void *arg)
 {

@@ -7,9 +7,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "app/run/run.h"
 #include "core/agg/agg.h"
 #include "core/model/profile.h"
-#include "core/run/run.h"
 #include "core/sym/symbolize.h"
 
 struct render_opts {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The progress line of a timed run on a terminal (core/run/progress.c),
+ * The progress line of a timed run on a terminal (app/run/progress.c),
  * under a real pseudo-terminal: script(1) from util-linux runs the profiler
  * with its standard streams on a pty and copies what the pty shows.
  */

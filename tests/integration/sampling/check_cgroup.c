@@ -28,8 +28,9 @@
 
 #include <bpf/bpf.h>
 
+#include "app/cli/options.h"
 #include "backend-bpf/cgtrack.h"
-#include "core/cli/options.h"
+#include "compat/cgroup.h"
 #include "tests/support/tests.h"
 
 #define MAX_SPAWNED 8

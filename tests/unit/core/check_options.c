@@ -5,7 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/cli/options.h"
+#include "app/cli/options.h"
 #include "tests/support/tests.h"
 
 static struct run_opts opts;

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The list of processes that mapped an interpreter's file
- * (core/run/python_watch.c): each looked at until found or its time is up,
+ * (app/run/python_watch.c): each looked at until found or its time is up,
  * a pid once however often it maps, and a full list counts what it drops.
  */
-#include "core/run/python_watch.h"
+#include "app/run/python_watch.h"
 #include "tests/support/tests.h"
 
 /* found() of the sweeps below: pids in ctx's set are found; each call counted. */

@@ -10,8 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "app/run/choose.h"
 #include "core/lib/log.h"
-#include "core/run/choose.h"
 #include "tests/support/tests.h"
 
 /* A backend whose probe fails with ENOMEM and writes no reason, as one out of memory may. */

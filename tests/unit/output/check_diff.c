@@ -9,11 +9,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "app/run/run.h"
 #include "core/input/build.h"
 #include "core/input/read.h"
 #include "core/model/diff.h"
 #include "core/output/writer.h"
-#include "core/run/run.h"
 #include "tests/support/tests.h"
 
 /* The reference base: 100 samples, "hot" 80 of them. */

@@ -1,0 +1,444 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Python frames in a run: the registry of Python processes (interp/python)
+ * fed with every sample's image, its threads read again every second and
+ * given to a backend that walks them in the kernel, the pipeline's reads of
+ * frames for one that cannot, and the names and places the model gives
+ * them (struct interp_ops).
+ */
+#include "app/run/python.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "app/run/python_early.h"
+#include "app/run/python_watch.h"
+#include "core/lib/clock.h"
+#include "core/lib/log.h"
+#include "core/model/interp_merge.h"
+#include "core/model/resolve.h"
+#include "interp/python/registry.h"
+
+/* Threads come and go: each process's list is read again this often. */
+#define THREAD_SCAN_MS 1000
+
+struct run_python {
+	struct py_registry *reg;
+	struct python_early *early;	/* what the perf backend's reader thread walks */
+	struct backend *backend;
+	const struct backend_ops *ops;
+	bool raw;			/* --python raw */
+	bool full_paths;		/* file names in full */
+	bool changed;			/* a process found or gone since the backend was told */
+	bool rescan;			/* a process has threads the kernel's walk did not know */
+	int64_t next_scan;
+	struct pipeline *pl;
+	pid_t child;			/* a launched command, or -1 */
+	struct python_watch watch;	/* processes that mapped an interpreter's file */
+	struct interp_proc *procs;	/* what the backend was told */
+	struct interp_thread *threads;
+	size_t cap_procs, cap_threads;
+};
+
+static void saw_image(void *ctx, const struct addr_space *as, uint32_t status)
+{
+	struct run_python *rp = ctx;
+	struct py_process *p;
+	bool fresh;
+
+	p = py_registry__look(rp->reg, as, &fresh);
+	if (!p)
+		return;
+	/* A thread the kernel's walk did not know (started since): its list is read at the tick. */
+	if ((status & 0xff) == INTERP_NO_THREAD || (status & 0xff) == INTERP_BAD_THREAD) {
+		p->rescan = true;
+		rp->rescan = true;
+	}
+	if (!fresh)
+		return;
+	rp->changed = true;
+	/* Its threads at once: the first samples of the process get their frames. */
+	py_process__scan_threads(p);
+	if (p->interp.micro >= 0)
+		pr_info("python: pid %d runs CPython %d.%d.%d (%s)\n", (int)p->pid,
+			p->interp.major, p->interp.minor, p->interp.micro, p->interp_path);
+	else
+		pr_info("python: pid %d runs CPython %d.%d (%s)\n", (int)p->pid, p->interp.major,
+			p->interp.minor, p->interp_path);
+}
+
+static unsigned int walk(void *ctx, const struct addr_space *as, pid_t tid,
+			 struct interp_frame *out, unsigned int max, uint32_t *status)
+{
+	struct run_python *rp = ctx;
+	struct py_process *p = py_registry__find(rp->reg, as);
+
+	*status = INTERP_NONE;
+	if (!p || p->gone)
+		return 0;
+	/* A thread started since the last read: the reader thread's table gets it at the tick. */
+	if (!py_process__thread(p, tid)) {
+		py_process__scan_threads(p);
+		rp->changed |= py_process__thread(p, tid) != NULL;
+	}
+	return py_process__walk(p, tid, out, max, status);
+}
+
+/*
+ * A stack's frames are named through its process's page snapshot: fresh
+ * pages for each stack. Pages kept from earlier stacks would show code
+ * objects and strings as they were then (a string freed since and its
+ * memory another's: a live function named under an exception's message).
+ */
+static void begin(void *ctx, const struct addr_space *as)
+{
+	struct run_python *rp = ctx;
+	struct py_process *p = py_registry__find(rp->reg, as);
+
+	if (p && p->snap)
+		py_snap__reset(p->snap);
+}
+
+static int name(void *ctx, const struct addr_space *as, const struct interp_frame *f,
+		struct interp_name *out)
+{
+	struct run_python *rp = ctx;
+	struct py_process *p = py_registry__find(rp->reg, as);
+	struct py_code_info ci;
+	int err;
+
+	if (!p)
+		return -ENOENT;
+	err = py_process__name(p, f, &ci);
+	if (err)
+		return err;
+	out->name = ci.name;
+	out->file = ci.file;
+	out->short_file = rp->full_paths ? ci.file : py_short_filename(ci.file);
+	out->line = ci.line > 0 ? (uint32_t)ci.line : 0;
+	out->first_line = ci.firstline > 0 ? (uint32_t)ci.firstline : 0;
+	return 0;
+}
+
+/* Frames whose samples may come after their process ended: their code objects cached now. */
+static void name_now(void *ctx, const struct addr_space *as, const struct interp_frame *frames,
+		     unsigned int nr)
+{
+	struct run_python *rp = ctx;
+	struct py_process *p = py_registry__find(rp->reg, as);
+	struct py_code_info ci;
+	bool begun = false;
+
+	if (!p || p->gone)
+		return;
+	/* Those named already cost no read: the perf backend asks at every switch-out. */
+	for (unsigned int i = 0; i < nr; i++) {
+		if (py_process__is_shim(p, &frames[i]) || py_process__named(p, &frames[i]))
+			continue;
+		if (!begun)
+			begin(rp, as);
+		begun = true;
+		py_process__name(p, &frames[i], &ci);
+	}
+}
+
+static void mapped(void *ctx, pid_t pid, const char *path)
+{
+	struct run_python *rp = ctx;
+
+	if (py_registry__interpreter_name(path))
+		python_watch__add(&rp->watch, pid, mono_ms());
+}
+
+static bool is_marker(void *ctx, const struct addr_space *as, const struct interp_frame *f)
+{
+	struct run_python *rp = ctx;
+	struct py_process *p = py_registry__find(rp->reg, as);
+
+	return p && py_process__is_shim(p, f);
+}
+
+static bool run_end(void *ctx, const struct addr_space *as, const struct interp_frame *frames,
+		    unsigned int i, unsigned int n)
+{
+	struct run_python *rp = ctx;
+	struct py_process *p = py_registry__find(rp->reg, as);
+
+	return !p || py_process__run_end(p, frames, i, n);
+}
+
+/*
+ * The interpreter's own C functions worth keeping between Python frames:
+ * where a thread waits or works for the program (py-spy keeps the same).
+ */
+static bool worth_keeping(const char *name)
+{
+	static const char *const prefixes[] = { "time_", "sys_", "gc_", "os_", "unicode_",
+						"thread_", "stringio_", "sre_", "PyGILState_",
+						"PyThread_", "lock_", "_thread" };
+
+	for (size_t i = 0; name && i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+		if (!strncmp(name, prefixes[i], strlen(prefixes[i])))
+			return true;
+	return false;
+}
+
+static uint8_t role(void *ctx, const struct addr_space *as, uint64_t ip, const char *fn)
+{
+	struct run_python *rp = ctx;
+	struct py_process *p = py_registry__find(rp->reg, as);
+
+	if (!p)
+		return NATIVE_OTHER;
+	if (py_process__in_eval(p, ip))
+		return NATIVE_EVAL;
+	if (!py_process__in_interpreter(p, as, ip))
+		return NATIVE_OTHER;
+	return worth_keeping(fn) ? NATIVE_INTERP_KEEP : NATIVE_INTERP;
+}
+
+struct run_python *run_python__new(struct pipeline *pl, struct resolver *res, bool raw,
+				   bool full_paths)
+{
+	struct run_python *rp = calloc(1, sizeof(*rp));
+
+	if (!rp)
+		return NULL;
+	rp->reg = py_registry__new();
+	rp->early = python_early__new();
+	if (!rp->reg || !rp->early) {
+		py_registry__free(rp->reg);
+		python_early__free(rp->early);
+		free(rp);
+		return NULL;
+	}
+	rp->raw = raw;
+	rp->full_paths = full_paths;
+	pipeline__set_interp(pl, &(struct pipeline_interp){ rp, saw_image, walk, name_now, mapped });
+	resolver__set_interp(res, &(struct interp_ops){ .ctx = rp,
+							.begin = begin,
+							.name = name,
+							.is_marker = is_marker,
+							.run_end = run_end,
+							.role = role,
+							.keep_native = raw });
+	return rp;
+}
+
+void run_python__free(struct run_python *rp)
+{
+	if (!rp)
+		return;
+	py_registry__free(rp->reg);
+	python_early__free(rp->early);
+	free(rp->procs);
+	free(rp->threads);
+	free(rp);
+}
+
+void run_python__set_backend(struct run_python *rp, struct backend *b,
+			     const struct backend_ops *ops)
+{
+	rp->backend = b;
+	rp->ops = ops;
+	rp->changed = true;
+}
+
+/* Room for n entries of size each in *buf (capacity *cap). */
+static int reserve(void **buf, size_t *cap, size_t n, size_t size)
+{
+	void *p;
+
+	if (n <= *cap)
+		return 0;
+	p = realloc(*buf, n * size);
+	if (!p)
+		return -ENOMEM;
+	*buf = p;
+	*cap = n;
+	return 0;
+}
+
+/* Tell a backend that walks in the kernel every process and thread now. */
+static int tell_backend(struct run_python *rp)
+{
+	size_t nr = py_registry__count(rp->reg), nr_threads = 0, t = 0, np = 0;
+	struct errmsg em = { "" };
+	int err;
+
+	for (size_t i = 0; i < nr; i++)
+		nr_threads += py_registry__get(rp->reg, i)->nr_threads;
+	if (reserve((void **)&rp->procs, &rp->cap_procs, nr + 1, sizeof(*rp->procs)) ||
+	    reserve((void **)&rp->threads, &rp->cap_threads, nr_threads + 1, sizeof(*rp->threads)))
+		return -ENOMEM;
+	for (size_t i = 0; i < nr; i++) {
+		struct py_process *p = py_registry__get(rp->reg, i);
+
+		if (p->gone)
+			continue;
+		rp->procs[np] = (struct interp_proc){ p->pid, p->interp.layout->id, rp->threads + t,
+						      p->nr_threads };
+		for (size_t k = 0; k < p->nr_threads; k++)
+			rp->threads[t++] = (struct interp_thread){ p->threads[k].tid,
+								   p->threads[k].tstate,
+								   p->threads[k].check };
+		np++;
+	}
+	err = rp->ops->set_interp(rp->backend, rp->procs, np, &em);
+	if (err && em.text[0])
+		pr_info("python: %s\n", em.text);
+	return err;
+}
+
+/* Looks at pid's image as a sample of it would; whether that is done (found, or ended). */
+static bool look_at(void *ctx, pid_t pid)
+{
+	struct run_python *rp = ctx;
+	struct addr_space *as;
+
+	if (!rp->pl || !proctrack__knows(rp->pl->procs, pid))
+		return false;
+	as = proctrack__addr_space(rp->pl->procs, pid);
+	if (!as)
+		return false;
+	saw_image(rp, as, 0);
+	return py_registry__find(rp->reg, as) != NULL || as->end_time;
+}
+
+void run_python__tick(struct run_python *rp)
+{
+	int64_t now = mono_ms();
+
+	/* A launched command becomes Python at its exec: looked at every tick, not only at samples. */
+	if (rp->child > 0)
+		look_at(rp, rp->child);
+	/* As are the processes that mapped an interpreter's file, for their first seconds. */
+	python_watch__sweep(&rp->watch, now, look_at, rp);
+	if (now >= rp->next_scan || rp->rescan) {
+		bool all = now >= rp->next_scan;
+
+		for (size_t i = 0; i < py_registry__count(rp->reg); i++) {
+			struct py_process *p = py_registry__get(rp->reg, i);
+
+			if (!p->gone && (all || p->rescan))
+				py_process__scan_threads(p);
+			p->rescan = false;
+		}
+		if (all)
+			rp->next_scan = now + THREAD_SCAN_MS;
+		rp->rescan = false;
+		rp->changed = true;
+	}
+	if (rp->changed) {
+		if (rp->backend && rp->ops && rp->ops->set_interp)
+			tell_backend(rp);
+		python_early__publish(rp->early, rp->reg);
+		rp->changed = false;
+	}
+}
+
+void run_python__scan(struct run_python *rp, struct pipeline *pl, pid_t child)
+{
+	struct dirent *d;
+	DIR *dir;
+
+	rp->child = child;
+	if (!pl->procs)
+		return;
+	dir = opendir("/proc");
+	if (!dir)
+		return;
+	/* Bounded by the pid space; a look at a process not named like Python reads no file. */
+	while ((d = readdir(dir))) {
+		char *end;
+		long pid = strtol(d->d_name, &end, 10);
+		struct addr_space *as;
+
+		if (*end || pid <= 0 || pid > INT32_MAX || !pipeline__wants_pid(pl, (pid_t)pid))
+			continue;
+		as = proctrack__knows(pl->procs, (pid_t)pid) ? proctrack__addr_space(pl->procs, (pid_t)pid)
+							     : NULL;
+		if (as)
+			saw_image(rp, as, 0);
+	}
+	closedir(dir);
+	rp->pl = pl;
+	run_python__tick(rp);
+}
+
+bool run_python__watching(const struct run_python *rp)
+{
+	return python_watch__busy(&rp->watch);
+}
+
+const struct interp_reader *run_python__reader(struct run_python *rp)
+{
+	return python_early__reader(rp->early);
+}
+
+void run_python__ended(struct run_python *rp, const struct addr_space *as)
+{
+	py_registry__forget(rp->reg, as);
+	rp->changed = true;
+}
+
+void run_python__report(const struct run_python *rp, const struct pipeline *pl,
+			const struct resolver *res)
+{
+	static const char *const why[] = {
+		[INTERP_NO_THREAD] = "their thread was not known yet",
+		[INTERP_BAD_THREAD] = "their thread's state was reused",
+		[INTERP_IDLE] = "no Python code was running",
+		[INTERP_UNREADABLE] = "their thread's state could not be read",
+		[INTERP_LOST] = "the frames were not kept (a full map)",
+	};
+	struct interp_merge_counts mc;
+	struct py_registry_stats st;
+	uint64_t early_reads, early_frames, rewalks;
+
+	py_registry__stats(rp->reg, &st);
+	resolver__interp_counts(res, &mc);
+	if (rp->watch.dropped)
+		pr_info("python: %llu processes that mapped an interpreter's file were looked for "
+			"only at their samples: %d were being looked for already\n",
+			(unsigned long long)rp->watch.dropped, PYTHON_WATCH_MAX);
+	if (!st.processes && !st.refused)
+		return;
+	pr_info("python: %zu processes, %llu samples with Python frames\n", st.processes,
+		(unsigned long long)pl->interp_samples[INTERP_FRAMES]);
+	python_early__counts(rp->early, &early_reads, &early_frames, &rewalks);
+	if (early_reads)
+		pr_info("python: %llu samples read right after they were taken (the reader "
+			"thread), %llu of them with Python frames; the others at the drain\n",
+			(unsigned long long)early_reads, (unsigned long long)early_frames);
+	if (rewalks)
+		pr_info("python: %llu walks read again: the thread left the frame they began "
+			"with while they read its callers\n", (unsigned long long)rewalks);
+	for (size_t i = INTERP_NO_THREAD; i <= INTERP_LOST; i++)
+		if (pl->interp_samples[i])
+			pr_info("python: %llu samples without Python frames: %s\n",
+				(unsigned long long)pl->interp_samples[i], why[i]);
+	if (pl->interp_cut)
+		pr_info("python: %llu samples with their Python stack cut (deeper than %d frames, "
+			"or a frame unreadable)\n",
+			(unsigned long long)pl->interp_cut, MAX_INTERP_DEPTH);
+	if (mc.no_eval)
+		pr_info("python: %llu of %llu stacks with Python frames put them under the native "
+			"leaf frames: the native walk did not reach the eval loop (an interpreter "
+			"built without frame pointers; --unwind dwarf interleaves them)\n",
+			(unsigned long long)mc.no_eval, (unsigned long long)mc.stacks);
+	if (mc.mismatched)
+		pr_info("python: %llu stacks had more or fewer eval loop calls than runs of Python "
+			"frames\n", (unsigned long long)mc.mismatched);
+	if (mc.unnamed)
+		pr_info("python: %llu frames could not be named (the process's memory could not "
+			"be read)\n", (unsigned long long)mc.unnamed);
+	if (mc.freed)
+		pr_info("python: %llu frames ran code objects freed before they were named "
+			"(freed memory is not read for names; a module's body at an import, "
+			"throwaway code): [python: code object freed]\n",
+			(unsigned long long)mc.freed);
+}

@@ -1,0 +1,243 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The perf backend's samples come to the main thread in drains, up to
+ * 100 ms after they were taken; a Python stack read then is the one the
+ * program runs at the drain, not at the sample (on a workload that runs
+ * three functions in turn, 53% of samples got another function's frames).
+ * Its reader thread, woken by each sample while Python threads are known,
+ * copies the record out of the ring tens of microseconds after it: it
+ * reads the frames there, through this.
+ *
+ * The main thread owns the registry (interp/python/registry.h), which is
+ * not shared: what the reader needs of it, each thread's process, layout
+ * and state, is copied into a table under a lock at each change. A walk
+ * holds the lock for its reads (tens of microseconds): the snapshot it
+ * reads through is the table's, and a publish waits for it.
+ */
+#include "app/run/python_early.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/lib/clock.h"
+#include "interp/python/registry.h"
+
+struct early_thread {
+	pid_t tid;
+	pid_t pid;
+	const struct py_layout *layout;	/* static tables of interp/python */
+	uint64_t tstate, check;
+};
+
+/* Walks of a thread read again where it left its leaf frame meanwhile, at most. */
+#define MAX_REWALKS 2
+/* Threads of known processes asked about: each again only after ASK_AGAIN_NS. */
+#define NR_ASKED 8
+#define ASK_AGAIN_NS (50 * 1000000LL)
+
+struct python_early {
+	struct interp_reader reader;
+	pthread_mutex_t lock;
+	struct early_thread *threads;	/* sorted by tid */
+	size_t nr;
+	pid_t *pids;			/* their processes, sorted */
+	size_t nr_pids;
+	struct {
+		pid_t tid;
+		int64_t ns;
+	} asked[NR_ASKED];
+	unsigned int next_ask;
+	struct py_snap snap;		/* the walk's, under the lock */
+	struct py_proc_mem mem;
+	uint64_t reads, frames, rewalks;
+};
+
+static int cmp_tid(const void *a, const void *b)
+{
+	const struct early_thread *x = a, *y = b;
+
+	return (x->tid > y->tid) - (x->tid < y->tid);
+}
+
+static int cmp_pid(const void *a, const void *b)
+{
+	const pid_t *x = a, *y = b;
+
+	return (*x > *y) - (*x < *y);
+}
+
+/*
+ * A thread of a known process that the table lacks: started since the
+ * threads were last read (a request's worker). Its samples are read at the
+ * drain, and the main thread, which owns the registry, learns of it then;
+ * the caller is asked to bring that drain soon, at most once in
+ * ASK_AGAIN_NS a thread (one that runs no Python code is never found, and
+ * would ask at each of its samples).
+ */
+static bool ask_about(struct python_early *e, pid_t pid, pid_t tid)
+{
+	int64_t now;
+
+	if (!e->nr_pids || !bsearch(&pid, e->pids, e->nr_pids, sizeof(pid), cmp_pid))
+		return false;
+	now = mono_ns();
+	for (unsigned int i = 0; i < NR_ASKED; i++)
+		if (e->asked[i].tid == tid && now - e->asked[i].ns < ASK_AGAIN_NS)
+			return false;
+	e->asked[e->next_ask].tid = tid;
+	e->asked[e->next_ask].ns = now;
+	e->next_ask = (e->next_ask + 1) % NR_ASKED;
+	return true;
+}
+
+/*
+ * Whether the thread still runs the leaf frame a walk began with (its code
+ * object, read again from the process, not the walk's pages): the walk
+ * reads frame after frame while the thread runs on, on another CPU; where
+ * the leaf returned meanwhile, the callers read after it may be other
+ * calls' (2.7 reuses a function's frame object for its next call: a
+ * request's compress_block under the next request's handle_request, at
+ * the line of its parse).
+ */
+static bool same_leaf(struct python_early *e, const struct early_thread *t,
+		      const struct interp_frame *walked)
+{
+	struct py_frame leaf;
+	uint64_t addr;
+
+	if (py_walk_leaf(t->layout, &e->mem.mem, t->tstate, &leaf, &addr))
+		return true;	/* unreadable now: nothing says otherwise */
+	return leaf.code == walked->code && leaf.ident == walked->ident;
+}
+
+static unsigned int early_read(void *ctx, pid_t pid, pid_t tid, struct interp_frame *out,
+			       unsigned int max, uint32_t *status)
+{
+	struct python_early *e = ctx;
+	struct early_thread key = { .tid = tid }, *t;
+	unsigned int n = 0;
+
+	*status = INTERP_NONE;
+	pthread_mutex_lock(&e->lock);
+	t = e->nr ? bsearch(&key, e->threads, e->nr, sizeof(*t), cmp_tid) : NULL;
+	/* A thread's frames from its own process only. */
+	if (t && t->pid == pid) {
+		py_proc_mem__init(&e->mem, pid);
+		for (unsigned int tries = 0;; tries++) {
+			py_snap__init(&e->snap, &e->mem.mem);
+			n = py_thread__walk(t->layout, &e->snap, t->tstate, t->check, out, max,
+					    status);
+			if (!n || tries == MAX_REWALKS || same_leaf(e, t, out))
+				break;
+			e->rewalks++;
+		}
+		e->reads++;
+		e->frames += n > 0;
+	} else if (!t && ask_about(e, pid, tid)) {
+		*status = INTERP_NO_THREAD;
+	}
+	pthread_mutex_unlock(&e->lock);
+	return n;
+}
+
+static bool early_any(void *ctx)
+{
+	struct python_early *e = ctx;
+
+	return __atomic_load_n(&e->nr, __ATOMIC_RELAXED) != 0;
+}
+
+static size_t early_tids(void *ctx, pid_t *out, size_t max)
+{
+	struct python_early *e = ctx;
+	size_t nr;
+
+	pthread_mutex_lock(&e->lock);
+	nr = e->nr;
+	for (size_t i = 0; i < nr && i < max; i++)
+		out[i] = e->threads[i].tid;
+	pthread_mutex_unlock(&e->lock);
+	return nr;
+}
+
+struct python_early *python_early__new(void)
+{
+	struct python_early *e = calloc(1, sizeof(*e));
+
+	if (!e)
+		return NULL;
+	if (pthread_mutex_init(&e->lock, NULL)) {
+		free(e);
+		return NULL;
+	}
+	e->reader = (struct interp_reader){ e, early_read, early_any, early_tids };
+	return e;
+}
+
+void python_early__free(struct python_early *e)
+{
+	if (!e)
+		return;
+	pthread_mutex_destroy(&e->lock);
+	free(e->threads);
+	free(e->pids);
+	free(e);
+}
+
+int python_early__publish(struct python_early *e, const struct py_registry *reg)
+{
+	size_t nr = 0, n = 0, nr_pids = 0, count = py_registry__count(reg);
+	struct early_thread *threads, *old;
+	pid_t *pids, *old_pids;
+
+	for (size_t i = 0; i < count; i++)
+		nr += py_registry__get(reg, i)->nr_threads;
+	threads = calloc(nr ? nr : 1, sizeof(*threads));
+	pids = calloc(count ? count : 1, sizeof(*pids));
+	if (!threads || !pids) {
+		free(threads);
+		free(pids);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < count; i++) {
+		const struct py_process *p = py_registry__get(reg, i);
+
+		if (!p->gone)
+			pids[nr_pids++] = p->pid;
+		for (size_t k = 0; !p->gone && k < p->nr_threads; k++)
+			threads[n++] = (struct early_thread){ p->threads[k].tid, p->pid,
+							      p->interp.layout,
+							      p->threads[k].tstate,
+							      p->threads[k].check };
+	}
+	qsort(threads, n, sizeof(*threads), cmp_tid);
+	qsort(pids, nr_pids, sizeof(*pids), cmp_pid);
+	pthread_mutex_lock(&e->lock);
+	old = e->threads;
+	old_pids = e->pids;
+	e->threads = threads;
+	e->pids = pids;
+	e->nr_pids = nr_pids;
+	__atomic_store_n(&e->nr, n, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&e->lock);
+	free(old);
+	free(old_pids);
+	return 0;
+}
+
+const struct interp_reader *python_early__reader(struct python_early *e)
+{
+	return &e->reader;
+}
+
+void python_early__counts(struct python_early *e, uint64_t *reads, uint64_t *frames,
+			  uint64_t *rewalks)
+{
+	pthread_mutex_lock(&e->lock);
+	*reads = e->reads;
+	*frames = e->frames;
+	*rewalks = e->rewalks;
+	pthread_mutex_unlock(&e->lock);
+}
