@@ -57,5 +57,15 @@ size_t utf8__control_len(const unsigned char *s, size_t n)
 		return 0;
 	if (s[0] < 0x20 || s[0] == 0x7f)
 		return 1;
-	return n >= 2 && s[0] == 0xc2 && s[1] >= 0x80 && s[1] <= 0x9f ? 2 : 0;
+	if (n >= 2 && s[0] == 0xc2 && s[1] >= 0x80 && s[1] <= 0x9f)
+		return 2;
+	/* U+2000-U+207F are 0xe2 0x80-0x81 0x80-0xbf. */
+	if (n >= 3 && s[0] == 0xe2 && (s[1] == 0x80 || s[1] == 0x81) && (s[2] & 0xc0) == 0x80) {
+		unsigned int cp = 0x2000 | (s[1] & 0x3f) << 6 | (s[2] & 0x3f);
+
+		if (cp == 0x200e || cp == 0x200f || (cp >= 0x2028 && cp <= 0x202e) ||
+		    (cp >= 0x2066 && cp <= 0x2069))
+			return 3;
+	}
+	return 0;
 }

@@ -22,9 +22,12 @@ size_t utf8__boundary(const char *s, size_t n);
 /*
  * Length of the control character at s (at most n bytes), or 0: 1 for a C0
  * control or DEL, 2 for a C1 control (U+0080-U+009F, 0xc2 0x80-0x9f in
- * UTF-8). A terminal acts on either (U+009B is CSI, U+009D OSC), so text
- * from others shows them escaped. Stray bytes 0x80-0x9f, not UTF-8, are
- * not controls to a UTF-8 terminal.
+ * UTF-8), 3 for a bidirectional or line-separating format character
+ * (U+200E/F, U+202A-E, U+2066-9, U+2028/9). A terminal acts on C0 and C1
+ * (U+009B is CSI, U+009D OSC); a terminal or editor shows a line reordered
+ * by a bidi override (U+202E) or split by a line separator, so one name can
+ * pass for another or for two lines. Text from others shows them escaped.
+ * Stray bytes 0x80-0x9f, not UTF-8, are not controls to a UTF-8 terminal.
  */
 size_t utf8__control_len(const unsigned char *s, size_t n);
 

@@ -207,6 +207,9 @@ static bool xml_char_ok(const unsigned char *s, size_t n)
 		return false;
 	if (cp >= 0xfdd0 && cp <= 0xfdef)
 		return false;
+	/* Bidi overrides and line separators: a label would show reordered or split. */
+	if (utf8__control_len(s, n) == 3)
+		return false;
 	return (cp & 0xfffe) != 0xfffe;	/* U+FFFE, U+FFFF, U+1FFFE ... U+10FFFF */
 }
 

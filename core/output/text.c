@@ -58,7 +58,7 @@ void text__escaped(struct strbuf *sb, const char *s, size_t len, enum text_escap
 			continue;
 		}
 		strbuf__putn(sb, s + from, i - from);
-		/* A C1 control shows as its two bytes, as the SVG writer shows it. */
+		/* A C1 control or a bidi one shows as its bytes, as the SVG writer shows it. */
 		for (size_t k = 0; k < (n ? n : 1); k++)
 			strbuf__printf(sb, "\\x%02x", u[i + k]);
 		i += n ? n : 1;

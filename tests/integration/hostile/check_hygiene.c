@@ -439,6 +439,40 @@ START_TEST(c1_controls_in_names_are_escaped_in_text_reports)
 END_TEST
 
 /*
+ * Issue 46 row 6: a right-to-left override (U+202E) or a line separator
+ * (U+2028) in a comm or a symbol reached folded and bcc reports raw: a
+ * terminal or an editor shows the line reordered, or as two lines. Both
+ * print as their bytes, as C1 controls do, in text and folded reports.
+ */
+START_TEST(bidi_controls_in_names_are_escaped_in_text_reports)
+{
+	/* "x" RLO "y" LS "z" */
+	static const char comm_hex[] = "78e280ae79e280a87a";
+	static const char sym[] = "burn\xe2\x80\xae" "evil\xe2\x80\xa8" "next";
+	char prog[300], cmd[600];
+
+	snprintf(prog, sizeof(prog), "%s/renamed", dir);
+	snprintf(cmd, sizeof(cmd), "objcopy --redefine-sym 'renamed_burn=%s' '%s' '%s'", sym,
+		 workload("renamed"), prog);
+	ck_assert_int_eq(system(cmd), 0);
+	for (int fmt = 0; fmt < 2; fmt++) {
+		run_cmd((char *[]){ (char *)profile_bin(), "--backend", (char *)test_backends[_i],
+				    "-F", "199", "-U", fmt ? "-f" : "-d", "--", prog, "1",
+				    (char *)comm_hex, NULL },
+			40, 0, &r);
+		ck_assert_msg(r.exit_code == 0, "%.300s", r.err);
+		ck_assert_msg(!strstr(r.out, "\xe2\x80\xae") && !strstr(r.out, "\xe2\x80\xa8"),
+			      "a raw bidi control or line separator in %.2000s", r.out);
+		ck_assert_msg(strstr(r.out, "burn\\xe2\\x80\\xaeevil\\xe2\\x80\\xa8next"),
+			      "no escaped frame in %.2000s", r.out);
+		ck_assert_msg(strstr(r.out, "x\\xe2\\x80\\xaey\\xe2\\x80\\xa8z"),
+			      "no escaped comm in %.2000s", r.out);
+		run_result_free(&r);
+	}
+}
+END_TEST
+
+/*
  * Issue 32: a user who made the --output name in a sticky directory while
  * root's run went on had root's report thrown away (exit 1, written
  * nowhere); so had a directory removed meanwhile. The report is written
@@ -523,6 +557,7 @@ Suite *hygiene_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_loop_test(tc, c1_controls_in_names_are_escaped_in_text_reports, 0, 2);
+	tcase_add_loop_test(tc, bidi_controls_in_names_are_escaped_in_text_reports, 0, 2);
 	tcase_add_loop_test(tc, a_report_whose_name_was_taken_is_written_elsewhere, 0, 4);
 	suite_add_tcase(s, tc);
 	return s;

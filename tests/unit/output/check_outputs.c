@@ -250,6 +250,40 @@ START_TEST(utf8_sequences_as_xml_and_proto3_want_them)
 END_TEST
 
 /*
+ * Controls that text from others shows escaped: C0, DEL, C1, and the
+ * format characters that reorder or split a line (issue 46 row 6); their
+ * neighbours are text.
+ */
+START_TEST(utf8_controls_are_c0_c1_bidi_and_line_separators)
+{
+	static const struct {
+		const char *s;
+		size_t len;
+	} cases[] = {
+		{ "\x01", 1 }, { "\x7f", 1 }, { "a", 0 }, { "\xc2\x85", 2 }, { "\xc2\xa0", 0 },
+		{ "\xe2\x80\x8d", 0 },	/* U+200D ZWJ: text (emoji sequences) */
+		{ "\xe2\x80\x8e", 3 }, { "\xe2\x80\x8f", 3 },	/* LRM, RLM */
+		{ "\xe2\x80\xa7", 0 },
+		{ "\xe2\x80\xa8", 3 }, { "\xe2\x80\xa9", 3 },	/* LS, PS */
+		{ "\xe2\x80\xaa", 3 }, { "\xe2\x80\xab", 3 }, { "\xe2\x80\xac", 3 },
+		{ "\xe2\x80\xad", 3 }, { "\xe2\x80\xae", 3 },	/* LRE RLE PDF LRO RLO */
+		{ "\xe2\x80\xaf", 0 },
+		{ "\xe2\x81\xa5", 0 },
+		{ "\xe2\x81\xa6", 3 }, { "\xe2\x81\xa7", 3 }, { "\xe2\x81\xa8", 3 },
+		{ "\xe2\x81\xa9", 3 },	/* LRI RLI FSI PDI */
+		{ "\xe2\x81\xaa", 0 },
+		{ "\xe2\x80", 0 },	/* cut short */
+		{ "\xe2\x80\x2e", 0 },	/* not a continuation byte */
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		ck_assert_msg(utf8__control_len((const unsigned char *)cases[i].s,
+						strlen(cases[i].s)) == cases[i].len,
+			      "case %zu", i);
+}
+END_TEST
+
+/*
  * A title elided to the width is cut between characters, and bytes that are
  * not UTF-8 (a hostile command line) are escaped: the file stays readable XML.
  */
@@ -356,6 +390,7 @@ Suite *outputs_suite(void)
 	tcase_add_test(tc, svg_is_well_formed_and_marks_kernel_frames);
 	tcase_add_test(tc, svg_renders_searches_and_zooms_in_chromium);
 	tcase_add_test(tc, utf8_sequences_as_xml_and_proto3_want_them);
+	tcase_add_test(tc, utf8_controls_are_c0_c1_bidi_and_line_separators);
 	tcase_add_test(tc, svg_title_is_elided_between_characters_and_stays_utf8);
 	suite_add_tcase(s, tc);
 

@@ -460,6 +460,24 @@ START_TEST(names_cannot_drive_the_terminal)
 }
 END_TEST
 
+/*
+ * Nor reorder or split the line it is printed on (issue 46 row 6): a
+ * right-to-left override (U+202E) and a line separator (U+2028) print as
+ * their bytes; a character beside them (U+2027) stays. The whole set is
+ * utf8__control_len's test (check_outputs.c).
+ */
+START_TEST(names_cannot_reorder_or_split_the_line)
+{
+	uint64_t u[] = { fx.alpha + 4 };
+	struct render_opts f = { .format = FORMAT_FOLDED };
+	struct report_stats st;
+
+	add(7, "p\xe2\x80\xae" "q\xe2\x80\xa8" "r\xe2\x80\xa7" "s", NULL, 0, u, 1, 0, 1);
+	ck_assert_str_eq(render_report(&f, &st),
+			 "p\\xe2\\x80\\xaeq\\xe2\\x80\\xa8r\xe2\x80\xa7" "s;fixture_alpha 1\n");
+}
+END_TEST
+
 /* fx's maps moved by delta, as another process of the same binary maps them (ASLR). */
 static void moved_space(struct addr_space *as, uint64_t delta, uint64_t ino_delta)
 {
@@ -763,6 +781,7 @@ Suite *report_suite(void)
 	tcase_add_test(tc, a_stack_printed_once_is_warned_once);
 	tcase_add_test(tc, names_cannot_add_frames_or_lines);
 	tcase_add_test(tc, names_cannot_drive_the_terminal);
+	tcase_add_test(tc, names_cannot_reorder_or_split_the_line);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("heap");
 	tcase_set_timeout(tc, 60);	/* a million entries: under a second alone, more beside a build */
