@@ -242,14 +242,17 @@ static void bpf_close(struct backend *b)
 }
 
 static int bpf_set_interp(struct backend *b, const struct interp_proc *procs, size_t nr,
-			  struct errmsg *err)
+			  size_t *kept, struct errmsg *err)
 {
 	struct bpf_python *off = bpf_offcpu__python(b->offcpu);
-	int e = b->python ? bpf_python__set(b->python, procs, nr, err) : 0;
+	int e;
 
-	/* --wall: the off-CPU program keeps tables of its own. */
+	*kept = nr;
+	e = b->python ? bpf_python__set(b->python, procs, nr, kept, err) : 0;
+
+	/* --wall: the off-CPU program keeps tables of its own, of the same size. */
 	if (off) {
-		int e2 = bpf_python__set(off, procs, nr, err);
+		int e2 = bpf_python__set(off, procs, nr, kept, err);
 
 		e = e ? e : e2;
 	}

@@ -232,10 +232,20 @@ static bool proc_listed(const struct interp_proc *procs, size_t nr, uint32_t tgi
 }
 
 int bpf_python__set(struct bpf_python *bp, const struct interp_proc *procs, size_t nr,
-		    struct errmsg *err)
+		    size_t *kept, struct errmsg *err)
 {
 	size_t total = 0, k = 0, kp = 0;
 	int e = 0;
+
+	/*
+	 * The run lists first the processes to keep: the table's room goes
+	 * to them, and entries of those past it are deleted below, not kept
+	 * because they came first (a crowd of one user's processes found
+	 * before a root service took every slot).
+	 */
+	if (nr > PY_MAX_PROCS)
+		nr = PY_MAX_PROCS;
+	*kept = nr;
 
 	for (size_t i = 0; i < nr; i++) {
 		unsigned int l = procs[i].layout;
@@ -258,21 +268,37 @@ int bpf_python__set(struct bpf_python *bp, const struct interp_proc *procs, size
 	if (grow((void **)&bp->held, &bp->cap_held, total, sizeof(*bp->held)) ||
 	    grow((void **)&bp->held_procs, &bp->cap_held_procs, nr, sizeof(*bp->held_procs)))
 		return -ENOMEM;
+	/*
+	 * Each process's first thread, then each one's second, and so on: a
+	 * process of thousands of thread states (forged ones cost nothing)
+	 * takes its share of the table, not the room of the processes after
+	 * it. A full table leaves the thread out: its samples say "not known".
+	 */
+	for (size_t t = 0, more = 1; more; t++) {
+		more = 0;
+		for (size_t i = 0; i < nr; i++) {
+			const struct interp_thread *it;
+			struct py_thread_key tk;
+			struct py_thread th;
+
+			if (t >= procs[i].nr_threads)
+				continue;
+			more = 1;
+			if (procs[i].layout >= PY_NR_LAYOUTS || !bp->walks[procs[i].layout])
+				continue;
+			it = &procs[i].threads[t];
+			tk = (struct py_thread_key){ (uint32_t)procs[i].pid, (uint32_t)it->tid };
+			th = (struct py_thread){ it->state, it->check };
+			if (!bpf_map_update_elem(bp->t.threads_fd, &tk, &th, BPF_ANY))
+				bp->held[k++] = tk;
+		}
+	}
 	for (size_t i = 0; i < nr; i++) {
 		struct py_proc pp = { .layout = procs[i].layout };
 		uint32_t tgid = (uint32_t)procs[i].pid;
 
 		if (pp.layout >= PY_NR_LAYOUTS || !bp->walks[pp.layout])
 			continue;
-		for (size_t t = 0; t < procs[i].nr_threads; t++) {
-			struct py_thread_key tk = { tgid, (uint32_t)procs[i].threads[t].tid };
-			struct py_thread th = { procs[i].threads[t].state, procs[i].threads[t].check };
-
-			/* A full table leaves the thread out: its samples say "not known". */
-			if (bpf_map_update_elem(bp->t.threads_fd, &tk, &th, BPF_ANY))
-				continue;
-			bp->held[k++] = tk;
-		}
 		if (bpf_map_update_elem(bp->t.procs_fd, &tgid, &pp, BPF_ANY) && !e)
 			e = -errno;
 		else

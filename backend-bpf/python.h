@@ -55,10 +55,11 @@ void bpf_python__free(struct bpf_python *bp);
 /*
  * The Python processes now (backend_ops.set_interp): each layout's walk
  * loaded when first needed (a refusal named in err, once), the tables set
- * to procs and their threads. 0 or -errno.
+ * to the first *kept of procs (at most PY_MAX_PROCS) and their threads (a
+ * full thread table leaves the last out). 0 or -errno.
  */
 int bpf_python__set(struct bpf_python *bp, const struct interp_proc *procs, size_t nr,
-		    struct errmsg *err);
+		    size_t *kept, struct errmsg *err);
 /* The Python part of s from a key's tgid and py_stack (drained from generation gen). */
 void bpf_python__sample(struct bpf_python *bp, unsigned int gen, uint32_t tgid, uint64_t py_stack,
 			struct sample *s);

@@ -19,7 +19,7 @@ libunwind-dev bpftool libc6-dbg protobuf-c-compiler libprotobuf-c-dev"
 # real programs for the fidelity suite (golang-go: a stripped Go program, gofmt,
 # and go to build one), gdb for the Python layouts' check against DWARF.
 TEST_PACKAGES="llvm linux-perf check binutils procps util-linux python3 chromium man-db
-bash-completion gzip xz-utils sqlite3 findutils golang-go gdb"
+bash-completion gzip xz-utils sqlite3 findutils golang-go gdb libpython3.11"
 # `make check-kernels` (tests/kernels/): only when kernel images are there.
 KERNEL_PACKAGES="qemu-system-x86 busybox-static cpio gzip"
 

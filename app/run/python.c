@@ -16,6 +16,7 @@
 
 #include "app/run/python_early.h"
 #include "app/run/python_watch.h"
+#include "app/run/signals.h"
 #include "core/lib/clock.h"
 #include "core/lib/log.h"
 #include "core/model/interp_merge.h"
@@ -24,6 +25,22 @@
 
 /* Threads come and go: each process's list is read again this often. */
 #define THREAD_SCAN_MS 1000
+/*
+ * What any process can make the run read (its interpreter found, its
+ * thread states, thousands of them forged) is read in the main loop, which
+ * also drains the samples and answers signals: at most this long a tick,
+ * the rest at the next ones, and before sampling starts at most
+ * SCAN_BUDGET_MS (the processes not looked at by then are looked at in the
+ * first ticks).
+ */
+#define TICK_BUDGET_MS 20
+#define SCAN_BUDGET_MS 250
+/*
+ * A process's thread list costs it this many times its reading's time
+ * before it is read again (at least THREAD_SCAN_MS): one whose list took
+ * 20 ms to read is read every 4 s, one of a few threads every second.
+ */
+#define SCAN_COST_SHARE 200
 
 struct run_python {
 	struct py_registry *reg;
@@ -33,15 +50,62 @@ struct run_python {
 	bool raw;			/* --python raw */
 	bool full_paths;		/* file names in full */
 	bool changed;			/* a process found or gone since the backend was told */
-	bool rescan;			/* a process has threads the kernel's walk did not know */
-	int64_t next_scan;
 	struct pipeline *pl;
 	pid_t child;			/* a launched command, or -1 */
 	struct python_watch watch;	/* processes that mapped an interpreter's file */
+	pid_t *pending;			/* processes running at the start, not looked at yet */
+	size_t nr_pending, next_pending;
+	size_t scan_cursor;		/* where the last tick's thread reads stopped */
+	/* -v: the ticks that ran out of time, and the costliest thread list read. */
+	uint64_t ticks_over;
+	int64_t slowest_us;
+	pid_t slowest_pid;
+	uid_t slowest_uid;
+	size_t slowest_threads;
 	struct interp_proc *procs;	/* what the backend was told */
 	struct interp_thread *threads;
-	size_t cap_procs, cap_threads;
+	struct told *order;		/* the order it was told them in */
+	size_t cap_procs, cap_threads, cap_order;
+	/* The most processes a backend's table left out at once, and whose most of them were. */
+	size_t left_out, left_out_of;
+	uid_t left_out_uid;
+	size_t left_out_uid_procs;
 };
+
+/* A process to tell a backend of, and its place in the order. */
+struct told {
+	struct py_process *p;
+	size_t found;			/* its place in the registry: the order it was found in */
+	size_t rank;			/* how many of its owner's processes were found before it */
+};
+
+/* Reads p's threads now, and when to read them again: later the more it cost. */
+static void scan_threads(struct run_python *rp, struct py_process *p, int64_t now)
+{
+	int64_t t0 = mono_ns(), cost_us, wait_ms;
+
+	py_process__scan_threads(p);
+	cost_us = (mono_ns() - t0) / 1000;
+	wait_ms = cost_us * SCAN_COST_SHARE / 1000;
+	p->next_scan_ms = now + (wait_ms > THREAD_SCAN_MS ? wait_ms : THREAD_SCAN_MS);
+	p->rescan = false;
+	if (cost_us > rp->slowest_us) {
+		rp->slowest_us = cost_us;
+		rp->slowest_pid = p->pid;
+		rp->slowest_uid = p->uid;
+		rp->slowest_threads = p->nr_threads;
+	}
+}
+
+/*
+ * Whether p's threads may be read again now, before their time, because a
+ * sample met a thread the list lacked: 100 ms after the last read of a
+ * cheap list, as late as the cost share allows for a costly one.
+ */
+static bool may_scan_early(const struct py_process *p, int64_t now)
+{
+	return now >= p->next_scan_ms - THREAD_SCAN_MS + 100;
+}
 
 static void saw_image(void *ctx, const struct addr_space *as, uint32_t status)
 {
@@ -55,13 +119,12 @@ static void saw_image(void *ctx, const struct addr_space *as, uint32_t status)
 	/* A thread the kernel's walk did not know (started since): its list is read at the tick. */
 	if ((status & 0xff) == INTERP_NO_THREAD || (status & 0xff) == INTERP_BAD_THREAD) {
 		p->rescan = true;
-		rp->rescan = true;
 	}
 	if (!fresh)
 		return;
 	rp->changed = true;
 	/* Its threads at once: the first samples of the process get their frames. */
-	py_process__scan_threads(p);
+	scan_threads(rp, p, mono_ms());
 	if (p->interp.micro >= 0)
 		pr_info("python: pid %d runs CPython %d.%d.%d (%s)\n", (int)p->pid,
 			p->interp.major, p->interp.minor, p->interp.micro, p->interp_path);
@@ -80,8 +143,8 @@ static unsigned int walk(void *ctx, const struct addr_space *as, pid_t tid,
 	if (!p || p->gone)
 		return 0;
 	/* A thread started since the last read: the reader thread's table gets it at the tick. */
-	if (!py_process__thread(p, tid)) {
-		py_process__scan_threads(p);
+	if (!py_process__thread(p, tid) && may_scan_early(p, mono_ms())) {
+		scan_threads(rp, p, mono_ms());
 		rp->changed |= py_process__thread(p, tid) != NULL;
 	}
 	return py_process__walk(p, tid, out, max, status);
@@ -236,6 +299,7 @@ void run_python__free(struct run_python *rp)
 	python_early__free(rp->early);
 	free(rp->procs);
 	free(rp->threads);
+	free(rp->order);
 	free(rp);
 }
 
@@ -262,34 +326,99 @@ static int reserve(void **buf, size_t *cap, size_t n, size_t size)
 	return 0;
 }
 
+static int by_owner(const void *a, const void *b)
+{
+	const struct told *x = a, *y = b;
+
+	if (x->p->uid != y->p->uid)
+		return x->p->uid < y->p->uid ? -1 : 1;
+	return (x->found > y->found) - (x->found < y->found);
+}
+
+static int by_rank(const void *a, const void *b)
+{
+	const struct told *x = a, *y = b;
+
+	if (x->rank != y->rank)
+		return x->rank < y->rank ? -1 : 1;
+	return (x->found > y->found) - (x->found < y->found);
+}
+
+/*
+ * The live processes in the order a backend's bounded table keeps them:
+ * each owner's first, then each owner's second, and so on, by the order
+ * they were found. One user's crowd of Python processes then takes its
+ * share of the table, not the slots of every process found after it.
+ */
+static size_t order_fairly(struct run_python *rp, struct told *out)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < py_registry__count(rp->reg); i++) {
+		struct py_process *p = py_registry__get(rp->reg, i);
+
+		if (!p->gone)
+			out[n++] = (struct told){ p, i, 0 };
+	}
+	qsort(out, n, sizeof(*out), by_owner);
+	for (size_t i = 1; i < n; i++)
+		if (out[i].p->uid == out[i - 1].p->uid)
+			out[i].rank = out[i - 1].rank + 1;
+	qsort(out, n, sizeof(*out), by_rank);
+	return n;
+}
+
+/* A table left out: how many, and the owner with the most processes, for -v. */
+static void note_left_out(struct run_python *rp, const struct told *order, size_t np,
+			  size_t kept)
+{
+	size_t best = 0;
+	uid_t uid = 0;
+
+	if (np - kept <= rp->left_out)
+		return;
+	/* In rank order, an owner's count is its last rank + 1: the largest rank wins. */
+	for (size_t i = 0; i < np; i++)
+		if (order[i].rank + 1 > best) {
+			best = order[i].rank + 1;
+			uid = order[i].p->uid;
+		}
+	rp->left_out = np - kept;
+	rp->left_out_of = np;
+	rp->left_out_uid = uid;
+	rp->left_out_uid_procs = best;
+}
+
 /* Tell a backend that walks in the kernel every process and thread now. */
 static int tell_backend(struct run_python *rp)
 {
-	size_t nr = py_registry__count(rp->reg), nr_threads = 0, t = 0, np = 0;
+	size_t nr = py_registry__count(rp->reg), nr_threads = 0, t = 0, np, kept;
 	struct errmsg em = { "" };
 	int err;
 
 	for (size_t i = 0; i < nr; i++)
 		nr_threads += py_registry__get(rp->reg, i)->nr_threads;
 	if (reserve((void **)&rp->procs, &rp->cap_procs, nr + 1, sizeof(*rp->procs)) ||
-	    reserve((void **)&rp->threads, &rp->cap_threads, nr_threads + 1, sizeof(*rp->threads)))
+	    reserve((void **)&rp->threads, &rp->cap_threads, nr_threads + 1, sizeof(*rp->threads)) ||
+	    reserve((void **)&rp->order, &rp->cap_order, nr + 1, sizeof(*rp->order)))
 		return -ENOMEM;
-	for (size_t i = 0; i < nr; i++) {
-		struct py_process *p = py_registry__get(rp->reg, i);
+	np = order_fairly(rp, rp->order);
+	for (size_t i = 0; i < np; i++) {
+		const struct py_process *p = rp->order[i].p;
 
-		if (p->gone)
-			continue;
-		rp->procs[np] = (struct interp_proc){ p->pid, p->interp.layout->id, rp->threads + t,
-						      p->nr_threads };
+		rp->procs[i] = (struct interp_proc){ p->pid, p->interp.layout->id, rp->threads + t,
+						     p->nr_threads };
 		for (size_t k = 0; k < p->nr_threads; k++)
 			rp->threads[t++] = (struct interp_thread){ p->threads[k].tid,
 								   p->threads[k].tstate,
 								   p->threads[k].check };
-		np++;
 	}
-	err = rp->ops->set_interp(rp->backend, rp->procs, np, &em);
+	kept = np;
+	err = rp->ops->set_interp(rp->backend, rp->procs, np, &kept, &em);
 	if (err && em.text[0])
 		pr_info("python: %s\n", em.text);
+	if (kept < np)
+		note_left_out(rp, rp->order, np, kept);
 	return err;
 }
 
@@ -308,30 +437,65 @@ static bool look_at(void *ctx, pid_t pid)
 	return py_registry__find(rp->reg, as) != NULL || as->end_time;
 }
 
+/*
+ * The processes found at the start, looked at until deadline; whether all
+ * were. A signal ends the looks: the run is stopping.
+ */
+static bool look_pending(struct run_python *rp, int64_t deadline)
+{
+	while (rp->next_pending < rp->nr_pending) {
+		if (mono_ms() >= deadline || signals__stop_requested())
+			return false;
+		look_at(rp, rp->pending[rp->next_pending++]);
+	}
+	free(rp->pending);
+	rp->pending = NULL;
+	rp->nr_pending = rp->next_pending = 0;
+	return true;
+}
+
+/*
+ * The thread lists due (asked again, or their time come), from where the
+ * last tick stopped, until deadline: a crowd of processes, each with
+ * thousands of thread states, is read over many ticks, each process in
+ * turn, and the tick still ends in time.
+ */
+static bool scan_due(struct run_python *rp, int64_t now, int64_t deadline)
+{
+	size_t nr = py_registry__count(rp->reg);
+
+	if (rp->scan_cursor >= nr)
+		rp->scan_cursor = 0;
+	for (size_t k = 0; k < nr; k++) {
+		size_t i = (rp->scan_cursor + k) % nr;
+		struct py_process *p = py_registry__get(rp->reg, i);
+
+		if (p->gone || (!p->rescan && now < p->next_scan_ms))
+			continue;
+		if (mono_ms() >= deadline || signals__stop_requested()) {
+			rp->scan_cursor = i;
+			return false;
+		}
+		scan_threads(rp, p, now);
+		rp->changed = true;
+	}
+	rp->scan_cursor = 0;
+	return true;
+}
+
 void run_python__tick(struct run_python *rp)
 {
-	int64_t now = mono_ms();
+	int64_t now = mono_ms(), deadline = now + TICK_BUDGET_MS;
+	bool in_time;
 
 	/* A launched command becomes Python at its exec: looked at every tick, not only at samples. */
 	if (rp->child > 0)
 		look_at(rp, rp->child);
 	/* As are the processes that mapped an interpreter's file, for their first seconds. */
 	python_watch__sweep(&rp->watch, now, look_at, rp);
-	if (now >= rp->next_scan || rp->rescan) {
-		bool all = now >= rp->next_scan;
-
-		for (size_t i = 0; i < py_registry__count(rp->reg); i++) {
-			struct py_process *p = py_registry__get(rp->reg, i);
-
-			if (!p->gone && (all || p->rescan))
-				py_process__scan_threads(p);
-			p->rescan = false;
-		}
-		if (all)
-			rp->next_scan = now + THREAD_SCAN_MS;
-		rp->rescan = false;
-		rp->changed = true;
-	}
+	in_time = look_pending(rp, deadline);
+	in_time = scan_due(rp, now, deadline) && in_time;
+	rp->ticks_over += !in_time;
 	if (rp->changed) {
 		if (rp->backend && rp->ops && rp->ops->set_interp)
 			tell_backend(rp);
@@ -342,6 +506,7 @@ void run_python__tick(struct run_python *rp)
 
 void run_python__scan(struct run_python *rp, struct pipeline *pl, pid_t child)
 {
+	size_t cap = 0;
 	struct dirent *d;
 	DIR *dir;
 
@@ -355,17 +520,24 @@ void run_python__scan(struct run_python *rp, struct pipeline *pl, pid_t child)
 	while ((d = readdir(dir))) {
 		char *end;
 		long pid = strtol(d->d_name, &end, 10);
-		struct addr_space *as;
 
-		if (*end || pid <= 0 || pid > INT32_MAX || !pipeline__wants_pid(pl, (pid_t)pid))
+		if (*end || pid <= 0 || pid > INT32_MAX || !pipeline__wants_pid(pl, (pid_t)pid) ||
+		    !proctrack__knows(pl->procs, (pid_t)pid))
 			continue;
-		as = proctrack__knows(pl->procs, (pid_t)pid) ? proctrack__addr_space(pl->procs, (pid_t)pid)
-							     : NULL;
-		if (as)
-			saw_image(rp, as, 0);
+		if (rp->nr_pending == cap) {
+			pid_t *more = realloc(rp->pending, (cap ? 2 * cap : 256) * sizeof(*more));
+
+			if (!more)
+				break;
+			rp->pending = more;
+			cap = cap ? 2 * cap : 256;
+		}
+		rp->pending[rp->nr_pending++] = (pid_t)pid;
 	}
 	closedir(dir);
 	rp->pl = pl;
+	/* The Python processes of an ordinary host are found before the first sample. */
+	look_pending(rp, mono_ms() + SCAN_BUDGET_MS);
 	run_python__tick(rp);
 }
 
@@ -405,6 +577,15 @@ void run_python__report(const struct run_python *rp, const struct pipeline *pl,
 		pr_info("python: %llu processes that mapped an interpreter's file were looked for "
 			"only at their samples: %d were being looked for already\n",
 			(unsigned long long)rp->watch.dropped, PYTHON_WATCH_MAX);
+	if (rp->left_out)
+		pr_info("python: %zu of %zu Python processes were not walked in the kernel at once "
+			"(its table was full; their samples keep their native frames): uid %u ran "
+			"%zu of them, and each owner's processes had an equal share of the table\n",
+			rp->left_out, rp->left_out_of, (unsigned int)rp->left_out_uid,
+			rp->left_out_uid_procs);
+	if (st.idle)
+		pr_info("python: %llu looks at processes that map an interpreter but run none "
+			"(not Python processes until they do)\n", (unsigned long long)st.idle);
 	if (!st.processes && !st.refused)
 		return;
 	pr_info("python: %zu processes, %llu samples with Python frames\n", st.processes,

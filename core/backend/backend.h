@@ -181,11 +181,13 @@ struct backend_ops {
 	void (*close)(struct backend *b);
 	/*
 	 * Optional (a backend that walks interpreters in the kernel): every
-	 * process running one, now; a pid not given is no longer one. Returns
+	 * process running one, now; a pid not given is no longer one. procs
+	 * come in the order they are to be kept: a backend whose tables cannot
+	 * hold them all walks the first *kept and forgets the others. Returns
 	 * 0 or -errno; the walk of a layout that cannot load is named in err.
 	 */
 	int (*set_interp)(struct backend *b, const struct interp_proc *procs, size_t nr,
-			  struct errmsg *err);
+			  size_t *kept, struct errmsg *err);
 };
 
 #endif

@@ -170,6 +170,15 @@ int py_detect(int fd, const char *path, uint64_t bias, struct py_interp *pi, str
  */
 int py_interp__validate(struct py_interp *pi, const struct py_mem *mem, struct errmsg *why);
 
+/*
+ * Whether pi's process runs an interpreter yet: 1 when its first
+ * interpreter exists, 0 when there is none (libpython mapped by a program
+ * that has not called Py_Initialize, or has finalized it), -errno when that
+ * cannot be read. A stripped 2.7/3.6 without interp_head tells only while a
+ * thread holds the GIL: 1 then, as before it was asked.
+ */
+int py_interp__running(const struct py_interp *pi, const struct py_mem *mem);
+
 /* Whether ip (a process address) lies in the eval loop or its .cold part. */
 bool py_interp__in_eval(const struct py_interp *pi, uint64_t ip);
 

@@ -28,6 +28,7 @@
 struct seen {
 	unsigned int generation;	/* of the image's maps when looked at */
 	unsigned int tries;		/* looks whose memory was not ready */
+	unsigned int idle_looks;	/* looks that found no interpreter running (yet) */
 	int64_t retry_ms;		/* then, when to look again (monotonic) */
 	struct py_process *p;
 };
@@ -39,6 +40,14 @@ struct seen {
  */
 #define RETRY_MS 20
 #define MAX_TRIES 50
+/*
+ * A process that maps an interpreter but runs none (a program that dlopens
+ * libpython and has not called Py_Initialize) is no Python process: any
+ * user can make a thousand of them. It is looked at again as one whose
+ * memory is not ready, then this long after, at its samples, for as long
+ * as it lives: Py_Initialize may come late.
+ */
+#define IDLE_RETRY_MS 1000
 
 struct py_registry {
 	struct hashmap images;		/* as->id + 1 -> struct seen * */
@@ -131,6 +140,16 @@ static uint64_t start_ticks(pid_t pid)
 			  "%*d %*d %llu", &v) != 1)
 		return 0;
 	return v;
+}
+
+/* The owner of pid (its /proc directory's), or (uid_t)-1 when it is gone. */
+static uid_t proc_uid(pid_t pid)
+{
+	char path[64];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
+	return stat(path, &st) ? (uid_t)-1 : st.st_uid;
 }
 
 static int add_live(struct py_registry *r, struct py_process *p)
@@ -252,10 +271,11 @@ static uint32_t glibc_tid_offset(const struct addr_space *as)
 
 /*
  * The process found in as, checked against its memory; NULL when as runs
- * no readable CPython, *not_ready when its memory did not agree yet.
+ * no readable CPython, *not_ready when its memory did not agree yet, *idle
+ * when it agrees but no interpreter runs there yet.
  */
 static struct py_process *find_interpreter(struct py_registry *r, const struct addr_space *as,
-					   bool last_try, bool *not_ready)
+					   bool last_try, bool *not_ready, bool *idle)
 {
 	struct py_process *p = calloc(1, sizeof(*p));
 	struct errmsg why = { 0 };
@@ -279,6 +299,12 @@ static struct py_process *find_interpreter(struct py_registry *r, const struct a
 				name_refusal(r, m->path, as->pid, why.text);
 			break;
 		}
+		if (py_interp__running(&p->interp, &p->mem.mem) != 1) {
+			*idle = true;
+			r->stats.idle++;
+			break;
+		}
+		p->uid = proc_uid(as->pid);
 		p->interp_path = strdup(m->path);
 		p->snap = malloc(sizeof(*p->snap));
 		if (!p->interp_path || !p->snap)
@@ -301,7 +327,7 @@ struct py_process *py_registry__look(struct py_registry *r, const struct addr_sp
 				     bool *fresh)
 {
 	struct seen *s = hashmap__find(&r->images, IMAGE_KEY(as));
-	bool not_ready = false;
+	bool not_ready = false, idle = false;
 	int64_t now;
 
 	*fresh = false;
@@ -318,11 +344,15 @@ struct py_process *py_registry__look(struct py_registry *r, const struct addr_sp
 		}
 	}
 	s->generation = as->generation;
-	s->p = find_interpreter(r, as, s->tries + 1 >= MAX_TRIES, &not_ready);
+	s->p = find_interpreter(r, as, s->tries + 1 >= MAX_TRIES, &not_ready, &idle);
 	s->retry_ms = 0;
 	if (not_ready) {
 		s->tries++;
 		s->retry_ms = now + RETRY_MS;
+	} else if (idle) {
+		/* Often while it may be starting its interpreter, then once a second. */
+		s->idle_looks += s->idle_looks < MAX_TRIES;
+		s->retry_ms = now + (s->idle_looks < MAX_TRIES ? RETRY_MS : IDLE_RETRY_MS);
 	}
 	*fresh = s->p != NULL;
 	return s->p;

@@ -32,6 +32,7 @@ struct py_process {
 	pid_t pid;
 	unsigned int as_id;		/* the image it is (addr_space.id) */
 	uint64_t start_ticks;		/* /proc/PID/stat's starttime when found: the process's identity */
+	uid_t uid;			/* its owner when found: shares of bounded tables go by owner */
 	struct py_interp interp;
 	char *interp_path;		/* the interpreter's file, as mapped */
 	struct py_proc_mem mem;
@@ -42,12 +43,14 @@ struct py_process {
 	size_t nr_threads;
 	bool gone;			/* its image ended, or another process took the pid */
 	bool rescan;			/* its threads to be read again soon (one was not known) */
+	int64_t next_scan_ms;		/* when its threads are read again (monotonic; the run's) */
 	bool announced;			/* -v has named it */
 };
 
 struct py_registry_stats {
 	size_t processes;		/* found and readable, ever */
 	size_t refused;			/* interpreters that cannot be read (named in -v) */
+	uint64_t idle;			/* looks at a process that maps one but runs none (yet) */
 	size_t live;			/* processes held now */
 	size_t threads;			/* threads known now */
 	uint64_t thread_scans, thread_scan_failures;
@@ -61,8 +64,9 @@ void py_registry__free(struct py_registry *r);
  * Look at image as: the first time, or when its mappings changed since,
  * each executable mapping of a file named like an interpreter (libpython*,
  * python*) is checked (py_detect, then the process's memory). Returns the
- * image's Python process, or NULL (not Python, refused, gone, or out of
- * memory). *fresh is set when it was found now.
+ * image's Python process, or NULL (not Python, refused, running no
+ * interpreter yet: looked at again a second later, gone, or out of memory).
+ * *fresh is set when it was found now.
  */
 struct py_process *py_registry__look(struct py_registry *r, const struct addr_space *as,
 				     bool *fresh);

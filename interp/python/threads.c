@@ -67,6 +67,19 @@ static int first_interp(const struct py_interp *pi, const struct py_mem *mem, ui
 	return py_read_u64(mem, tstate + (uint64_t)l->tstate_interp, interp);
 }
 
+int py_interp__running(const struct py_interp *pi, const struct py_mem *mem)
+{
+	unsigned int flags = 0;
+	uint64_t interp = 0;
+	int err = first_interp(pi, mem, &interp, &flags);
+
+	if (err == -EAGAIN || err == -ENOENT)
+		return 1;
+	if (err)
+		return err;
+	return interp != 0;
+}
+
 /* The OS thread of a state: native_thread_id, else the tid in the struct pthread at thread_id. */
 static void thread_ids(const struct py_layout *l, const struct py_mem *mem, const uint8_t *buf,
 		       uint32_t tid_offset, struct py_tstate *t)
