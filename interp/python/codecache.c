@@ -44,7 +44,7 @@ struct code_entry {
 	struct code_key key;
 	struct code_id id;
 	const char *name, *file;	/* interned */
-	const struct line_table *table;	/* interned; NULL when unreadable, too long or refused */
+	const struct line_table *table;	/* interned; NULL: unreadable, too long, refused */
 };
 
 struct py_codes {
@@ -54,7 +54,7 @@ struct py_codes {
 	struct hashmap strings;		/* text -> the same text */
 	struct hashmap tables;		/* struct line_table * -> itself */
 	struct py_codes_held held;
-	size_t limit;			/* the most held.name_bytes + held.table_bytes may reach */
+	size_t limit;			/* the most names and tables held may take */
 	int32_t hdr_len;		/* bytes of a code object read at each lookup */
 };
 

@@ -43,7 +43,7 @@ struct py_process {
 	bool gone;			/* its image ended, or another process took the pid */
 	bool rescan;			/* its threads to be read again soon (one was not known) */
 	bool announced;			/* -v has named it */
-	bool over_budget;		/* -v has said that its code objects' names or lines did not fit */
+	bool over_budget;		/* -v said its names or lines did not fit */
 	uid_t uid;			/* its real uid when found, (uid_t)-1 if not known */
 };
 

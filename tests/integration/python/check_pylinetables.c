@@ -99,7 +99,7 @@ static void run_attack(int backend, bool distinct)
 		pyt_truth_free(t, (size_t)nr);
 
 	if (!distinct) {
-		/* One table held serves every code object: the attacker's frames have their lines. */
+		/* One table held serves every code object: the attacker's frames keep lines. */
 		if (!folded_count(pyt_r.out, "hop (linetables.py:17);hop (linetables.py:17)"))
 			pyt_fail(fails, sizeof(fails), "no attacker's stack with its lines\n");
 	} else {

@@ -657,7 +657,7 @@ START_TEST(line_tables_are_held_once_and_within_the_budget)
 	ck_assert_uint_eq(h.tables, 1);
 	ck_assert_uint_eq(h.table_bytes, BIG_TABLE);
 
-	/* Room for one more table and its names: the first of its own is held, the second refused. */
+	/* Room for one more table and names: the first of its own held, the second not. */
 	py_codes__set_limit(c, h.name_bytes + h.table_bytes + BIG_TABLE + 4 + 64);
 	ck_assert_int_eq(py_codes__lookup(c, own[0], 0, fake_lasti(&f, own[0], 1), &info), 0);
 	ck_assert_int_eq(info.line, 6);
