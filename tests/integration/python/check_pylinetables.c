@@ -23,8 +23,7 @@
 /*
  * Root's profile of the two, at most: measured 9-11 MB with the table held
  * once (each backend), 530 MB when copied per code object, 41 MB with
- * 8,192 distinct tables (32 MiB of them held). AddressSanitizer's
- * quarantine keeps the tables read and dropped.
+ * 8,192 distinct tables (32 MiB of them held).
  */
 #define SHARED_MAX_KB (40L << 10)
 #define DISTINCT_MAX_KB (72L << 10)
@@ -52,7 +51,7 @@ static void run_attack(int backend, bool distinct)
 	struct bg_proc attacker, victim;
 	struct pyt_stack t[4];
 	struct pyt_match m;
-	long max_kb = (distinct ? DISTINCT_MAX_KB : SHARED_MAX_KB) + MEASURE_ASAN_KB;
+	long max_kb = distinct ? DISTINCT_MAX_KB : SHARED_MAX_KB;
 	pid_t attacker_pid;
 	int nr;
 
@@ -79,7 +78,12 @@ static void run_attack(int backend, bool distinct)
 		distinct ? "distinct" : "shared", pyt_r.rss_kb, max_kb);
 	if (pyt_r.exit_code)
 		pyt_fail(fails, sizeof(fails), "profile exited %d\n", pyt_r.exit_code);
-	if (pyt_r.rss_kb > max_kb)
+	/*
+	 * Under AddressSanitizer each table read and dropped waits in its
+	 * quarantine, beside the shadow memory: 370-410 MB measured whatever
+	 * is held, so the bound says nothing there; the other checks stand.
+	 */
+	if (!TESTS_UNDER_ASAN && pyt_r.rss_kb > max_kb)
 		pyt_fail(fails, sizeof(fails), "root's profile peaked at %ld KB (at most %ld)\n",
 			 pyt_r.rss_kb, max_kb);
 
