@@ -557,6 +557,36 @@ void run_python__ended(struct run_python *rp, const struct addr_space *as)
 	rp->changed = true;
 }
 
+/*
+ * Who made us refuse names or line tables (a process's budget, py_codes_held):
+ * each process still held by its pid and uid, the gone ones in the total.
+ */
+static void report_budgets(const struct run_python *rp, const struct py_registry_stats *st)
+{
+	if (!st->over_budget)
+		return;
+	pr_info("python: %zu processes filled their budget of names and line tables: %llu "
+		"line tables (%.1f MiB) not kept, their frames without lines; %llu names not "
+		"kept, their frames unnamed\n", st->over_budget,
+		(unsigned long long)st->tables_refused, st->table_bytes_refused / 1048576.0,
+		(unsigned long long)st->names_refused);
+	for (size_t i = 0; i < py_registry__count(rp->reg); i++) {
+		const struct py_process *p = py_registry__get(rp->reg, i);
+		struct py_codes_held h;
+
+		if (!p->over_budget)
+			continue;
+		py_codes__held(p->codes, &h);
+		pr_info("python: pid %d (uid %d): %zu line tables (%.1f MiB) and %.1f MiB of names "
+			"held, the %zu MiB one process may make us hold; %llu line tables "
+			"(%.1f MiB) and %llu names refused\n", (int)p->pid,
+			p->uid == (uid_t)-1 ? -1 : (int)p->uid, h.tables, h.table_bytes / 1048576.0,
+			h.name_bytes / 1048576.0, h.limit >> 20,
+			(unsigned long long)h.tables_refused, h.table_bytes_refused / 1048576.0,
+			(unsigned long long)h.names_refused);
+	}
+}
+
 void run_python__report(const struct run_python *rp, const struct pipeline *pl,
 			const struct resolver *res)
 {
@@ -622,4 +652,5 @@ void run_python__report(const struct run_python *rp, const struct pipeline *pl,
 			"(freed memory is not read for names; a module's body at an import, "
 			"throwaway code): [python: code object freed]\n",
 			(unsigned long long)mc.freed);
+	report_budgets(rp, &st);
 }

@@ -5,8 +5,10 @@
  * given to another one between a sample and its naming: every lookup reads
  * the object's header again (one read) and names the frame from it only if
  * it is alive and has the identity the frame was read with; else only a
- * cached entry of that identity names it. Names are interned, so a process
- * running the same function a million times holds its name once.
+ * cached entry of that identity names it. Names and line tables are
+ * interned, so a process running the same function a million times, or
+ * making a million code objects share one 64 KiB line table, holds it once;
+ * and what one process makes us hold is counted against one budget.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -16,8 +18,8 @@
 
 /* Most code objects kept; past it the entries (not the names) are dropped and read again. */
 #define CODES_MAX_ENTRIES 65536
-/* Most bytes of names one process may make us hold. */
-#define CODES_MAX_NAME_BYTES (32UL << 20)
+/* Most bytes of names and line tables one process may make us hold (py_codes__set_limit). */
+#define CODES_MAX_BYTES (32UL << 20)
 
 /* What identifies a code object: the fields read again at every lookup. */
 struct code_id {
@@ -31,12 +33,18 @@ struct code_key {
 	uint64_t addr, ident;
 };
 
+/* A line table's bytes, interned: a bytes object's content, whoever points at it. */
+struct line_table {
+	uint64_t hash;
+	size_t len;
+	uint8_t *data;
+};
+
 struct code_entry {
 	struct code_key key;
 	struct code_id id;
 	const char *name, *file;	/* interned */
-	uint8_t *table;			/* the line table, NULL when unreadable or too long */
-	size_t table_len;
+	const struct line_table *table;	/* interned; NULL: unreadable, too long, refused */
 };
 
 struct py_codes {
@@ -44,9 +52,23 @@ struct py_codes {
 	const struct py_mem *mem;
 	struct hashmap entries;		/* &entry->addr -> entry */
 	struct hashmap strings;		/* text -> the same text */
-	size_t name_bytes;
+	struct hashmap tables;		/* struct line_table * -> itself */
+	struct py_codes_held held;
+	size_t limit;			/* the most names and tables held may take */
 	int32_t hdr_len;		/* bytes of a code object read at each lookup */
 };
+
+static uint64_t table_hash(const void *key)
+{
+	return ((const struct line_table *)key)->hash;
+}
+
+static bool table_equal(const void *a, const void *b)
+{
+	const struct line_table *x = a, *y = b;
+
+	return x->hash == y->hash && x->len == y->len && !memcmp(x->data, y->data, x->len);
+}
 
 static uint64_t key_hash(const void *key)
 {
@@ -142,8 +164,10 @@ struct py_codes *py_codes__new(const struct py_interp *pi, const struct py_mem *
 	c->pi = *pi;
 	c->mem = mem;
 	c->hdr_len = a > b ? a : b;
+	c->limit = CODES_MAX_BYTES;
 	hashmap__init(&c->entries, key_hash, key_equal);
 	hashmap__init(&c->strings, hashmap_str_hash, hashmap_str_equal);
+	hashmap__init(&c->tables, table_hash, table_equal);
 	return c;
 }
 
@@ -152,12 +176,8 @@ static void free_entries(struct py_codes *c)
 	struct hashmap_entry *e;
 	size_t bkt;
 
-	hashmap__for_each(&c->entries, bkt, e) {
-		struct code_entry *ce = e->value;
-
-		free(ce->table);
-		free(ce);
-	}
+	hashmap__for_each(&c->entries, bkt, e)
+		free(e->value);
 	hashmap__clear(&c->entries);
 	hashmap__init(&c->entries, key_hash, key_equal);
 }
@@ -174,6 +194,13 @@ void py_codes__free(struct py_codes *c)
 	hashmap__for_each(&c->strings, bkt, e)
 		free(e->value);
 	hashmap__clear(&c->strings);
+	hashmap__for_each(&c->tables, bkt, e) {
+		struct line_table *t = e->value;
+
+		free(t->data);
+		free(t);
+	}
+	hashmap__clear(&c->tables);
 	free(c);
 }
 
@@ -182,9 +209,23 @@ size_t py_codes__count(const struct py_codes *c)
 	return c->entries.size;
 }
 
-size_t py_codes__name_bytes(const struct py_codes *c)
+void py_codes__held(const struct py_codes *c, struct py_codes_held *out)
 {
-	return c->name_bytes;
+	*out = c->held;
+	out->limit = c->limit;
+}
+
+void py_codes__set_limit(struct py_codes *c, size_t bytes)
+{
+	c->limit = bytes;
+}
+
+/* Whether len more bytes fit the process's budget. */
+static bool fits(const struct py_codes *c, size_t len)
+{
+	size_t held = c->held.name_bytes + c->held.table_bytes;
+
+	return held <= c->limit && len <= c->limit - held;
 }
 
 /* The interned copy of s; NULL when out of memory or past the budget (*err says which). */
@@ -195,7 +236,8 @@ static const char *intern(struct py_codes *c, const char *s, int *err)
 
 	if (copy)
 		return copy;
-	if (c->name_bytes + len + 1 > CODES_MAX_NAME_BYTES) {
+	if (!fits(c, len + 1)) {
+		c->held.names_refused++;
 		*err = -ENOSPC;
 		return NULL;
 	}
@@ -205,8 +247,46 @@ static const char *intern(struct py_codes *c, const char *s, int *err)
 		*err = -ENOMEM;
 		return NULL;
 	}
-	c->name_bytes += len + 1;
+	c->held.name_bytes += len + 1;
 	return copy;
+}
+
+/*
+ * The interned copy of the line table in the bytes object at obj: read
+ * whole each time (a bytes object freed and another at its address must
+ * not lend its lines), kept once per content. NULL when unreadable, longer
+ * than PY_LINETABLE_MAX, out of memory or past the budget (counted).
+ */
+static const struct line_table *intern_table(struct py_codes *c, uint64_t obj)
+{
+	struct line_table key, *t;
+
+	if (py_bytes__read(c->pi.layout, c->mem, obj, c->pi.bytes_type, PY_LINETABLE_MAX,
+			   &key.data, &key.len))
+		return NULL;
+	key.hash = hash_bytes(key.data, key.len, key.len);
+	t = hashmap__find(&c->tables, &key);
+	if (t) {
+		free(key.data);
+		return t;
+	}
+	if (!fits(c, key.len)) {
+		c->held.tables_refused++;
+		c->held.table_bytes_refused += key.len;
+		free(key.data);
+		return NULL;
+	}
+	t = malloc(sizeof(*t));
+	if (t)
+		*t = key;
+	if (!t || hashmap__add(&c->tables, t, t)) {
+		free(t);
+		free(key.data);
+		return NULL;
+	}
+	c->held.tables++;
+	c->held.table_bytes += key.len;
+	return t;
 }
 
 /*
@@ -263,9 +343,7 @@ static int load_entry(struct py_codes *c, uint64_t code, const struct code_id *i
 	if (err)
 		return err;
 	/* Without its line table a frame still has its name: its line is 0. */
-	if (py_bytes__read(l, c->mem, id->table, c->pi.bytes_type, PY_LINETABLE_MAX, &ce->table,
-			   &ce->table_len))
-		ce->table = NULL;
+	ce->table = intern_table(c, id->table);
 	return 0;
 }
 
@@ -277,7 +355,7 @@ static void fill_info(const struct py_codes *c, const struct code_entry *ce, uin
 	info->name = ce->name;
 	info->file = ce->file;
 	info->firstline = ce->id.firstline;
-	info->line = ce->table ? py_lines__line(c->pi.layout, ce->table, ce->table_len,
+	info->line = ce->table ? py_lines__line(c->pi.layout, ce->table->data, ce->table->len,
 						ce->id.firstline, addr) : 0;
 	if (addr < 0 && ce->id.firstline > 0)
 		info->line = ce->id.firstline;
@@ -294,7 +372,6 @@ static bool same_id(const struct code_id *a, const struct code_id *b)
 static void drop(struct py_codes *c, struct code_entry *ce)
 {
 	hashmap__remove(&c->entries, &ce->key);
-	free(ce->table);
 	free(ce);
 }
 
@@ -359,7 +436,6 @@ int py_codes__lookup(struct py_codes *c, uint64_t code, uint64_t ident, uint64_t
 	if (!err)
 		err = hashmap__add(&c->entries, &ce->key, ce);
 	if (err) {
-		free(ce->table);
 		free(ce);
 		return err;
 	}

@@ -305,11 +305,28 @@ void py_codes__free(struct py_codes *c);
  */
 int py_codes__lookup(struct py_codes *c, uint64_t code, uint64_t ident, uint64_t lasti,
 		     struct py_code_info *info);
-/* Code objects cached, and bytes of names held. */
 /* Whether code, of identity ident, has an entry: named once, no memory read now. */
 bool py_codes__has(const struct py_codes *c, uint64_t code, uint64_t ident);
+/* Code objects cached. */
 size_t py_codes__count(const struct py_codes *c);
-size_t py_codes__name_bytes(const struct py_codes *c);
+
+/*
+ * What a cache holds for its process, and what it refused. Names and line
+ * tables are held once each however many code objects share them, and
+ * count against one budget (32 MiB, py_codes__set_limit): past it, a name
+ * not held fails its lookup (-ENOSPC), a line table not held leaves its
+ * frames without their line.
+ */
+struct py_codes_held {
+	size_t limit;			/* the budget */
+	size_t name_bytes;
+	size_t tables, table_bytes;
+	uint64_t names_refused;
+	uint64_t tables_refused, table_bytes_refused;
+};
+void py_codes__held(const struct py_codes *c, struct py_codes_held *out);
+/* The most bytes of names and line tables c may hold (tests: a small budget). */
+void py_codes__set_limit(struct py_codes *c, size_t bytes);
 
 /*
  * py-spy's short file name, simplified: the part after the last

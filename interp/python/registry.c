@@ -291,6 +291,7 @@ static struct py_process *find_interpreter(struct py_registry *r, const struct a
 			continue;
 		p->pid = as->pid;
 		p->as_id = as->id;
+		p->uid = as->uid;
 		p->start_ticks = start_ticks(as->pid);
 		py_proc_mem__init(&p->mem, as->pid);
 		if (py_interp__validate(&p->interp, &p->mem.mem, &why)) {
@@ -495,10 +496,29 @@ unsigned int py_process__walk(struct py_process *p, pid_t tid, struct interp_fra
 	return py_thread__walk(p->interp.layout, p->snap, t->tstate, t->check, out, max, status);
 }
 
+/* Says once, in -v, that p made its cache refuse names or line tables: who took the budget. */
+static void note_budget(struct py_process *p)
+{
+	struct py_codes_held h;
+
+	py_codes__held(p->codes, &h);
+	if (!h.names_refused && !h.tables_refused)
+		return;
+	p->over_budget = true;
+	pr_info("python: pid %d (uid %d) made us hold %zu KiB of names and line tables, all "
+		"that one process may: frames of its code objects named from now on have no "
+		"line, or no name, where theirs do not fit\n", (int)p->pid,
+		p->uid == (uid_t)-1 ? -1 : (int)p->uid, (h.name_bytes + h.table_bytes) >> 10);
+}
+
 int py_process__name(struct py_process *p, const struct interp_frame *f,
 		     struct py_code_info *out)
 {
-	return py_codes__lookup(p->codes, f->code & ~PY_FRAME_ENTRY, f->ident, f->lasti, out);
+	int err = py_codes__lookup(p->codes, f->code & ~PY_FRAME_ENTRY, f->ident, f->lasti, out);
+
+	if (!p->over_budget)
+		note_budget(p);
+	return err;
 }
 
 bool py_process__named(const struct py_process *p, const struct interp_frame *f)
@@ -545,14 +565,30 @@ void py_registry__ended(struct py_registry *r, const struct addr_space *as)
 		p->gone = true;
 }
 
+/* What p's cache refused, added to out. */
+static void add_held(struct py_registry_stats *out, const struct py_process *p)
+{
+	struct py_codes_held h;
+
+	if (!p->codes)
+		return;
+	py_codes__held(p->codes, &h);
+	out->over_budget += p->over_budget;
+	out->names_refused += h.names_refused;
+	out->tables_refused += h.tables_refused;
+	out->table_bytes_refused += h.table_bytes_refused;
+}
+
 void py_registry__forget(struct py_registry *r, const struct addr_space *as)
 {
 	struct seen *s = hashmap__remove(&r->images, IMAGE_KEY(as));
 
 	if (!s)
 		return;
-	if (s->p)
+	if (s->p) {
+		add_held(&r->stats, s->p);
 		remove_live(r, s->p);
+	}
 	process_free(s->p);
 	free(s);
 }
@@ -562,8 +598,10 @@ void py_registry__stats(const struct py_registry *r, struct py_registry_stats *o
 	*out = r->stats;
 	out->live = r->nr_live;
 	out->threads = 0;
-	for (size_t i = 0; i < r->nr_live; i++)
+	for (size_t i = 0; i < r->nr_live; i++) {
 		out->threads += r->live[i]->nr_threads;
+		add_held(out, r->live[i]);
+	}
 }
 
 size_t py_registry__count(const struct py_registry *r)

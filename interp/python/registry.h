@@ -45,6 +45,8 @@ struct py_process {
 	bool rescan;			/* its threads to be read again soon (one was not known) */
 	int64_t next_scan_ms;		/* when its threads are read again (monotonic; the run's) */
 	bool announced;			/* -v has named it */
+	bool over_budget;		/* -v said its names or lines did not fit */
+	uid_t uid;			/* its real uid when found, (uid_t)-1 if not known */
 };
 
 struct py_registry_stats {
@@ -55,6 +57,9 @@ struct py_registry_stats {
 	size_t threads;			/* threads known now */
 	uint64_t thread_scans, thread_scan_failures;
 	uint64_t lookups, lookup_failures;	/* frames named, and not */
+	/* Of every process, gone or not: what did not fit their budgets (py_codes_held). */
+	size_t over_budget;
+	uint64_t names_refused, tables_refused, table_bytes_refused;
 };
 
 struct py_registry *py_registry__new(void);

@@ -8,7 +8,8 @@
  * reads stay bounded, names come out valid UTF-8 within their bounds, and
  * walks within PY_MAX_FRAMES.
  *
- * Input: a byte choosing the layout, a byte of flags, six little-endian
+ * Input: a byte choosing the layout, a byte of flags (1: one thread read;
+ * 2: a budget of 256 bytes for names and line tables), six little-endian
  * u32 offsets from FUZZ_BASE (0: none) for _PyRuntime, interp_head,
  * _PyThreadState_Current, PyCode_Type, the str type and the bytes type,
  * then the memory, mapped at FUZZ_BASE + 4096 (where the unit suite's
@@ -112,6 +113,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (n > MAX_THREADS)
 		abort();
 	codes = py_codes__new(&pi, &mem);
+	/* A small budget now and then: names and line tables refused, never held past it. */
+	if (codes && data[1] & 2)
+		py_codes__set_limit(codes, 256);
 	py_snap__init(&snap, &mem);
 	for (int t = 0; codes && t < n; t++) {
 		int a = py_walk(pi.layout, &mem, threads[t].tstate, &direct);
@@ -126,6 +130,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 		if (!a)
 			name_frames(codes, &direct);
+	}
+	if (codes) {
+		struct py_codes_held h;
+
+		py_codes__held(codes, &h);
+		if (h.name_bytes + h.table_bytes > h.limit)
+			abort();
 	}
 	py_codes__free(codes);
 	py_image__free(img);

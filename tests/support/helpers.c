@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -98,7 +99,10 @@ void run_cmd(char *const argv[], int timeout_s, double stop_after_s, struct run_
 				append(&r->err, &err_len, buf, n);
 		}
 	}
-	waitpid(pid, &status, 0);
+	struct rusage ru = { 0 };
+
+	wait4(pid, &status, 0, &ru);
+	r->rss_kb = ru.ru_maxrss;
 	r->exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 	ck_assert_msg(!killed, "%s timed out after %d s", argv[0], timeout_s);
 }

@@ -16,6 +16,7 @@ struct run_result {
 	int exit_code;		/* 128 + signal if killed */
 	char *out;		/* NUL-terminated stdout */
 	char *err;		/* NUL-terminated stderr */
+	long rss_kb;		/* the command's own peak RSS (wait4), in KB */
 };
 
 /*

@@ -609,6 +609,83 @@ START_TEST(frames_just_pushed_are_at_their_first_line)
 }
 END_TEST
 
+/*
+ * Issue 46 row 2: line tables held once per content, whichever bytes
+ * object holds them, and counted in the process's budget: past it a table
+ * is refused (its frames keep their names, without a line) and counted.
+ */
+#define BIG_TABLE 30000
+#define SHARERS 32
+
+/* A table of l's kind giving lines 5, 6, 7 to units 0-2, padded to len with entries past them. */
+static size_t padded_table(const struct py_layout *l, uint8_t *table, size_t len)
+{
+	static const int lines[] = { 5, 6, 7 };
+	size_t n = fake_linetable(l, 4, lines, 3, table, len);
+
+	/* 3.11+: "no location" entries; 3.10 and co_lnotab: (0, 0) pairs. */
+	memset(table + n, l->lines_kind == PY_LINES_LOCATIONS ? 0xf8 : 0, len - n);
+	return len;
+}
+
+START_TEST(line_tables_are_held_once_and_within_the_budget)
+{
+	const struct py_layout *l = LAYOUT(_i);
+	static uint8_t table[BIG_TABLE + 8];
+	uint64_t codes[SHARERS], own[2];
+	struct py_codes_held h;
+	struct py_code_info info;
+	struct py_codes *c;
+	struct fake f;
+
+	fake_init(&f, l);
+	for (int i = 0; i < SHARERS; i++)
+		codes[i] = fake_code(&f, "sharer", "s.py", 4, table,
+				     padded_table(l, table, BIG_TABLE));
+	/* Two more, each its own content (a longer table). */
+	for (int i = 0; i < 2; i++)
+		own[i] = fake_code(&f, "own", "o.py", 4, table,
+				   padded_table(l, table, BIG_TABLE + 4 * (i + 1)));
+	fake_finish(&f);
+	c = py_codes__new(&f.pi, &f.mem);
+	for (int i = 0; i < SHARERS; i++) {
+		ck_assert_int_eq(py_codes__lookup(c, codes[i], 0, fake_lasti(&f, codes[i], 2),
+						  &info), 0);
+		ck_assert_int_eq(info.line, 7);
+	}
+	py_codes__held(c, &h);
+	ck_assert_uint_eq(h.tables, 1);
+	ck_assert_uint_eq(h.table_bytes, BIG_TABLE);
+
+	/* Room for one more table and names: the first of its own held, the second not. */
+	py_codes__set_limit(c, h.name_bytes + h.table_bytes + BIG_TABLE + 4 + 64);
+	ck_assert_int_eq(py_codes__lookup(c, own[0], 0, fake_lasti(&f, own[0], 1), &info), 0);
+	ck_assert_int_eq(info.line, 6);
+	ck_assert_int_eq(py_codes__lookup(c, own[1], 0, fake_lasti(&f, own[1], 1), &info), 0);
+	ck_assert_str_eq(info.name, "own");
+	ck_assert_int_eq(info.line, 0);
+	py_codes__held(c, &h);
+	ck_assert_uint_eq(h.tables, 2);
+	ck_assert_uint_eq(h.tables_refused, 1);
+	ck_assert_uint_eq(h.table_bytes_refused, BIG_TABLE + 8);
+	ck_assert_uint_le(h.name_bytes + h.table_bytes, h.limit);
+
+	/* A name past the budget is refused too, and counted. */
+	fake_free(&f);
+	fake_init(&f, l);
+	codes[0] = fake_code(&f, "a_new_name", "new.py", 4, NULL, 0);
+	fake_finish(&f);
+	py_codes__free(c);
+	c = py_codes__new(&f.pi, &f.mem);
+	py_codes__set_limit(c, 4);
+	ck_assert_int_eq(py_codes__lookup(c, codes[0], 0, 0, &info), -ENOSPC);
+	py_codes__held(c, &h);
+	ck_assert_uint_eq(h.names_refused, 1);
+	py_codes__free(c);
+	fake_free(&f);
+}
+END_TEST
+
 START_TEST(validation_refuses_what_memory_contradicts)
 {
 	const struct py_layout *l = LAYOUT(_i);
@@ -757,6 +834,7 @@ Suite *py_image_suite(void)
 	tcase_add_loop_test(tc, long_names_are_cut_at_a_character, 1, PY_NR_LAYOUTS);
 	tcase_add_loop_test(tc, not_code_objects_are_refused, 1, PY_NR_LAYOUTS);
 	tcase_add_loop_test(tc, frames_just_pushed_are_at_their_first_line, 1, PY_NR_LAYOUTS);
+	tcase_add_loop_test(tc, line_tables_are_held_once_and_within_the_budget, 1, PY_NR_LAYOUTS);
 	tcase_add_loop_test(tc, validation_refuses_what_memory_contradicts, 1, PY_NR_LAYOUTS);
 	tcase_add_loop_test(tc, snapshot_walks_match_direct_ones, 1, PY_NR_LAYOUTS);
 	tcase_add_test(tc, image_reader_bounds);
