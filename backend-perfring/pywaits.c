@@ -311,7 +311,8 @@ static ssize_t build_filter(struct py_waits *w, char *buf, size_t len, pid_t *ti
 		return err;
 	if (known > w->most_tids)
 		w->most_tids = known;
-	memcpy(w->pick, w->cands, w->nr_cands * sizeof(*w->pick));
+	if (w->nr_cands)
+		memcpy(w->pick, w->cands, w->nr_cands * sizeof(*w->pick));
 	nr = pyfilter__choose(w->pick, w->nr_cands, w->latest, BUSY_NS, tids, MAX_FILTER_TIDS,
 			      &left);
 	left.threads += known - w->nr_cands;
