@@ -5,10 +5,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "backend-perfring/decode.h"
+#include "backend-perfring/pyfilter.h"
 #include "backend-perfring/ringset.h"
 #include "compat/tracepoint.h"
 #include "core/lib/clock.h"
@@ -17,10 +19,16 @@
 /*
  * Threads in the kernel's filter at most: its text is bounded by a page
  * ("prev_pid == 4194304 || " is 23 bytes), and the kernel tests each
- * predicate at every switch of the host. Waits of the others are read at
- * the drain, as before.
+ * predicate at every switch of the host, so more events of more filters
+ * would tax every switch for a crowd of threads that never wait. Which
+ * threads when more are known: pyfilter.h. Waits of the others are read
+ * at the drain, as before.
  */
 #define MAX_FILTER_TIDS 128
+/* Threads a choice looks at, at most (past it, the first in the reader's list, by tid). */
+#define MAX_CANDIDATES 65536
+/* A thread that switched out this recently is one whose waits the filter is for. */
+#define BUSY_NS 2000000000ULL
 #define FILTER_BYTES 4096
 /* Reads held at once, all threads together: past it, waits read at the drain. */
 #define MAX_READS 65536
@@ -69,6 +77,17 @@ struct py_waits {
 	int64_t trial_start, off_until;	/* judge's, CLOCK_MONOTONIC ns */
 	uint64_t trial_taken, trial_late, put_offs;
 	uint64_t missed;		/* switch-outs in the filter that no read matched */
+	/*
+	 * The reader's threads at the last refresh, by tid, with their latest
+	 * switch-out (noted by py_waits__take); listed and pick: its scratch.
+	 */
+	struct pyfilter_thread *cands, *pick;
+	struct interp_tid *listed;
+	size_t nr_cands, cap;
+	uint64_t latest;		/* the latest switch-out seen (the records' clock) */
+	struct pyfilter_left most_left;	/* the choice that left the most threads out */
+	uid_t most_left_uid;		/* the owner of its process then, -1 unknown */
+	bool told_left;
 };
 
 #define TID_KEY(tid) ((void *)(uintptr_t)(uint32_t)(tid))
@@ -161,19 +180,143 @@ static int on_sample(void *ctx, const struct perf_event_header *hdr)
 	return 0;
 }
 
+static int cmp_cand(const void *a, const void *b)
+{
+	const struct pyfilter_thread *x = a, *y = b;
+
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	return (x->pid > y->pid) - (x->pid < y->pid);
+}
+
+static int cmp_listed(const void *a, const void *b)
+{
+	const struct interp_tid *x = a, *y = b;
+
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	return (x->pid > y->pid) - (x->pid < y->pid);
+}
+
+/* Room for nr candidates (at most MAX_CANDIDATES) in each array. */
+static int grow(struct py_waits *w, size_t nr)
+{
+	size_t cap = nr < MAX_CANDIDATES ? nr : MAX_CANDIDATES;
+	struct pyfilter_thread *cands, *pick;
+	struct interp_tid *listed;
+
+	if (cap <= w->cap)
+		return 0;
+	cap = cap < MAX_CANDIDATES / 2 ? 2 * cap : MAX_CANDIDATES;
+	cands = realloc(w->cands, cap * sizeof(*cands));
+	if (!cands)
+		return -ENOMEM;
+	w->cands = cands;
+	pick = realloc(w->pick, cap * sizeof(*pick));
+	if (!pick)
+		return -ENOMEM;
+	w->pick = pick;
+	listed = realloc(w->listed, cap * sizeof(*listed));
+	if (!listed)
+		return -ENOMEM;
+	w->listed = listed;
+	w->cap = cap;
+	return 0;
+}
+
 /*
- * "prev_pid == A || ..." for the reader's threads now (none: a pid no
- * thread has); the threads in it into tids, their number returned.
+ * The reader's threads now into w->cands, by tid, each keeping the latest
+ * switch-out noted of it (a tid taken by another process starts afresh).
+ * *known: how many the reader knows. 0 or -ENOMEM.
  */
-static size_t build_filter(struct py_waits *w, char *buf, size_t len, pid_t *tids)
+static int gather(struct py_waits *w, size_t *known)
 {
 	const struct interp_reader *ir = w->cfg->interp_reader;
-	size_t nr = ir->tids(ir->ctx, tids, MAX_FILTER_TIDS), used = 0;
+	struct pyfilter_thread *old = w->cands, *now = w->pick;
+	size_t nr, k = 0;
+	bool sorted = true;
+	int err;
 
-	if (nr > w->most_tids)
-		w->most_tids = nr;
-	if (nr > MAX_FILTER_TIDS)
-		nr = MAX_FILTER_TIDS;
+	nr = ir->threads(ir->ctx, w->listed, w->cap);
+	if (nr > w->cap && w->cap < MAX_CANDIDATES) {
+		err = grow(w, nr);
+		if (err)
+			return err;
+		old = w->cands;
+		now = w->pick;
+		nr = ir->threads(ir->ctx, w->listed, w->cap);
+	}
+	*known = nr;
+	if (nr > w->cap)
+		nr = w->cap;
+	for (size_t i = 1; i < nr && sorted; i++)
+		sorted = cmp_listed(&w->listed[i - 1], &w->listed[i]) <= 0;
+	if (!sorted)
+		qsort(w->listed, nr, sizeof(*w->listed), cmp_listed);
+	for (size_t i = 0; i < nr; i++) {
+		struct pyfilter_thread t = { .pid = w->listed[i].pid, .tid = w->listed[i].tid };
+
+		while (k < w->nr_cands && cmp_cand(&old[k], &t) < 0)
+			k++;
+		if (k < w->nr_cands && !cmp_cand(&old[k], &t))
+			t.last = old[k].last;
+		now[i] = t;
+	}
+	w->cands = now;
+	w->pick = old;
+	w->nr_cands = nr;
+	return 0;
+}
+
+/* The owner of pid now, (uid_t)-1 when it cannot be told. */
+static uid_t owner(pid_t pid)
+{
+	char path[32];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
+	return stat(path, &st) ? (uid_t)-1 : st.st_uid;
+}
+
+/* What a choice left out: said once when it first happens, the most of it at the end. */
+static void note_left(struct py_waits *w, size_t known, const struct pyfilter_left *left)
+{
+	if (!left->threads || left->threads <= w->most_left.threads)
+		return;
+	w->most_left = *left;
+	w->most_left_uid = owner(left->pid);
+	if (w->told_left)
+		return;
+	w->told_left = true;
+	pr_info("perf: %zu Python threads known, %d in the kernel's sched_switch filter: those "
+		"that switched out in the last %llu s first, then each process's in turn; %zu "
+		"left out (%zu of them pid %d's, uid %d), their waits read at the drain\n",
+		known, MAX_FILTER_TIDS, BUSY_NS / 1000000000ULL, left->threads,
+		left->pid_threads, (int)left->pid, (int)w->most_left_uid);
+}
+
+/*
+ * "prev_pid == A || ..." for the threads chosen among the reader's now
+ * (none: a pid no thread has); the threads in it into tids, their number
+ * returned (-ENOMEM).
+ */
+static ssize_t build_filter(struct py_waits *w, char *buf, size_t len, pid_t *tids)
+{
+	struct pyfilter_left left;
+	size_t nr, known, used = 0;
+	int err;
+
+	err = gather(w, &known);
+	if (err)
+		return err;
+	if (known > w->most_tids)
+		w->most_tids = known;
+	if (w->nr_cands)
+		memcpy(w->pick, w->cands, w->nr_cands * sizeof(*w->pick));
+	nr = pyfilter__choose(w->pick, w->nr_cands, w->latest, BUSY_NS, tids, MAX_FILTER_TIDS,
+			      &left);
+	left.threads += known - w->nr_cands;
+	note_left(w, known, &left);
 	snprintf(buf, len, "%s", NO_THREAD_FILTER);
 	for (size_t i = 0; i < nr; i++) {
 		int n = snprintf(buf + used, len - used, "%sprev_pid == %d", i ? " || " : "",
@@ -186,7 +329,7 @@ static size_t build_filter(struct py_waits *w, char *buf, size_t len, pid_t *tid
 		}
 		used += (size_t)n;
 	}
-	return nr;
+	return (ssize_t)nr;
 }
 
 /* Where the events cannot be had, the frames are read at the drain, as before. */
@@ -277,13 +420,15 @@ static int refresh(struct py_waits *w)
 {
 	char filter[FILTER_BYTES];
 	pid_t tids[MAX_FILTER_TIDS];
-	size_t nr = 0;
+	ssize_t nr = 0;
 	int err;
 
 	if (put_off(w))
 		snprintf(filter, sizeof(filter), "%s", NO_THREAD_FILTER);
 	else
 		nr = build_filter(w, filter, sizeof(filter), tids);
+	if (nr < 0)
+		return (int)nr;
 	if (!strcmp(filter, w->filter))
 		return 0;
 	if (!w->rs) {
@@ -303,8 +448,8 @@ static int refresh(struct py_waits *w)
 		return 0;
 	}
 	memcpy(w->filter, filter, sizeof(filter));
-	memcpy(w->filter_tids, tids, nr * sizeof(*tids));
-	w->nr_filter_tids = nr;
+	memcpy(w->filter_tids, tids, (size_t)nr * sizeof(*tids));
+	w->nr_filter_tids = (size_t)nr;
 	return 0;
 }
 
@@ -316,7 +461,7 @@ int py_waits__open(struct py_waits **out, struct pipeline *p, const struct backe
 	int id;
 
 	*out = NULL;
-	if (!cfg->interp || !cfg->interp_reader || !cfg->interp_reader->tids)
+	if (!cfg->interp || !cfg->interp_reader || !cfg->interp_reader->threads)
 		return 0;
 	if (sched_switch__read(&layout, &id, geteuid() == 0, why, sizeof(why)))
 		return 0;
@@ -325,6 +470,7 @@ int py_waits__open(struct py_waits **out, struct pipeline *p, const struct backe
 		return -ENOMEM;
 	w->cfg = cfg;
 	w->pipeline = p;
+	w->most_left_uid = (uid_t)-1;
 	hashmap__init(&w->threads, key_hash, key_equal);
 	w->attr.size = sizeof(w->attr);
 	w->attr.type = PERF_TYPE_TRACEPOINT;
@@ -369,6 +515,14 @@ void py_waits__close(struct py_waits *w)
 		pr_info("python: %llu off-CPU reads let go (%d held at most); %zu Python threads "
 			"at most, %d in the kernel's filter\n",
 			(unsigned long long)w->dropped, MAX_READS, w->most_tids, MAX_FILTER_TIDS);
+	if (w->most_left.threads)
+		pr_info("python: threads left out of the kernel's filter: %zu at most, %zu of them "
+			"switching out lately; the most of one process: %zu of pid %d (uid %d)\n",
+			w->most_left.threads, w->most_left.busy, w->most_left.pid_threads,
+			(int)w->most_left.pid, (int)w->most_left_uid);
+	free(w->cands);
+	free(w->pick);
+	free(w->listed);
 	free(w);
 }
 
@@ -441,6 +595,28 @@ static bool missed(struct py_waits *w, pid_t tid, uint64_t time)
 	return false;
 }
 
+/* A switch-out of tid at time: a candidate's makes it busy (pyfilter.h). */
+static void note_switch_out(struct py_waits *w, pid_t tid, uint64_t time)
+{
+	size_t lo = 0, hi = w->nr_cands;
+
+	if (time > w->latest)
+		w->latest = time;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (w->cands[mid].tid == tid) {
+			if (time > w->cands[mid].last)
+				w->cands[mid].last = time;
+			return;
+		}
+		if (w->cands[mid].tid < tid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+}
+
 bool py_waits__take(struct py_waits *w, pid_t tid, uint64_t time, struct interp_frame *frames,
 		    unsigned int *nr, uint32_t *status, uint64_t *read_ns)
 {
@@ -449,6 +625,8 @@ bool py_waits__take(struct py_waits *w, pid_t tid, uint64_t time, struct interp_
 	uint64_t best_d = SAME_SWITCH_NS + 1;
 	struct pw_read *r;
 
+	if (w)
+		note_switch_out(w, tid, time);
 	if (!t)
 		return w ? missed(w, tid, time) : false;
 	/* The read closest to the switch-out's time, within SAME_SWITCH_NS; older ones go. */
@@ -513,6 +691,8 @@ void py_waits__memory(const struct py_waits *w, struct backend_stats *st)
 	if (!w)
 		return;
 	ring_set__memory(w->rs, st);
+	/* The candidates of the filter's choice, copies of the reader's list. */
+	st->copy_bytes += w->cap * (2 * sizeof(*w->cands) + sizeof(*w->listed));
 	/* The reads held for a switch-out to take are copies waiting too. */
 	st->copy_bytes += hashmap__bytes(&w->threads, sizeof(struct pw_thread));
 	hashmap__for_each(&w->threads, bkt, ent) {

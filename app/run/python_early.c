@@ -162,6 +162,19 @@ static size_t early_tids(void *ctx, pid_t *out, size_t max)
 	return nr;
 }
 
+static size_t early_threads(void *ctx, struct interp_tid *out, size_t max)
+{
+	struct python_early *e = ctx;
+	size_t nr;
+
+	pthread_mutex_lock(&e->lock);
+	nr = e->nr;
+	for (size_t i = 0; i < nr && i < max; i++)
+		out[i] = (struct interp_tid){ .pid = e->threads[i].pid, .tid = e->threads[i].tid };
+	pthread_mutex_unlock(&e->lock);
+	return nr;
+}
+
 struct python_early *python_early__new(void)
 {
 	struct python_early *e = calloc(1, sizeof(*e));
@@ -172,7 +185,8 @@ struct python_early *python_early__new(void)
 		free(e);
 		return NULL;
 	}
-	e->reader = (struct interp_reader){ e, early_read, early_any, early_tids };
+	e->reader = (struct interp_reader){ .ctx = e, .read = early_read, .any = early_any,
+					    .tids = early_tids, .threads = early_threads };
 	return e;
 }
 

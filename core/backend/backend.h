@@ -20,6 +20,11 @@ struct backend;
 /* --cgroup directories (compat/cgroup.h): the run opens them, a backend reads them. */
 struct cgroup_dir;
 
+/* A thread of a process running an interpreter, as interp_reader lists them. */
+struct interp_tid {
+	pid_t pid, tid;
+};
+
 /*
  * Reads one thread's interpreted frames now, from any thread: the perf
  * backend's reader thread, right after the sample, so that the frames are
@@ -40,6 +45,8 @@ struct interp_reader {
 	 * order; returns how many it knows (which may be more than max).
 	 */
 	size_t (*tids)(void *ctx, pid_t *out, size_t max);
+	/* The same threads, each with its process (the perf backend chooses among them). */
+	size_t (*threads)(void *ctx, struct interp_tid *out, size_t max);
 };
 
 /* What to sample and how: what a backend needs of the command line, no more. */
