@@ -142,16 +142,6 @@ static uint64_t start_ticks(pid_t pid)
 	return v;
 }
 
-/* The owner of pid (its /proc directory's), or (uid_t)-1 when it is gone. */
-static uid_t proc_uid(pid_t pid)
-{
-	char path[64];
-	struct stat st;
-
-	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
-	return stat(path, &st) ? (uid_t)-1 : st.st_uid;
-}
-
 static int add_live(struct py_registry *r, struct py_process *p)
 {
 	if (r->nr_live == r->cap_live) {
@@ -305,7 +295,6 @@ static struct py_process *find_interpreter(struct py_registry *r, const struct a
 			r->stats.idle++;
 			break;
 		}
-		p->uid = proc_uid(as->pid);
 		p->interp_path = strdup(m->path);
 		p->snap = malloc(sizeof(*p->snap));
 		if (!p->interp_path || !p->snap)

@@ -32,7 +32,6 @@ struct py_process {
 	pid_t pid;
 	unsigned int as_id;		/* the image it is (addr_space.id) */
 	uint64_t start_ticks;		/* /proc/PID/stat's starttime when found: the process's identity */
-	uid_t uid;			/* its owner when found: shares of bounded tables go by owner */
 	struct py_interp interp;
 	char *interp_path;		/* the interpreter's file, as mapped */
 	struct py_proc_mem mem;
@@ -46,7 +45,8 @@ struct py_process {
 	int64_t next_scan_ms;		/* when its threads are read again (monotonic; the run's) */
 	bool announced;			/* -v has named it */
 	bool over_budget;		/* -v said its names or lines did not fit */
-	uid_t uid;			/* its real uid when found, (uid_t)-1 if not known */
+	/* Its real uid when found, (uid_t)-1 if not known: shares of bounded tables go by it. */
+	uid_t uid;
 };
 
 struct py_registry_stats {
