@@ -247,10 +247,39 @@ END_TEST
  * and the sample's own callchain walk, which the thread's cpu-clock event
  * counts as on-CPU, was counted again as off-CPU from the sample's time:
  * 1.22-1.25 of the wall clock before, 1.03-1.04 from the switch records.
+ *
+ * Judged on the two threads together, and by what each switch adds: what
+ * counts a switch twice adds microseconds to every switch, and how many
+ * switches a run has depends on the host (12,000-54,000 round trips in
+ * 2 s here), so against the wall clock alone a defect reads smaller on a
+ * busy host. Each thread alone is judged more loosely: its on-CPU part is
+ * the kernel's cpu-clock samples, 1/99 s each, and at pingpong's switch
+ * rate the kernel's per-task timer gives one thread samples of CPU time
+ * that was the other's, so one thread reads high where the other reads
+ * low (perf record -e cpu-clock -F 99 alone, no profile of ours, beside
+ * two CPU hogs: 28 and 33 samples for 403 and 404 ms of the threads' CPU
+ * time, 50 and 44 for 477 and 477 ms); make check's one failure, pp-pong
+ * at 1.116 of its wall clock, fits that (pp-ping's was not kept). With this
+ * command, 20 runs each, 30 alone (2026-11-27, machine c: 2 CPUs, 6.18):
+ * each thread's time on and off CPU over its wall clock / the two's over
+ * their wall clocks / the two's excess over their wall clocks per read
+ * (pingpong's calls; each blocks):
+ *   alone                            0.972..1.088 / 1.027..1.044 / 1.0..2.1 us
+ *   beside two CPU hogs              0.962..1.076 / 1.006..1.030 / 0.7..1.2 us
+ *   beside make -B -j2 of profile    0.964..1.068 / 1.009..1.025 / 0.7..1.1 us
+ *   beside the compare and
+ *   offcpu_load suites               0.939..1.110 / 1.003..1.030 / 0.5..1.3 us
+ * a thread at most 0.086 from the two's mean. The switch's sample counted
+ * twice (the old code: start_at_record skipped), 6 runs beside other
+ * sessions' builds (load average 20): the two 1.060..1.229 of their wall
+ * clocks (1.060 at 11,000 round trips), 9.1..11.2 us a read; this test
+ * failed it 4 runs of 4. Limits: each 0.80..1.20, the two 0.95..1.10 and
+ * at most 5 us a read.
  */
 START_TEST(wall_as_nobody_at_paranoid_1_adds_up)
 {
 	const char *comms[] = { "pp-ping", "pp-pong" };
+	unsigned long long got_all = 0, want_all = 0, calls = 0;
 	char prefix[64];
 
 	write_paranoid(1);
@@ -265,10 +294,22 @@ START_TEST(wall_as_nobody_at_paranoid_1_adds_up)
 
 		snprintf(prefix, sizeof(prefix), "%s;", comms[i]);
 		got = folded_count_prefix(r.out, prefix);
-		ck_assert_msg(got * 100 >= want * 90 && got * 100 <= want * 110,
+		fprintf(stderr, "restricted: --wall at paranoid 1: %s %.3f of its wall clock\n",
+			comms[i], want ? (double)got / want : 0);
+		ck_assert_msg(got * 100 >= want * 80 && got * 100 <= want * 120,
 			      "%s: %llu us on and off CPU, its wall clock %llu us\n%.600s", comms[i],
 			      got, want, r.out);
+		got_all += got;
+		want_all += want;
+		calls += workload_field(r.out, comms[i], "calls");
 	}
+	fprintf(stderr, "restricted: --wall at paranoid 1: the two %.3f of their wall clocks, "
+			"%.2f us over them a read (%llu reads)\n",
+		(double)got_all / want_all, ((double)got_all - (double)want_all) / calls, calls);
+	ck_assert_msg(got_all * 100 >= want_all * 95 && got_all * 100 <= want_all * 110 &&
+			      (got_all <= want_all || got_all - want_all <= calls * 5),
+		      "both threads: %llu us on and off CPU, their wall clocks %llu us, %llu reads"
+		      "\n%.600s", got_all, want_all, calls, r.out);
 }
 END_TEST
 
