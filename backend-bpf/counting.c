@@ -140,6 +140,7 @@ static struct bpf_dwarf *open_dwarf(struct backend *b, bool task_regs, struct er
 		 * records in fork storms that the 4 MiB ones hold.
 		 */
 		.track_tasks = b->target <= 0,
+		.python = b->python_wanted,
 	};
 	struct bpf_dwarf *d;
 
@@ -250,14 +251,17 @@ int bpf_backend__open_counting(struct backend *b, struct errmsg *errm)
 			"sched_switch keeps instead\n", why);
 	/*
 	 * Python frames in the kernel: the counting program of the initial pid
-	 * namespace counts them; its variants (a namespace, bcc's id maps) and
-	 * the stack copies of --unwind dwarf leave them to the pipeline.
+	 * namespace counts them, the stack copies of --unwind dwarf send them
+	 * with each sample; the variants for a namespace and bcc's id maps
+	 * leave them to the pipeline.
 	 */
-	b->python_wanted = o->interp && !(o->dwarf && o->user_stacks) && !in_pidns &&
-			   !idmaps__filters(o) && o->user_stacks;
+	b->python_wanted = o->interp && !in_pidns && !idmaps__filters(o) && o->user_stacks;
 	err = load_counting(b, errm);
 	if (err)
 		return err;
+	/* The stack copies' programs were refused the walk: frames read at the drain. */
+	if (b->dwarf && !bpf_dwarf__python(b->dwarf))
+		b->python_wanted = false;
 	if (b->python_wanted) {
 		b->python = bpf_python__new(&(struct bpf_python_target){
 			.host = b->skel->obj,
@@ -270,7 +274,8 @@ int bpf_backend__open_counting(struct backend *b, struct errmsg *errm)
 			.stats_fd = b->stats_fd,
 			.nr_cpus = b->nr_cpus,
 			.unknown_slot = PROFILE_STAT_PY_UNKNOWN,
-			.fresh_fd = -1 });
+			.fresh_fd = -1,
+			.end_given = b->dwarf != NULL });
 		if (!b->python)
 			return -ENOMEM;
 		b->config.flags |= PROFILE_CFG_PYTHON;

@@ -13,6 +13,7 @@
 #include "backend-bpf/convert.h"
 #include "backend-bpf/dwarf_join.h"
 #include "backend-bpf/interruptible.h"
+#include "backend-bpf/python.h"
 #include "backend-bpf/shared_maps.h"
 #include "backend-perfring/ringset.h"
 #include "bpf/dwarf.skel.h"
@@ -34,6 +35,13 @@ struct bpf_dwarf {
 	void *lookup_ctx;
 	struct dwarf_joiner join;	/* the records, each CPU's joined into samples */
 	int err;		/* from the sample callback, which cannot return one */
+	/*
+	 * Python frames walked in the kernel at the sample (dwarf_py_start
+	 * on the events, bpf/dwarf.bpf.h), else read from user space at the
+	 * drain.
+	 */
+	bool python;
+	uint64_t py_lost;	/* samples whose frames were sent but not joined whole */
 };
 
 bool bpf_dwarf__test_pieces_on_stack;
@@ -65,10 +73,18 @@ unsigned int bpf_dwarf__chunks(unsigned int dump_size, unsigned int piece)
 	return n > PROFILE_DUMP_MAX_UNITS ? PROFILE_DUMP_MAX_UNITS : n;
 }
 
-/* The maps settings both variants share with the counting program. */
-static int prepare(struct bpf_object *obj, struct profile_bpf *counting)
+/*
+ * The maps settings both variants share with the counting program, and
+ * the programs that hand samples to the Python walk when it is wanted.
+ */
+static int prepare(struct bpf_object *obj, struct profile_bpf *counting, bool python)
 {
-	/* The same settings, filter, stack ids and statistics as the counting program. */
+	struct bpf_program *prog;
+
+	bpf_object__for_each_program(prog, obj)
+		if (!strncmp(bpf_program__name(prog), "dwarf_py_", 9))
+			bpf_program__set_autoload(prog, python);
+	/* The counting program's settings, filter, stack ids, statistics and Python tables. */
 	return shared_maps__reuse(obj, counting->obj);
 }
 
@@ -82,7 +98,7 @@ bool bpf_dwarf__task_regs_supported(void)
 }
 
 /* The variant with bpf_task_pt_regs (5.15). Returns the skeleton or NULL, errno set. */
-static struct dwarf_task_regs_bpf *load_task_regs(struct profile_bpf *counting)
+static struct dwarf_task_regs_bpf *load_task_regs(struct profile_bpf *counting, bool python)
 {
 	struct dwarf_task_regs_bpf *skel;
 	int err;
@@ -99,7 +115,7 @@ static struct dwarf_task_regs_bpf *load_task_regs(struct profile_bpf *counting)
 	if (err > 0)
 		err = bpf_map__set_max_entries(skel->maps.copy_buf, (__u32)err);
 	if (!err)
-		err = prepare(skel->obj, counting);
+		err = prepare(skel->obj, counting, python);
 	if (!err)
 		err = bpf_interruptible__load(skel->skeleton);
 	if (err) {
@@ -111,10 +127,10 @@ static struct dwarf_task_regs_bpf *load_task_regs(struct profile_bpf *counting)
 }
 
 /* Open, share the maps, load; NULL with errno set when refused. */
-#define LOAD_SKEL(name, counting)                                                               \
+#define LOAD_SKEL(name, counting, python)                                                       \
 	({                                                                                      \
 		struct name##_bpf *__s = name##_bpf__open();                                    \
-		int __err = __s ? prepare(__s->obj, (counting)) : -errno;                       \
+		int __err = __s ? prepare(__s->obj, (counting), (python)) : -errno;             \
 		if (!__err)                                                                     \
 			__err = bpf_interruptible__load(__s->skeleton);                         \
 		if (__err) {                                                                    \
@@ -134,21 +150,88 @@ static struct dwarf_task_regs_bpf *load_task_regs(struct profile_bpf *counting)
 static int load_variant(struct bpf_dwarf *d, struct profile_bpf *counting, bool task_regs_wanted)
 {
 	if (task_regs_wanted) {
-		d->skel_task_regs = load_task_regs(counting);
+		d->skel_task_regs = load_task_regs(counting, d->python);
 		if (d->skel_task_regs)
 			return 0;
 		pr_debug("bpf: the stack-copy program with bpf_task_pt_regs did not load (%s); "
 			 "trying the one without\n",
 			 strerror(errno));
 	}
-	d->skel_map = bpf_dwarf__test_pieces_on_stack ? NULL : LOAD_SKEL(dwarf_map, counting);
+	d->skel_map = bpf_dwarf__test_pieces_on_stack ? NULL
+						      : LOAD_SKEL(dwarf_map, counting, d->python);
 	if (d->skel_map)
 		return 0;
 	pr_debug("bpf: the stack-copy program with map-value pieces (Linux 4.10) did not load "
 		 "(%s); trying the one with pieces on the BPF stack (4.9)\n",
 		 strerror(errno));
-	d->skel = LOAD_SKEL(dwarf, counting);
+	d->skel = LOAD_SKEL(dwarf, counting, d->python);
 	return d->skel ? 0 : -errno;
+}
+
+static struct bpf_program *copy_program(const struct bpf_dwarf *d)
+{
+	return d->skel_task_regs ? d->skel_task_regs->progs.dwarf_sample_task_regs
+	       : d->skel_map	  ? d->skel_map->progs.dwarf_sample_map
+				  : d->skel->progs.dwarf_sample;
+}
+
+static struct bpf_object *loaded_obj(const struct bpf_dwarf *d)
+{
+	return d->skel_task_regs ? d->skel_task_regs->obj
+	       : d->skel_map	  ? d->skel_map->obj
+				  : d->skel->obj;
+}
+
+static int program_fd(const struct bpf_dwarf *d, const char *name)
+{
+	struct bpf_program *prog = bpf_object__find_program_by_name(loaded_obj(d), name);
+
+	return prog ? bpf_program__fd(prog) : -ENOENT;
+}
+
+/* The stack-copy program's, the walk's end's, in the slots they are tail-called through. */
+static int link_python(struct bpf_dwarf *d)
+{
+	struct bpf_map *own = bpf_object__find_map_by_name(loaded_obj(d), "dwarf_progs");
+	struct bpf_map *walks = bpf_object__find_map_by_name(loaded_obj(d), "py_progs");
+	int copy = bpf_program__fd(copy_program(d));
+	int end = program_fd(d, "dwarf_py_end");
+	__u32 zero = 0;
+
+	if (!own || !walks || copy < 0 || end < 0)
+		return -ENOENT;
+	if (bpf_map_update_elem(bpf_map__fd(own), &zero, &copy, BPF_ANY) ||
+	    bpf_map_update_elem(bpf_map__fd(walks), &zero, &end, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+/*
+ * The variant, with the Python walk's programs when wanted; without them
+ * if the kernel refuses them (the frames are then read at the drain).
+ */
+static int load_programs(struct bpf_dwarf *d, struct profile_bpf *counting, bool task_regs_wanted)
+{
+	int err = load_variant(d, counting, task_regs_wanted);
+
+	if (!err && d->python) {
+		err = link_python(d);
+		if (!err)
+			return 0;
+		dwarf_bpf__destroy(d->skel);
+		dwarf_map_bpf__destroy(d->skel_map);
+		dwarf_task_regs_bpf__destroy(d->skel_task_regs);
+		d->skel = NULL;
+		d->skel_map = NULL;
+		d->skel_task_regs = NULL;
+	}
+	if (!err || !d->python)
+		return err;
+	pr_info("bpf: the stack-copy program with the Python walk was refused (%s): Python "
+		"frames are read from user space when each sample is drained, not at the "
+		"sample\n", strerror(-err));
+	d->python = false;
+	return load_variant(d, counting, task_regs_wanted);
 }
 
 static struct bpf_map *snapshots_map(const struct bpf_dwarf *d)
@@ -156,6 +239,29 @@ static struct bpf_map *snapshots_map(const struct bpf_dwarf *d)
 	return d->skel_task_regs ? d->skel_task_regs->maps.snapshots
 	       : d->skel_map	  ? d->skel_map->maps.snapshots
 				  : d->skel->maps.snapshots;
+}
+
+/* The Python frames walked at the sample, or why there are none. */
+static void py_part(struct bpf_dwarf *d, int cpu, const struct dwarf_head *rec, struct sample *s)
+{
+	const struct interp_frame *frames;
+	unsigned int nr;
+
+	s->read_interp = false;
+	if (!(rec->py & DWARF_PY_SENT)) {
+		s->interp_status = bpf_python__why(rec->py);
+		return;
+	}
+	frames = dwarf_joiner__py(&d->join, cpu, rec, &nr);
+	if (!frames) {
+		d->py_lost++;
+		s->interp_status = INTERP_LOST;
+		return;
+	}
+	/* Valid during the call: the pipeline copies what it keeps. */
+	s->interp_frames = frames;
+	s->nr_interp = nr;
+	s->interp_status = bpf_python__walked(rec->py & ~DWARF_PY_SENT);
 }
 
 /* A joined sample to the pipeline, with its stacks by id from the counting program's maps. */
@@ -186,8 +292,11 @@ static void on_sample(void *ctx, int cpu, uint64_t time, const struct dwarf_head
 		s.user_snapshot = snap;
 		s.user_err = 0;
 	}
-	/* Python frames: read from the process as the record is taken, as the perf backend does. */
-	s.read_interp = d->cfg->interp;
+	if (d->python)
+		py_part(d, cpu, rec, &s);
+	else
+		/* Read from the process as the record is taken: another moment's frames. */
+		s.read_interp = d->cfg->interp;
 	err = pipeline__add(d->pipeline, &s);
 	if (err && !d->err)
 		d->err = err;
@@ -233,9 +342,11 @@ static int open_rings(struct bpf_dwarf *d, const struct bpf_dwarf_opts *o, struc
 		errmsg__set(errm, "bpf: cannot read the online CPUs: %s", strerror(-nr));
 		return nr;
 	}
-	/* Samples, each a stack copy in pieces and a head. */
+	/* Samples, each a stack copy in pieces and a head, and a Python stack's first 32 frames. */
 	pages = ring_set__plan("stack copies", nr, rate,
-			       c->stack_dump_size + (pieces + 1) * around + sizeof(struct dwarf_head),
+			       c->stack_dump_size + (pieces + 1) * around +
+				       sizeof(struct dwarf_head) +
+				       (d->python ? 2 * (sizeof(struct dwarf_py) + around) : 0),
 			       largest + around, o->reserved_pages, errm);
 	if (pages < 0)
 		return pages;
@@ -287,7 +398,8 @@ struct bpf_dwarf *bpf_dwarf__open(const struct bpf_dwarf_opts *o, struct errmsg 
 	d->cfg = o->cfg;
 	d->lookup = o->lookup;
 	d->lookup_ctx = o->lookup_ctx;
-	err = load_variant(d, o->counting, o->task_regs_wanted);
+	d->python = o->python;
+	err = load_programs(d, o->counting, o->task_regs_wanted);
 	if (err) {
 		errmsg__set(errm, "bpf: loading the stack-copy program: %s", strerror(-err));
 		goto err_out;
@@ -320,9 +432,18 @@ bool bpf_dwarf__has_task_regs(const struct bpf_dwarf *d)
 
 int bpf_dwarf__prog_fd(const struct bpf_dwarf *d)
 {
-	return bpf_program__fd(d->skel_task_regs ? d->skel_task_regs->progs.dwarf_sample_task_regs
-			       : d->skel_map	  ? d->skel_map->progs.dwarf_sample_map
-						  : d->skel->progs.dwarf_sample);
+	/* With the walk, the events run the program that hands over to it; it resumes the copy. */
+	return d->python ? program_fd(d, "dwarf_py_start") : bpf_program__fd(copy_program(d));
+}
+
+bool bpf_dwarf__python(const struct bpf_dwarf *d)
+{
+	return d->python;
+}
+
+uint64_t bpf_dwarf__py_lost(const struct bpf_dwarf *d)
+{
+	return d->py_lost;
 }
 
 struct ring_set *bpf_dwarf__ring_set(const struct bpf_dwarf *d)
@@ -376,6 +497,9 @@ void bpf_dwarf__close(struct bpf_dwarf *d)
 			" samples (%.2f a sample)\n",
 			d->join.records, d->join.heads,
 			(double)d->join.records / (double)d->join.heads);
+	if (d->py_lost)
+		pr_info("bpf: %" PRIu64 " samples whose Python frames did not arrive whole\n",
+			d->py_lost);
 	/* Before the program goes: its map holds the events' fds. */
 	ring_set__close(d->rs);
 	dwarf_bpf__destroy(d->skel);

@@ -39,6 +39,12 @@ struct bpf_dwarf_opts {
 	 * overflows.
 	 */
 	bool track_tasks;
+	/*
+	 * Python frames walked in the kernel at each sample, on the counting
+	 * program's Python tables (the walks loaded by backend-bpf/python.c
+	 * end in this object's dwarf_py_end).
+	 */
+	bool python;
 };
 
 /*
@@ -54,7 +60,12 @@ struct bpf_dwarf *bpf_dwarf__open(const struct bpf_dwarf_opts *o, struct errmsg 
 bool bpf_dwarf__task_regs_supported(void);
 /* Whether the loaded variant is that one: kernel-mode samples get user registers. */
 bool bpf_dwarf__has_task_regs(const struct bpf_dwarf *d);
+/* The program the sampling events run. */
 int bpf_dwarf__prog_fd(const struct bpf_dwarf *d);
+/* Whether Python frames are walked at the sample: opts.python, and the kernel took the programs. */
+bool bpf_dwarf__python(const struct bpf_dwarf *d);
+/* Samples whose Python frames were sent but not all joined (records out of order). */
+uint64_t bpf_dwarf__py_lost(const struct bpf_dwarf *d);
 /* The stack copies' rings, for waiting on them (ring_set__wait_sets). */
 struct ring_set *bpf_dwarf__ring_set(const struct bpf_dwarf *d);
 /* Every record waiting goes to the pipeline. */

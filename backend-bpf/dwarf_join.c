@@ -26,6 +26,14 @@ struct dwarf_join {
 	bool joined;		/* the pieces so far are in stack */
 	size_t size;		/* bytes of the pieces so far */
 	bool broken;		/* records lost or bad since the last head: drop the sample */
+	/*
+	 * The Python frames sent before the head (DWARF_REC_PY): py_got of
+	 * py_nr, in order, of thread py_tid; py_bad when a record did not
+	 * follow the one before (the head then gets none).
+	 */
+	struct interp_frame py[PY_MAX_FRAMES];
+	uint32_t py_nr, py_got, py_tid;
+	bool py_bad;
 };
 
 int dwarf_joiner__init(struct dwarf_joiner *jn, int nr_cpus, unsigned int longest_piece,
@@ -111,6 +119,57 @@ static void on_piece(struct dwarf_joiner *jn, struct dwarf_join *j, const unsign
 	j->size += len;
 }
 
+/*
+ * A record of the Python frames walked at the sample: the first of a walk
+ * (first 0) starts them again, whatever a sample before left; the others
+ * must follow it, of the same walk.
+ */
+static void on_py(struct dwarf_joiner *jn, struct dwarf_join *j, const unsigned char *data,
+		  uint32_t size)
+{
+	struct dwarf_py rec;
+	uint32_t n;
+
+	if (size < sizeof(rec)) {
+		bad_record(jn, j);
+		return;
+	}
+	memcpy(&rec, data, sizeof(rec));
+	if (rec.first == 0) {
+		j->py_nr = rec.nr;
+		j->py_tid = rec.tid;
+		j->py_got = 0;
+		j->py_bad = false;
+	}
+	if (rec.nr == 0 || rec.nr > PY_MAX_FRAMES || rec.first != j->py_got || rec.nr != j->py_nr ||
+	    rec.tid != j->py_tid) {
+		j->py_bad = true;
+		return;
+	}
+	n = rec.nr - rec.first < PY_FRAMES_PER_PIECE ? rec.nr - rec.first : PY_FRAMES_PER_PIECE;
+	for (uint32_t i = 0; i < n; i++) {
+		j->py[rec.first + i].code = rec.frames[i].code;
+		j->py[rec.first + i].lasti = rec.frames[i].lasti;
+		j->py[rec.first + i].ident = rec.frames[i].ident;
+	}
+	j->py_got += n;
+}
+
+const struct interp_frame *dwarf_joiner__py(const struct dwarf_joiner *jn, int cpu,
+					    const struct dwarf_head *head, unsigned int *nr)
+{
+	const struct dwarf_join *j;
+
+	*nr = 0;
+	if (cpu < 0 || cpu >= jn->nr_cpus || !(head->py & DWARF_PY_SENT))
+		return NULL;
+	j = &jn->cpus[cpu];
+	if (j->py_bad || !j->py_nr || j->py_got != j->py_nr || j->py_tid != head->tid)
+		return NULL;
+	*nr = j->py_nr;
+	return j->py;
+}
+
 /* A head closes the sample its pieces began; kstack as dwarf_sample_fn's. */
 static void on_head(struct dwarf_joiner *jn, struct dwarf_join *j, uint64_t time,
 		    const unsigned char *data, uint32_t size, const uint64_t *kstack)
@@ -151,6 +210,8 @@ out:
 	j->nr_at = 0;
 	j->joined = false;
 	j->broken = false;
+	j->py_nr = j->py_got = 0;
+	j->py_bad = false;
 }
 
 /*
@@ -212,6 +273,8 @@ int dwarf_joiner__record(struct dwarf_joiner *jn, int cpu, uint64_t time, const 
 			bad_record(jn, j);
 			on_head(jn, j, time, bytes, size, NULL);
 		}
+	} else if (kind == DWARF_REC_PY) {
+		on_py(jn, j, bytes, size);
 	} else if (kind == DWARF_REC_HEAD_PIECE) {
 		/* The 5.15 program's: the sample's last piece after its head, in one record. */
 		if (size < sizeof(struct dwarf_head)) {

@@ -4,8 +4,9 @@
 
 /*
  * The stack-copy programs' records (bpf/profile_maps.h), each CPU's joined
- * into samples: pieces of the copy, then the head that closes them, or
- * (5.15) head, last piece and kernel stack in one record. No BPF and no
+ * into samples: the Python frames walked at the sample, pieces of the copy,
+ * then the head that closes them, or (5.15) head, last piece and kernel
+ * stack in one record. No BPF and no
  * pipeline here: what a record says is checked against its size, and a
  * sample whose records were lost or bad is dropped (and counted) at its
  * head. Split from backend-bpf/dwarf.c so a fuzz target can feed it.
@@ -53,6 +54,14 @@ void dwarf_joiner__exit(struct dwarf_joiner *jn);
 /* One record of cpu's ring (data is only 4-byte aligned); always 0 (a ring callback's). */
 int dwarf_joiner__record(struct dwarf_joiner *jn, int cpu, uint64_t time, const void *data,
 			 uint32_t size);
+/*
+ * During the sample callback: the Python frames the program sent before
+ * head on cpu (DWARF_REC_PY, leaf first, *nr of them), or NULL when head
+ * says none were sent or they did not all arrive whole, in order, of its
+ * thread.
+ */
+const struct interp_frame *dwarf_joiner__py(const struct dwarf_joiner *jn, int cpu,
+					    const struct dwarf_head *head, unsigned int *nr);
 /* Records of cpu (or every CPU when cpu is out of range) were lost: drop the sample joined. */
 void dwarf_joiner__lost(struct dwarf_joiner *jn, int cpu);
 /*

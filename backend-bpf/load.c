@@ -43,7 +43,7 @@ unsigned int bpf_load__overflow_size(unsigned int stack)
 static void set_sizes(struct profile_bpf *skel, unsigned int hash, unsigned int stack,
 		      unsigned int nr_ids, bool dwarf, unsigned int members, bool python)
 {
-	unsigned int more = dwarf ? 1 : stack;
+	unsigned int more = dwarf ? 1 : stack, python_stacks;
 
 	bpf_map__set_max_entries(skel->maps.counts0, dwarf ? 1 : hash);
 	bpf_map__set_max_entries(skel->maps.counts1, dwarf ? 1 : hash);
@@ -56,8 +56,10 @@ static void set_sizes(struct profile_bpf *skel, unsigned int hash, unsigned int 
 	/* The Python walk's tables (bpf/python.bpf.h): preallocated, so as small as unused. */
 	bpf_map__set_max_entries(skel->maps.py_procs, python ? PY_MAX_PROCS : 1);
 	bpf_map__set_max_entries(skel->maps.py_threads, python ? PY_MAX_THREADS_IN_KERNEL : 1);
-	bpf_map__set_max_entries(skel->maps.py_stacks0, python ? PY_MAX_PIECES_STORED : 1);
-	bpf_map__set_max_entries(skel->maps.py_stacks1, python ? PY_MAX_PIECES_STORED : 1);
+	/* The stack copies send their Python frames in the records: no stacks stored. */
+	python_stacks = python && !dwarf ? PY_MAX_PIECES_STORED : 1;
+	bpf_map__set_max_entries(skel->maps.py_stacks0, python_stacks);
+	bpf_map__set_max_entries(skel->maps.py_stacks1, python_stacks);
 	bpf_map__set_max_entries(skel->maps.py_unknown, python ? PY_MAX_UNKNOWN : 1);
 }
 

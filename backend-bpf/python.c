@@ -89,6 +89,8 @@ struct bpf_python *bpf_python__new(const struct bpf_python_target *t)
 	if (!bp)
 		return NULL;
 	bp->t = *t;
+	/* The host's own end is in the slot already (the stack copies' dwarf_py_end). */
+	bp->end_set = t->end_given;
 	hashmap__init(&bp->cache, key_hash, key_equal);
 	return bp;
 }
@@ -149,7 +151,8 @@ static int load_one(struct bpf_python *bp, unsigned int l, bool fast, struct err
 		return -errno;
 	bpf_object__for_each_program(prog, obj)
 		bpf_program__set_autoload(prog, !strcmp(bpf_program__name(prog), walk) ||
-							!strcmp(bpf_program__name(prog), end));
+							(!bp->end_set &&
+							 !strcmp(bpf_program__name(prog), end)));
 	e = shared_maps__reuse(obj, bp->t.host);
 	if (!e)
 		e = bpf_interruptible__run(load_object, obj);
@@ -352,22 +355,34 @@ static const struct stack_entry *read_stack(struct bpf_python *bp, unsigned int 
 	return se;
 }
 
-void bpf_python__sample(struct bpf_python *bp, unsigned int gen, uint32_t tgid, uint64_t py_stack,
-			struct sample *s)
+uint32_t bpf_python__why(uint64_t why)
 {
 	static const uint32_t status[] = {
+		[PY_STACK_NONE] = INTERP_NONE,
 		[PY_STACK_NO_THREAD] = INTERP_NO_THREAD,
 		[PY_STACK_BAD_THREAD] = INTERP_BAD_THREAD,
 		[PY_STACK_IDLE] = INTERP_IDLE,
 		[PY_STACK_UNREADABLE] = INTERP_UNREADABLE,
 	};
+
+	return why <= PY_STACK_UNREADABLE ? status[why] : INTERP_UNREADABLE;
+}
+
+uint32_t bpf_python__walked(uint32_t walk_status)
+{
+	return INTERP_FRAMES | (walk_status & PY_WALK_TRUNCATED ? INTERP_TRUNCATED : 0) |
+	       (walk_status & PY_WALK_FAULT ? INTERP_FAULT : 0);
+}
+
+void bpf_python__sample(struct bpf_python *bp, unsigned int gen, uint32_t tgid, uint64_t py_stack,
+			struct sample *s)
+{
 	const struct stack_entry *se;
 
 	if (!py_stack)
 		return;
 	if (!(py_stack & PY_STACK_HASH)) {
-		s->interp_status = py_stack <= PY_STACK_UNREADABLE ? status[py_stack]
-								   : INTERP_UNREADABLE;
+		s->interp_status = bpf_python__why(py_stack);
 		return;
 	}
 	se = read_stack(bp, gen, tgid, py_stack);
@@ -378,8 +393,7 @@ void bpf_python__sample(struct bpf_python *bp, unsigned int gen, uint32_t tgid, 
 	}
 	s->interp_frames = se->frames;
 	s->nr_interp = se->nr;
-	s->interp_status = INTERP_FRAMES | (se->status & PY_WALK_TRUNCATED ? INTERP_TRUNCATED : 0) |
-			   (se->status & PY_WALK_FAULT ? INTERP_FAULT : 0);
+	s->interp_status = bpf_python__walked(se->status);
 }
 
 int bpf_python__clear(struct bpf_python *bp, unsigned int gen)

@@ -47,6 +47,12 @@ struct bpf_python_target {
 	/* Stacks by generation; for off-CPU one map for the run ([0], [1] = -1): never emptied. */
 	int stacks_fd[2];
 	bool offcpu;			/* the walks are tracepoint programs of bpf/python_offcpu.bpf.c */
+	/*
+	 * The host set the walks' end (slot 0 of progs_fd) itself: the stack
+	 * copies' dwarf_py_end (bpf/dwarf.bpf.h). The walks' objects load
+	 * their walk alone.
+	 */
+	bool end_given;
 };
 
 /* NULL when out of memory. */
@@ -60,6 +66,10 @@ void bpf_python__free(struct bpf_python *bp);
  */
 int bpf_python__set(struct bpf_python *bp, const struct interp_proc *procs, size_t nr,
 		    size_t *kept, struct errmsg *err);
+/* sample.interp_status for a walk that gave no frames (PY_STACK_*, not a hash). */
+uint32_t bpf_python__why(uint64_t why);
+/* sample.interp_status for a walk's frames, from its PY_WALK_* status. */
+uint32_t bpf_python__walked(uint32_t walk_status);
 /* The Python part of s from a key's tgid and py_stack (drained from generation gen). */
 void bpf_python__sample(struct bpf_python *bp, unsigned int gen, uint32_t tgid, uint64_t py_stack,
 			struct sample *s);

@@ -37,6 +37,7 @@
 #include <bpf/bpf_helpers.h>
 
 #include "bpf/stackid.bpf.h"
+#include "bpf/python.bpf.h"
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERF_EVENT_ARRAY);
@@ -134,19 +135,175 @@ static __always_inline void copy_stack(struct bpf_perf_event_data *ctx, struct d
 #include "bpf/dwarf_one.bpf.h"
 #endif
 
+/*
+ * The Python frames of a sample are walked in the sample's own program run,
+ * as the counting program has them (bpf/python.bpf.h): read later, from
+ * user space, they were another moment's (the stack of the next function,
+ * or of the process that took the pid). With PROFILE_CFG_PYTHON the events
+ * run dwarf_py_start, which tail-calls the walk of the process's layout;
+ * the walk ends in dwarf_py_end (py_progs' slot 0 in this mode), which
+ * sends the frames (DWARF_REC_PY); either then tail-calls the stack-copy
+ * program (dwarf_progs' slot 0), resumed: it sends the copy and the head,
+ * whose py says what came before it. The copy is taken in the same run (the
+ * same registers, the same stack). Programs of their own, not a part of the
+ * copy program: 4.9's keeps 504 of its 512 bytes of BPF stack.
+ */
+struct dwarf_py_state {
+	__u32 resume;			/* the next run of the copy program is a resumed one */
+	__u32 py;			/* dwarf_head.py for it */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct dwarf_py_state);
+} dwarf_py SEC(".maps");
+
+/* Slot 0: the object's stack-copy program, set by user space after the load. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
+	__uint(max_entries, 1);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, sizeof(__u32));
+} dwarf_progs SEC(".maps");
+
+/* The stack-copy program, resumed with py for its head. */
+static __always_inline void resume_copy(struct bpf_perf_event_data *ctx,
+					struct dwarf_py_state *st, __u32 py)
+{
+	st->py = py;
+	st->resume = 1;
+	bpf_tail_call(ctx, &dwarf_progs, 0);
+	/* Not resumed (no program in the slot): the sample is lost, and no run is to resume. */
+	st->resume = 0;
+	stat_inc(PROFILE_STAT_PY_NO_PROG);
+}
+
+/* Kernels with bpf_task_pt_regs (5.15) also have bpf_get_ns_current_pid_tgid (5.7). */
+#ifdef DWARF_ONE_PIECE
+#define DWARF_PIDNS_MODE PIDNS_BY_CONFIG
+#else
+#define DWARF_PIDNS_MODE PIDNS_NEVER
+#endif
+
+/* A sample, with PROFILE_CFG_PYTHON: a Python thread's goes to the walk first. */
+SEC("perf_event")
+int dwarf_py_start(struct bpf_perf_event_data *ctx)
+{
+	struct dwarf_py_state *st;
+	struct profile_config *cfg;
+	__u32 tgid, tid, layout = 0, zero = 0;
+	struct py_walk *w;
+	__u64 why = 0;
+
+	stat_inc(PROFILE_STAT_SAMPLES);
+	st = bpf_map_lookup_elem(&dwarf_py, &zero);
+	cfg = wanted(DWARF_PIDNS_MODE, &tgid, &tid);
+	if (!st || !cfg)
+		return 0;
+	if ((cfg->flags & PROFILE_CFG_PYTHON) && (cfg->flags & PROFILE_CFG_USER_STACK)) {
+		w = py_prepare(tgid, tid, &layout, &why, PROFILE_STAT_PY_UNKNOWN);
+		if (w) {
+			/* Nothing after it runs: the walk's end resumes the copy. */
+			bpf_tail_call(ctx, &py_progs, layout);
+			/* No walk loaded for that layout (yet). */
+			stat_inc(PROFILE_STAT_PY_NO_PROG);
+			why = PY_STACK_UNREADABLE;
+		}
+	}
+	resume_copy(ctx, st, (__u32)why);
+	return 0;
+}
+
+/*
+ * Sends frames p * PY_FRAMES_PER_PIECE on of the walk (if it read that
+ * many) from the BPF stack, where 4.9's helper takes them from; ok cleared
+ * when a piece was not there.
+ */
+#define SEND_PY_PIECE(ctx, rec, nr, p, ok)                                                     \
+	do {                                                                                   \
+		__u32 __i = p;                                                                 \
+		struct py_piece *__src;                                                        \
+		if ((p) * PY_FRAMES_PER_PIECE < (nr)) {                                        \
+			__src = bpf_map_lookup_elem(&py_frames, &__i);                         \
+			if (!__src) {                                                          \
+				ok = 0;                                                        \
+				break;                                                         \
+			}                                                                      \
+			(rec)->first = (p) * PY_FRAMES_PER_PIECE;                              \
+			bpf_probe_read((rec)->frames, sizeof((rec)->frames), __src->frames);   \
+			bpf_perf_event_output((ctx), &snapshots, BPF_F_CURRENT_CPU, (rec),     \
+					      sizeof(*(rec)));                                 \
+		}                                                                              \
+	} while (0)
+
+/* The end of every walk in this mode: its frames sent, the copy program resumed. */
+SEC("perf_event")
+int dwarf_py_end(struct bpf_perf_event_data *ctx)
+{
+	struct dwarf_py_state *st;
+	struct dwarf_py rec;
+	struct py_walk *w;
+	__u32 zero = 0, nr, py;
+	int ok = 1;
+
+	w = bpf_map_lookup_elem(&py_walk, &zero);
+	st = bpf_map_lookup_elem(&dwarf_py, &zero);
+	if (!w || !st)
+		return 0;
+	nr = w->nr;
+	if (w->why)
+		py = w->why;
+	else if (!nr)
+		py = (w->status & PY_WALK_FAULT) ? PY_STACK_UNREADABLE : PY_STACK_IDLE;
+	else
+		py = DWARF_PY_SENT | w->status;
+	if (py & DWARF_PY_SENT) {
+		__builtin_memset(&rec, 0, sizeof(rec));
+		rec.kind = DWARF_REC_PY;
+		rec.tid = (__u32)bpf_get_current_pid_tgid();
+		rec.nr = nr;
+		SEND_PY_PIECE(ctx, &rec, nr, 0, ok);
+		SEND_PY_PIECE(ctx, &rec, nr, 1, ok);
+		SEND_PY_PIECE(ctx, &rec, nr, 2, ok);
+		SEND_PY_PIECE(ctx, &rec, nr, 3, ok);
+		SEND_PY_PIECE(ctx, &rec, nr, 4, ok);
+		SEND_PY_PIECE(ctx, &rec, nr, 5, ok);
+		SEND_PY_PIECE(ctx, &rec, nr, 6, ok);
+		SEND_PY_PIECE(ctx, &rec, nr, 7, ok);
+		if (!ok)
+			py = PY_STACK_UNREADABLE;
+	}
+	stat_inc(PROFILE_STAT_PY_WALKED);
+	resume_copy(ctx, st, py);
+	return 0;
+}
+
 static __always_inline int snapshot(struct bpf_perf_event_data *ctx, int use_task_regs)
 {
 	struct dwarf_stack_buf buf;
 	struct profile_config *cfg;
+	struct dwarf_py_state *st;
 	__u32 tgid, tid;
 
-	stat_inc(PROFILE_STAT_SAMPLES);
-	/* Kernels with bpf_task_pt_regs (5.15) also have bpf_get_ns_current_pid_tgid (5.7). */
-	cfg = wanted(use_task_regs ? PIDNS_BY_CONFIG : PIDNS_NEVER, &tgid, &tid);
-	if (!cfg)
-		return 0;
 	/* 4.9 sends initialized BPF stack only: no stray padding. */
 	__builtin_memset(&buf.head, 0, sizeof(buf.head));
+	/*
+	 * Resumed after dwarf_py_start (and the walk), which counted the
+	 * sample. The key is the head's zeroed tgid, the value goes straight
+	 * into the head: 4.9's program has 8 bytes of BPF stack left.
+	 */
+	st = bpf_map_lookup_elem(&dwarf_py, &buf.head.tgid);
+	if (st && st->resume) {
+		st->resume = 0;
+		buf.head.py = st->py;
+	} else {
+		stat_inc(PROFILE_STAT_SAMPLES);
+	}
+	cfg = wanted(DWARF_PIDNS_MODE, &tgid, &tid);
+	if (!cfg)
+		return 0;
 	buf.head.kind = DWARF_REC_HEAD;
 	buf.head.tgid = tgid;
 	/* The thread, always: its Python frames are read by it (the count keeps processes apart only). */

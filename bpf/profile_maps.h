@@ -8,6 +8,8 @@
 
 #include <linux/types.h>
 
+#include "bpf/python_maps.h"
+
 #define PROFILE_COMM_LEN 16
 #define PROFILE_MAX_STACK_DEPTH 127
 
@@ -110,6 +112,11 @@ enum dwarf_record_kind {
 	 * 5.15 program's: it needs no stack map.
 	 */
 	DWARF_REC_HEAD_PIECE_KSTACK = 4,
+	/*
+	 * Python frames walked at the sample (struct dwarf_py), sent before
+	 * the sample's pieces and head: the head says how many it has.
+	 */
+	DWARF_REC_PY = 5,
 };
 
 /* A piece: this, then len bytes of the stack copy. */
@@ -125,10 +132,34 @@ struct dwarf_head {
 	__s32 kernel_stack_id;
 	/* A frame-pointer stack id when no user registers were available, else NOT_TAKEN. */
 	__s32 user_stack_id;
-	__u32 regs_valid;		/* ip, sp and bp are the user registers, pieces precede */
+	__u16 regs_valid;		/* ip, sp and bp are the user registers, pieces precede */
+	/*
+	 * The Python frames of the sample (PROFILE_CFG_PYTHON): why there are
+	 * none (PY_STACK_*, 0 for a process that is not Python), or
+	 * DWARF_PY_SENT or'ed with the walk's PY_WALK_* status when they went
+	 * in DWARF_REC_PY records just before. In the room of a flag: the 4.9
+	 * program has no 8 bytes of BPF stack to spare for a field of its own.
+	 */
+	__u16 py;
 	__u64 kernel_ip;
 	__u64 ip, sp, bp;
 	char comm[PROFILE_COMM_LEN];
+};
+
+#define DWARF_PY_SENT 0x100
+
+/*
+ * A DWARF_REC_PY record: frames first .. first + PY_FRAMES_PER_PIECE - 1 of
+ * the sample's Python stack of nr frames (leaf first); those from nr on are
+ * not meaningful. tid is the sampled thread's, for the join to check
+ * against the head.
+ */
+struct dwarf_py {
+	__u32 kind;
+	__u32 first;
+	__u32 tid;
+	__u32 nr;
+	struct py_frame frames[PY_FRAMES_PER_PIECE];
 };
 
 /* profile_config.dump_chunks: --stack-dump-size in PROFILE_DUMP_UNITs, rounded up. */

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * libFuzzer target: records of the bpf backend's stack-copy programs
- * (pieces, heads, 5.15's head + piece + kernel stack), joined per CPU into
- * samples by backend-bpf/dwarf_join.c. The program writes them, but its
+ * (pieces, heads, 5.15's head + piece + kernel stack, Python frames),
+ * joined per CPU into samples by backend-bpf/dwarf_join.c. The program writes them, but its
  * pieces carry user memory and its sizes come from a verifier-bounded
  * register: no record may make the joiner read outside the records, or
  * hand on a stack copy longer than the pieces it was made of.
@@ -35,11 +35,18 @@ static void on_sample(void *ctx, int cpu, uint64_t time, const struct dwarf_head
 {
 	volatile unsigned char sink = 0;
 	size_t total = 0;
+	const struct interp_frame *py;
+	unsigned int nr;
 
-	(void)ctx;
 	(void)time;
 	if (cpu < 0 || cpu >= NR_CPUS || !head)
 		abort();
+	/* The Python frames joined for the head: no more than a stack holds, all written. */
+	py = dwarf_joiner__py(ctx, cpu, head, &nr);
+	if (py && (nr == 0 || nr > PY_MAX_FRAMES))
+		abort();
+	for (unsigned int i = 0; py && i < nr; i++)
+		sink ^= (unsigned char)(py[i].code ^ py[i].lasti ^ py[i].ident);
 	for (unsigned int i = 0; kstack && i < PROFILE_MAX_STACK_DEPTH && kstack[i]; i++) {
 		/* Past the frames the record carried is the joiner's own stack memory. */
 		if ((__s32)i >= head->kernel_stack_id)
@@ -83,7 +90,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	dump = ((unsigned int)data[1] << 8 | data[2]) * 8;
 	if (dwarf_joiner__init(&jn, NR_CPUS, longest[data[0] % 3], dump ? dump : 8, on_sample,
-			       NULL))
+			       &jn))
 		return 0;
 	while (at + 3 <= size) {
 		unsigned int flags = data[at];

@@ -499,6 +499,33 @@ uint64_t pyt_innermost(const char *folded, const char *prefix)
 	return sum;
 }
 
+static bool starts_with(const struct line *l, size_t i, const char *prefix)
+{
+	return l->len[i] >= strlen(prefix) && !memcmp(l->frame[i], prefix, strlen(prefix));
+}
+
+uint64_t pyt_with_frame(const char *folded, const char *prefix, const char *below)
+{
+	struct line l = { 0 };
+	uint64_t sum = 0;
+
+	for (const char *s = next_line(folded, &l); s; s = next_line(s, &l)) {
+		size_t i = 1, j;
+
+		while (i < l.nr && !(starts_with(&l, i, prefix) &&
+				     pyt_is_python_frame(l.frame[i], l.len[i])))
+			i++;
+		if (i == l.nr)
+			continue;
+		for (j = i + 1; below && j < l.nr && !starts_with(&l, j, below); j++)
+			;
+		if (!below || j < l.nr)
+			sum += l.count;
+	}
+	line_free(&l);
+	return sum;
+}
+
 void pyt_fail(char *fails, size_t len, const char *fmt, ...)
 {
 	size_t n = strlen(fails);

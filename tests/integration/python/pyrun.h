@@ -192,6 +192,12 @@ uint64_t pyt_python_samples(const char *folded);
  * through the caller of its leaf (any leaf under that caller, in that thread).
  */
 uint64_t pyt_caller_samples(const char *folded, const struct pyt_stack *t);
+/*
+ * Sum of the counts of folded lines with a Python frame that starts with
+ * prefix (the first such, from the root), and with below not NULL, a frame
+ * after it (nearer the leaf) that starts with below.
+ */
+uint64_t pyt_with_frame(const char *folded, const char *prefix, const char *below);
 /* Sum of the counts of folded lines whose innermost Python frame starts with prefix. */
 uint64_t pyt_innermost(const char *folded, const char *prefix);
 

@@ -252,6 +252,111 @@ START_TEST(records_that_say_more_than_they_hold_are_dropped_and_counted)
 }
 END_TEST
 
+/* What the joiner gave a head of the Python frames sent before it. */
+struct py_joined {
+	struct dwarf_joiner *jn;
+	unsigned int heads, nr;
+	bool some;
+	uint64_t codes[PY_MAX_FRAMES];
+};
+
+static void keep_py(void *ctx, int cpu, uint64_t time, const struct dwarf_head *head,
+		    const uint64_t *kstack, const struct user_snapshot *snap)
+{
+	struct py_joined *pj = ctx;
+	const struct interp_frame *f = dwarf_joiner__py(pj->jn, cpu, head, &pj->nr);
+
+	(void)time;
+	(void)kstack;
+	(void)snap;
+	pj->heads++;
+	pj->some = f != NULL;
+	for (unsigned int i = 0; f && i < pj->nr; i++)
+		pj->codes[i] = f[i].code;
+}
+
+/* A DWARF_REC_PY record of frames first.. of a walk of nr, of thread tid; returns its size. */
+static size_t put_py(unsigned char *buf, __u32 first, __u32 nr, __u32 tid)
+{
+	struct dwarf_py py;
+
+	memset(&py, 0, sizeof(py));
+	py.kind = DWARF_REC_PY;
+	py.first = first;
+	py.nr = nr;
+	py.tid = tid;
+	for (__u32 i = 0; i < PY_FRAMES_PER_PIECE; i++)
+		py.frames[i].code = 0x1000 + first + i;
+	memcpy(buf, &py, sizeof(py));
+	return sizeof(py);
+}
+
+/* A head of thread 8 that says (py) whether frames were sent before it. */
+static void send_head(struct dwarf_joiner *jn, __u16 py)
+{
+	struct dwarf_head h;
+	size_t n = put_head(rec[1], DWARF_REC_HEAD, -1000, 0);
+
+	memcpy(&h, rec[1], sizeof(h));
+	h.py = py;
+	memcpy(rec[1], &h, sizeof(h));
+	dwarf_joiner__record(jn, 0, 1, rec[1], (uint32_t)n);
+}
+
+/*
+ * Python frames walked at the sample go to the head right after them, whole,
+ * in order, of its thread; else to no head: a head never takes frames that
+ * another sample's walk sent, or a part of its own.
+ */
+START_TEST(python_frames_join_the_head_after_them_whole_or_not_at_all)
+{
+	struct dwarf_joiner jn;
+	struct py_joined pj = { .jn = &jn };
+	size_t n;
+
+	ck_assert_int_eq(dwarf_joiner__init(&jn, 1, PROFILE_DUMP_PIECE_STACK, 8192, keep_py, &pj),
+			 0);
+	/* 20 frames in two records. */
+	n = put_py(rec[0], 0, 20, 8);
+	dwarf_joiner__record(&jn, 0, 1, rec[0], (uint32_t)n);
+	n = put_py(rec[0], 16, 20, 8);
+	dwarf_joiner__record(&jn, 0, 1, rec[0], (uint32_t)n);
+	send_head(&jn, DWARF_PY_SENT);
+	ck_assert(pj.some);
+	ck_assert_uint_eq(pj.nr, 20);
+	for (unsigned int i = 0; i < 20; i++)
+		ck_assert_uint_eq(pj.codes[i], 0x1000 + i);
+	/* The first record of the walk missing: none. */
+	n = put_py(rec[0], 16, 20, 8);
+	dwarf_joiner__record(&jn, 0, 1, rec[0], (uint32_t)n);
+	send_head(&jn, DWARF_PY_SENT);
+	ck_assert(!pj.some);
+	/* Frames before a head that says none are not kept for the next. */
+	n = put_py(rec[0], 0, 3, 8);
+	dwarf_joiner__record(&jn, 0, 1, rec[0], (uint32_t)n);
+	send_head(&jn, PY_STACK_IDLE);
+	ck_assert(!pj.some);
+	send_head(&jn, DWARF_PY_SENT);
+	ck_assert(!pj.some);
+	/* Another thread's walk. */
+	n = put_py(rec[0], 0, 3, 9);
+	dwarf_joiner__record(&jn, 0, 1, rec[0], (uint32_t)n);
+	send_head(&jn, DWARF_PY_SENT);
+	ck_assert(!pj.some);
+	/* A walk of more frames than a stack holds, and a short record. */
+	n = put_py(rec[0], 0, PY_MAX_FRAMES + 1, 8);
+	dwarf_joiner__record(&jn, 0, 1, rec[0], (uint32_t)n);
+	send_head(&jn, DWARF_PY_SENT);
+	ck_assert(!pj.some);
+	n = put_py(rec[0], 0, 3, 8);
+	dwarf_joiner__record(&jn, 0, 1, rec[0], (uint32_t)n - 1);
+	send_head(&jn, DWARF_PY_SENT);
+	ck_assert(!pj.some);
+	ck_assert_uint_eq(pj.heads, 6);
+	dwarf_joiner__exit(&jn);
+}
+END_TEST
+
 Suite *dwarfpieces_suite(void)
 {
 	Suite *s = suite_create("dwarfpieces");
@@ -263,6 +368,7 @@ Suite *dwarfpieces_suite(void)
 	tcase_add_test(tc, a_record_with_head_piece_and_kernel_stack_is_one_sample);
 	tcase_add_test(tc, pieces_join_across_batches_until_a_record_is_lost);
 	tcase_add_test(tc, records_that_say_more_than_they_hold_are_dropped_and_counted);
+	tcase_add_test(tc, python_frames_join_the_head_after_them_whole_or_not_at_all);
 	suite_add_tcase(s, tc);
 	return s;
 }
