@@ -395,6 +395,26 @@ START_TEST(an_address_space_limit_mid_run_still_gives_a_report)
 }
 END_TEST
 
+/* workloads/renamed with its renamed_burn called sym, as prog in the test's directory. */
+static void renamed_burn(const char *sym, char *prog, size_t len)
+{
+	char cmd[600];
+
+	snprintf(prog, len, "%s/renamed", dir);
+	snprintf(cmd, sizeof(cmd), "objcopy --redefine-sym 'renamed_burn=%s' '%s' '%s'", sym,
+		 workload("renamed"), prog);
+	ck_assert_int_eq(system(cmd), 0);
+}
+
+/* prog run for 1 s under comm comm_hex, profiled by backend, folded (fmt 1) or bcc's, into r. */
+static void run_renamed(const char *backend, int fmt, const char *prog, const char *comm_hex)
+{
+	run_cmd((char *[]){ (char *)profile_bin(), "--backend", (char *)backend, "-F", "199", "-U",
+			    fmt ? "-f" : "-d", "--", (char *)prog, "1", (char *)comm_hex, NULL },
+		40, 0, &r);
+	ck_assert_msg(r.exit_code == 0, "%.300s", r.err);
+}
+
 /*
  * Issue 32: C1 controls (U+009B is CSI, U+009D OSC: a terminal acts on
  * them as on ESC [ and ESC ]) in a comm and in a symbol name reached the
@@ -407,23 +427,16 @@ START_TEST(c1_controls_in_names_are_escaped_in_text_reports)
 	/* "x" CSI "31m" OSC "0;t" BEL: what a terminal would take as two sequences */
 	static const char comm_hex[] = "78c29b33316dc29d303b7407";
 	static const char sym[] = "burn\xc2\x9b" "31m\xc2\x9d" "0;t";
-	char prog[300], cmd[600];
+	char prog[300];
 
-	snprintf(prog, sizeof(prog), "%s/renamed", dir);
-	snprintf(cmd, sizeof(cmd), "objcopy --redefine-sym 'renamed_burn=%s' '%s' '%s'", sym,
-		 workload("renamed"), prog);
-	ck_assert_int_eq(system(cmd), 0);
+	renamed_burn(sym, prog, sizeof(prog));
 	for (int fmt = 0; fmt < 2; fmt++) {
 		const char *frame = fmt ? "burn\\xc2\\x9b31m\\xc2\\x9d0\\x3bt"
 					: "burn\\xc2\\x9b31m\\xc2\\x9d0;t";
 		const char *comm = fmt ? "x\\xc2\\x9b31m\\xc2\\x9d0\\x3bt\\x07"
 				       : "x\\xc2\\x9b31m\\xc2\\x9d0;t\\x07";
 
-		run_cmd((char *[]){ (char *)profile_bin(), "--backend", (char *)test_backends[_i],
-				    "-F", "199", "-U", fmt ? "-f" : "-d", "--", prog, "1",
-				    (char *)comm_hex, NULL },
-			40, 0, &r);
-		ck_assert_msg(r.exit_code == 0, "%.300s", r.err);
+		run_renamed(test_backends[_i], fmt, prog, comm_hex);
 		/* No C1 control, and no C0 one but the newlines, anywhere in the report. */
 		for (const unsigned char *c = (const unsigned char *)r.out; *c; c++) {
 			ck_assert_msg(*c >= 0x20 || *c == '\n', "a raw control %#x in %.2000s", *c,
@@ -449,18 +462,11 @@ START_TEST(bidi_controls_in_names_are_escaped_in_text_reports)
 	/* "x" RLO "y" LS "z" */
 	static const char comm_hex[] = "78e280ae79e280a87a";
 	static const char sym[] = "burn\xe2\x80\xae" "evil\xe2\x80\xa8" "next";
-	char prog[300], cmd[600];
+	char prog[300];
 
-	snprintf(prog, sizeof(prog), "%s/renamed", dir);
-	snprintf(cmd, sizeof(cmd), "objcopy --redefine-sym 'renamed_burn=%s' '%s' '%s'", sym,
-		 workload("renamed"), prog);
-	ck_assert_int_eq(system(cmd), 0);
+	renamed_burn(sym, prog, sizeof(prog));
 	for (int fmt = 0; fmt < 2; fmt++) {
-		run_cmd((char *[]){ (char *)profile_bin(), "--backend", (char *)test_backends[_i],
-				    "-F", "199", "-U", fmt ? "-f" : "-d", "--", prog, "1",
-				    (char *)comm_hex, NULL },
-			40, 0, &r);
-		ck_assert_msg(r.exit_code == 0, "%.300s", r.err);
+		run_renamed(test_backends[_i], fmt, prog, comm_hex);
 		ck_assert_msg(!strstr(r.out, "\xe2\x80\xae") && !strstr(r.out, "\xe2\x80\xa8"),
 			      "a raw bidi control or line separator in %.2000s", r.out);
 		ck_assert_msg(strstr(r.out, "burn\\xe2\\x80\\xaeevil\\xe2\\x80\\xa8next"),
