@@ -300,6 +300,7 @@ void run_python__free(struct run_python *rp)
 	free(rp->procs);
 	free(rp->threads);
 	free(rp->order);
+	free(rp->pending);
 	free(rp);
 }
 
