@@ -107,13 +107,29 @@ static bool may_scan_early(const struct py_process *p, int64_t now)
 	return now >= p->next_scan_ms - THREAD_SCAN_MS + 100;
 }
 
+/*
+ * Whether the user chose pid's process (-p, -L, the launched command's
+ * tree): a Python process as soon as it maps an interpreter, before it runs
+ * one, as a command stopped before Py_Initialize (realprograms' SIGSTOP) or
+ * just exec'd is. Others count once they run one: anyone can map libpython.
+ */
+static bool chosen(const struct run_python *rp, pid_t pid)
+{
+	const struct pipeline *pl = rp->pl;
+
+	if (rp->child > 0 && pid == rp->child)
+		return true;
+	return pl && (pl->tree_root || pl->cfg.nr_pids || pl->cfg.nr_tids) &&
+	       pipeline__wants_pid(pl, pid);
+}
+
 static void saw_image(void *ctx, const struct addr_space *as, uint32_t status)
 {
 	struct run_python *rp = ctx;
 	struct py_process *p;
 	bool fresh;
 
-	p = py_registry__look(rp->reg, as, &fresh);
+	p = py_registry__look(rp->reg, as, chosen(rp, as->pid), &fresh);
 	if (!p)
 		return;
 	/* A thread the kernel's walk did not know (started since): its list is read at the tick. */

@@ -265,7 +265,7 @@ static uint32_t glibc_tid_offset(const struct addr_space *as)
  * when it agrees but no interpreter runs there yet.
  */
 static struct py_process *find_interpreter(struct py_registry *r, const struct addr_space *as,
-					   bool last_try, bool *not_ready, bool *idle)
+					   bool last_try, bool chosen, bool *not_ready, bool *idle)
 {
 	struct py_process *p = calloc(1, sizeof(*p));
 	struct errmsg why = { 0 };
@@ -290,7 +290,7 @@ static struct py_process *find_interpreter(struct py_registry *r, const struct a
 				name_refusal(r, m->path, as->pid, why.text);
 			break;
 		}
-		if (py_interp__running(&p->interp, &p->mem.mem) != 1) {
+		if (!chosen && py_interp__running(&p->interp, &p->mem.mem) != 1) {
 			*idle = true;
 			r->stats.idle++;
 			break;
@@ -314,7 +314,7 @@ static struct py_process *find_interpreter(struct py_registry *r, const struct a
 }
 
 struct py_process *py_registry__look(struct py_registry *r, const struct addr_space *as,
-				     bool *fresh)
+				     bool chosen, bool *fresh)
 {
 	struct seen *s = hashmap__find(&r->images, IMAGE_KEY(as));
 	bool not_ready = false, idle = false;
@@ -334,7 +334,7 @@ struct py_process *py_registry__look(struct py_registry *r, const struct addr_sp
 		}
 	}
 	s->generation = as->generation;
-	s->p = find_interpreter(r, as, s->tries + 1 >= MAX_TRIES, &not_ready, &idle);
+	s->p = find_interpreter(r, as, s->tries + 1 >= MAX_TRIES, chosen, &not_ready, &idle);
 	s->retry_ms = 0;
 	if (not_ready) {
 		s->tries++;

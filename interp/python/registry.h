@@ -70,11 +70,11 @@ void py_registry__free(struct py_registry *r);
  * each executable mapping of a file named like an interpreter (libpython*,
  * python*) is checked (py_detect, then the process's memory). Returns the
  * image's Python process, or NULL (not Python, refused, running no
- * interpreter yet: looked at again a second later, gone, or out of memory).
- * *fresh is set when it was found now.
+ * interpreter yet unless chosen by the user: looked at again later, gone,
+ * or out of memory). *fresh is set when it was found now.
  */
 struct py_process *py_registry__look(struct py_registry *r, const struct addr_space *as,
-				     bool *fresh);
+				     bool chosen, bool *fresh);
 /* Whether a file's base name looks like an interpreter's: libpython*, python*. */
 bool py_registry__interpreter_name(const char *path);
 /* The Python process of image as, without looking; NULL when it has none. */

@@ -4,8 +4,9 @@
  * sqlite3, python3, find, a cat | gzip | xz pipeline), each profiled by
  * both backends at the same time, in fp and in dwarf mode (four profilers
  * at once on the same -p processes). Between backends, in each mode:
- * every stack above 1% within 2 points, the share of samples with an
- * [unknown] frame within 1 point, and no stack with more than 4 identical
+ * every stack above 1% within 2 points (python3 in fp mode: 5, below), the
+ * share of samples with an [unknown] frame within 1 point, and no stack
+ * with more than 4 identical
  * unresolved frames in a row (same address: a walk that does not move).
  *
  * "The same execution": the programs are stopped (SIGSTOP) until all four
@@ -594,6 +595,21 @@ static bool installed(const struct program *p)
  * adds to the binomial noise (find's user-mode share 10.5% against 9.4% in
  * one run of 15 700 samples, 3.3 standard errors; 0.01 points in the next).
  */
+/*
+ * The points two backends' shares of a stack may differ by, before the
+ * standard errors: 2, but 5 for python3's stacks in fp mode, whose Python
+ * frames the perf backend reads from the process right after the sample
+ * while it runs on, and the bpf backend in the sample (pyshares holds them
+ * to 5 and 2 points of the program's own clock). Measured here on a quiet
+ * host, work()'s stack: 0.82-2.83 points apart with the binary of 6de40d5,
+ * 1.40-2.32 with this one, perf's share the larger; in dwarf mode the test
+ * compares native frames only.
+ */
+static double target_points(const struct program *prog, int mode)
+{
+	return !strcmp(prog->name, "python3") && mode == 0 ? 5.0 : 2.0;
+}
+
 static double allowed(double target, double pa, uint64_t na, double pb, uint64_t nb)
 {
 	double a = pa / 100, b = pb / 100;
@@ -665,7 +681,8 @@ START_TEST(backends_agree_on_a_real_program)
 		res[m].ub = share(b->unknown, b->total);
 		res[m].up = share(p->unknown, p->total);
 		res[m].worst = worst_stack(b, p, &res[m].stack, &res[m].sa, &res[m].sb);
-		res[m].stack_limit = allowed(2.0, res[m].sa, b->total, res[m].sb, p->total);
+		res[m].stack_limit =
+			allowed(target_points(prog, m), res[m].sa, b->total, res[m].sb, p->total);
 		res[m].unknown_limit = allowed(1.0, res[m].ub, b->total, res[m].up, p->total);
 		fprintf(stderr,
 			"realprograms: %-8s %-5s %.1f s CPU in %.1f s: samples bpf %llu perf %llu; "
