@@ -129,8 +129,12 @@ static void saw_image(void *ctx, const struct addr_space *as, uint32_t status)
 	struct py_process *p;
 	bool fresh;
 
-	p = py_registry__look(rp->reg, as, chosen(rp, as->pid), &fresh);
+	/* A process found already costs one lookup a sample: nothing to ask of the run. */
+	p = py_registry__find(rp->reg, as);
+	fresh = false;
 	if (!p)
+		p = py_registry__look(rp->reg, as, chosen(rp, as->pid), &fresh);
+	if (!p || p->gone)
 		return;
 	/* A thread the kernel's walk did not know (started since): its list is read at the tick. */
 	if ((status & 0xff) == INTERP_NO_THREAD || (status & 0xff) == INTERP_BAD_THREAD) {
