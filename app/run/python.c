@@ -61,7 +61,6 @@ struct run_python {
 	int64_t slowest_us;
 	pid_t slowest_pid;
 	uid_t slowest_uid;
-	size_t slowest_threads;
 	struct interp_proc *procs;	/* what the backend was told */
 	struct interp_thread *threads;
 	struct told *order;		/* the order it was told them in */
@@ -93,7 +92,6 @@ static void scan_threads(struct run_python *rp, struct py_process *p, int64_t no
 		rp->slowest_us = cost_us;
 		rp->slowest_pid = p->pid;
 		rp->slowest_uid = p->uid;
-		rp->slowest_threads = p->nr_threads;
 	}
 }
 
@@ -634,6 +632,12 @@ void run_python__report(const struct run_python *rp, const struct pipeline *pl,
 			"%zu of them, and each owner's processes had an equal share of the table\n",
 			rp->left_out, rp->left_out_of, (unsigned int)rp->left_out_uid,
 			rp->left_out_uid_procs);
+	if (rp->ticks_over)
+		pr_info("python: %llu ticks ran out of their %d ms for reading Python processes (the "
+			"rest was read at the next ones); the costliest thread list to read: pid %d "
+			"(uid %d), %.1f ms\n",
+			(unsigned long long)rp->ticks_over, TICK_BUDGET_MS, (int)rp->slowest_pid,
+			rp->slowest_uid == (uid_t)-1 ? -1 : (int)rp->slowest_uid, rp->slowest_us / 1000.0);
 	if (st.idle)
 		pr_info("python: %llu looks at processes that map an interpreter but run none "
 			"(not Python processes until they do)\n", (unsigned long long)st.idle);
