@@ -14,6 +14,7 @@
 
 #include "app/run/python.h"
 #include "app/run/signals.h"
+#include "backend-perfring/pidwatch.h"
 #include "core/lib/clock.h"
 #include "core/lib/log.h"
 #include "core/model/resolve.h"
@@ -163,6 +164,8 @@ int run__sample_loop(struct run *r)
 		}
 		if (err)
 			break;
+		/* Its rings are read when asked, and here: a quiet run must not let them fill. */
+		pid_watch__sync(r->pidwatch);
 		if (r->python)
 			run_python__tick(r->python);
 		resolver__prepare(r->resolver, &r->pipeline.agg, PREPARE_BUDGET_MS);

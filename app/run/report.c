@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "app/run/python.h"
+#include "backend-perfring/pidwatch.h"
 #include "compat/cgroup.h"
 #include "compat/host.h"
 #include "core/lib/clock.h"
@@ -35,6 +36,26 @@ static void print_forgotten(const struct proctrack *pt)
 		pr_info("%zu pids and %zu threads of ended processes forgotten while sampling, "
 			"%zu and %zu tracked\n", c.forgotten_pids, c.forgotten_threads, c.procs,
 			c.comms);
+}
+
+/* Handles under /proc refused because another process had the pid by then (issue 46). */
+static void print_handovers(const struct run *r)
+{
+	struct proctrack_counts c;
+	struct pid_watch_stats ws;
+
+	if (!r->pipeline.procs)
+		return;
+	proctrack__counts(r->pipeline.procs, &c);
+	pid_watch__stats(r->pidwatch, &ws);
+	if (c.handovers_refused)
+		pr_info("%zu handles opened under /proc/PID not used: the process they were for had "
+			"ended, or another had its pid, by then (%llu of them told by exit and fork "
+			"records not yet drained)\n",
+			c.handovers_refused, (unsigned long long)ws.taken);
+	if (ws.lost)
+		pr_info("%llu exit and fork records lost (a full ring): handles opened under "
+			"/proc over that span were not used\n", (unsigned long long)ws.lost);
 }
 
 /* What was profiled, for titles: "command make", "PID [1, 2]", "all threads". */
@@ -350,6 +371,7 @@ int run__finish(struct run *r)
 		pr_info("%zu images of ended processes let go while sampling, %zu freed\n",
 			r->released_images, r->freed_images);
 	print_forgotten(r->pipeline.procs);
+	print_handovers(r);
 	if (r->python)
 		run_python__report(r->python, &r->pipeline, r->resolver);
 	profile__fini(&prof);

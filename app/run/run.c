@@ -17,6 +17,7 @@
 #include "app/run/choose.h"
 #include "app/run/python.h"
 #include "app/run/signals.h"
+#include "backend-perfring/pidwatch.h"
 #include "compat/cpus.h"
 #include "compat/host.h"
 #include "compat/kallsyms.h"
@@ -176,6 +177,29 @@ static int choose(struct run *r, const struct backend_ops *const *backends)
 	return 0;
 }
 
+/*
+ * The kernel's record of every exit and fork, read at the moment the
+ * tracker checks a handle it opened under /proc/PID: a process that took
+ * a pid within a millisecond of its owner's exit is never read for it
+ * (issue 46). Not allowed (a CPU-wide event) to users without
+ * CAP_PERFMON: what they may open under /proc is their own processes'.
+ */
+static void open_pid_watch(struct run *r)
+{
+	struct errmsg why = { 0 };
+	int err;
+
+	if (!r->pipeline.procs)
+		return;
+	err = pid_watch__open(&r->pidwatch, &why);
+	if (err) {
+		pr_debug("pids: %s: handles under /proc/PID are checked against the records "
+			 "applied so far\n", errmsg__reason(&why, err));
+		return;
+	}
+	proctrack__set_handover(r->pipeline.procs, pid_watch__handover, r->pidwatch);
+}
+
 static int set_up(struct run *r)
 {
 	const struct run_opts *o = &r->eff;
@@ -219,6 +243,7 @@ static int set_up(struct run *r)
 	if (pipeline__init(&r->pipeline, &pc))
 		return -ENOMEM;
 	r->pipeline_ready = true;
+	open_pid_watch(r);
 	r->sym = symbolizer__new();
 	r->resolver = r->sym ? resolver__new(r->sym, &spec) : NULL;
 	if (!r->resolver)
@@ -332,6 +357,7 @@ static void run__free(struct run *r)
 		r->ops->close(r->backend);
 	if (r->pipeline_ready)
 		pipeline__fini(&r->pipeline);
+	pid_watch__close(r->pidwatch);	/* after the tracker that asks it */
 	run_python__free(r->python);
 	resolver__free(r->resolver);
 	symbolizer__free(r->sym);

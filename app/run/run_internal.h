@@ -41,6 +41,7 @@ struct run {
 	size_t freed_images;		/* and of those, freed */
 	struct unwinder *unwinder;
 	struct run_python *python;	/* NULL with --python off */
+	struct pid_watch *pidwatch;	/* who had a pid when, for the tracker (NULL: not allowed) */
 	struct launch child;
 	bool launched;
 	struct run_filters filters;	/* --cgroup, --cgroupmap, --mntnsmap */

@@ -272,20 +272,25 @@ static int open_matching(const char *path, const struct mapping *m, const struct
  * root (containers). Only while the process there is the one that mapped
  * it, begun by the record's time (began_ns, wall clock; 0: now): one that
  * took the pid since, in a mount namespace of its own, can put any file at
- * that path (issue 32). Each look through one /proc/PID descriptor, so
+ * that path (issue 32), and within a tick of its exit (issue 46: the
+ * side-band's exits and forks tell, proctrack__held_by). Each look through one /proc/PID descriptor, so
  * that a process that takes the pid meanwhile is not looked into either.
  */
-static int open_in_process(pid_t pid, int64_t began_ns, const struct mapping *m,
-			   const struct expect *very, const struct expect *bound, struct stat *st)
+static int open_in_process(struct proctrack *pt, const struct addr_space *as, int64_t began_ns,
+			   const struct mapping *m, const struct expect *very,
+			   const struct expect *bound, struct stat *st)
 {
 	char path[4200];
+	uint64_t opened;
 	int pfd, fd = -1;
 
-	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
+	snprintf(path, sizeof(path), "/proc/%d", (int)as->pid);
 	pfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (pfd < 0)
 		return -1;
-	if (pidstart__began_by(pfd, began_ns)) {
+	/* Dated after the open: a process that had the pid by then had its fork recorded before. */
+	opened = proctrack__records_now(pt);
+	if (pidstart__began_by(pfd, began_ns) && proctrack__held_by(pt, as, opened)) {
 		/* The magic link of pfd: lookups below it fail once its process is gone. */
 		snprintf(path, sizeof(path), "/proc/self/fd/%d/map_files/%" PRIx64 "-%" PRIx64, pfd,
 			 m->start, m->end);
@@ -419,8 +424,8 @@ static void remember_build_id(struct file_table *ft, const char *path,
  * no device or inode: m takes those of the file found with its build-id,
  * and keeps none (frames [unknown]) when there is no such file.
  */
-void proctrack__open_binary(struct proctrack *pt, pid_t pid, struct mapping *m,
-			const struct build_id *rec)
+void proctrack__open_binary(struct proctrack *pt, const struct addr_space *as, struct mapping *m,
+			    const struct build_id *rec)
 {
 	/* A file found by path must be no newer than the mmap (see struct open_file). */
 	struct expect bound = { .not_after_ns = pt->record_wall_ns ? pt->record_wall_ns
@@ -447,8 +452,8 @@ void proctrack__open_binary(struct proctrack *pt, pid_t pid, struct mapping *m,
 			f->conflict = true;
 		return;
 	}
-	if (pid > 0)
-		fd = open_in_process(pid, pt->record_wall_ns, m, &very, &bound, &st);
+	if (as->pid > 0)
+		fd = open_in_process(pt, as, pt->record_wall_ns, m, &very, &bound, &st);
 	if (fd < 0 && !f)
 		fd = open_matching(m->path, m, &bound, &st);
 	if (!m->ino) {

@@ -85,7 +85,7 @@ struct addr_space *proctrack__addr_space(struct proctrack *pt, pid_t pid)
 			proctrack__keep_read_comm(pt, pid, as->comm, began);
 		as->uid = procfs__read_uid(pid);
 		for (size_t i = 0; i < as->nr_maps; i++)
-			proctrack__open_binary(pt, pid, &as->maps[i], NULL);
+			proctrack__open_binary(pt, as, &as->maps[i], NULL);
 	}
 	p = add_proc(pt, pid, as);
 	return p ? p->as : NULL;
@@ -130,7 +130,7 @@ int proctrack__mmap_build_id(struct proctrack *pt, pid_t pid, const struct mappi
 	as = live_space(pt, pid);
 	if (!as)
 		return -ENOMEM;
-	proctrack__open_binary(pt, pid, &mine, bid && bid->size ? bid : NULL);
+	proctrack__open_binary(pt, as, &mine, bid && bid->size ? bid : NULL);
 	return addr_space__insert(as, &mine);
 }
 
@@ -188,6 +188,7 @@ int proctrack__exec(struct proctrack *pt, pid_t pid, const char *comm, uint64_t 
 	as->uid = procfs__read_uid(pid);
 	if (p) {
 		as->older = p->as;
+		as->by_exec = true;
 		p->as = as;
 		return image_ended(pt, as->older, time);
 	}

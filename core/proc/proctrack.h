@@ -63,6 +63,7 @@ struct addr_space {
 	 */
 	uint64_t end_time;
 	bool leader_exited;	/* its main thread exited: other threads may still run it */
+	bool by_exec;		/* began with an exec of older's process (not a new process) */
 	bool settled;		/* ended long enough ago that no sample of it is still to come */
 	bool released;		/* settled, and its mappings freed */
 };
@@ -173,6 +174,8 @@ struct proctrack_counts {
 	size_t retiring;		/* exits and freed images waiting for their grace */
 	size_t forgotten_threads;	/* comms dropped */
 	size_t forgotten_pids;		/* pid entries dropped */
+	/* Handles to a process's /proc refused: its pid was another's by then (handover.c). */
+	size_t handovers_refused;
 	/* Bytes held (proctrack__counts_bytes): images and mappings, files and paths, entries. */
 	size_t bytes;
 };
@@ -180,6 +183,30 @@ struct proctrack_counts {
 void proctrack__counts(const struct proctrack *pt, struct proctrack_counts *out);
 /* The same with bytes filled in: walks every image and file (-v's account at the end). */
 void proctrack__counts_bytes(const struct proctrack *pt, struct proctrack_counts *out);
+
+/*
+ * Whether a task with id tid exited in (after, until] (records' clock),
+ * by records written but maybe not applied yet; true too where records
+ * were lost then (it cannot tell). A pid is another's only after its main
+ * thread's exit.
+ */
+typedef bool (*proctrack_handover_fn)(void *ctx, pid_t tid, uint64_t after, uint64_t until);
+/* The backend's watcher of such records (NULL: none; the records applied only). */
+void proctrack__set_handover(struct proctrack *pt, proctrack_handover_fn fn, void *ctx);
+/*
+ * The records' clock now, to date a handle to /proc/PID right after it
+ * was opened; 0 where the records' clock is not CLOCK_MONOTONIC.
+ */
+uint64_t proctrack__records_now(const struct proctrack *pt);
+/* Whether proctrack__held_by is exact: a watcher, and records on CLOCK_MONOTONIC. */
+bool proctrack__exact_handover(const struct proctrack *pt);
+/*
+ * Whether a handle to /proc/PID opened at opened (proctrack__records_now
+ * read after the open; 0: not known) is image as's process: its main
+ * thread had not exited (so no other task could have its pid) nor its
+ * image ended by then. Refusals are counted (handovers_refused).
+ */
+bool proctrack__held_by(struct proctrack *pt, const struct addr_space *as, uint64_t opened);
 
 /* Whether pid is a kernel thread (PF_KTHREAD in /proc/PID/stat), read once. */
 bool proctrack__is_kernel_thread(struct proctrack *pt, pid_t pid);

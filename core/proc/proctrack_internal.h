@@ -73,6 +73,9 @@ struct proctrack {
 	int64_t record_wall_ns;		/* of the record being applied; 0: now */
 	int64_t clock_to_wall_ns;	/* record time to wall clock (0: not known) */
 	char comm_unknown[TASK_COMM_LEN];	/* proctrack__comm_at's placeholder */
+	/* The backend's watcher of exits and forks not applied yet (handover.c), or NULL. */
+	proctrack_handover_fn handover;
+	void *handover_ctx;
 	unsigned int next_id;
 };
 
@@ -102,10 +105,11 @@ char *file_table__pool_path(struct file_table *ft, const char *path);
 void file_table__unpool_path(struct file_table *ft, const char *path);
 size_t file_table__pooled_paths(const struct file_table *ft);
 /*
- * Open the binary of m now, while pid may still be alive, and learn what
- * identifies it (rec: the build-id of an mmap record of 5.12+, or NULL).
+ * Open the binary of m, mapped by image as, now, while its process may
+ * still be alive, and learn what identifies it (rec: the build-id of an
+ * mmap record of 5.12+, or NULL).
  */
-void proctrack__open_binary(struct proctrack *pt, pid_t pid, struct mapping *m,
+void proctrack__open_binary(struct proctrack *pt, const struct addr_space *as, struct mapping *m,
 			    const struct build_id *rec);
 
 /* procfs.c */

@@ -74,7 +74,7 @@ static int resync_one(struct proctrack *pt, struct proc *p, uint64_t time)
 				err = addr_space__insert(cur, &fresh.maps[i]);
 	}
 	for (size_t i = 0; i < cur->nr_maps; i++)
-		proctrack__open_binary(pt, p->pid, &cur->maps[i], NULL);
+		proctrack__open_binary(pt, cur, &cur->maps[i], NULL);
 	addr_space__release_maps(&fresh);
 	return err ? err : 1;
 }
