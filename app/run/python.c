@@ -191,9 +191,17 @@ static int name(void *ctx, const struct addr_space *as, const struct interp_fram
 	struct py_code_info ci;
 	int err;
 
+	/*
+	 * Never read: its process ended, or had its pid taken, before it was
+	 * found (the registry does not read a process through a pid another
+	 * held by then, issue 46).
+	 */
 	if (!p)
-		return -ENOENT;
+		return as->end_time || as->leader_exited ? -ESRCH : -ENOENT;
 	err = py_process__name(p, f, &ci);
+	/* Not named while it lived: its memory is not another's to read for it. */
+	if (err && err != -ESTALE && (p->gone || as->end_time || as->leader_exited))
+		err = -ESRCH;
 	if (err)
 		return err;
 	out->name = ci.name;
@@ -296,6 +304,7 @@ struct run_python *run_python__new(struct pipeline *pl, struct resolver *res, bo
 		free(rp);
 		return NULL;
 	}
+	py_registry__set_tracker(rp->reg, pl->procs);
 	rp->raw = raw;
 	rp->full_paths = full_paths;
 	pipeline__set_interp(pl, &(struct pipeline_interp){ rp, saw_image, walk, name_now, mapped });
@@ -657,6 +666,11 @@ void run_python__report(const struct run_python *rp, const struct pipeline *pl,
 		if (pl->interp_samples[i])
 			pr_info("python: %llu samples without Python frames: %s\n",
 				(unsigned long long)pl->interp_samples[i], why[i]);
+	if (pl->interp_other_process)
+		pr_info("python: %llu samples counted in the kernel over an interval in which their "
+			"pid was two processes' (one ended, another took its pid): their Python frames "
+			"cannot be told apart, [python: process ended]\n",
+			(unsigned long long)pl->interp_other_process);
 	if (pl->interp_cut)
 		pr_info("python: %llu samples with their Python stack cut (deeper than %d frames, "
 			"or a frame unreadable)\n",
@@ -672,6 +686,11 @@ void run_python__report(const struct run_python *rp, const struct pipeline *pl,
 	if (mc.unnamed)
 		pr_info("python: %llu frames could not be named (the process's memory could not "
 			"be read)\n", (unsigned long long)mc.unnamed);
+	if (mc.ended || st.handed_over || st.no_handle)
+		pr_info("python: %llu frames of processes that ended before their names were read: "
+			"[python: process ended] (%zu processes' pids were another's before their "
+			"memory was opened; %zu could not be opened)\n",
+			(unsigned long long)mc.ended, st.handed_over, st.no_handle);
 	if (mc.freed)
 		pr_info("python: %llu frames ran code objects freed before they were named "
 			"(freed memory is not read for names; a module's body at an import, "

@@ -19,7 +19,9 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <fcntl.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/lib/clock.h"
 #include "interp/python/registry.h"
@@ -27,6 +29,7 @@
 struct early_thread {
 	pid_t tid;
 	pid_t pid;
+	int fd;				/* its process's /proc/PID/mem (the table's copy) */
 	const struct py_layout *layout;	/* static tables of interp/python */
 	uint64_t tstate, check;
 };
@@ -43,6 +46,7 @@ struct python_early {
 	struct early_thread *threads;	/* sorted by tid */
 	size_t nr;
 	pid_t *pids;			/* their processes, sorted */
+	int *fds;			/* each one's handle, dup'ed from the registry's: closed here */
 	size_t nr_pids;
 	struct {
 		pid_t tid;
@@ -124,7 +128,12 @@ static unsigned int early_read(void *ctx, pid_t pid, pid_t tid, struct interp_fr
 	t = e->nr ? bsearch(&key, e->threads, e->nr, sizeof(*t), cmp_tid) : NULL;
 	/* A thread's frames from its own process only. */
 	if (t && t->pid == pid) {
-		py_proc_mem__init(&e->mem, pid);
+		/*
+		 * Through the handle of the process the registry found, never by
+		 * the pid: one that took the pid since is not read for it (its
+		 * samples get no frames until it is found itself).
+		 */
+		py_proc_mem__use_fd(&e->mem, pid, t->fd);
 		for (unsigned int tries = 0;; tries++) {
 			py_snap__init(&e->snap, &e->mem.mem);
 			n = py_thread__walk(t->layout, &e->snap, t->tstate, t->check, out, max,
@@ -190,6 +199,14 @@ struct python_early *python_early__new(void)
 	return e;
 }
 
+static void close_all(int *fds, size_t nr)
+{
+	for (size_t i = 0; fds && i < nr; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	free(fds);
+}
+
 void python_early__free(struct python_early *e)
 {
 	if (!e)
@@ -197,47 +214,78 @@ void python_early__free(struct python_early *e)
 	pthread_mutex_destroy(&e->lock);
 	free(e->threads);
 	free(e->pids);
+	close_all(e->fds, e->nr_pids);
 	free(e);
+}
+
+/* The pid of a process and its handle, sorted together by pid. */
+struct pid_fd {
+	pid_t pid;
+	int fd;
+};
+
+static int cmp_pid_fd(const void *a, const void *b)
+{
+	return cmp_pid(&((const struct pid_fd *)a)->pid, &((const struct pid_fd *)b)->pid);
 }
 
 int python_early__publish(struct python_early *e, const struct py_registry *reg)
 {
-	size_t nr = 0, n = 0, nr_pids = 0, count = py_registry__count(reg);
+	size_t nr = 0, n = 0, nr_pids = 0, old_nr_pids, count = py_registry__count(reg);
 	struct early_thread *threads, *old;
+	struct pid_fd *procs;
 	pid_t *pids, *old_pids;
+	int *fds, *old_fds;
 
 	for (size_t i = 0; i < count; i++)
 		nr += py_registry__get(reg, i)->nr_threads;
 	threads = calloc(nr ? nr : 1, sizeof(*threads));
+	procs = calloc(count ? count : 1, sizeof(*procs));
 	pids = calloc(count ? count : 1, sizeof(*pids));
-	if (!threads || !pids) {
+	fds = calloc(count ? count : 1, sizeof(*fds));
+	if (!threads || !procs || !pids || !fds) {
 		free(threads);
+		free(procs);
 		free(pids);
+		free(fds);
 		return -ENOMEM;
 	}
 	for (size_t i = 0; i < count; i++) {
 		const struct py_process *p = py_registry__get(reg, i);
+		/* Its own copy: the registry closes its handle when the process ends. */
+		int fd = p->gone || p->mem.fd < 0 ? -1 : fcntl(p->mem.fd, F_DUPFD_CLOEXEC, 0);
 
-		if (!p->gone)
-			pids[nr_pids++] = p->pid;
-		for (size_t k = 0; !p->gone && k < p->nr_threads; k++)
-			threads[n++] = (struct early_thread){ p->threads[k].tid, p->pid,
+		if (fd < 0)
+			continue;	/* gone, or no descriptor left: read at the drain */
+		procs[nr_pids++] = (struct pid_fd){ p->pid, fd };
+		for (size_t k = 0; k < p->nr_threads; k++)
+			threads[n++] = (struct early_thread){ p->threads[k].tid, p->pid, fd,
 							      p->interp.layout,
 							      p->threads[k].tstate,
 							      p->threads[k].check };
 	}
 	qsort(threads, n, sizeof(*threads), cmp_tid);
-	qsort(pids, nr_pids, sizeof(*pids), cmp_pid);
+	qsort(procs, nr_pids, sizeof(*procs), cmp_pid_fd);
+	for (size_t i = 0; i < nr_pids; i++) {
+		pids[i] = procs[i].pid;
+		fds[i] = procs[i].fd;
+	}
+	free(procs);
 	pthread_mutex_lock(&e->lock);
 	old = e->threads;
 	old_pids = e->pids;
+	old_fds = e->fds;
+	old_nr_pids = e->nr_pids;
 	e->threads = threads;
 	e->pids = pids;
+	e->fds = fds;
 	e->nr_pids = nr_pids;
 	__atomic_store_n(&e->nr, n, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&e->lock);
+	/* No walk reads through the old handles now: they were used under the lock only. */
 	free(old);
 	free(old_pids);
+	close_all(old_fds, old_nr_pids);
 	return 0;
 }
 

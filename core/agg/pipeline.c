@@ -334,6 +334,33 @@ static const struct addr_space *image_of(struct pipeline *p, const struct sample
 	return cand[0];
 }
 
+/*
+ * Whether s, counted in the kernel over an interval, has a pid that was
+ * more than one process's in it (one ended, another took the pid): its
+ * interpreted frames were read in one of them, and which cannot be told;
+ * the same code objects at the same addresses (a non-PIE interpreter's
+ * frozen modules) would be named from the other's memory (issue 46).
+ */
+static bool pid_changed_hands(struct pipeline *p, const struct sample *s)
+{
+	struct addr_space *cand[MAX_IMAGES];
+	uint64_t t0 = s->time, t1 = s->time_end ? s->time_end : s->time;
+	unsigned int n;
+
+	if (!p->procs || (s->time && !s->time_end))
+		return false;	/* dated exactly: its image is the one that ran then */
+	if (!t0 && !t1) {
+		t0 = p->window_start;
+		t1 = p->window_end;
+	}
+	n = proctrack__images(p->procs, s->pid, t0, t1, cand, MAX_IMAGES);
+	/* Newest first: an image that did not begin with an exec of the next began a process. */
+	for (unsigned int i = 0; i + 1 < n; i++)
+		if (!cand[i]->by_exec)
+			return true;
+	return false;
+}
+
 void pipeline__unwind_now(struct pipeline *p, struct sample *s, uint64_t *buf)
 {
 	const struct addr_space *as;
@@ -439,6 +466,12 @@ int pipeline__count(struct pipeline *p, struct sample *s)
 	if (!in_lifetimes(p, s)) {
 		p->filtered++;
 		return 0;
+	}
+	if (s->nr_interp && s->interp_frames && pid_changed_hands(p, s)) {
+		s->nr_interp = 0;
+		s->interp_frames = NULL;
+		s->interp_status = INTERP_FRAMES | INTERP_ENDED;
+		p->interp_other_process += s->weight;
 	}
 	s->nr_kernel = stack__depth(s->kernel_ips, s->nr_kernel);
 	if (s->kind == WEIGHT_OFFCPU_NS) {

@@ -87,6 +87,8 @@ struct pipeline {
 	/* On-CPU samples of interpreters' threads by enum interp_status, and those cut (flags). */
 	uint64_t interp_samples[INTERP_LOST + 1];
 	uint64_t interp_cut;
+	/* Samples counted in the kernel whose pid was two processes' in their interval (INTERP_ENDED). */
+	uint64_t interp_other_process;
 	uint64_t dropped_oom;	/* samples not counted for want of memory (the run then stops) */
 };
 

@@ -44,6 +44,9 @@ static int interp_frames(struct resolver *r, const struct agg_stack *st, uint32_
 		if (err == -ESTALE) {
 			r->interp_counts.freed++;
 			i = marker(r, "[python: code object freed]");
+		} else if (err == -ESRCH) {
+			r->interp_counts.ended++;
+			i = marker(r, "[python: process ended]");
 		} else if (err) {
 			r->interp_counts.unnamed++;
 			i = marker(r, "[python: unreadable]");
@@ -56,7 +59,14 @@ static int interp_frames(struct resolver *r, const struct agg_stack *st, uint32_
 		run_end[n] = ops->run_end(ops->ctx, st->as, f, j, st->nr_interp);
 		out[n++] = (uint32_t)i | INTERP_BIT;
 	}
-	if (st->interp_status & (INTERP_FAULT | INTERP_TRUNCATED)) {
+	if (st->interp_status & INTERP_ENDED) {
+		r->interp_counts.ended++;
+		i = marker(r, "[python: process ended]");
+		if (i < 0)
+			return i;
+		run_end[n] = true;
+		out[n++] = (uint32_t)i | INTERP_BIT;
+	} else if (st->interp_status & (INTERP_FAULT | INTERP_TRUNCATED)) {
 		i = marker(r, st->interp_status & INTERP_FAULT ? "[python: unreadable]"
 							     : "[python: truncated]");
 		if (i < 0)

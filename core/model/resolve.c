@@ -180,7 +180,8 @@ static int stack_of(struct resolver *r, const struct agg_stack *st,
 				return i;
 			idx[n++] = (uint32_t)i;
 		}
-		if (st->nr_interp || (st->interp_status & (INTERP_FAULT | INTERP_TRUNCATED))) {
+		if (st->nr_interp ||
+		    (st->interp_status & (INTERP_FAULT | INTERP_TRUNCATED | INTERP_ENDED))) {
 			if ((i = resolver__mix_interp(r, st, idx, s->nr_kernel, n)) < 0)
 				return i;
 			n = (unsigned int)i;

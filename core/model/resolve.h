@@ -104,6 +104,8 @@ struct interp_merge_counts {
 	uint64_t mismatched;	/* more eval calls than runs of frames, or fewer */
 	uint64_t unnamed;	/* frames that could not be named */
 	uint64_t freed;		/* frames whose code object was freed before naming */
+	/* frames of a process that ended (or whose pid another took) before they were named */
+	uint64_t ended;
 };
 void resolver__interp_counts(const struct resolver *r, struct interp_merge_counts *out);
 

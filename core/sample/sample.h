@@ -72,6 +72,11 @@ enum interp_status {
 /* Flags or'ed into interp_status with INTERP_FRAMES. */
 #define INTERP_TRUNCATED (1U << 8)	/* deeper than MAX_INTERP_DEPTH: the root side is cut */
 #define INTERP_FAULT (1U << 9)		/* a frame could not be read: the chain ends there */
+/*
+ * Frames dropped: read in the kernel over an interval in which the pid was
+ * more than one process's, they cannot be named by either (issue 46).
+ */
+#define INTERP_ENDED (1U << 10)
 
 /* The user registers and stack bytes an unwinder needs (--unwind dwarf). */
 struct user_snapshot {

@@ -1,13 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Readers of another address space: a live process (process_vm_readv), an
+ * Readers of another address space: a live process (its /proc/PID/mem
+ * handle, or process_vm_readv by pid), an
  * image of address ranges (tests, fuzzing), and a page snapshot over either
  * for one walk.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
+#include <unistd.h>
 
 #include "interp/python/pyint.h"
 
@@ -28,12 +33,32 @@ int py_mem__read(const struct py_mem *mem, uint64_t addr, void *buf, size_t len)
 static int proc_read(void *ctx, uint64_t addr, void *buf, size_t len)
 {
 	struct py_proc_mem *pm = ctx;
-	struct iovec local = { .iov_base = buf, .iov_len = len };
-	struct iovec remote = { .iov_base = (void *)(uintptr_t)addr, .iov_len = len };
-	ssize_t n = process_vm_readv(pm->pid, &local, 1, &remote, 1, 0);
+	ssize_t n;
 
-	if (n < 0)
-		return errno == ENOMEM ? -EFAULT : -errno;
+	if (pm->by_pid) {
+		struct iovec local = { .iov_base = buf, .iov_len = len };
+		struct iovec remote = { .iov_base = (void *)(uintptr_t)addr, .iov_len = len };
+
+		n = process_vm_readv(pm->pid, &local, 1, &remote, 1, 0);
+		if (n < 0)
+			return errno == ENOMEM ? -EFAULT : -errno;
+	} else if (pm->fd < 0) {
+		return -ESRCH;	/* closed: its process ended */
+	} else {
+		/* Offsets are signed: no user address is that high. */
+		if (addr > (uint64_t)INT64_MAX - len)
+			return -EFAULT;
+		n = pread(pm->fd, buf, len, (off_t)addr);
+		/*
+		 * The handle holds the address space it was opened on, never
+		 * another's: once that one is gone (the process exited or
+		 * exec'd), reads give nothing. An unmapped page fails with EIO.
+		 */
+		if (n == 0)
+			return -ESRCH;
+		if (n < 0)
+			return errno == EIO || errno == ENOMEM ? -EFAULT : -errno;
+	}
 	/* A read cut short by an unmapped page is no read: its bytes would be half of a struct. */
 	return (size_t)n == len ? 0 : -EFAULT;
 }
@@ -41,8 +66,35 @@ static int proc_read(void *ctx, uint64_t addr, void *buf, size_t len)
 void py_proc_mem__init(struct py_proc_mem *pm, pid_t pid)
 {
 	pm->pid = pid;
+	pm->fd = -1;
+	pm->by_pid = true;
 	pm->mem.read = proc_read;
 	pm->mem.ctx = pm;
+}
+
+int py_proc_mem__open(struct py_proc_mem *pm, pid_t pid)
+{
+	char path[64];
+
+	py_proc_mem__init(pm, pid);
+	pm->by_pid = false;
+	snprintf(path, sizeof(path), "/proc/%d/mem", (int)pid);
+	pm->fd = open(path, O_RDONLY | O_CLOEXEC);
+	return pm->fd < 0 ? -errno : 0;
+}
+
+void py_proc_mem__use_fd(struct py_proc_mem *pm, pid_t pid, int fd)
+{
+	py_proc_mem__init(pm, pid);
+	pm->by_pid = false;
+	pm->fd = fd;
+}
+
+void py_proc_mem__close(struct py_proc_mem *pm)
+{
+	if (pm->fd >= 0)
+		close(pm->fd);
+	pm->fd = -1;
 }
 
 /* ---- an image ---- */

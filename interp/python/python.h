@@ -74,12 +74,26 @@ struct py_mem {
 /* Reads through mem after the checks every reader shares (length, wrap-around). */
 int py_mem__read(const struct py_mem *mem, uint64_t addr, void *buf, size_t len);
 
-/* A live process, read with process_vm_readv (ptrace-mode access needed). */
+/*
+ * A live process (ptrace-mode access needed): through a handle to its
+ * /proc/PID/mem, which reads the address space it was opened on or nothing
+ * (-ESRCH once that is gone), never a process that took the pid since;
+ * else by pid with process_vm_readv (whatever process has the pid then).
+ */
 struct py_proc_mem {
 	struct py_mem mem;
 	pid_t pid;
+	int fd;				/* /proc/PID/mem; -1: closed (reads -ESRCH) */
+	bool by_pid;
 };
+/* By pid. */
 void py_proc_mem__init(struct py_proc_mem *pm, pid_t pid);
+/* Through a handle opened now: 0, or -errno (then reads fail). */
+int py_proc_mem__open(struct py_proc_mem *pm, pid_t pid);
+/* Through fd, a handle opened by py_proc_mem__open (not closed here). */
+void py_proc_mem__use_fd(struct py_proc_mem *pm, pid_t pid, int fd);
+/* Closes the handle, if any: reads then fail with -ESRCH. */
+void py_proc_mem__close(struct py_proc_mem *pm);
 
 /* A memory image made of address ranges (tests, the fuzz target). */
 struct py_image;

@@ -55,6 +55,7 @@ struct py_registry {
 	size_t nr_live, cap_live;
 	struct hashmap refused;		/* interpreter paths named in -v as refused (bounded) */
 	struct py_registry_stats stats;
+	struct proctrack *pt;		/* whose images these are: who held a pid when (or NULL) */
 };
 
 #define MAX_REFUSED_NAMED 64
@@ -82,10 +83,16 @@ struct py_registry *py_registry__new(void)
 	return r;
 }
 
+void py_registry__set_tracker(struct py_registry *r, struct proctrack *pt)
+{
+	r->pt = pt;
+}
+
 static void process_free(struct py_process *p)
 {
 	if (!p)
 		return;
+	py_proc_mem__close(&p->mem);
 	py_codes__free(p->codes);
 	free(p->snap);
 	free(p->threads);
@@ -260,6 +267,27 @@ static uint32_t glibc_tid_offset(const struct addr_space *as)
 }
 
 /*
+ * p's memory, through a handle of as's process: one that took the pid
+ * since, even within a tick of its exit, is never read for it (issue 46,
+ * row 1). The tracker dates the handle against the side-band's exits and
+ * forks. False when it is not as's (as ended), or cannot be opened.
+ */
+static bool open_memory(struct py_registry *r, const struct addr_space *as, struct py_process *p)
+{
+	int err = py_proc_mem__open(&p->mem, as->pid);
+
+	if (err) {
+		r->stats.no_handle++;
+		return false;
+	}
+	if (r->pt && !proctrack__held_by(r->pt, as, proctrack__records_now(r->pt))) {
+		r->stats.handed_over++;
+		return false;
+	}
+	return true;
+}
+
+/*
  * The process found in as, checked against its memory; NULL when as runs
  * no readable CPython, *not_ready when its memory did not agree yet, *idle
  * when it agrees but no interpreter runs there yet.
@@ -272,6 +300,7 @@ static struct py_process *find_interpreter(struct py_registry *r, const struct a
 
 	if (!p)
 		return NULL;
+	py_proc_mem__init(&p->mem, as->pid);
 	for (size_t i = 0; i < as->nr_maps; i++) {
 		const struct mapping *m = &as->maps[i];
 
@@ -283,7 +312,8 @@ static struct py_process *find_interpreter(struct py_registry *r, const struct a
 		p->as_id = as->id;
 		p->uid = as->uid;
 		p->start_ticks = start_ticks(as->pid);
-		py_proc_mem__init(&p->mem, as->pid);
+		if (!open_memory(r, as, p))
+			break;
 		if (py_interp__validate(&p->interp, &p->mem.mem, &why)) {
 			*not_ready = !last_try;
 			if (last_try && why.text[0])
@@ -550,8 +580,11 @@ void py_registry__ended(struct py_registry *r, const struct addr_space *as)
 {
 	struct py_process *p = py_registry__find(r, as);
 
-	if (p)
+	if (p) {
 		p->gone = true;
+		/* Its address space is gone: the handle reads nothing more, and costs a descriptor. */
+		py_proc_mem__close(&p->mem);
+	}
 }
 
 /* What p's cache refused, added to out. */

@@ -52,6 +52,8 @@ struct py_process {
 struct py_registry_stats {
 	size_t processes;		/* found and readable, ever */
 	size_t refused;			/* interpreters that cannot be read (named in -v) */
+	/* Images whose memory could not be opened, and those whose pid another had by then. */
+	size_t no_handle, handed_over;
 	uint64_t idle;			/* looks at a process that maps one but runs none (yet) */
 	size_t live;			/* processes held now */
 	size_t threads;			/* threads known now */
@@ -64,6 +66,8 @@ struct py_registry_stats {
 
 struct py_registry *py_registry__new(void);
 void py_registry__free(struct py_registry *r);
+/* The tracker whose images r is shown: a process's memory is read only while its pid is its own. */
+void py_registry__set_tracker(struct py_registry *r, struct proctrack *pt);
 
 /*
  * Look at image as: the first time, or when its mappings changed since,
