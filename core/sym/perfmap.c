@@ -370,7 +370,7 @@ static int map_root(pid_t pid, int64_t began_ns, struct stat *st, char *name, si
 	snprintf(proc_path, sizeof(proc_path), "/proc/%d", (int)pid);
 	/* Every read below goes through this directory: of this process, or none. */
 	pfd = open(proc_path, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (pfd >= 0 && !fstat(pfd, st) && pidstart__began_by(pfd, began_ns))
+	if (pfd >= 0 && began_ns >= 0 && !fstat(pfd, st) && pidstart__began_by(pfd, began_ns))
 		root = openat(pfd, "root", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (root >= 0) {
 		snprintf(name, name_len, "tmp/perf-%d.map", (int)ns_pid(pfd, pid));

@@ -26,7 +26,8 @@ struct perfmap *perfmap__load(pid_t pid, const char **warning, char *path, size_
  * not_before_ns (CLOCK_REALTIME; 0: any time), by its birth time where the
  * file system keeps one (statx), else its ctime. It is read under the
  * process's root only while pid is still the process that began by
- * began_ns (wall clock; 0: not known, any process of pid): one that took
+ * began_ns (wall clock; 0: not known, any process of pid; -1: the
+ * lifetime is known to have ended, never under /proc/PID): one that took
  * the pid since has its own root, and its map is not that lifetime's.
  * A file mounted at the map's name (a bind mount) is refused. A map is
  * kept once for all processes that name the same file (hard links), within

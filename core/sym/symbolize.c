@@ -109,8 +109,10 @@ static struct perfmap *perfmap_of(struct symbolizer *s, const struct addr_space 
 	if (!e)
 		return NULL;
 	e->as = as;
-	e->pm = perfmap__load_checked(as->pid, owner, not_before, as->start_wall_ns, &warning, path,
-				      sizeof(path));
+	/* An image known to have ended: what is at /proc/PID now is another's, or nothing. */
+	e->pm = perfmap__load_checked(as->pid, owner, not_before,
+				      as->end_time || as->leader_exited ? -1 : as->start_wall_ns,
+				      &warning, path, sizeof(path));
 	if (warning)
 		pr_warn("warning: ignoring %s: %s\n", path, warning);
 	if (hashmap__add(&s->perfmaps, &e->as, e)) {
