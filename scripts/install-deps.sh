@@ -17,9 +17,10 @@ libunwind-dev bpftool libc6-dbg protobuf-c-compiler libprotobuf-c-dev"
 # `make check`: the test runner, perf to compare with, llvm-objdump for the
 # 4.9 check, chromium for the SVG checks, man and bash for the docs checks,
 # real programs for the fidelity suite (golang-go: a stripped Go program, gofmt,
-# and go to build one), gdb for the Python layouts' check against DWARF.
+# and go to build one; openssl: libcrypto's SHA-512, code without a symbol),
+# gdb for the Python layouts' check against DWARF.
 TEST_PACKAGES="llvm linux-perf check binutils procps util-linux python3 chromium man-db
-bash-completion gzip xz-utils sqlite3 findutils golang-go gdb libpython3.11"
+bash-completion gzip xz-utils sqlite3 findutils golang-go gdb libpython3.11 openssl"
 # `make check-kernels` (tests/kernels/): only when kernel images are there.
 KERNEL_PACKAGES="qemu-system-x86 busybox-static cpio gzip"
 

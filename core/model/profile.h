@@ -127,6 +127,20 @@ static inline const struct profile_frame *profile__frame(const struct profile *p
 }
 
 /*
+ * The module that names a user frame no symbol named in folded stacks, flame
+ * graphs and pprof, printed "[module]": the base name of the file holding its
+ * address ("[libcrypto.so.3]"), as FlameGraph's stackcollapse-perf.pl names
+ * perf's "[unknown] (/usr/lib/x86_64-linux-gnu/libcrypto.so.3)" and pprof a
+ * Location without Lines. NULL for a frame with a name, and for one no file
+ * holds (anonymous or JIT memory, an address outside every mapping, a marker):
+ * "[unknown]" as in bcc's report.
+ */
+static inline const char *profile_frame__unnamed_module(const struct profile_frame *f)
+{
+	return f->kind == FRAME_USER && !f->name ? f->module : NULL;
+}
+
+/*
  * A stack whose frames are already in stack_frames: s->first and the
  * s->nr_kernel + s->nr_user frames from there (another stack's run).
  */

@@ -6,9 +6,13 @@
  * function there (those inlined first, as profile.proto orders them, each
  * with file and line when DWARF gave them), Mappings as the profile has
  * them with flags that say what their Locations hold, Functions by name,
- * file and first line; comm and pid as labels. A frame no symbol named has
- * no Line: its address and mapping (file, build-id, offset) let pprof
- * symbolize it later, and its Mapping says has_functions false.
+ * file and first line; comm and pid as labels. A frame no symbol named in a
+ * file has one Line, of a Function named by the file's base name
+ * ("[libcrypto.so.3]", what pprof itself shows for a Location without Lines,
+ * so that other readers show it too); a frame in no file has no Line. Either
+ * way its Mapping says has_functions false, and its address and mapping
+ * (file, build-id, offset) let pprof symbolize it later: pprof symbolizes
+ * such a Mapping's Locations and replaces their Lines.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -130,12 +134,14 @@ static int64_t intern(struct pprof_builder *b, const char *s)
 	return (int64_t)b->nr_strings - 1;
 }
 
-static uint64_t function_id(struct pprof_builder *b, const struct profile_frame *pf)
+/* The Function of pf, or with name, of a module (no file, no line): pf's own is ignored. */
+static uint64_t function_id(struct pprof_builder *b, const struct profile_frame *pf,
+			    const char *name)
 {
 	struct function_key k = {
-		.name = intern(b, pf->name ? pf->name : "[unknown]"),
-		.file = pf->func_file ? intern(b, pf->func_file) : 0,
-		.start_line = pf->func_line,
+		.name = intern(b, name ? name : pf->name ? pf->name : "[unknown]"),
+		.file = !name && pf->func_file ? intern(b, pf->func_file) : 0,
+		.start_line = name ? 0 : pf->func_line,
 	};
 	Perftools__Profiles__Function *f;
 	struct function_key *key;
@@ -219,11 +225,12 @@ static void count_location(struct pprof_builder *b, const struct profile *p, uin
 			   const Perftools__Profiles__Location *loc, const struct profile_frame *f)
 {
 	struct mapping_count *c;
-	bool files = loc->n_line, lines = loc->n_line;
+	/* A module's Line is no function: pprof is to symbolize the Location still. */
+	bool named = f->name, files = named, lines = named;
 
 	if (!m || m > p->nr_mappings)
 		return;
-	for (size_t i = 0; i < loc->n_line; i++) {
+	for (size_t i = 0; named && i < loc->n_line; i++) {
 		const struct profile_frame *lf = f - (loc->n_line - 1 - i);
 
 		files &= lf->file != NULL;
@@ -231,29 +238,36 @@ static void count_location(struct pprof_builder *b, const struct profile *p, uin
 	}
 	c = &b->counts[m - 1];
 	c->locations++;
-	c->functions += loc->n_line != 0;
+	c->functions += named;
 	c->files += files;
 	c->lines += lines;
 }
 
 /*
  * The Location of a profile frame, made on first use: a Line for each
- * function inlined there (innermost first) and one for the frame's own, or
- * none when no symbol named it.
+ * function inlined there (innermost first) and one for the frame's own; when
+ * no symbol named it, one of its module's, or none without a module.
  */
 static uint64_t location_id(struct pprof_builder *b, const struct profile *p, uint32_t frame)
 {
 	const struct profile_frame *f = &p->frames[frame];
-	unsigned int nr = f->name ? 1 + (frame >= f->nr_inline ? f->nr_inline : 0) : 0;
+	const char *module = profile_frame__unnamed_module(f);
+	unsigned int nr = f->name ? 1 + (frame >= f->nr_inline ? f->nr_inline : 0) : !!module;
+	char *module_name = NULL;
 	Perftools__Profiles__Location *loc;
 
 	if (b->location_ids[frame])
 		return b->location_ids[frame];
+	if (module && asprintf(&module_name, "[%s]", module) < 0) {
+		b->oom = true;
+		return 0;
+	}
 	loc = malloc(sizeof(*loc));
 	if (loc)
 		perftools__profiles__location__init(loc);
 	if (!loc || !(loc->line = calloc(nr ? nr : 1, sizeof(*loc->line)))) {
 		free(loc);
+		free(module_name);
 		b->oom = true;
 		return 0;
 	}
@@ -267,14 +281,16 @@ static uint64_t location_id(struct pprof_builder *b, const struct profile *p, ui
 
 		if (!line) {
 			free_location(loc);
+			free(module_name);
 			b->oom = true;
 			return 0;
 		}
 		perftools__profiles__line__init(line);
-		line->function_id = function_id(b, lf);
-		line->line = lf->line;
+		line->function_id = function_id(b, lf, module_name);
+		line->line = module_name ? 0 : lf->line;
 		loc->line[loc->n_line++] = line;
 	}
+	free(module_name);
 	if (!PUSH(b, locations, loc)) {
 		free_location(loc);
 		return 0;

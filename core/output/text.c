@@ -14,6 +14,13 @@ void text__frame(struct strbuf *sb, const struct profile_frame *f, const struct 
 		 enum text_escape esc)
 {
 	bool kernel = f->kind == FRAME_KERNEL, inlined = f->kind == FRAME_INLINE;
+	/*
+	 * Folded stacks and flame graphs name a frame without a symbol by its
+	 * file, as stackcollapse-perf.pl does; bcc's report prints [unknown] as
+	 * bcc does, and -A prints the module after it anyway.
+	 */
+	const char *module = esc == ESCAPE_CONTROLS_AND_SEMICOLONS && !o->addresses ?
+			     profile_frame__unnamed_module(f) : NULL;
 
 	if (f->kind == FRAME_MISSED) {
 		strbuf__puts(sb, f->name);
@@ -32,7 +39,10 @@ void text__frame(struct strbuf *sb, const struct profile_frame *f, const struct 
 		strbuf__printf(sb, "%#" PRIx64 " ", f->address);
 	else if (o->raw_addresses)
 		strbuf__printf(sb, "%-16" PRIx64 " ", f->address);
-	strbuf__puts(sb, f->name ? f->name : "[unknown]");
+	if (module)
+		strbuf__printf(sb, "[%s]", module);
+	else
+		strbuf__puts(sb, f->name ? f->name : "[unknown]");
 	/* The offset of the address as sampled, not of the one looked up; none into inlined code. */
 	if ((o->addresses || o->offsets) && f->name && !inlined)
 		strbuf__printf(sb, "+%#" PRIx64, f->offset + f->caller);

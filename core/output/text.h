@@ -29,7 +29,10 @@ enum text_escape {
 /*
  * One frame: "[ADDR ]name[+OFF][ (inlined)][_[k]][ [module]]"; a missed-stack
  * placeholder by its name. " (inlined)" marks an inlined call in multi-line
- * text (esc ESCAPE_CONTROLS) only, as perf report --inline does.
+ * text (esc ESCAPE_CONTROLS) only, as perf report --inline does. A user frame
+ * without a symbol is "[unknown]" there and "[module]" in folded stacks and
+ * flame graphs without -A (profile_frame__unnamed_module). The text is not
+ * escaped yet (text__escaped): names and modules come from files anyone names.
  */
 void text__frame(struct strbuf *sb, const struct profile_frame *f, const struct writer_opts *o,
 		 enum text_escape esc);

@@ -269,7 +269,7 @@ static void first_read(struct symbolizer *s, struct elf_cache_entry *e, const st
 	if (fd < 0 || other) {
 		s->replaced_files++;
 		pr_info("%s: not the file that was mapped any more (replaced or gone); its frames "
-			"print [unknown]\n",
+			"get no function names\n",
 			m->path);
 	} else if (e->st) {
 		if (elf_symtab__debug_of_other_build(e->st)) {
@@ -310,7 +310,7 @@ static void read_again(struct symbolizer *s, struct elf_cache_entry *e, const st
 			return;
 		s->st.reload_failures++;
 		pr_info("%s: cannot read its symbols again (dropped while idle); its new frames "
-			"print [unknown]\n",
+			"get no function names\n",
 			m->path);
 		return;
 	}
@@ -599,11 +599,11 @@ void symbolizer__report_problems(struct symbolizer *s)
 			"privileged); kernel frames print [unknown]\n");
 	if (s->replaced_files)
 		pr_warn("warning: %u mapped binaries were replaced or removed before they could be "
-			"read; their frames print [unknown] (-v names them)\n",
+			"read; their frames have no function names (-v names them)\n",
 			s->replaced_files);
 	if (s->unreadable_files)
-		pr_warn("warning: could not read symbols of %u binaries; their frames print "
-			"[unknown] (-v names them)\n",
+		pr_warn("warning: could not read symbols of %u binaries; their frames have no "
+			"function names (-v names them)\n",
 			s->unreadable_files);
 	if (s->other_build_debug)
 		pr_warn("warning: the debug files found for %u stripped binaries were of another "

@@ -528,8 +528,20 @@ def bench_symbols(tmp):
                 max(rss) <= 50)
 
 
+# What profile writes in brackets that is no frame without a name.
+MARKER = re.compile(r"\[(truncated|goroutine stack not followed|Missed (User|Kernel) Stack"
+                    r"|python: [^\]]*)\]")
+
+
+def unresolved(frame):
+    """[unknown], a bare address as perf prints them, or a frame named only by its file,
+    "[libcrypto.so.3]", as profile's folded stacks print one without a symbol (issue 45)."""
+    return (frame == "[unknown]" or re.fullmatch(r"0x[0-9a-f]+", frame) is not None
+            or (frame.startswith("[") and frame.endswith("]") and not MARKER.fullmatch(frame)))
+
+
 def unknown_share(folded_text, skip_comm=None):
-    """Share of frames not resolved ([unknown], or a bare address as perf prints them)."""
+    """Share of frames not resolved (see unresolved)."""
     frames = unknown = 0
     for line in folded_text.splitlines():
         stack, _, count = line.rpartition(" ")
@@ -539,8 +551,7 @@ def unknown_share(folded_text, skip_comm=None):
             continue
         parts = stack.split(";")[1:]
         frames += len(parts) * int(count)
-        unknown += sum(p == "[unknown]" or re.fullmatch(r"0x[0-9a-f]+", p) is not None
-                       for p in parts) * int(count)
+        unknown += sum(unresolved(p) for p in parts) * int(count)
     return 100.0 * unknown / frames if frames else float("nan")
 
 

@@ -86,7 +86,7 @@ static void build_addr_space(void)
 	fx.main = fx.main - first + FIXED_BASE;
 }
 
-/* "alpha+4", "0xffff...", "anon+0x100", "TRUNCATED" */
+/* "alpha+4", "0xffff...", "anon+0x100", "file+0x300", "TRUNCATED" */
 static uint64_t parse_ip(const char *tok)
 {
 	static const struct {
@@ -102,6 +102,8 @@ static uint64_t parse_ip(const char *tok)
 		return STACK_TRUNCATED_IP;
 	if (!strncmp(tok, "anon", len) && len == 4)
 		return ANON_START + off;
+	if (!strncmp(tok, "file", len) && len == 4)
+		return FIXED_BASE + off;
 	for (size_t i = 0; i < sizeof(syms) / sizeof(syms[0]); i++)
 		if (strlen(syms[i].name) == len && !strncmp(tok, syms[i].name, len))
 			return *syms[i].addr + off;

@@ -5,6 +5,7 @@
  * through a kallsyms file written by the test.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -502,6 +503,74 @@ static void free_space(struct addr_space *as)
 
 #define DELTA 0x100000000ULL
 
+/*
+ * Issue 45: a user frame no symbol names, in a file, prints the file's base
+ * name in folded stacks and flame graphs ("[libcrypto.so.3]", as perf's
+ * stackcollapse-perf.pl), and [unknown] in the multi-line report, as bcc
+ * prints it (-A adds the module there). Two addresses of one file are one
+ * frame, as in perf's scripts; memory without a file stays [unknown]. The
+ * name is the file's, anyone's to choose: it is escaped as every name is
+ * (';', a newline, a right-to-left override; XML's specials in the SVG).
+ */
+START_TEST(frames_without_a_symbol_name_their_file)
+{
+	static const char path[] = "/nonexistent/li;b\n\xe2\x80\xae<x>&.so.3";
+	const uint64_t lib = 0x7f2000000000ULL, anon = 0x7f3000000000ULL;
+	uint64_t u1[] = { lib + 0x120, fx.main + 10 }, u2[] = { lib + 0x4567, fx.main + 10 };
+	uint64_t u3[] = { anon + 0x10, fx.main + 10 };
+	struct render_opts f = { .format = FORMAT_FOLDED }, b = { .format = FORMAT_BCC };
+	struct render_opts a = { .format = FORMAT_BCC, .addresses = true };
+	struct render_opts svg = { .format = FORMAT_SVG, .title = "t" };
+	struct report_stats st;
+	struct addr_space as;
+	char *text, *report;
+
+	moved_space(&as, 0, 0);
+	ck_assert_int_eq(addr_space__insert(&as, &(struct mapping){ .start = lib,
+								       .end = lib + 0x10000,
+								       .exec = true,
+								       .ino = 77,
+								       .path = (char *)path }),
+			 0);
+	ck_assert_int_eq(addr_space__insert(&as, &(struct mapping){ .start = anon,
+								       .end = anon + 0x10000,
+								       .exec = true,
+								       .path = "//anon" }),
+			 0);
+	fixture_count(&agg, &as, 100, "cc1", NULL, 0, u1, 2, 0, 2);
+	fixture_count(&agg, &as, 100, "cc1", NULL, 0, u2, 2, 0, 3);
+	fixture_count(&agg, &as, 100, "cc1", NULL, 0, u3, 2, 0, 4);
+	ck_assert_str_eq(render_report(&f, &st),
+			 "cc1;main;[unknown] 4\n"
+			 "cc1;main;[li\\x3bb\\x0a\\xe2\\x80\\xae<x>&.so.3] 5\n");
+	ck_assert_str_eq(render_report(&b, &st), "    [unknown]\n"
+						 "    main\n"
+						 "    -                cc1 (100)\n"
+						 "        9\n\n");
+	/* -A: apart by address, the module after [unknown] as for every frame. */
+	ck_assert_int_ge(asprintf(&text,
+				  "    0x7f2000000120 [unknown] [li;b\\x0a\\xe2\\x80\\xae<x>&.so.3]\n"
+				  "    %#" PRIx64 " main+0xa [symfixture]\n"
+				  "    -                cc1 (100)\n"
+				  "        2\n\n",
+				  fx.main + 10),
+			 0);
+	report = render_report(&a, &st);
+	/* Ascending by count: this block of 2 first, then lib + 0x4567's 3, the anon 4. */
+	ck_assert_msg(!strncmp(report, text, strlen(text)), "%s", report);
+	ck_assert_ptr_nonnull(strstr(report, "    0x7f2000004567 [unknown] [li;b"));
+	ck_assert_ptr_nonnull(strstr(report, "    0x7f3000000010 [unknown]\n"));
+	free(text);
+	text = render(&agg, sym, &svg, NULL);
+	ck_assert_msg(strstr(text, "<title>[li\\x3bb\\x0a\\xe2\\x80\\xae&lt;x&gt;&amp;.so.3] (5 "
+				   "samples"),
+		      "%s", text);
+	ck_assert_ptr_null(strstr(text, "<x>"));
+	free(text);
+	free_space(&as);
+}
+END_TEST
+
 /* The unknown user frames of a profile: profile frames without a name. */
 static unsigned int unknown_user_frames(bool by_file, const struct addr_space *other)
 {
@@ -648,16 +717,18 @@ END_TEST
 /*
  * A process whose mapping names the binary's path but another file (an
  * inode that is not the path's any more: the binary was replaced) shares
- * no frame with one that maps the real file: its frames name nothing.
+ * no frame with one that maps the real file: its frames name no function,
+ * only the file the process maps (issue 45), and its two stacks stay apart
+ * from the real file's.
  */
 START_TEST(another_file_at_the_same_path_shares_no_frames)
 {
 	struct both_ways b;
 
 	build_both_ways(&b, 1);
-	ck_assert_str_eq(b.folded, "cc1;[unknown];[unknown];[unknown];k_mid;k_leaf 3\n"
+	ck_assert_str_eq(b.folded, "cc1;[symfixture];[symfixture];[symfixture];k_mid;k_leaf 3\n"
 				   "cc1;main;fixture_beta;fixture_alpha;k_mid;k_leaf 3\n"
-				   "cc1;[unknown];[unknown] 4\n");
+				   "cc1;[symfixture];[symfixture] 4\n");
 	free_both_ways(&b);
 }
 END_TEST
@@ -770,6 +841,7 @@ Suite *report_suite(void)
 	tcase_add_test(tc, unmapped_addresses_are_one_frame_where_addresses_are_not_printed);
 	tcase_add_test(tc, processes_of_one_binary_share_frames);
 	tcase_add_test(tc, another_file_at_the_same_path_shares_no_frames);
+	tcase_add_test(tc, frames_without_a_symbol_name_their_file);
 	tcase_add_test(tc, raw_stacks_are_freed_once_in_the_profile);
 	tcase_add_test(tc, folded_sorted_ascending_merged_by_text);
 	tcase_add_test(tc, folded_delimited_annotated);
