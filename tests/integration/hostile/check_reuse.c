@@ -438,7 +438,8 @@ static int relay_count(const char *field)
 START_TEST(a_pid_taken_within_milliseconds_lends_no_native_names)
 {
 	static const char *const attacker[] = { "attacker_", NULL };
-	static const char *const own[] = { "burn_", "thread_main", "[unknown]", NULL };
+	/* Its own names, or none: [unknown], or its file's name ([prog]). */
+	static const char *const own[] = { "burn_", "thread_main", "[unknown]", "[prog]", NULL };
 	const char *backend = test_backends[_i];
 	uint64_t runs, forged, named;
 
