@@ -9,6 +9,8 @@
  */
 #include "unwind/tables/tables_internal.h"
 
+#include "unwind/debugframe.h"
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,13 +28,23 @@
 struct fde_ref {
 	struct cfi_fde f;
 	uint64_t off;
+	unsigned int sec;	/* enum which */
 };
+
+/*
+ * Both sections of a binary are read: code built without unwind tables
+ * (-fno-asynchronous-unwind-tables -g) has its FDEs in .debug_frame, while
+ * the C runtime's objects linked into it (crt1.o: _start) bring an .eh_frame.
+ * Where both describe a function, .eh_frame's FDE is the one used.
+ */
+enum which { DEBUG_FRAME, EH_FRAME, NR_SECTIONS };
 
 struct compile {
 	const struct unwind_image *img;
-	struct cfi_section s;
-	unsigned char *data;
-	size_t size;
+	struct cfi_section s[NR_SECTIONS];
+	unsigned char *eh;	/* our copy of .eh_frame */
+	size_t eh_size;
+	struct debug_frame df;	/* .debug_frame, its CIEs repaired, its FDEs checked and indexed */
 	struct fde_ref *fdes;
 	size_t nr_fdes, cap_fdes;
 	struct row_list rows;
@@ -40,7 +52,6 @@ struct compile {
 	uint32_t *rule_hash;	/* index + 1 of each rule by hash, 0 where free */
 };
 
-/* Indirect pointers (a C++ personality routine) only make libunwind read a word; we read none. */
 static int accept_indirect(void *ctx, uint64_t vaddr)
 {
 	return 0;
@@ -48,53 +59,66 @@ static int accept_indirect(void *ctx, uint64_t vaddr)
 
 /*
  * .eh_frame by its section header, or by .eh_frame_hdr where a file has no
- * section headers, else .debug_frame. Returns 0, -ENOENT or -ENOMEM.
+ * section headers. Returns 0, -ENOENT or -ENOMEM.
  */
-static int read_section(struct compile *c)
+static int read_eh_frame(struct compile *c)
 {
 	const struct unwind_image *img = c->img;
-	enum cfi_kind kind = CFI_EH_FRAME;
 	uint64_t vaddr = 0;
 	int err;
 
-	err = unwind_image__copy_section(img, ".eh_frame", &c->data, &c->size);
+	err = unwind_image__copy_section(img, ".eh_frame", &c->eh, &c->eh_size);
 	if (!err && unwind_image__section_addr(img, ".eh_frame", &vaddr)) {
-		free(c->data);
-		c->data = NULL;
+		free(c->eh);
+		c->eh = NULL;
 		err = -ENOENT;
 	}
-	if (err == -ENOMEM)
-		return err;
-	if (err && img->has_table && img->eh_size <= IMAGE_MAX_TABLE) {
-		c->data = malloc(img->eh_size + 8);
-		if (!c->data)
+	if (err && err != -ENOMEM && img->has_table && img->eh_size <= IMAGE_MAX_TABLE) {
+		c->eh = malloc(img->eh_size + 8);
+		if (!c->eh)
 			return -ENOMEM;
-		err = unwind_image__pread(img, img->eh_frame, c->data, img->eh_size);
-		c->size = img->eh_size;
+		err = unwind_image__pread(img, img->eh_frame, c->eh, img->eh_size);
+		c->eh_size = img->eh_size;
 		vaddr = img->eh_frame;
 		if (err) {
-			free(c->data);
-			c->data = NULL;
+			free(c->eh);
+			c->eh = NULL;
+			c->eh_size = 0;
 		}
 	}
-	if (err) {
-		kind = CFI_DEBUG_FRAME;
-		vaddr = 0;
-		err = unwind_image__copy_section(img, ".debug_frame", &c->data, &c->size);
-		if (err == -ENOMEM)
-			return err;
-		if (err)
-			return -ENOENT;
-		c->t->stats.from_debug_frame = 1;
-	}
-	cfi__init(&c->s, c->data, c->size, vaddr, kind);
-	c->s.indirect = accept_indirect;
+	if (err)
+		return err == -ENOMEM ? err : -ENOENT;
+	cfi__init(&c->s[EH_FRAME], c->eh, c->eh_size, vaddr, CFI_EH_FRAME);
+	/* Indirect pointers (a C++ personality routine) make libunwind read a word; we read none. */
+	c->s[EH_FRAME].indirect = accept_indirect;
 	return 0;
 }
 
+/* .eh_frame and .debug_frame, those the file has. Returns 0, -ENOENT (neither) or -ENOMEM. */
+static int read_sections(struct compile *c)
+{
+	int err = read_eh_frame(c);
+
+	if (err == -ENOMEM)
+		return err;
+	/*
+	 * The libunwind path's reading of it: clang's version 4 CIEs are
+	 * rewritten as version 3, which unwind/cfi.c checks, and which mean the
+	 * same; FDEs that fail the checks are left out of its index.
+	 */
+	err = debug_frame__load(&c->df, c->img, NULL);
+	if (err == -ENOMEM)
+		return err;
+	c->t->stats.fdes_refused += c->df.bad_fdes;
+	/* .debug_frame's addresses are absolute: no section address */
+	if (!err)
+		cfi__init(&c->s[DEBUG_FRAME], c->df.data, c->df.size, 0, CFI_DEBUG_FRAME);
+	return c->eh || c->df.data ? 0 : -ENOENT;
+}
+
 /*
- * The entry at off: *next is the offset after it, *fde whether it is an
- * FDE. Returns -1 at a terminator (length 0), the end, or lost framing.
+ * The .eh_frame entry at off: *next is the offset after it, *fde whether it
+ * is an FDE. Returns -1 at a terminator (length 0), the end, or lost framing.
  */
 static int next_entry(const struct cfi_section *s, uint64_t off, uint64_t size, uint64_t *next,
 		      bool *fde)
@@ -111,13 +135,8 @@ static int next_entry(const struct cfi_section *s, uint64_t off, uint64_t size, 
 		return -1;
 	*next = c.pos + len;
 	id = cfi__get(&c, dwarf64 ? 8 : 4);
-	if (c.bad)
-		return -1;
-	if (s->kind == CFI_EH_FRAME)
-		*fde = id != 0;
-	else
-		*fde = !(id == 0xffffffff || (dwarf64 && id == UINT64_MAX));
-	return 0;
+	*fde = id != 0;
+	return c.bad ? -1 : 0;
 }
 
 /* Cut [*begin, *begin + *range) to the executable segment that holds its start. */
@@ -137,50 +156,58 @@ static bool in_code(const struct unwind_image *img, uint64_t begin, uint64_t *ra
 	return false;
 }
 
-/* Every FDE that passes the checks and covers code. Returns 0, -EBADMSG or -ENOMEM. */
-static int collect_fdes(struct compile *c)
+/* The FDE at off if it passes the checks and covers code. 0, -EBADMSG or -ENOMEM. */
+static int add_fde(struct compile *c, enum which which, uint64_t off)
 {
 	struct unwind_table_stats *st = &c->t->stats;
+	struct cfi_fde f;
+	int err;
+
+	err = cfi__check_fde(&c->s[which], off, &f);
+	if (err == -E2BIG)
+		return -EBADMSG;	/* the budget is spent: hostile, none of it is used */
+	if (err) {
+		st->fdes_refused++;
+		return 0;
+	}
+	/* pc 0: code the linker discarded */
+	if (!f.pc_begin || !f.pc_range || !in_code(c->img, f.pc_begin, &f.pc_range)) {
+		st->fdes_outside++;
+		return 0;
+	}
+	if (c->nr_fdes == c->cap_fdes) {
+		size_t cap = c->cap_fdes ? c->cap_fdes * 2 : 256;
+		void *p = realloc(c->fdes, cap * sizeof(*c->fdes));
+
+		if (!p)
+			return -ENOMEM;
+		c->fdes = p;
+		c->cap_fdes = cap;
+	}
+	c->fdes[c->nr_fdes].f = f;
+	c->fdes[c->nr_fdes].sec = which;
+	c->fdes[c->nr_fdes++].off = off;
+	st->fdes_debug_frame += which == DEBUG_FRAME;
+	return 0;
+}
+
+/* Every FDE of both sections that passes the checks and covers code. 0, -EBADMSG or -ENOMEM. */
+static int collect_fdes(struct compile *c)
+{
 	uint64_t off = 0, next;
 	bool is_fde;
+	int err = 0;
 
 	/* Each entry moves off forward by at least 8 bytes: bounded by the section. */
-	while (off < c->size && !next_entry(&c->s, off, c->size, &next, &is_fde)) {
-		struct cfi_fde f;
-		int err;
-
-		if (!is_fde) {
-			off = next;
-			continue;
-		}
-		err = cfi__check_fde(&c->s, off, &f);
-		if (err == -E2BIG)
-			return -EBADMSG;	/* the budget is spent: hostile, none of it is used */
-		if (err) {
-			st->fdes_refused++;
-			off = next;
-			continue;
-		}
-		/* pc 0: code the linker discarded */
-		if (!f.pc_begin || !f.pc_range || !in_code(c->img, f.pc_begin, &f.pc_range)) {
-			st->fdes_outside++;
-			off = next;
-			continue;
-		}
-		if (c->nr_fdes == c->cap_fdes) {
-			size_t cap = c->cap_fdes ? c->cap_fdes * 2 : 256;
-			void *p = realloc(c->fdes, cap * sizeof(*c->fdes));
-
-			if (!p)
-				return -ENOMEM;
-			c->fdes = p;
-			c->cap_fdes = cap;
-		}
-		c->fdes[c->nr_fdes].f = f;
-		c->fdes[c->nr_fdes++].off = off;
+	while (!err && off < c->eh_size &&
+	       !next_entry(&c->s[EH_FRAME], off, c->eh_size, &next, &is_fde)) {
+		if (is_fde)
+			err = add_fde(c, EH_FRAME, off);
 		off = next;
 	}
-	return 0;
+	for (size_t i = 0; !err && i < c->df.nr_index; i++)
+		err = add_fde(c, DEBUG_FRAME, (uint32_t)c->df.index[i].fde);
+	return err;
 }
 
 static int cmp_fde(const void *a, const void *b)
@@ -189,16 +216,21 @@ static int cmp_fde(const void *a, const void *b)
 
 	if (x->f.pc_begin != y->f.pc_begin)
 		return x->f.pc_begin < y->f.pc_begin ? -1 : 1;
+	/* Of two at one address the last is used: .eh_frame's. */
+	if (x->sec != y->sec)
+		return x->sec < y->sec ? -1 : 1;
 	return (x->off > y->off) - (x->off < y->off);
 }
 
-/* All FDEs' rows in address order; where two overlap, the later start wins. */
+/* All FDEs' rows in address order; where two overlap, the later start wins (cmp_fde). */
 static int run_fdes(struct compile *c)
 {
 	static const struct unwind_rule none = { .cfa = UNWIND_CFA_NONE };
 	struct unwind_table_stats *st = &c->t->stats;
 	int err;
 
+	if (!c->nr_fdes)
+		return 0;
 	qsort(c->fdes, c->nr_fdes, sizeof(*c->fdes), cmp_fde);
 	for (size_t i = 0; i < c->nr_fdes; i++) {
 		const struct cfi_fde *f = &c->fdes[i].f;
@@ -213,7 +245,7 @@ static int run_fdes(struct compile *c)
 			if (end == f->pc_begin)
 				continue;
 		}
-		err = cfa_program__run(&c->s, f, end, &c->rows, &stopped);
+		err = cfa_program__run(&c->s[c->fdes[i].sec], f, end, &c->rows, &stopped);
 		if (err)
 			return err;
 		st->fdes++;
@@ -350,7 +382,7 @@ int unwind_table__compile(const struct unwind_image *img, struct unwind_table **
 	/* Rule 0 is NONE (an empty table entry reads as it), then STOP, for a full table. */
 	intern(&c, &none, &index);
 	intern(&c, &stop, &index);
-	err = read_section(&c);
+	err = read_sections(&c);
 	if (!err)
 		err = collect_fdes(&c);
 	if (!err)
@@ -369,7 +401,8 @@ out:
 	free(c.rule_hash);
 	free(c.rows.v);
 	free(c.fdes);
-	free(c.data);
+	free(c.eh);
+	debug_frame__free(&c.df);
 	return err;
 }
 

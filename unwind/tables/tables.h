@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * A binary's unwind information (.eh_frame, else .debug_frame; x86-64)
+ * A binary's unwind information (.eh_frame and .debug_frame; x86-64)
  * compiled into tables that a BPF program can search and step with, 4.9's
  * verifier permitting: flat arrays, a bounded search, no map-in-map.
  *
@@ -92,7 +92,7 @@ struct unwind_table_stats {
 	uint64_t bytes_covered;		/* bytes of code with a rule other than NONE */
 	uint64_t bytes_stop;		/* of them, STOP */
 	uint64_t bytes;			/* the table: rows, page index and rules */
-	int from_debug_frame;		/* 1: .debug_frame (no .eh_frame) */
+	uint32_t fdes_debug_frame;	/* of those collected, from .debug_frame */
 };
 
 struct unwind_table {
@@ -107,7 +107,7 @@ struct unwind_table {
 };
 
 /*
- * Compile the tables of img (its .eh_frame, else its .debug_frame). Returns
+ * Compile the tables of img (its .eh_frame and .debug_frame). Returns
  * 0 with *out (freed with unwind_table__free), -ENOENT if it has no unwind
  * information, -EBADMSG if what it has is unusable as a whole (a section
  * that spends the checks' budget: hostile), or -ENOMEM.
