@@ -263,11 +263,11 @@ static int run_fdes(struct compile *c)
 static int intern(struct compile *c, const struct unwind_rule *r, uint16_t *index)
 {
 	struct unwind_table *t = c->t;
-	uint64_t key;
+	uint64_t key[2] = { 0 };
 	uint32_t h;
 
-	memcpy(&key, r, sizeof(key));
-	h = (key * 0x9e3779b97f4a7c15ull) >> 47;	/* 17 bits: RULE_HASH_SIZE */
+	memcpy(key, r, sizeof(*r));
+	h = ((key[0] ^ key[1] * 0xff51afd7ed558ccdull) * 0x9e3779b97f4a7c15ull) >> 47; /* 17 bits */
 	for (;;) {
 		uint32_t slot = c->rule_hash[h];
 
@@ -297,14 +297,60 @@ static void emit(struct unwind_table *t, uint64_t page_start, uint64_t addr, uin
 	t->rows[t->nr_rows++].rule = rule;
 }
 
+/*
+ * A push or pop folded into the row before it (otel's stack deltas do it
+ * too): a row whose next one, in the same page, only moves an rsp-based
+ * CFA by 8 takes the next one's address as fold_at. A third of the rows of
+ * libc, python3.11 and libLLVM are such (prologues push callee-saved
+ * registers one after another, epilogues pop them).
+ */
+static void fold_rows(struct row_list *l)
+{
+	size_t out = 0;
+
+	for (size_t i = 0; i < l->n; i++) {
+		struct full_row *a = &l->v[i], *b = &l->v[i + 1];
+		int64_t d;
+
+		l->v[out] = *a;
+		if (i + 1 == l->n || a->rule.cfa != UNWIND_CFA_RSP || b->rule.cfa != UNWIND_CFA_RSP ||
+		    (a->addr ^ b->addr) >> UNWIND_TABLE_PAGE_SHIFT || b->addr - a->addr > UINT8_MAX ||
+		    a->rule.rbp != b->rule.rbp || a->rule.rbp_off != b->rule.rbp_off) {
+			out++;
+			continue;
+		}
+		d = (int64_t)b->rule.cfa_off - a->rule.cfa_off;
+		if (d != 8 && d != -8) {
+			out++;
+			continue;
+		}
+		l->v[out].rule.fold_at = b->addr - a->addr;
+		l->v[out++].rule.fold_off = d;
+		i++;
+	}
+	l->n = out;
+}
+
+/* The rule in effect at the end of a row: its fold applied. */
+static struct unwind_rule unfolded(const struct unwind_rule *r)
+{
+	struct unwind_rule u = *r;
+
+	u.cfa_off += u.fold_off;
+	u.fold_at = 0;
+	u.fold_off = 0;
+	return u;
+}
+
 /* The rows cut into pages, each page that has any starting with a row at its first byte. */
 static int make_pages(struct compile *c)
 {
 	struct unwind_table *t = c->t;
 	const struct full_row *v = c->rows.v;
 	size_t n = c->rows.n, j = 0;
+	struct unwind_rule carry = { .cfa = UNWIND_CFA_NONE };
 	uint64_t span;
-	uint16_t rule = 0;
+	uint16_t rule;
 	int err;
 
 	if (!n)
@@ -322,15 +368,21 @@ static int make_pages(struct compile *c)
 		bool has = j < n && v[j].addr < limit;
 
 		t->pages[p] = t->nr_rows;
-		if (!has && !rule)
+		if (!has && carry.cfa == UNWIND_CFA_NONE)
 			continue;	/* no code here: an empty page is NONE */
-		if (!has || v[j].addr != start)
+		if (!has || v[j].addr != start) {
+			/* the rule the last page ended with, repeated at this one's first byte */
+			err = intern(c, &carry, &rule);
+			if (err)
+				return err;
 			emit(t, start, start, rule);
+		}
 		for (; j < n && v[j].addr < limit; j++) {
 			err = intern(c, &v[j].rule, &rule);
 			if (err)
 				return err;
 			emit(t, start, v[j].addr, rule);
+			carry = unfolded(&v[j].rule);
 		}
 	}
 	t->pages[t->nr_pages] = t->nr_rows;
@@ -339,13 +391,13 @@ static int make_pages(struct compile *c)
 	return 0;
 }
 
-/* What share of the code can be stepped, and what the table weighs. */
+/* What share of the code can be stepped, before folding. */
 static void count(struct compile *c)
 {
-	struct unwind_table *t = c->t;
-	struct unwind_table_stats *st = &t->stats;
+	struct unwind_table_stats *st = &c->t->stats;
 	const struct full_row *v = c->rows.v;
 
+	st->rows_cfa = c->rows.n;
 	for (size_t i = 0; i + 1 < c->rows.n; i++) {
 		uint64_t len = v[i + 1].addr - v[i].addr;
 
@@ -357,9 +409,6 @@ static void count(struct compile *c)
 			st->bytes_stop += len;
 		}
 	}
-	st->bytes = (uint64_t)t->nr_rows * sizeof(*t->rows) +
-		    (uint64_t)(t->nr_pages + 1) * sizeof(*t->pages) +
-		    (uint64_t)t->nr_rules * sizeof(*t->rules);
 }
 
 int unwind_table__compile(const struct unwind_image *img, struct unwind_table **out)
@@ -387,13 +436,18 @@ int unwind_table__compile(const struct unwind_image *img, struct unwind_table **
 		err = collect_fdes(&c);
 	if (!err)
 		err = run_fdes(&c);
-	if (!err)
+	if (!err) {
+		count(&c);
+		fold_rows(&c.rows);
 		err = make_pages(&c);
+	}
 	if (err)
 		goto out;
 	/* The rule table was allocated for the most a table may hold: keep what is used. */
 	c.t->rules = realloc(c.t->rules, c.t->nr_rules * sizeof(*c.t->rules)) ?: c.t->rules;
-	count(&c);
+	c.t->stats.bytes = (uint64_t)c.t->nr_rows * sizeof(*c.t->rows) +
+			   (uint64_t)(c.t->nr_pages + 1) * sizeof(*c.t->pages) +
+			   (uint64_t)c.t->nr_rules * sizeof(*c.t->rules);
 	*out = c.t;
 	c.t = NULL;
 out:

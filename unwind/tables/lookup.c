@@ -49,6 +49,10 @@ int64_t unwind_table__lookup(const struct unwind_table *t, uint64_t pc, struct u
 	if (t->rows[lo].rule >= t->nr_rules)
 		return -1;
 	*rule = t->rules[t->rows[lo].rule];
+	if (rule->fold_at && key - t->rows[lo].addr >= rule->fold_at)
+		rule->cfa_off += rule->fold_off;
+	rule->fold_at = 0;
+	rule->fold_off = 0;
 	return lo;
 }
 

@@ -5,7 +5,8 @@
  * verifier permitting: flat arrays, a bounded search, no map-in-map.
  *
  * Rows: 4 bytes each, the low 16 bits of an address and the index of a
- * rule; the address's upper bits are its 64 KiB page, and a page index
+ * rule (a row can hold a push or pop after it: see struct unwind_rule);
+ * the address's upper bits are its 64 KiB page, and a page index
  * gives each page's range of rows. Every page that has rows has one at its
  * first byte, so the row of a pc is the last one of its page at or below
  * it: a bisection of at most 16 steps (a page holds at most 2^16 rows),
@@ -67,12 +68,19 @@ enum unwind_rbp {
 	UNWIND_RBP_LOST,	/* not recoverable: a later rule that needs it ends the stack */
 };
 
-/* One distinct rule; what the BPF program steps by. */
+/*
+ * One distinct rule; what the BPF program steps by. A row may hold two
+ * rules: from fold_at bytes past the row's address on (a push or a pop),
+ * the CFA is fold_off (8 or -8) further: the lookup applies it.
+ */
 struct unwind_rule {
 	int32_t cfa_off;
 	int16_t rbp_off;
 	uint8_t cfa;		/* enum unwind_cfa */
 	uint8_t rbp;		/* enum unwind_rbp */
+	uint8_t fold_at;	/* 0: no fold */
+	int8_t fold_off;
+	uint16_t zero;		/* padding, kept zero: rules are compared as bytes */
 };
 
 struct unwind_row {
@@ -88,7 +96,8 @@ struct unwind_table_stats {
 	uint32_t fdes_cut;		/* overlapped by a later FDE, or by the page limit */
 	uint32_t programs_stopped;	/* a CFA program that had to stop (bad or unknown op) */
 	uint32_t rules_overflow;	/* rows made STOP because the rule table was full */
-	uint64_t rows_stop;		/* rows whose rule is STOP */
+	uint64_t rows_cfa;		/* rows before folding: where the CFA or rbp rule changes */
+	uint64_t rows_stop;		/* of them, STOP */
 	uint64_t bytes_covered;		/* bytes of code with a rule other than NONE */
 	uint64_t bytes_stop;		/* of them, STOP */
 	uint64_t bytes;			/* the table: rows, page index and rules */
@@ -117,8 +126,9 @@ void unwind_table__free(struct unwind_table *t);
 
 /*
  * The rule at ELF vaddr pc, found exactly as the BPF program will find it:
- * the page, then UNWIND_TABLE_STEPS bisection steps, nothing else. Returns
- * the row's index, or -1 with *rule set to NONE where no row covers pc.
+ * the page, then UNWIND_TABLE_STEPS bisection steps, then the row's fold
+ * (*rule has none left). Returns the row's index, or -1 with *rule set to
+ * NONE where no row covers pc.
  */
 int64_t unwind_table__lookup(const struct unwind_table *t, uint64_t pc, struct unwind_rule *rule);
 
