@@ -54,9 +54,9 @@ static void lookups(const struct unwind_table *t, const uint8_t *data, size_t si
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	static unsigned char elf[1 << 20];
 	struct unwind_image img;
 	struct unwind_table *t;
-	unsigned char *elf = NULL;
 	unsigned int shift;
 	size_t elf_size;
 	int err;
@@ -67,14 +67,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (data[0] & 1) {
 		err = unwind_image__from_memory(&img, data + 2, size - 2);
 	} else {
-		elf = cfi_elf(data + 2, size - 2, data[0] & 2,
-			      1ull << (shift > 40 ? 40 : shift), &elf_size);
-		if (!elf)
+		struct cfi_elf parts = { .memsz = 1ull << (shift > 40 ? 40 : shift) };
+
+		if (data[0] & 2) {
+			parts.df = data + 2;
+			parts.df_len = size - 2;
+		} else {
+			parts.eh = data + 2;
+			parts.eh_len = size - 2;
+		}
+		elf_size = cfi_elf__make(elf, sizeof(elf), &parts);
+		if (!elf_size)
 			return 0;
 		err = unwind_image__from_memory(&img, elf, elf_size);
 	}
 	if (err)
-		goto out;
+		return 0;
 	if (!unwind_table__compile(&img, &t)) {
 		if (unwind_table__verify(t))
 			abort();
@@ -82,7 +90,5 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		unwind_table__free(t);
 	}
 	unwind_image__close(&img);
-out:
-	free(elf);
 	return 0;
 }

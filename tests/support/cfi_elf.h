@@ -1,69 +1,91 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * An x86-64 ELF image made in memory around a given .eh_frame (or
- * .debug_frame): one PT_LOAD of the whole file at vaddr 0, executable,
- * memsz bytes long; the section at file offset and vaddr CFI_ELF_SECTION.
- * For tests and fuzz targets of the unwind tables (header-only: the fuzz
- * targets link none of tests/support).
+ * An x86-64 ELF file made in memory around given unwind tables: its
+ * .eh_frame_hdr (at CFI_ELF_HDR_AT, with a PT_GNU_EH_FRAME if it has any
+ * bytes), its .eh_frame (gap bytes after the header, as in the binary a
+ * seed came from) and its .debug_frame, in one executable PT_LOAD of the
+ * whole file at vaddr 0, memsz bytes long (at least the file). For the
+ * fuzz targets and tests of the unwinder and the unwind tables
+ * (header-only: the fuzz targets link none of tests/support).
  */
 #ifndef TESTS_SUPPORT_CFI_ELF_H
 #define TESTS_SUPPORT_CFI_ELF_H
 
 #include <elf.h>
-#include <stdbool.h>
-#include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 
-#define CFI_ELF_SECTION 0x100
+#define CFI_ELF_HDR_AT 0x100
 
-/* Returns a malloc'd image of *size bytes, or NULL. */
-static inline unsigned char *cfi_elf(const void *sec, size_t len, bool debug_frame,
-				     uint64_t memsz, size_t *size)
+struct cfi_elf {
+	const uint8_t *hdr, *eh, *df;
+	size_t hdr_len, eh_len, df_len;
+	unsigned int gap;
+	uint64_t memsz;
+};
+
+static inline size_t cfi_elf__align8(size_t n)
 {
-	static const char names[] = "\0.shstrtab\0.eh_frame\0.debug_frame";
-	size_t str = CFI_ELF_SECTION + len, sh = (str + sizeof(names) + 7) & ~(size_t)7;
-	size_t total = sh + 3 * sizeof(Elf64_Shdr);
-	unsigned char *b = calloc(1, total);
-	Elf64_Ehdr *eh = (Elf64_Ehdr *)b;
-	Elf64_Phdr *ph = (Elf64_Phdr *)(b + sizeof(*eh));
-	Elf64_Shdr *s = (Elf64_Shdr *)(b + sh);
+	return (n + 7) & ~(size_t)7;
+}
 
-	if (!b)
-		return NULL;
-	memcpy(eh->e_ident, ELFMAG, SELFMAG);
-	eh->e_ident[EI_CLASS] = ELFCLASS64;
-	eh->e_ident[EI_DATA] = ELFDATA2LSB;
-	eh->e_ident[EI_VERSION] = EV_CURRENT;
-	eh->e_type = ET_DYN;
-	eh->e_machine = EM_X86_64;
-	eh->e_version = EV_CURRENT;
-	eh->e_phoff = sizeof(*eh);
-	eh->e_shoff = sh;
-	eh->e_ehsize = sizeof(*eh);
-	eh->e_phentsize = sizeof(*ph);
-	eh->e_phnum = 1;
-	eh->e_shentsize = sizeof(*s);
-	eh->e_shnum = 3;
-	eh->e_shstrndx = 1;
-	ph->p_type = PT_LOAD;
-	ph->p_flags = PF_R | PF_X;
-	ph->p_filesz = total;
-	ph->p_memsz = memsz > total ? memsz : total;
-	ph->p_align = 0x1000;
-	memcpy(b + CFI_ELF_SECTION, sec, len);
-	memcpy(b + str, names, sizeof(names));
-	s[1].sh_name = 1;
-	s[1].sh_type = SHT_STRTAB;
-	s[1].sh_offset = str;
-	s[1].sh_size = sizeof(names);
-	s[2].sh_name = debug_frame ? 21 : 11;
-	s[2].sh_type = SHT_PROGBITS;
-	s[2].sh_flags = debug_frame ? 0 : SHF_ALLOC;
-	s[2].sh_addr = debug_frame ? 0 : CFI_ELF_SECTION;
-	s[2].sh_offset = CFI_ELF_SECTION;
-	s[2].sh_size = len;
-	*size = total;
-	return b;
+/* The file in out; returns its size, 0 if it does not fit cap. */
+static inline size_t cfi_elf__make(unsigned char *out, size_t cap, const struct cfi_elf *p)
+{
+	static const char names[] = "\0.eh_frame_hdr\0.eh_frame\0.debug_frame\0.shstrtab";
+	size_t eh_at = CFI_ELF_HDR_AT + p->hdr_len + p->gap;
+	size_t df_at = cfi_elf__align8(eh_at + p->eh_len);
+	size_t str_at = df_at + p->df_len, sh_at = cfi_elf__align8(str_at + sizeof(names));
+	size_t size = sh_at + 5 * sizeof(Elf64_Shdr);
+	Elf64_Ehdr *e = (Elf64_Ehdr *)out;
+	Elf64_Phdr *ph = (Elf64_Phdr *)(out + sizeof(*e));
+	Elf64_Shdr *sh = (Elf64_Shdr *)(out + sh_at);
+
+	if (size > cap)
+		return 0;
+	memset(out, 0, size);
+	memcpy(e->e_ident, ELFMAG, SELFMAG);
+	e->e_ident[EI_CLASS] = ELFCLASS64;
+	e->e_ident[EI_DATA] = ELFDATA2LSB;
+	e->e_ident[EI_VERSION] = EV_CURRENT;
+	e->e_type = ET_DYN;
+	e->e_machine = EM_X86_64;
+	e->e_version = EV_CURRENT;
+	e->e_phoff = sizeof(*e);
+	e->e_shoff = sh_at;
+	e->e_ehsize = sizeof(*e);
+	e->e_phentsize = sizeof(*ph);
+	e->e_phnum = p->hdr_len ? 2 : 1;
+	e->e_shentsize = sizeof(*sh);
+	e->e_shnum = 5;
+	e->e_shstrndx = 4;
+	ph[0].p_type = PT_LOAD;
+	ph[0].p_flags = PF_R | PF_X;
+	ph[0].p_filesz = size;
+	ph[0].p_memsz = p->memsz > size ? p->memsz : size;
+	ph[0].p_align = 0x1000;
+	ph[1].p_type = PT_GNU_EH_FRAME;
+	ph[1].p_flags = PF_R;
+	ph[1].p_offset = ph[1].p_vaddr = CFI_ELF_HDR_AT;
+	ph[1].p_filesz = ph[1].p_memsz = p->hdr_len;
+	ph[1].p_align = 4;
+	if (p->hdr_len)
+		memcpy(out + CFI_ELF_HDR_AT, p->hdr, p->hdr_len);
+	if (p->eh_len)
+		memcpy(out + eh_at, p->eh, p->eh_len);
+	if (p->df_len)
+		memcpy(out + df_at, p->df, p->df_len);
+	memcpy(out + str_at, names, sizeof(names));
+	sh[1] = (Elf64_Shdr){ .sh_name = 1, .sh_type = SHT_PROGBITS, .sh_flags = SHF_ALLOC,
+			      .sh_addr = CFI_ELF_HDR_AT, .sh_offset = CFI_ELF_HDR_AT,
+			      .sh_size = p->hdr_len };
+	sh[2] = (Elf64_Shdr){ .sh_name = 15, .sh_type = SHT_PROGBITS, .sh_flags = SHF_ALLOC,
+			      .sh_addr = eh_at, .sh_offset = eh_at, .sh_size = p->eh_len };
+	sh[3] = (Elf64_Shdr){ .sh_name = 25, .sh_type = SHT_PROGBITS, .sh_offset = df_at,
+			      .sh_size = p->df_len };
+	sh[4] = (Elf64_Shdr){ .sh_name = 38, .sh_type = SHT_STRTAB, .sh_offset = str_at,
+			      .sh_size = sizeof(names) };
+	return size;
 }
 
 #endif

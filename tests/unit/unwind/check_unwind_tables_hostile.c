@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -45,7 +46,7 @@ static size_t put_fde(size_t cie_off, uint32_t pc, uint32_t range, const void *c
 
 	ck_assert_uint_le(n, sizeof(b) - 13);
 	memcpy(b, &v, 4);
-	v = pc - (CFI_ELF_SECTION + sec_len + 8);
+	v = pc - (CFI_ELF_HDR_AT + sec_len + 8);
 	memcpy(b + 4, &v, 4);
 	memcpy(b + 8, &range, 4);
 	b[12] = 0;
@@ -56,19 +57,19 @@ static size_t put_fde(size_t cie_off, uint32_t pc, uint32_t range, const void *c
 /* The section compiled in an image of memsz bytes; the table checked against its layout. */
 static int compile(uint64_t memsz, struct unwind_table **t)
 {
+	static unsigned char elf[sizeof(sec) + 4096];
 	struct unwind_image img;
-	unsigned char *elf;
 	size_t size;
 	int err;
 
-	elf = cfi_elf(sec, sec_len, false, memsz, &size);
-	ck_assert_ptr_nonnull(elf);
+	size = cfi_elf__make(elf, sizeof(elf),
+			     &(struct cfi_elf){ .eh = sec, .eh_len = sec_len, .memsz = memsz });
+	ck_assert_uint_gt(size, 0);
 	ck_assert_int_eq(unwind_image__from_memory(&img, elf, size), 0);
 	err = unwind_table__compile(&img, t);
 	if (!err)
 		ck_assert_int_eq(unwind_table__verify(*t), 0);
 	unwind_image__close(&img);
-	free(elf);
 	return err;
 }
 
@@ -313,6 +314,56 @@ START_TEST(a_section_that_spends_the_budget_is_refused)
 }
 END_TEST
 
+/* A .debug_frame FDE: CIE at offset 0, absolute 8-byte addresses. */
+static void put_df_fde(unsigned char *df, size_t *len, uint64_t pc, uint64_t range,
+		       const void *cfi, size_t n)
+{
+	uint32_t l = 4 + 16 + n, id = 0;
+
+	memcpy(df + *len, &l, 4);
+	memcpy(df + *len + 4, &id, 4);
+	memcpy(df + *len + 8, &pc, 8);
+	memcpy(df + *len + 16, &range, 8);
+	memcpy(df + *len + 24, cfi, n);
+	*len += 24 + n;
+}
+
+/* Both sections: .eh_frame's FDE where both describe a function, .debug_frame's elsewhere. */
+START_TEST(eh_frame_wins_over_debug_frame)
+{
+	/* CIE: id -1, version 1, "", code 1, data -8, ra 16; CFA = rsp + 8, ra at CFA - 8 */
+	static const unsigned char df_cie[] = { 16, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 1, 0, 1,
+						0x78, 16, 0x0c, 7, 8, 0x90, 1, 0, 0 };
+	static const unsigned char cfi16[] = { 0x41, 0x0e, 16 }, cfi32[] = { 0x41, 0x0e, 32 };
+	static unsigned char elf[8192];
+	unsigned char df[256];
+	size_t df_len = sizeof(df_cie), size;
+	struct unwind_image img;
+	struct unwind_table *t;
+	int32_t off;
+
+	memcpy(df, df_cie, sizeof(df_cie));
+	put_df_fde(df, &df_len, 0x1000, 0x10, cfi32, sizeof(cfi32));
+	put_df_fde(df, &df_len, 0x2000, 0x10, cfi32, sizeof(cfi32));
+	put(cie, sizeof(cie));
+	put_fde(0, 0x1000, 0x10, cfi16, sizeof(cfi16));
+	size = cfi_elf__make(elf, sizeof(elf), &(struct cfi_elf){ .eh = sec, .eh_len = sec_len,
+								   .df = df, .df_len = df_len,
+								   .memsz = 0x10000 });
+	ck_assert_uint_gt(size, 0);
+	ck_assert_int_eq(unwind_image__from_memory(&img, elf, size), 0);
+	ck_assert_int_eq(unwind_table__compile(&img, &t), 0);
+	ck_assert_int_eq(unwind_table__verify(t), 0);
+	ck_assert_uint_eq(t->stats.fdes_debug_frame, 2);
+	ck_assert_uint_eq(kind_at(t, 0x1001, &off), UNWIND_CFA_RSP);
+	ck_assert_int_eq(off, 16);
+	ck_assert_uint_eq(kind_at(t, 0x2001, &off), UNWIND_CFA_RSP);
+	ck_assert_int_eq(off, 32);
+	unwind_table__free(t);
+	unwind_image__close(&img);
+}
+END_TEST
+
 /* A real library cut short at many places: refused or compiled, never a fault. */
 START_TEST(a_real_file_cut_short)
 {
@@ -360,6 +411,7 @@ Suite *unwind_tables_hostile_suite(void)
 	tcase_add_test(tc, state_nesting_and_advances_are_bounded);
 	tcase_add_test(tc, addresses_are_bounded_by_the_code_and_the_page_limit);
 	tcase_add_test(tc, a_section_that_spends_the_budget_is_refused);
+	tcase_add_test(tc, eh_frame_wins_over_debug_frame);
 	tcase_add_test(tc, a_real_file_cut_short);
 	suite_add_tcase(s, tc);
 	return s;
