@@ -46,7 +46,8 @@ static void lookups(const struct unwind_table *t, const uint8_t *data, size_t si
 		memcpy(&pc, data + size - 8, 8);
 		/* near the table's rows more often than not */
 		if (i & 1)
-			pc = t->base + (pc % ((uint64_t)(t->nr_pages + 1) << UNWIND_TABLE_PAGE_SHIFT));
+			pc = t->base +
+			     pc % ((uint64_t)(t->nr_pages + 1) << UNWIND_TABLE_PAGE_SHIFT);
 		if (unwind_table__lookup(t, pc, &r) != linear(t, pc))
 			abort();
 	}

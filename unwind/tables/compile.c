@@ -89,7 +89,7 @@ static int read_eh_frame(struct compile *c)
 	if (err)
 		return err == -ENOMEM ? err : -ENOENT;
 	cfi__init(&c->s[EH_FRAME], c->eh, c->eh_size, vaddr, CFI_EH_FRAME);
-	/* Indirect pointers (a C++ personality routine) make libunwind read a word; we read none. */
+	/* Indirect pointers (a C++ personality) make libunwind read a word; we read none. */
 	c->s[EH_FRAME].indirect = accept_indirect;
 	return 0;
 }
@@ -146,7 +146,8 @@ static bool in_code(const struct unwind_image *img, uint64_t begin, uint64_t *ra
 		const Elf64_Phdr *ph = &img->loads[i];
 		uint64_t left;
 
-		if (!(ph->p_flags & PF_X) || begin < ph->p_vaddr || begin - ph->p_vaddr >= ph->p_memsz)
+		if (!(ph->p_flags & PF_X) || begin < ph->p_vaddr ||
+		    begin - ph->p_vaddr >= ph->p_memsz)
 			continue;
 		left = ph->p_memsz - (begin - ph->p_vaddr);
 		if (*range > left)
@@ -175,15 +176,9 @@ static int add_fde(struct compile *c, enum which which, uint64_t off)
 		st->fdes_outside++;
 		return 0;
 	}
-	if (c->nr_fdes == c->cap_fdes) {
-		size_t cap = c->cap_fdes ? c->cap_fdes * 2 : 256;
-		void *p = realloc(c->fdes, cap * sizeof(*c->fdes));
-
-		if (!p)
-			return -ENOMEM;
-		c->fdes = p;
-		c->cap_fdes = cap;
-	}
+	if (c->nr_fdes == c->cap_fdes &&
+	    tables__grow((void **)&c->fdes, &c->cap_fdes, sizeof(*c->fdes)))
+		return -ENOMEM;
 	c->fdes[c->nr_fdes].f = f;
 	c->fdes[c->nr_fdes].sec = which;
 	c->fdes[c->nr_fdes++].off = off;
@@ -304,29 +299,29 @@ static void emit(struct unwind_table *t, uint64_t page_start, uint64_t addr, uin
  * libc, python3.11 and libLLVM are such (prologues push callee-saved
  * registers one after another, epilogues pop them).
  */
+/* Whether b only moves a's rsp-based CFA by 8, within 255 bytes of a's page. */
+static bool folds(const struct full_row *a, const struct full_row *b)
+{
+	int64_t d = (int64_t)b->rule.cfa_off - a->rule.cfa_off;
+
+	return a->rule.cfa == UNWIND_CFA_RSP && b->rule.cfa == UNWIND_CFA_RSP &&
+	       !((a->addr ^ b->addr) >> UNWIND_TABLE_PAGE_SHIFT) &&
+	       b->addr - a->addr <= UINT8_MAX && a->rule.rbp == b->rule.rbp &&
+	       a->rule.rbp_off == b->rule.rbp_off && (d == 8 || d == -8);
+}
+
 static void fold_rows(struct row_list *l)
 {
 	size_t out = 0;
 
 	for (size_t i = 0; i < l->n; i++) {
-		struct full_row *a = &l->v[i], *b = &l->v[i + 1];
-		int64_t d;
-
-		l->v[out] = *a;
-		if (i + 1 == l->n || a->rule.cfa != UNWIND_CFA_RSP || b->rule.cfa != UNWIND_CFA_RSP ||
-		    (a->addr ^ b->addr) >> UNWIND_TABLE_PAGE_SHIFT || b->addr - a->addr > UINT8_MAX ||
-		    a->rule.rbp != b->rule.rbp || a->rule.rbp_off != b->rule.rbp_off) {
-			out++;
-			continue;
+		l->v[out] = l->v[i];
+		if (i + 1 < l->n && folds(&l->v[i], &l->v[i + 1])) {
+			l->v[out].rule.fold_at = l->v[i + 1].addr - l->v[i].addr;
+			l->v[out].rule.fold_off = l->v[i + 1].rule.cfa_off - l->v[i].rule.cfa_off;
+			i++;
 		}
-		d = (int64_t)b->rule.cfa_off - a->rule.cfa_off;
-		if (d != 8 && d != -8) {
-			out++;
-			continue;
-		}
-		l->v[out].rule.fold_at = b->addr - a->addr;
-		l->v[out++].rule.fold_off = d;
-		i++;
+		out++;
 	}
 	l->n = out;
 }

@@ -61,7 +61,8 @@ int unwind_table__verify(const struct unwind_table *t)
 	if (!t->nr_pages)
 		return t->nr_rows ? -EINVAL : 0;
 	if (t->nr_pages > UNWIND_TABLE_MAX_PAGES || t->pages[0] ||
-	    t->pages[t->nr_pages] != t->nr_rows || !t->nr_rules || t->rules[0].cfa != UNWIND_CFA_NONE)
+	    t->pages[t->nr_pages] != t->nr_rows || !t->nr_rules ||
+	    t->rules[0].cfa != UNWIND_CFA_NONE)
 		return -EINVAL;
 	for (uint32_t p = 0; p < t->nr_pages; p++) {
 		uint32_t lo = t->pages[p], hi = t->pages[p + 1];

@@ -46,6 +46,18 @@ struct run {
 	struct state saved[MAX_STATES];
 };
 
+int tables__grow(void **v, size_t *cap, size_t size)
+{
+	size_t n = *cap ? *cap * 2 : 1024;
+	void *p = n > SIZE_MAX / 2 / size ? NULL : realloc(*v, n * size);
+
+	if (!p)
+		return -ENOMEM;
+	*v = p;
+	*cap = n;
+	return 0;
+}
+
 int row_list__push(struct row_list *l, uint64_t addr, const struct unwind_rule *rule)
 {
 	if (l->n && addr < l->v[l->n - 1].addr)
@@ -56,15 +68,8 @@ int row_list__push(struct row_list *l, uint64_t addr, const struct unwind_rule *
 	}
 	if (l->n && !memcmp(&l->v[l->n - 1].rule, rule, sizeof(*rule)))
 		return 0;
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 1024;
-		void *p = realloc(l->v, cap * sizeof(*l->v));
-
-		if (!p)
-			return -ENOMEM;
-		l->v = p;
-		l->cap = cap;
-	}
+	if (l->n == l->cap && tables__grow((void **)&l->v, &l->cap, sizeof(*l->v)))
+		return -ENOMEM;
 	l->v[l->n].addr = addr;
 	l->v[l->n++].rule = *rule;
 	return 0;
@@ -78,7 +83,9 @@ int row_list__push(struct row_list *l, uint64_t addr, const struct unwind_rule *
  */
 static uint8_t cfa_expression(struct cfi_cur *c, int64_t *off)
 {
-	static const unsigned char tail[] = { 0x80, 0x00, 0x3f, 0x1a, 0x3b, 0x2a, 0x33, 0x24, 0x22 };
+	static const unsigned char tail[] = {
+		0x80, 0x00, 0x3f, 0x1a, 0x3b, 0x2a, 0x33, 0x24, 0x22,
+	};
 	uint64_t len = cfi__uleb(c), start = c->pos;
 	uint8_t how = CFA_EXPR;
 
@@ -316,7 +323,8 @@ static int step(struct run *r, struct cfi_cur *c, struct row_list *out, bool *ba
 	case 0x0c:		/* DW_CFA_def_cfa */
 	case 0x12:		/* DW_CFA_def_cfa_sf */
 		r->cur.cfa_reg = cfi__uleb(c);
-		r->cur.cfa_off = op == 0x0c ? (int64_t)cfi__uleb(c) : mul(cfi__sleb(c), f->data_align);
+		r->cur.cfa_off = op == 0x0c ? (int64_t)cfi__uleb(c) :
+					       mul(cfi__sleb(c), f->data_align);
 		r->cur.cfa_how = CFA_REG;
 		break;
 	case 0x0d:		/* DW_CFA_def_cfa_register: keeps the offset of a register rule */
@@ -326,7 +334,8 @@ static int step(struct run *r, struct cfi_cur *c, struct row_list *out, bool *ba
 		break;
 	case 0x0e:		/* DW_CFA_def_cfa_offset */
 	case 0x13:		/* DW_CFA_def_cfa_offset_sf */
-		r->cur.cfa_off = op == 0x0e ? (int64_t)cfi__uleb(c) : mul(cfi__sleb(c), f->data_align);
+		r->cur.cfa_off = op == 0x0e ? (int64_t)cfi__uleb(c) :
+					       mul(cfi__sleb(c), f->data_align);
 		if (r->cur.cfa_how != CFA_REG)
 			*bad = true;
 		break;

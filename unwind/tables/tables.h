@@ -91,7 +91,7 @@ struct unwind_row {
 /* What a compile saw and made, for -v, the tests and the budget. */
 struct unwind_table_stats {
 	uint32_t fdes;			/* FDEs whose rows were compiled */
-	uint32_t fdes_refused;		/* failed the checks of unwind/cfi.c: their code has no rows */
+	uint32_t fdes_refused;		/* failed unwind/cfi.c's checks: their code has no rows */
 	uint32_t fdes_outside;		/* empty, or outside every executable segment */
 	uint32_t fdes_cut;		/* overlapped by a later FDE, or by the page limit */
 	uint32_t programs_stopped;	/* a CFA program that had to stop (bad or unknown op) */

@@ -21,6 +21,9 @@ struct row_list {
 	size_t n, cap;
 };
 
+/* An array of *cap elements of size bytes grown to twice as many (1024 at first). 0 or -ENOMEM. */
+int tables__grow(void **v, size_t *cap, size_t size);
+
 /* Append a row at addr (>= the last one's; lower ones are dropped). 0 or -ENOMEM. */
 int row_list__push(struct row_list *l, uint64_t addr, const struct unwind_rule *rule);
 

@@ -133,7 +133,8 @@ static void compare_pc(const struct unwind_table *t, Dwarf_CFI *const cfi[2], ui
 			}
 		}
 		n->mismatches++;
-		fprintf(stderr, "%s: pc %#lx: no FDE, but rule %u\n", path, (unsigned long)pc, ours.cfa);
+		fprintf(stderr, "%s: pc %#lx: no FDE, but rule %u\n", path, (unsigned long)pc,
+			ours.cfa);
 		return;
 	}
 	if (ref.cfa == UNWIND_CFA_STOP || ref.cfa == UNWIND_CFA_END || ref.cfa == UNWIND_CFA_SIGNAL)
@@ -142,7 +143,8 @@ static void compare_pc(const struct unwind_table *t, Dwarf_CFI *const cfi[2], ui
 	    (ref.cfa >= UNWIND_CFA_RSP && ref.cfa <= UNWIND_CFA_PLT &&
 	     (ref.rbp != ours.rbp || (ref.rbp == UNWIND_RBP_CFA && ref.rbp_off != ours.rbp_off)))) {
 		if (n->mismatches++ < 10)
-			fprintf(stderr, "%s: pc %#lx: ours %u%+d rbp %u%+d, elfutils %u%+d rbp %u%+d\n",
+			fprintf(stderr,
+				"%s: pc %#lx: ours %u%+d rbp %u%+d, elfutils %u%+d rbp %u%+d\n",
 				path, (unsigned long)pc, ours.cfa, ours.cfa_off, ours.rbp,
 				ours.rbp_off, ref.cfa, ref.cfa_off, ref.rbp, ref.rbp_off);
 	}
@@ -237,7 +239,8 @@ START_TEST(real_binaries_match_elfutils)
 	       path, t->stats.fdes, t->stats.fdes_refused, (unsigned long)t->stats.rows_cfa,
 	       t->nr_rows, t->nr_rules, t->nr_pages, (unsigned long)t->stats.bytes,
 	       (double)t->stats.bytes / t->stats.rows_cfa, (double)rows_pages / t->stats.rows_cfa,
-	       ms, (unsigned long)t->stats.rows_stop, 100.0 * t->stats.rows_stop / t->stats.rows_cfa,
+	       ms, (unsigned long)t->stats.rows_stop,
+	       100.0 * t->stats.rows_stop / t->stats.rows_cfa,
 	       (unsigned long)t->stats.bytes_stop, (unsigned long)t->stats.bytes_covered,
 	       100.0 * t->stats.bytes_stop / (t->stats.bytes_covered ?: 1), n.pcs, n.no_fde,
 	       n.absorbed, n.mismatches);

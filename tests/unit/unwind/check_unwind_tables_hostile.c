@@ -190,7 +190,9 @@ END_TEST
 /* Every prefix of a section: no fault, a table that holds to the layout. */
 START_TEST(every_truncation_of_a_section)
 {
-	static const unsigned char cfi[] = { 0x44, 0x0e, 16, 0x0a, 0x42, 0x86, 2, 0x0b, 0x2e, 0x90 };
+	static const unsigned char cfi[] = {
+		0x44, 0x0e, 16, 0x0a, 0x42, 0x86, 2, 0x0b, 0x2e, 0x90,
+	};
 	size_t full;
 
 	put(cie, sizeof(cie));
@@ -220,7 +222,8 @@ START_TEST(programs_that_cannot_be_followed_stop)
 		{ { 0x44, 0x0b }, 2 },			/* restore_state with none remembered */
 		{ { 0x44, 0x2d }, 2 },			/* GNU_window_save: not x86-64's */
 		{ { 0x44, 0x01, 0, 0, 0, 0 }, 6 },	/* set_loc back before the FDE */
-		{ { 0x44, 0x0f, 2, 0x77, 8, 0x0d, 7 }, 7 }, /* def_cfa_register after an expression */
+		/* def_cfa_register after an expression */
+		{ { 0x44, 0x0f, 2, 0x77, 8, 0x0d, 7 }, 7 },
 		{ { 0x44, 0x0e, 0x80 }, 3 },		/* a LEB128 cut by the FDE's end */
 	};
 	struct unwind_table *t;
@@ -269,7 +272,8 @@ START_TEST(state_nesting_and_advances_are_bounded)
 		put_fde(0, 0x1000, 0x40, adv, sizeof(adv));
 	}
 	ck_assert_int_eq(compile(0x10000, &t), 0);
-	ck_assert_uint_eq(kind_at(t, 0x103f, NULL), t->stats.fdes ? UNWIND_CFA_RSP : UNWIND_CFA_NONE);
+	ck_assert_uint_eq(kind_at(t, 0x103f, NULL),
+			  t->stats.fdes ? UNWIND_CFA_RSP : UNWIND_CFA_NONE);
 	unwind_table__free(t);
 }
 END_TEST
