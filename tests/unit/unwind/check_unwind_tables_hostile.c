@@ -50,7 +50,8 @@ static size_t put_fde(size_t cie_off, uint32_t pc, uint32_t range, const void *c
 	memcpy(b + 4, &v, 4);
 	memcpy(b + 8, &range, 4);
 	b[12] = 0;
-	memcpy(b + 13, cfi, n);
+	if (n)
+		memcpy(b + 13, cfi, n);
 	return put(b, 13 + n);
 }
 
