@@ -34,19 +34,10 @@
 #define MAX_STATE_DEPTH 64
 #define MAX_LEB128 10		/* bytes of a 64-bit value */
 
-/* A reader of one entry: every read fails past end, and failure sticks. */
-struct cur {
-	const struct cfi_section *s;
-	const struct cfi_window *w;	/* the window that holds the entry */
-	uint64_t pos;			/* section offsets: w->off <= pos <= end */
-	uint64_t end;			/* <= w->off + w->size */
-	bool bad;
-};
-
 /* A reader at section offset off, up to the end of the window that holds it. */
-static struct cur cur_at(const struct cfi_section *s, uint64_t off)
+static struct cfi_cur cur_at(const struct cfi_section *s, uint64_t off)
 {
-	struct cur c = { .s = s, .pos = off, .bad = true };
+	struct cfi_cur c = { .s = s, .pos = off, .bad = true };
 
 	for (unsigned int i = 0; i < s->nr_windows; i++) {
 		const struct cfi_window *w = &s->windows[i];
@@ -61,7 +52,7 @@ static struct cur cur_at(const struct cfi_section *s, uint64_t off)
 	return c;
 }
 
-static uint64_t get(struct cur *c, unsigned int n)
+static uint64_t get(struct cfi_cur *c, unsigned int n)
 {
 	uint64_t v = 0;
 
@@ -76,10 +67,10 @@ static uint64_t get(struct cur *c, unsigned int n)
 }
 
 /*
- * ULEB128, and the length of an SLEB128 (libunwind reads both alike). More
- * than 10 bytes is refused: libunwind would shift past 64 bits.
+ * A LEB128, sign-extended from its last byte if sign. More than 10 bytes is
+ * refused: libunwind would shift past 64 bits.
  */
-static uint64_t leb128(struct cur *c)
+static uint64_t leb(struct cfi_cur *c, bool sign)
 {
 	uint64_t v = 0;
 
@@ -89,11 +80,20 @@ static uint64_t leb128(struct cur *c)
 		if (c->bad)
 			return 0;
 		v |= (uint64_t)(b & 0x7f) << (7 * i);
-		if (!(b & 0x80))
+		if (!(b & 0x80)) {
+			if (sign && (b & 0x40) && i < 9)
+				v |= UINT64_MAX << (7 * (i + 1));
 			return v;
+		}
 	}
 	c->bad = true;
 	return 0;
+}
+
+/* ULEB128, and the length of an SLEB128 (libunwind reads both alike). */
+static uint64_t leb128(struct cfi_cur *c)
+{
+	return leb(c, false);
 }
 
 /* Whether libunwind decodes pointers of encoding enc, and we know what they make it read. */
@@ -135,7 +135,7 @@ static bool encoding_ok(const struct cfi_section *s, uint8_t enc)
 }
 
 /* An encoded pointer as libunwind's dwarf_read_encoded_pointer reads it (encoding checked). */
-static uint64_t read_pointer(struct cur *c, uint8_t enc)
+static uint64_t read_pointer(struct cfi_cur *c, uint8_t enc)
 {
 	uint64_t field = c->pos, v;
 
@@ -236,10 +236,10 @@ static enum operands expr_operands(uint8_t op)
  * DW_OP_skip and DW_OP_bra anywhere: one that jumps back loops forever. No
  * compiler puts a branch in CFI, so they are refused.
  */
-static void check_expr(struct cur *c)
+static void check_expr(struct cfi_cur *c)
 {
 	uint64_t len = leb128(c);
-	struct cur e;
+	struct cfi_cur e;
 
 	if (c->bad)
 		return;
@@ -292,7 +292,7 @@ static void check_expr(struct cur *c)
 }
 
 /* A register operand: libunwind stops at numbers it has no column for. */
-static bool stops_at_reg(struct cur *c)
+static bool stops_at_reg(struct cfi_cur *c)
 {
 	return leb128(c) >= NUM_REGS && !c->bad;
 }
@@ -301,7 +301,7 @@ static bool stops_at_reg(struct cur *c)
  * A CFI program as libunwind's run_cfi_program reads it, from c->pos to
  * c->end. Where libunwind would stop with an error, the rest is never read.
  */
-static void check_program(struct cur *c, uint8_t fde_enc)
+static void check_program(struct cfi_cur *c, uint8_t fde_enc)
 {
 	unsigned int depth = 0;
 
@@ -401,7 +401,7 @@ static bool charge(struct cfi_section *s, uint64_t n)
 }
 
 /* Length and id of the entry at c->pos; c->end becomes its end. Returns whether 64-bit. */
-static bool read_header(struct cur *c, uint64_t *id)
+static bool read_header(struct cfi_cur *c, uint64_t *id)
 {
 	uint64_t len = get(c, 4);
 	bool dwarf64 = len == 0xffffffff;
@@ -419,7 +419,7 @@ static bool read_header(struct cur *c, uint64_t *id)
 
 static void parse_cie(struct cfi_section *s, struct cfi_cie *cie)
 {
-	struct cur c = cur_at(s, cie->off);
+	struct cfi_cur c = cur_at(s, cie->off);
 	uint64_t id = 0, aug_size = 0, aug_start;
 	char aug[5] = { 0 };
 	unsigned int n = 0, version;
@@ -451,10 +451,11 @@ static void parse_cie(struct cfi_section *s, struct cfi_cie *cie)
 			return;
 		aug[n++] = ch;
 	}
-	leb128(&c);		/* code alignment */
-	leb128(&c);		/* data alignment */
+	cie->code_align = leb128(&c);
+	cie->data_align = (int64_t)leb(&c, true);
 	/* The return address column: libunwind 1.6 indexes its locations with it unchecked. */
-	if ((version == 1 ? get(&c, 1) : leb128(&c)) >= NUM_REGS)
+	cie->ra_reg = version == 1 ? get(&c, 1) : leb128(&c);
+	if (cie->ra_reg >= NUM_REGS)
 		return;
 	cie->sized = aug[0] == 'z';
 	if (cie->sized)
@@ -485,6 +486,7 @@ static void parse_cie(struct cfi_section *s, struct cfi_cie *cie)
 			break;
 		case 'S':
 			cie->abi_marker = true;
+			cie->signal = true;	/* what 'S' means: a signal frame's CIE */
 			break;
 		}
 	}
@@ -496,6 +498,8 @@ static void parse_cie(struct cfi_section *s, struct cfi_cie *cie)
 	/* libunwind starts the instructions after what it parsed, not after aug_size. */
 	if (c.bad || (cie->sized && c.pos - aug_start != aug_size))
 		return;
+	cie->insn = c.pos;
+	cie->end = c.end;
 	check_program(&c, cie->fde_enc);
 	if (!c.bad)
 		cie->err = 0;
@@ -543,7 +547,7 @@ void cfi__init(struct cfi_section *s, const void *data, size_t size, uint64_t va
 /* As libunwind's dwarf_extract_proc_info_from_fde with need_unwind_info, then the CFI run. */
 int cfi__check_fde(struct cfi_section *s, uint64_t off, struct cfi_fde *fde)
 {
-	struct cur c = cur_at(s, off);
+	struct cfi_cur c = cur_at(s, off);
 	const struct cfi_cie *cie;
 	uint64_t id = 0, id_pos, cie_off, aug_end = 0;
 	bool dwarf64;
@@ -585,9 +589,58 @@ int cfi__check_fde(struct cfi_section *s, uint64_t off, struct cfi_fde *fde)
 		get(&c, 4);	/* libunwind's abi and tag, right after the LSDA */
 	if (cie->sized)
 		c.pos = aug_end;
+	fde->insn = c.pos;
 	check_program(&c, cie->fde_enc);
 	if (c.bad)
 		return -EBADMSG;
 	fde->end = c.end;
+	fde->cie_insn = cie->insn;
+	fde->cie_end = cie->end;
+	fde->code_align = cie->code_align;
+	fde->data_align = cie->data_align;
+	fde->ra_reg = cie->ra_reg;
+	fde->fde_enc = cie->fde_enc;
+	fde->signal = cie->signal;
 	return 0;
+}
+
+struct cfi_cur cfi__cur(const struct cfi_section *s, uint64_t pos, uint64_t end)
+{
+	struct cfi_cur c = cur_at(s, pos);
+
+	if (!c.bad && end < c.end)
+		c.end = end;
+	/* an empty range is a reader at its end, not a bad one */
+	if (c.bad && pos == end)
+		c = (struct cfi_cur){ .s = s, .pos = pos, .end = end };
+	return c;
+}
+
+uint64_t cfi__get(struct cfi_cur *c, unsigned int n)
+{
+	if (!n || n > 8) {
+		c->bad |= n > 8;
+		return 0;
+	}
+	return get(c, n);
+}
+
+uint64_t cfi__uleb(struct cfi_cur *c)
+{
+	return leb(c, false);
+}
+
+int64_t cfi__sleb(struct cfi_cur *c)
+{
+	return (int64_t)leb(c, true);
+}
+
+uint64_t cfi__pointer(struct cfi_cur *c, uint8_t enc)
+{
+	/* The encodings the CIE's check let through; an FDE's own are not rechecked. */
+	if (!encoding_ok(c->s, enc)) {
+		c->bad = true;
+		return 0;
+	}
+	return read_pointer(c, enc);
 }

@@ -41,8 +41,13 @@ struct cfi_cie {
 	bool used;
 	bool sized;		/* 'z': FDEs have an augmentation length */
 	bool abi_marker;	/* 'S': libunwind reads 4 more bytes after an FDE's LSDA */
+	bool signal;		/* 'S': a signal frame's */
 	uint8_t fde_enc;
 	uint8_t lsda_enc;
+	uint64_t code_align;
+	int64_t data_align;
+	uint64_t ra_reg;	/* the return address column */
+	uint64_t insn, end;	/* its initial instructions: section offsets [insn, end) */
 };
 
 struct cfi_section {
@@ -69,6 +74,26 @@ struct cfi_fde {
 	uint64_t end;		/* offset just past the FDE */
 	uint64_t pc_begin;	/* as stored; for .debug_frame an absolute address */
 	uint64_t pc_range;
+	/* What the table compiler (unwind/tables) runs: the instructions and their CIE's. */
+	uint64_t insn;		/* the FDE's instructions: section offsets [insn, end) */
+	uint64_t cie_insn, cie_end;
+	uint64_t code_align;
+	int64_t data_align;
+	uint64_t ra_reg;
+	uint8_t fde_enc;	/* of DW_CFA_set_loc's operand */
+	bool signal;
+};
+
+/*
+ * A reader of one entry, for those who run what cfi__check_fde checked:
+ * every read fails past end, and failure sticks.
+ */
+struct cfi_cur {
+	const struct cfi_section *s;
+	const struct cfi_window *w;	/* the window that holds the entry */
+	uint64_t pos;			/* section offsets: w->off <= pos <= end */
+	uint64_t end;			/* <= w->off + w->size */
+	bool bad;
 };
 
 void cfi__init(struct cfi_section *s, const void *data, size_t size, uint64_t vaddr,
@@ -82,5 +107,13 @@ void cfi__init_windows(struct cfi_section *s, const struct cfi_window *w, unsign
  * not, -E2BIG once the section's budget is spent (the section is hostile).
  */
 int cfi__check_fde(struct cfi_section *s, uint64_t off, struct cfi_fde *fde);
+
+/* A reader of section offsets [pos, end), cut at the end of the window that holds pos. */
+struct cfi_cur cfi__cur(const struct cfi_section *s, uint64_t pos, uint64_t end);
+/* n (at most 8) bytes, little-endian; ULEB128; SLEB128; a pointer of encoding enc. */
+uint64_t cfi__get(struct cfi_cur *c, unsigned int n);
+uint64_t cfi__uleb(struct cfi_cur *c);
+int64_t cfi__sleb(struct cfi_cur *c);
+uint64_t cfi__pointer(struct cfi_cur *c, uint8_t enc);
 
 #endif

@@ -526,13 +526,12 @@ int unwind_image__pread(const struct unwind_image *img, uint64_t vaddr, void *bu
 	return image_pread(img, buf, len, off);
 }
 
-int unwind_image__copy_section(const struct unwind_image *img, const char *name,
-			       unsigned char **out, size_t *size)
+/* The header of the section called name. Returns 0, -ENOENT or -ENOMEM. */
+static int find_section(const struct unwind_image *img, const char *name, Elf64_Shdr *out)
 {
 	Elf64_Shdr *sh = read_shdrs(img), *str;
 	size_t name_len = strlen(name) + 1;
 	char *names = NULL;
-	struct stat st;
 	int err = -ENOENT;
 
 	if (!sh)
@@ -553,33 +552,54 @@ int unwind_image__copy_section(const struct unwind_image *img, const char *name,
 		    str->sh_size - sh[i].sh_name < name_len ||
 		    memcmp(names + sh[i].sh_name, name, name_len))
 			continue;
-		err = -EBADMSG;
-		if ((sh[i].sh_flags & SHF_COMPRESSED) || sh[i].sh_size > IMAGE_MAX_TABLE)
-			goto out;
-		/* Reopened for a read after a long time: is it still the file we read before? */
-		if (img->fd >= 0 && (fstat(img->fd, &st) || (uint64_t)st.st_size != img->size)) {
-			img->state->shrunk |= (uint64_t)st.st_size < img->size;
-			goto out;
-		}
-		*out = alloc_padded(sh[i].sh_size);
-		if (!*out) {
-			err = -ENOMEM;
-			goto out;
-		}
-		err = image_pread(img, *out, sh[i].sh_size, sh[i].sh_offset);
-		if (err) {
-			free(*out);
-			*out = NULL;
-			err = -EBADMSG;
-			goto out;
-		}
-		*size = sh[i].sh_size;
+		*out = sh[i];
+		err = 0;
 		break;
 	}
 out:
 	free(names);
 	free(sh);
 	return err;
+}
+
+int unwind_image__section_addr(const struct unwind_image *img, const char *name,
+			       uint64_t *vaddr)
+{
+	Elf64_Shdr sh;
+	int err = find_section(img, name, &sh);
+
+	if (err)
+		return err;
+	*vaddr = sh.sh_addr;
+	return 0;
+}
+
+int unwind_image__copy_section(const struct unwind_image *img, const char *name,
+			       unsigned char **out, size_t *size)
+{
+	Elf64_Shdr sh;
+	struct stat st;
+	int err = find_section(img, name, &sh);
+
+	if (err)
+		return err;
+	if ((sh.sh_flags & SHF_COMPRESSED) || sh.sh_size > IMAGE_MAX_TABLE)
+		return -EBADMSG;
+	/* Reopened for a read after a long time: is it still the file we read before? */
+	if (img->fd >= 0 && (fstat(img->fd, &st) || (uint64_t)st.st_size != img->size)) {
+		img->state->shrunk |= (uint64_t)st.st_size < img->size;
+		return -EBADMSG;
+	}
+	*out = alloc_padded(sh.sh_size);
+	if (!*out)
+		return -ENOMEM;
+	if (image_pread(img, *out, sh.sh_size, sh.sh_offset)) {
+		free(*out);
+		*out = NULL;
+		return -EBADMSG;
+	}
+	*size = sh.sh_size;
+	return 0;
 }
 
 const unsigned char *unwind_image__section(const struct unwind_image *img, const char *name,

@@ -111,6 +111,9 @@ int unwind_image__pread(const struct unwind_image *img, uint64_t vaddr, void *bu
 /* Whether the file was found shorter than when it was opened: its image is stale. */
 bool unwind_image__shrunk(const struct unwind_image *img);
 
+/* The address (sh_addr) of section name. Returns 0, -ENOENT or -ENOMEM. */
+int unwind_image__section_addr(const struct unwind_image *img, const char *name,
+			       uint64_t *vaddr);
 /* The contents of section name in the image, or NULL. Kept until the image is closed. */
 const unsigned char *unwind_image__section(const struct unwind_image *img, const char *name,
 					   size_t *size);

@@ -32,6 +32,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "tests/support/cfi_elf.h"
 #include "unwind/debugframe.h"
 #include "unwind/fde.h"
 #include "unwind/image.h"
@@ -39,7 +40,6 @@
 
 #define BIAS 0x7f0000000000ull		/* where the image is "mapped" */
 #define FAKE_SP 0x7ffd00000000ull
-#define HDR_AT 0x100			/* .eh_frame_hdr in a made-up file */
 #define MAX_LOOKUPS 16
 #define MAX_STEPS 8
 #define MAX_STACK 512
@@ -174,66 +174,6 @@ static uint16_t le16(const uint8_t *p)
 	return p[0] | p[1] << 8;
 }
 
-static size_t align8(size_t n)
-{
-	return (n + 7) & ~(size_t)7;
-}
-
-/* An ELF file around the three tables; returns its size, 0 if they do not fit the input. */
-static size_t make_elf(unsigned char *out, size_t cap, unsigned int gap, const uint8_t *hdr,
-		       size_t hdr_len, const uint8_t *eh, size_t eh_len, const uint8_t *df,
-		       size_t df_len)
-{
-	static const char names[] = "\0.eh_frame_hdr\0.eh_frame\0.debug_frame\0.shstrtab";
-	size_t eh_at = HDR_AT + hdr_len + gap, df_at = align8(eh_at + eh_len);
-	size_t str_at = df_at + df_len, sh_at = align8(str_at + sizeof(names));
-	size_t size = sh_at + 5 * sizeof(Elf64_Shdr);
-	Elf64_Ehdr *e = (Elf64_Ehdr *)out;
-	Elf64_Phdr *ph = (Elf64_Phdr *)(out + sizeof(*e));
-	Elf64_Shdr *sh = (Elf64_Shdr *)(out + sh_at);
-
-	if (size > cap)
-		return 0;
-	memset(out, 0, size);
-	memcpy(e->e_ident, ELFMAG, SELFMAG);
-	e->e_ident[EI_CLASS] = ELFCLASS64;
-	e->e_ident[EI_DATA] = ELFDATA2LSB;
-	e->e_ident[EI_VERSION] = EV_CURRENT;
-	e->e_type = ET_DYN;
-	e->e_machine = EM_X86_64;
-	e->e_version = EV_CURRENT;
-	e->e_phoff = sizeof(*e);
-	e->e_shoff = sh_at;
-	e->e_ehsize = sizeof(*e);
-	e->e_phentsize = sizeof(*ph);
-	e->e_phnum = hdr_len ? 2 : 1;
-	e->e_shentsize = sizeof(*sh);
-	e->e_shnum = 5;
-	e->e_shstrndx = 4;
-	ph[0].p_type = PT_LOAD;
-	ph[0].p_flags = PF_R | PF_X;
-	ph[0].p_filesz = ph[0].p_memsz = size;
-	ph[0].p_align = 0x1000;
-	ph[1].p_type = PT_GNU_EH_FRAME;
-	ph[1].p_flags = PF_R;
-	ph[1].p_offset = ph[1].p_vaddr = HDR_AT;
-	ph[1].p_filesz = ph[1].p_memsz = hdr_len;
-	ph[1].p_align = 4;
-	memcpy(out + HDR_AT, hdr, hdr_len);
-	memcpy(out + eh_at, eh, eh_len);
-	memcpy(out + df_at, df, df_len);
-	memcpy(out + str_at, names, sizeof(names));
-	sh[1] = (Elf64_Shdr){ .sh_name = 1, .sh_type = SHT_PROGBITS, .sh_flags = SHF_ALLOC,
-			      .sh_addr = HDR_AT, .sh_offset = HDR_AT, .sh_size = hdr_len };
-	sh[2] = (Elf64_Shdr){ .sh_name = 15, .sh_type = SHT_PROGBITS, .sh_flags = SHF_ALLOC,
-			      .sh_addr = eh_at, .sh_offset = eh_at, .sh_size = eh_len };
-	sh[3] = (Elf64_Shdr){ .sh_name = 25, .sh_type = SHT_PROGBITS, .sh_offset = df_at,
-			      .sh_size = df_len };
-	sh[4] = (Elf64_Shdr){ .sh_name = 38, .sh_type = SHT_STRTAB, .sh_offset = str_at,
-			      .sh_size = sizeof(names) };
-	return size;
-}
-
 /*
  * The checked .debug_frame against a PROT_NONE page: right after its padded
  * end, or right before its start. Returns the mapping to unmap, or NULL.
@@ -241,7 +181,7 @@ static size_t make_elf(unsigned char *out, size_t cap, unsigned int gap, const u
 static void *guard_copy(const struct debug_frame *df, bool at_start, size_t *map_size,
 			char **copy)
 {
-	size_t page = getpagesize(), len = align8(df->size);
+	size_t page = getpagesize(), len = cfi_elf__align8(df->size);
 	size_t pages = (len + page - 1) / page;
 	char *map;
 
@@ -344,8 +284,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	} else {
 		if (hdr_len > size || eh_len > size - hdr_len || df_len > size - hdr_len - eh_len)
 			return 0;
-		elf_size = make_elf(elf, sizeof(elf), gap, data, hdr_len,
-				    data + hdr_len, eh_len, data + hdr_len + eh_len, df_len);
+		elf_size = cfi_elf__make(elf, sizeof(elf), &(struct cfi_elf){
+			.hdr = data, .hdr_len = hdr_len, .gap = gap,
+			.eh = data + hdr_len, .eh_len = eh_len,
+			.df = data + hdr_len + eh_len, .df_len = df_len });
 		if (!elf_size)
 			return 0;
 		hdr_len += eh_len + df_len;
