@@ -245,6 +245,8 @@ static int set_up(struct run *r)
 	r->pipeline_ready = true;
 	open_pid_watch(r);
 	r->sym = symbolizer__new();
+	if (r->sym)
+		symbolizer__set_tracker(r->sym, r->pipeline.procs);
 	r->resolver = r->sym ? resolver__new(r->sym, &spec) : NULL;
 	if (!r->resolver)
 		return -ENOMEM;

@@ -360,8 +360,8 @@ struct perfmap *perfmap__load(pid_t pid, const char **warning, char *path, size_
  * another process took its pid). *st: the process's /proc/PID, or st_uid
  * (uid_t)-1 when gone. name and path get the map's name there.
  */
-static int map_root(pid_t pid, int64_t began_ns, struct stat *st, char *name, size_t name_len,
-		    char *path, size_t path_len)
+static int map_root(pid_t pid, int64_t began_ns, const struct perfmap_holder *holder,
+		    struct stat *st, char *name, size_t name_len, char *path, size_t path_len)
 {
 	char proc_path[64];
 	int pfd, root = -1;
@@ -370,7 +370,8 @@ static int map_root(pid_t pid, int64_t began_ns, struct stat *st, char *name, si
 	snprintf(proc_path, sizeof(proc_path), "/proc/%d", (int)pid);
 	/* Every read below goes through this directory: of this process, or none. */
 	pfd = open(proc_path, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (pfd >= 0 && began_ns >= 0 && !fstat(pfd, st) && pidstart__began_by(pfd, began_ns))
+	if (pfd >= 0 && began_ns >= 0 && !fstat(pfd, st) && pidstart__began_by(pfd, began_ns) &&
+	    (!holder || holder->held(holder->ctx)))
 		root = openat(pfd, "root", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (root >= 0) {
 		snprintf(name, name_len, "tmp/perf-%d.map", (int)ns_pid(pfd, pid));
@@ -390,6 +391,14 @@ struct perfmap *perfmap__load_checked(pid_t pid, uid_t owner, int64_t not_before
 				      int64_t began_ns, const char **warning, char *path,
 				      size_t path_len)
 {
+	return perfmap__load_held(pid, owner, not_before_ns, began_ns, NULL, warning, path,
+				  path_len);
+}
+
+struct perfmap *perfmap__load_held(pid_t pid, uid_t owner, int64_t not_before_ns,
+				   int64_t began_ns, const struct perfmap_holder *holder,
+				   const char **warning, char *path, size_t path_len)
+{
 	/*
 	 * Anyone can create files in /tmp: no symlink followed there, nothing
 	 * but a regular file (a FIFO would block the report), and nothing
@@ -404,7 +413,7 @@ struct perfmap *perfmap__load_checked(pid_t pid, uid_t owner, int64_t not_before
 	int root, fd;
 
 	*warning = NULL;
-	root = map_root(pid, began_ns, &proc_st, name, sizeof(name), path, path_len);
+	root = map_root(pid, began_ns, holder, &proc_st, name, sizeof(name), path, path_len);
 	if (root < 0)
 		return NULL;
 	fd = userfile__open_at(root, name, &rules, UINT64_MAX, &size);

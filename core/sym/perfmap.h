@@ -8,6 +8,7 @@
 #ifndef CORE_SYM_PERFMAP_H
 #define CORE_SYM_PERFMAP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -38,6 +39,18 @@ struct perfmap *perfmap__load(pid_t pid, const char **warning, char *path, size_
 struct perfmap *perfmap__load_checked(pid_t pid, uid_t owner, int64_t not_before_ns,
 				      int64_t began_ns, const char **warning, char *path,
 				      size_t path_len);
+/*
+ * The same, the process's root used only if holder->held says, once
+ * /proc/PID is open, that the process there is still the one meant (the
+ * tracker's check of exit records, proctrack__held_by).
+ */
+struct perfmap_holder {
+	bool (*held)(void *ctx);
+	void *ctx;
+};
+struct perfmap *perfmap__load_held(pid_t pid, uid_t owner, int64_t not_before_ns,
+				   int64_t began_ns, const struct perfmap_holder *holder,
+				   const char **warning, char *path, size_t path_len);
 /* Load from a given file, trusting it (tests). */
 struct perfmap *perfmap__load_file(const char *path);
 void perfmap__free(struct perfmap *pm);

@@ -54,6 +54,7 @@ struct symbolizer {
 	bool want_source;	/* open each binary's DWARF with its symbols */
 	struct hashmap perfmaps;	/* addr_space -> struct perfmap_entry */
 	bool kernel_restricted_used;
+	struct proctrack *pt;	/* NULL: perf maps checked by /proc's start time only */
 	/* CLOCK_MONOTONIC at the last sweep: a lookup stores it, reading no clock. */
 	int64_t now_ms;
 	struct symbolizer_stats st;
@@ -95,8 +96,28 @@ struct symbolizer *symbolizer__new(void)
  * root's), and made no earlier than two seconds before the tracker saw the image begin;
  * under the process's root only while its pid is still that process's.
  */
+void symbolizer__set_tracker(struct symbolizer *s, struct proctrack *pt)
+{
+	s->pt = pt;
+}
+
+/* What perfmap_of asks once /proc/PID is open: the tracker's exact check. */
+struct image_of_tracker {
+	struct proctrack *pt;
+	const struct addr_space *as;
+};
+
+static bool image_held(void *ctx)
+{
+	struct image_of_tracker *it = ctx;
+
+	return proctrack__held_by(it->pt, it->as, proctrack__records_now(it->pt));
+}
+
 static struct perfmap *perfmap_of(struct symbolizer *s, const struct addr_space *as)
 {
+	struct image_of_tracker it = { s->pt, as };
+	struct perfmap_holder holder = { image_held, &it };
 	struct perfmap_entry *e = hashmap__find(&s->perfmaps, &as);
 	uid_t owner = as->uid == (uid_t)-1 ? 0 : as->uid;
 	int64_t not_before = as->start_wall_ns > 2000000000 ? as->start_wall_ns - 2000000000 : 0;
@@ -110,9 +131,9 @@ static struct perfmap *perfmap_of(struct symbolizer *s, const struct addr_space 
 		return NULL;
 	e->as = as;
 	/* An image known to have ended: what is at /proc/PID now is another's, or nothing. */
-	e->pm = perfmap__load_checked(as->pid, owner, not_before,
-				      as->end_time || as->leader_exited ? -1 : as->start_wall_ns,
-				      &warning, path, sizeof(path));
+	e->pm = perfmap__load_held(as->pid, owner, not_before,
+				   as->end_time || as->leader_exited ? -1 : as->start_wall_ns,
+				   s->pt ? &holder : NULL, &warning, path, sizeof(path));
 	if (warning)
 		pr_warn("warning: ignoring %s: %s\n", path, warning);
 	if (hashmap__add(&s->perfmaps, &e->as, e)) {

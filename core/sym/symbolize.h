@@ -27,6 +27,8 @@ struct frame_sym {
 
 struct symbolizer *symbolizer__new(void);
 void symbolizer__free(struct symbolizer *s);
+/* The tracker whose images are symbolized: asked whether a pid is still an image's (perf maps). */
+void symbolizer__set_tracker(struct symbolizer *s, struct proctrack *pt);
 
 /* Use this kallsyms file instead of /proc/kallsyms (tests). */
 void symbolizer__set_kallsyms(struct symbolizer *s, const char *path);
