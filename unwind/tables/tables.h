@@ -22,6 +22,7 @@
 #ifndef UNWIND_TABLES_TABLES_H
 #define UNWIND_TABLES_TABLES_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "unwind/image.h"
@@ -138,5 +139,22 @@ int64_t unwind_table__lookup(const struct unwind_table *t, uint64_t pc, struct u
  * sorted, rule indexes inside the rule table. 0 or -EINVAL.
  */
 int unwind_table__verify(const struct unwind_table *t);
+
+/*
+ * How many of a binary's functions set up a frame (find their CFA from
+ * rbp after the prologue), as a build that keeps frame pointers does in
+ * each. keeps: at least UNWIND_FP_KEEPS_TENTHS tenths of them (a
+ * frame-pointer walk through this binary is complete; else it needs the
+ * tables). The bytes are for -v.
+ */
+#define UNWIND_FP_KEEPS_TENTHS 6
+struct unwind_fp_share {
+	uint64_t bytes;			/* code bytes whose CFA is rsp- or rbp-based */
+	uint64_t rbp_bytes;		/* of them, CFA = rbp + N */
+	uint32_t functions;		/* FDEs compiled */
+	uint32_t rbp_frames;		/* runs of code whose CFA is rbp-based: frames set up */
+	bool keeps;
+};
+void unwind_table__fp_share(const struct unwind_table *t, struct unwind_fp_share *out);
 
 #endif
