@@ -32,7 +32,7 @@ app/cli
 app/run
 backend-bpf
 backend-perfring
-interp/python unwind
+interp/python interp/node unwind
 compat
 core/backend
 core/output core/input
@@ -52,6 +52,7 @@ app/run: app/run/ backend-perfring/pidwatch.h unwind/unwind.h interp/ compat/ co
 backend-bpf: backend-bpf/ backend-perfring/ringset.h compat/ core/backend/ core/agg/ core/proc/ core/sample/ core/lib/ bpf/
 backend-perfring: backend-perfring/ compat/ core/backend/ core/agg/ core/proc/ core/sample/ core/lib/
 interp/python: interp/python/ core/sym/ core/proc/ core/sample/ core/lib/ bpf/python_layouts.h bpf/python_maps.h
+interp/node: interp/node/ core/sym/ core/lib/
 unwind: unwind/ core/sym/elfsym.h core/sym/debugfile.h core/proc/ core/sample/ core/lib/
 compat: compat/ core/lib/
 core/backend: core/backend/ core/agg/ core/lib/
