@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <gelf.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -71,6 +72,9 @@ int node_detect_elf(Elf *elf, uint64_t bias, struct node_interp *ni, struct errm
 	memset(ni, 0, sizeof(*ni));
 	ni->bias = bias;
 	ni->node_major = ni->node_minor = ni->node_patch = -1;
+	/* x86-64 Node only; and libelf's gelf_fsize faults on a file of no class. */
+	if (elf_kind(elf) != ELF_K_ELF || gelf_getclass(elf) != ELFCLASS64)
+		return 0;
 	err = node_consts__read(elf, &c, false);
 	if (err)
 		return err;
