@@ -33,7 +33,7 @@ app/run
 backend-bpf
 backend-perfring
 unwind/tables
-interp/python unwind
+interp/python interp/node unwind
 compat
 core/backend
 core/output core/input
@@ -54,6 +54,7 @@ backend-bpf: backend-bpf/ backend-perfring/ringset.h compat/ core/backend/ core/
 backend-perfring: backend-perfring/ compat/ core/backend/ core/agg/ core/proc/ core/sample/ core/lib/
 interp/python: interp/python/ core/sym/ core/proc/ core/sample/ core/lib/ bpf/python_layouts.h bpf/python_maps.h
 unwind/tables: unwind/tables/ unwind/cfi.h unwind/debugframe.h unwind/image.h core/lib/
+interp/node: interp/node/ core/sym/ core/lib/
 unwind: unwind/ core/sym/elfsym.h core/sym/debugfile.h core/proc/ core/sample/ core/lib/
 compat: compat/ core/lib/
 core/backend: core/backend/ core/agg/ core/lib/
