@@ -56,6 +56,37 @@ Elf_Scn *elf_file__section(Elf *elf, Elf64_Word type, const char *name)
 	return NULL;
 }
 
+int elf_file__each_symbol(Elf *elf, Elf_Scn *scn, elf_symbol_fn fn, void *ctx)
+{
+	size_t sym_size = gelf_fsize(elf, ELF_T_SYM, 1, EV_CURRENT), nr;
+	Elf_Data *data, *strs;
+	Elf_Scn *str_scn;
+	GElf_Shdr sh;
+
+	if (!scn || !sym_size || !gelf_getshdr(scn, &sh))
+		return 0;
+	data = elf_getdata(scn, NULL);
+	str_scn = elf_getscn(elf, sh.sh_link);
+	strs = str_scn ? elf_getdata(str_scn, NULL) : NULL;
+	if (!data || !data->d_buf || !strs || !strs->d_buf)
+		return 0;
+	nr = data->d_size / sym_size;
+	for (size_t i = 0; i < nr && i <= INT32_MAX; i++) {
+		GElf_Sym sym;
+		int ret;
+
+		if (!gelf_getsym(data, (int)i, &sym))
+			break;
+		if (sym.st_shndx == SHN_UNDEF || sym.st_name >= strs->d_size)
+			continue;
+		ret = fn(ctx, &sym, (const char *)strs->d_buf + sym.st_name,
+			 strs->d_size - sym.st_name);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
 bool elf_file__build_id(Elf *elf, char *hex, size_t hex_len)
 {
 	Elf_Scn *scn = NULL;

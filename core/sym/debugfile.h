@@ -11,6 +11,7 @@
 #ifndef CORE_SYM_DEBUGFILE_H
 #define CORE_SYM_DEBUGFILE_H
 
+#include <gelf.h>
 #include <libelf.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -32,6 +33,15 @@ int elf_file__open_fd(int fd, struct elf_file *f);
 void elf_file__close(struct elf_file *f);
 /* The first section of type (0: any) named name (NULL: any), or NULL. */
 Elf_Scn *elf_file__section(Elf *elf, Elf64_Word type, const char *name);
+/*
+ * Each defined symbol of the symbol table scn (SHT_SYMTAB or SHT_DYNSYM;
+ * NULL: none) with its name and the bytes of the string table from it
+ * (avail: the name need not be terminated there), until fn returns
+ * non-zero, which is returned; 0 when all were seen. Bounded by the
+ * section's size; names outside their string table are skipped.
+ */
+typedef int (*elf_symbol_fn)(void *ctx, const GElf_Sym *sym, const char *name, size_t avail);
+int elf_file__each_symbol(Elf *elf, Elf_Scn *scn, elf_symbol_fn fn, void *ctx);
 /* The GNU build-id in hex into hex (hex_len bytes); false if there is none or it is too long. */
 bool elf_file__build_id(Elf *elf, char *hex, size_t hex_len);
 /*

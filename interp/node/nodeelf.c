@@ -80,50 +80,36 @@ static int add(struct node_consts *c, const char *name, int32_t value)
 	return 0;
 }
 
+struct const_scan {
+	Elf *elf;
+	struct node_consts *c;
+};
+
+static int note_const(void *ctx, const GElf_Sym *sym, const char *name, size_t avail)
+{
+	struct const_scan *cs = ctx;
+	int32_t value;
+	size_t len;
+
+	if (sym->st_shndx >= SHN_LORESERVE)
+		return 0;
+	if (!strncmp(name, REGISTER_SYM, avail) && avail > strlen(REGISTER_SYM) &&
+	    GELF_ST_TYPE(sym->st_info) == STT_FUNC) {
+		cs->c->has_register = true;
+		return 0;
+	}
+	/* V8's constants are ints: any other size is not one of them. */
+	if (sym->st_size != 4 || GELF_ST_TYPE(sym->st_info) != STT_OBJECT ||
+	    !wanted(name, avail, &len) || read_int(cs->elf, sym->st_shndx, sym->st_value, &value))
+		return 0;
+	return add(cs->c, name, value);
+}
+
 static int scan_table(Elf *elf, Elf_Scn *scn, struct node_consts *c)
 {
-	size_t sym_size = gelf_fsize(elf, ELF_T_SYM, 1, EV_CURRENT), nr;
-	Elf_Data *data, *strs;
-	Elf_Scn *str_scn;
-	GElf_Shdr sh;
+	struct const_scan cs = { elf, c };
 
-	if (!scn || !sym_size || !gelf_getshdr(scn, &sh))
-		return 0;
-	data = elf_getdata(scn, NULL);
-	str_scn = elf_getscn(elf, sh.sh_link);
-	strs = str_scn ? elf_getdata(str_scn, NULL) : NULL;
-	if (!data || !data->d_buf || !strs || !strs->d_buf)
-		return 0;
-	nr = data->d_size / sym_size;
-	for (size_t i = 0; i < nr && i <= INT32_MAX; i++) {
-		const char *name;
-		GElf_Sym sym;
-		int32_t value;
-		size_t len;
-		int err;
-
-		if (!gelf_getsym(data, (int)i, &sym))
-			break;
-		if (sym.st_shndx == SHN_UNDEF || sym.st_shndx >= SHN_LORESERVE ||
-		    sym.st_name >= strs->d_size)
-			continue;
-		name = (const char *)strs->d_buf + sym.st_name;
-		if (!strncmp(name, REGISTER_SYM, strs->d_size - sym.st_name) &&
-		    strs->d_size - sym.st_name > strlen(REGISTER_SYM) &&
-		    GELF_ST_TYPE(sym.st_info) == STT_FUNC) {
-			c->has_register = true;
-			continue;
-		}
-		/* V8's constants are ints: any other size is not one of them. */
-		if (sym.st_size != 4 || GELF_ST_TYPE(sym.st_info) != STT_OBJECT ||
-		    !wanted(name, strs->d_size - sym.st_name, &len) ||
-		    read_int(elf, sym.st_shndx, sym.st_value, &value))
-			continue;
-		err = add(c, name, value);
-		if (err)
-			return err;
-	}
-	return 0;
+	return elf_file__each_symbol(elf, scn, note_const, &cs);
 }
 
 static int by_name_then_order(const void *a, const void *b)

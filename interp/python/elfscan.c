@@ -25,41 +25,32 @@ static bool name_matches(const struct py_sym_want *w, const char *name, size_t a
 	return w->prefix || (avail > len && name[len] == '\0');
 }
 
+struct wanted_syms {
+	struct py_sym_want *want;
+	size_t n, found;
+};
+
+static int note_wanted(void *ctx, const GElf_Sym *sym, const char *name, size_t avail)
+{
+	struct wanted_syms *ws = ctx;
+
+	for (size_t w = 0; w < ws->n; w++) {
+		if (ws->want[w].found || !name_matches(&ws->want[w], name, avail))
+			continue;
+		ws->want[w].found = true;
+		ws->want[w].value = sym->st_value;
+		ws->want[w].size = sym->st_size;
+		ws->found++;
+	}
+	return 0;
+}
+
 static size_t scan_table(Elf *elf, Elf_Scn *scn, struct py_sym_want *want, size_t n)
 {
-	size_t sym_size = gelf_fsize(elf, ELF_T_SYM, 1, EV_CURRENT), nr, found = 0;
-	Elf_Data *data, *strs;
-	Elf_Scn *str_scn;
-	GElf_Shdr sh;
+	struct wanted_syms ws = { want, n, 0 };
 
-	if (!scn || !sym_size || !gelf_getshdr(scn, &sh))
-		return 0;
-	data = elf_getdata(scn, NULL);
-	str_scn = elf_getscn(elf, sh.sh_link);
-	strs = str_scn ? elf_getdata(str_scn, NULL) : NULL;
-	if (!data || !data->d_buf || !strs || !strs->d_buf)
-		return 0;
-	nr = data->d_size / sym_size;
-	for (size_t i = 0; i < nr; i++) {
-		const char *name;
-		GElf_Sym sym;
-
-		if (!gelf_getsym(data, (int)i, &sym))
-			break;
-		if (sym.st_shndx == SHN_UNDEF || sym.st_name >= strs->d_size)
-			continue;
-		name = (const char *)strs->d_buf + sym.st_name;
-		for (size_t w = 0; w < n; w++) {
-			if (want[w].found ||
-			    !name_matches(&want[w], name, strs->d_size - sym.st_name))
-				continue;
-			want[w].found = true;
-			want[w].value = sym.st_value;
-			want[w].size = sym.st_size;
-			found++;
-		}
-	}
-	return found;
+	elf_file__each_symbol(elf, scn, note_wanted, &ws);
+	return ws.found;
 }
 
 size_t py_elf__symbols(Elf *elf, struct py_sym_want *want, size_t n)
