@@ -2,6 +2,7 @@
 #include "core/sym/debugfile.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <gelf.h>
 #include <limits.h>
 #include <stdio.h>
@@ -85,6 +86,32 @@ int elf_file__each_symbol(Elf *elf, Elf_Scn *scn, elf_symbol_fn fn, void *ctx)
 			return ret;
 	}
 	return 0;
+}
+
+void elf_file__soname(Elf *elf, char *out, size_t len)
+{
+	Elf_Scn *scn = elf_file__section(elf, SHT_DYNAMIC, NULL);
+	Elf_Data *data = scn ? elf_getdata(scn, NULL) : NULL;
+	size_t dyn_size = gelf_fsize(elf, ELF_T_DYN, 1, EV_CURRENT);
+	GElf_Shdr sh;
+
+	out[0] = '\0';
+	if (!data || !dyn_size || !gelf_getshdr(scn, &sh))
+		return;
+	for (size_t i = 0; i < data->d_size / dyn_size && i <= INT32_MAX; i++) {
+		const char *name;
+		GElf_Dyn dyn;
+
+		if (!gelf_getdyn(data, (int)i, &dyn) || dyn.d_tag == DT_NULL)
+			break;
+		if (dyn.d_tag != DT_SONAME)
+			continue;
+		/* elf_strptr checks that the name ends within its table. */
+		name = elf_strptr(elf, sh.sh_link, dyn.d_un.d_val);
+		if (name)
+			snprintf(out, len, "%s", name);
+		return;
+	}
 }
 
 bool elf_file__build_id(Elf *elf, char *hex, size_t hex_len)
@@ -233,6 +260,18 @@ int elf_file__open_fd(int fd, struct elf_file *h)
 		return -ENOEXEC;
 	}
 	return 0;
+}
+
+int elf_file__open_copy(int fd, struct elf_file *h)
+{
+	int own;
+
+	if (!elf_file__ready())
+		return -ENOEXEC;
+	own = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	if (own < 0)
+		return -errno;
+	return elf_file__open_fd(own, h);
 }
 
 int elf_file__open(const char *path, struct elf_file *h)

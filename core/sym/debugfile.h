@@ -30,6 +30,11 @@ bool elf_file__ready(void);
 int elf_file__open(const char *path, struct elf_file *f);
 /* The same for fd, which is taken (closed now on failure). */
 int elf_file__open_fd(int fd, struct elf_file *f);
+/*
+ * The same through a copy of fd: libelf reads through its own descriptor,
+ * the caller's stays open and where it was.
+ */
+int elf_file__open_copy(int fd, struct elf_file *f);
 void elf_file__close(struct elf_file *f);
 /* The first section of type (0: any) named name (NULL: any), or NULL. */
 Elf_Scn *elf_file__section(Elf *elf, Elf64_Word type, const char *name);
@@ -42,6 +47,8 @@ Elf_Scn *elf_file__section(Elf *elf, Elf64_Word type, const char *name);
  */
 typedef int (*elf_symbol_fn)(void *ctx, const GElf_Sym *sym, const char *name, size_t avail);
 int elf_file__each_symbol(Elf *elf, Elf_Scn *scn, elf_symbol_fn fn, void *ctx);
+/* Its DT_SONAME into out ("" where it has none). */
+void elf_file__soname(Elf *elf, char *out, size_t len);
 /* The GNU build-id in hex into hex (hex_len bytes); false if there is none or it is too long. */
 bool elf_file__build_id(Elf *elf, char *hex, size_t hex_len);
 /*

@@ -9,7 +9,6 @@
  * patches V8 within a major).
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <gelf.h>
 #include <stdio.h>
 #include <string.h>
@@ -119,15 +118,8 @@ int node_detect_elf(Elf *elf, uint64_t bias, struct node_interp *ni, struct errm
 int node_detect(int fd, uint64_t bias, struct node_interp *ni, struct errmsg *why)
 {
 	struct elf_file h;
-	int own, err;
+	int err = elf_file__open_copy(fd, &h);
 
-	if (!elf_file__ready())
-		return -ENOEXEC;
-	/* libelf reads through its own descriptor: the caller's stays open and where it was. */
-	own = fcntl(fd, F_DUPFD_CLOEXEC, 0);
-	if (own < 0)
-		return -errno;
-	err = elf_file__open_fd(own, &h);
 	if (err)
 		return err;
 	err = node_detect_elf(h.elf, bias, ni, why);

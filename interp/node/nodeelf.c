@@ -247,24 +247,8 @@ int node_elf__rodata_version(Elf *elf, int *major, int *minor, int *patch)
 
 bool node_elf__is_libnode(Elf *elf)
 {
-	Elf_Scn *scn = elf_file__section(elf, SHT_DYNAMIC, NULL);
-	Elf_Data *data = scn ? elf_getdata(scn, NULL) : NULL;
-	size_t dyn_size = gelf_fsize(elf, ELF_T_DYN, 1, EV_CURRENT);
-	GElf_Shdr sh;
+	char soname[64];
 
-	if (!data || !dyn_size || !gelf_getshdr(scn, &sh))
-		return false;
-	for (size_t i = 0; i < data->d_size / dyn_size && i <= INT32_MAX; i++) {
-		const char *name;
-		GElf_Dyn dyn;
-
-		if (!gelf_getdyn(data, (int)i, &dyn) || dyn.d_tag == DT_NULL)
-			break;
-		if (dyn.d_tag != DT_SONAME)
-			continue;
-		/* elf_strptr checks that the name ends within its table. */
-		name = elf_strptr(elf, sh.sh_link, dyn.d_un.d_val);
-		return name && !strncmp(name, "libnode.so", 10);
-	}
-	return false;
+	elf_file__soname(elf, soname, sizeof(soname));
+	return !strncmp(soname, "libnode.so", 10);
 }

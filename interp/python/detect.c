@@ -8,7 +8,6 @@
  * of bpf/python_layouts.h are refused with the reason.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
@@ -100,7 +99,7 @@ static bool name_version(Elf *elf, const char *path, struct name_version *nv, bo
 	char soname[256];
 	const char *base;
 
-	py_elf__soname(elf, soname, sizeof(soname));
+	elf_file__soname(elf, soname, sizeof(soname));
 	*shared = !strncmp(soname, "libpython", 9);
 	if (soname[0] && parse_name(soname, nv))
 		return true;
@@ -268,15 +267,8 @@ static int describe(Elf *elf, int fd, const char *path, uint64_t bias, struct py
 int py_detect(int fd, const char *path, uint64_t bias, struct py_interp *pi, struct errmsg *why)
 {
 	struct elf_file h;
-	int own, err;
+	int err = elf_file__open_copy(fd, &h);
 
-	if (!elf_file__ready())
-		return -ENOEXEC;
-	/* libelf reads through its own descriptor: the caller's stays open and where it was. */
-	own = fcntl(fd, F_DUPFD_CLOEXEC, 0);
-	if (own < 0)
-		return -errno;
-	err = elf_file__open_fd(own, &h);
 	if (err)
 		return err;
 	err = describe(h.elf, h.fd, path, bias, pi, why);

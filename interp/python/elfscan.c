@@ -86,32 +86,6 @@ int py_elf__read_vaddr(Elf *elf, uint64_t vaddr, void *buf, size_t len)
 	return -ENOENT;
 }
 
-void py_elf__soname(Elf *elf, char *out, size_t len)
-{
-	Elf_Scn *scn = elf_file__section(elf, SHT_DYNAMIC, NULL);
-	Elf_Data *data = scn ? elf_getdata(scn, NULL) : NULL;
-	size_t dyn_size = gelf_fsize(elf, ELF_T_DYN, 1, EV_CURRENT);
-	GElf_Shdr sh;
-
-	out[0] = '\0';
-	if (!data || !dyn_size || !gelf_getshdr(scn, &sh))
-		return;
-	for (size_t i = 0; i < data->d_size / dyn_size; i++) {
-		const char *name;
-		GElf_Dyn dyn;
-
-		if (!gelf_getdyn(data, (int)i, &dyn) || dyn.d_tag == DT_NULL)
-			break;
-		if (dyn.d_tag != DT_SONAME)
-			continue;
-		/* elf_strptr checks that the name ends within its table. */
-		name = elf_strptr(elf, sh.sh_link, dyn.d_un.d_val);
-		if (name)
-			snprintf(out, len, "%s", name);
-		return;
-	}
-}
-
 /* A number of 1-3 digits at s (within end): its value and the byte after it, or -1. */
 static int small_number(const char *s, const char *end, const char **after)
 {

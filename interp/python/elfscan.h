@@ -40,7 +40,7 @@ int py_elf__read_vaddr(Elf *elf, uint64_t vaddr, void *buf, size_t len);
 int py_elf__load_bias(Elf *elf, uint64_t start, uint64_t pgoff, uint64_t *bias);
 
 /* The DT_SONAME of elf into out, or "". */
-void py_elf__soname(Elf *elf, char *out, size_t len);
+
 
 /*
  * The one "MAJOR.MINOR.MICRO" string of .rodata (NUL on both sides) whose
