@@ -311,8 +311,8 @@ static const struct addr_space *choose_image(struct addr_space **cand, unsigned 
  * old image's code made the call; the new image has nothing mapped yet) is
  * the old image's. *ambiguous when no single image can be chosen.
  */
-static const struct addr_space *image_of(struct pipeline *p, const struct sample *s,
-					 bool *ambiguous)
+static const struct addr_space *image_of_sample(struct pipeline *p, const struct sample *s,
+						bool *ambiguous, bool *two_processes)
 {
 	struct addr_space *cand[MAX_IMAGES];
 	uint64_t t0 = s->time, t1 = s->time_end ? s->time_end : s->time, one;
@@ -320,6 +320,7 @@ static const struct addr_space *image_of(struct pipeline *p, const struct sample
 	unsigned int nr = user_addrs(s, &ips, &one), n;
 
 	*ambiguous = false;
+	*two_processes = false;
 	if (!t0 && !t1) {
 		t0 = p->window_start;
 		t1 = p->window_end;
@@ -327,6 +328,9 @@ static const struct addr_space *image_of(struct pipeline *p, const struct sample
 	n = proctrack__images(p->procs, s->pid, t0, t1, cand, MAX_IMAGES);
 	if (!n)
 		return NULL;
+	/* Newest first: an image that did not begin with an exec of the next began a process. */
+	for (unsigned int i = 0; i + 1 < n; i++)
+		*two_processes |= !cand[i]->by_exec;
 	if (n > 1)
 		return choose_image(cand, n, ips, nr, ambiguous);
 	if (nr && !cand[0]->nr_maps && cand[0]->older && file_at(cand[0]->older, ips[0]))
@@ -334,31 +338,28 @@ static const struct addr_space *image_of(struct pipeline *p, const struct sample
 	return cand[0];
 }
 
-/*
- * Whether s, counted in the kernel over an interval, has a pid that was
- * more than one process's in it (one ended, another took the pid): its
- * interpreted frames were read in one of them, and which cannot be told;
- * the same code objects at the same addresses (a non-PIE interpreter's
- * frozen modules) would be named from the other's memory (issue 46).
- */
-static bool pid_changed_hands(struct pipeline *p, const struct sample *s)
+static const struct addr_space *image_of(struct pipeline *p, const struct sample *s,
+					 bool *ambiguous)
 {
-	struct addr_space *cand[MAX_IMAGES];
-	uint64_t t0 = s->time, t1 = s->time_end ? s->time_end : s->time;
-	unsigned int n;
+	bool two_processes;
 
-	if (!p->procs || (s->time && !s->time_end))
-		return false;	/* dated exactly: its image is the one that ran then */
-	if (!t0 && !t1) {
-		t0 = p->window_start;
-		t1 = p->window_end;
-	}
-	n = proctrack__images(p->procs, s->pid, t0, t1, cand, MAX_IMAGES);
-	/* Newest first: an image that did not begin with an exec of the next began a process. */
-	for (unsigned int i = 0; i + 1 < n; i++)
-		if (!cand[i]->by_exec)
-			return true;
-	return false;
+	return image_of_sample(p, s, ambiguous, &two_processes);
+}
+
+/*
+ * Interpreted frames counted in the kernel over an interval in which the
+ * pid was more than one process's (one ended, another took the pid): read
+ * in one of them, and which cannot be told; the same code objects at the
+ * same addresses (a non-PIE interpreter's frozen modules) would be named
+ * from the other's memory (issue 46). Dropped, marked, counted. A sample
+ * dated exactly has one image, never two processes.
+ */
+static void drop_interp_of_two_processes(struct pipeline *p, struct sample *s)
+{
+	s->nr_interp = 0;
+	s->interp_frames = NULL;
+	s->interp_status = INTERP_FRAMES | INTERP_ENDED;
+	p->interp_other_process += s->weight;
 }
 
 void pipeline__unwind_now(struct pipeline *p, struct sample *s, uint64_t *buf)
@@ -451,6 +452,7 @@ int pipeline__count(struct pipeline *p, struct sample *s)
 	uint64_t unwound[MAX_STACK_DEPTH];
 	struct interp_frame interp[MAX_INTERP_DEPTH];
 	const struct addr_space *as = NULL;
+	bool two_processes = false;
 
 	if (!p->cfg.kernel_stacks) {
 		s->nr_kernel = 0;
@@ -467,12 +469,6 @@ int pipeline__count(struct pipeline *p, struct sample *s)
 		p->filtered++;
 		return 0;
 	}
-	if (s->nr_interp && s->interp_frames && pid_changed_hands(p, s)) {
-		s->nr_interp = 0;
-		s->interp_frames = NULL;
-		s->interp_status = INTERP_FRAMES | INTERP_ENDED;
-		p->interp_other_process += s->weight;
-	}
 	s->nr_kernel = stack__depth(s->kernel_ips, s->nr_kernel);
 	if (s->kind == WEIGHT_OFFCPU_NS) {
 		unsigned int above = stack__frames_above(s->kernel_ips, s->nr_kernel,
@@ -484,7 +480,7 @@ int pipeline__count(struct pipeline *p, struct sample *s)
 	if (s->user_snapshot || s->nr_user) {
 		bool ambiguous;
 
-		as = image_of(p, s, &ambiguous);
+		as = image_of_sample(p, s, &ambiguous, &two_processes);
 		if (ambiguous) {
 			/* Its user frames print [unknown]; a snapshot is not unwound, its ip stays. */
 			p->ambiguous_images++;
@@ -513,10 +509,12 @@ int pipeline__count(struct pipeline *p, struct sample *s)
 		bool ambiguous;
 
 		/* With no native address to tell images apart, the newest of the window's. */
-		as = image_of(p, s, &ambiguous);
+		as = image_of_sample(p, s, &ambiguous, &two_processes);
 		if (as && !as->released)
 			interp_part(p, s, as, interp);
 	}
+	if (two_processes && s->nr_interp && s->interp_frames)
+		drop_interp_of_two_processes(p, s);
 	if (s->user_snapshot) {
 		s->user_ips = unwound;
 		s->nr_user = p->unwind ? p->unwind(p->unwind_ctx, as, s->user_snapshot, unwound,
