@@ -59,16 +59,12 @@ static int interp_frames(struct resolver *r, const struct agg_stack *st, uint32_
 		run_end[n] = ops->run_end(ops->ctx, st->as, f, j, st->nr_interp);
 		out[n++] = (uint32_t)i | INTERP_BIT;
 	}
-	if (st->interp_status & INTERP_ENDED) {
-		r->interp_counts.ended++;
-		i = marker(r, "[python: process ended]");
-		if (i < 0)
-			return i;
-		run_end[n] = true;
-		out[n++] = (uint32_t)i | INTERP_BIT;
-	} else if (st->interp_status & (INTERP_FAULT | INTERP_TRUNCATED)) {
-		i = marker(r, st->interp_status & INTERP_FAULT ? "[python: unreadable]"
-							     : "[python: truncated]");
+	/* Where a walk was cut; or, ENDED, what stands for the frames of a process gone. */
+	if (st->interp_status & (INTERP_FAULT | INTERP_TRUNCATED | INTERP_ENDED)) {
+		r->interp_counts.ended += !!(st->interp_status & INTERP_ENDED);
+		i = marker(r, st->interp_status & INTERP_ENDED  ? "[python: process ended]"
+			      : st->interp_status & INTERP_FAULT ? "[python: unreadable]"
+								  : "[python: truncated]");
 		if (i < 0)
 			return i;
 		if (n)
