@@ -34,6 +34,12 @@ struct early_thread {
 	uint64_t tstate, check;
 };
 
+/* A process of the table: its pid, and its handle (dup'ed from the registry's: closed here). */
+struct pid_fd {
+	pid_t pid;
+	int fd;
+};
+
 /* Walks of a thread read again where it left its leaf frame meanwhile, at most. */
 #define MAX_REWALKS 2
 /* Threads of known processes asked about: each again only after ASK_AGAIN_NS. */
@@ -45,9 +51,8 @@ struct python_early {
 	pthread_mutex_t lock;
 	struct early_thread *threads;	/* sorted by tid */
 	size_t nr;
-	pid_t *pids;			/* their processes, sorted */
-	int *fds;			/* each one's handle, dup'ed from the registry's: closed here */
-	size_t nr_pids;
+	struct pid_fd *procs;		/* their processes, sorted by pid */
+	size_t nr_procs;
 	struct {
 		pid_t tid;
 		int64_t ns;
@@ -65,11 +70,11 @@ static int cmp_tid(const void *a, const void *b)
 	return (x->tid > y->tid) - (x->tid < y->tid);
 }
 
-static int cmp_pid(const void *a, const void *b)
+static int cmp_pid_fd(const void *a, const void *b)
 {
-	const pid_t *x = a, *y = b;
+	const struct pid_fd *x = a, *y = b;
 
-	return (*x > *y) - (*x < *y);
+	return (x->pid > y->pid) - (x->pid < y->pid);
 }
 
 /*
@@ -82,9 +87,10 @@ static int cmp_pid(const void *a, const void *b)
  */
 static bool ask_about(struct python_early *e, pid_t pid, pid_t tid)
 {
+	struct pid_fd key = { .pid = pid };
 	int64_t now;
 
-	if (!e->nr_pids || !bsearch(&pid, e->pids, e->nr_pids, sizeof(pid), cmp_pid))
+	if (!e->nr_procs || !bsearch(&key, e->procs, e->nr_procs, sizeof(key), cmp_pid_fd))
 		return false;
 	now = mono_ns();
 	for (unsigned int i = 0; i < NR_ASKED; i++)
@@ -199,12 +205,11 @@ struct python_early *python_early__new(void)
 	return e;
 }
 
-static void close_all(int *fds, size_t nr)
+static void close_all(struct pid_fd *procs, size_t nr)
 {
-	for (size_t i = 0; fds && i < nr; i++)
-		if (fds[i] >= 0)
-			close(fds[i]);
-	free(fds);
+	for (size_t i = 0; procs && i < nr; i++)
+		close(procs[i].fd);
+	free(procs);
 }
 
 void python_early__free(struct python_early *e)
@@ -213,41 +218,25 @@ void python_early__free(struct python_early *e)
 		return;
 	pthread_mutex_destroy(&e->lock);
 	free(e->threads);
-	free(e->pids);
-	close_all(e->fds, e->nr_pids);
+	close_all(e->procs, e->nr_procs);
 	free(e);
 }
 
-/* The pid of a process and its handle, sorted together by pid. */
-struct pid_fd {
-	pid_t pid;
-	int fd;
-};
 
-static int cmp_pid_fd(const void *a, const void *b)
-{
-	return cmp_pid(&((const struct pid_fd *)a)->pid, &((const struct pid_fd *)b)->pid);
-}
 
 int python_early__publish(struct python_early *e, const struct py_registry *reg)
 {
-	size_t nr = 0, n = 0, nr_pids = 0, old_nr_pids, count = py_registry__count(reg);
+	size_t nr = 0, n = 0, nr_procs = 0, old_nr_procs, count = py_registry__count(reg);
 	struct early_thread *threads, *old;
-	struct pid_fd *procs;
-	pid_t *pids, *old_pids;
-	int *fds, *old_fds;
+	struct pid_fd *procs, *old_procs;
 
 	for (size_t i = 0; i < count; i++)
 		nr += py_registry__get(reg, i)->nr_threads;
 	threads = calloc(nr ? nr : 1, sizeof(*threads));
 	procs = calloc(count ? count : 1, sizeof(*procs));
-	pids = calloc(count ? count : 1, sizeof(*pids));
-	fds = calloc(count ? count : 1, sizeof(*fds));
-	if (!threads || !procs || !pids || !fds) {
+	if (!threads || !procs) {
 		free(threads);
 		free(procs);
-		free(pids);
-		free(fds);
 		return -ENOMEM;
 	}
 	for (size_t i = 0; i < count; i++) {
@@ -257,7 +246,7 @@ int python_early__publish(struct python_early *e, const struct py_registry *reg)
 
 		if (fd < 0)
 			continue;	/* gone, or no descriptor left: read at the drain */
-		procs[nr_pids++] = (struct pid_fd){ p->pid, fd };
+		procs[nr_procs++] = (struct pid_fd){ p->pid, fd };
 		for (size_t k = 0; k < p->nr_threads; k++)
 			threads[n++] = (struct early_thread){ p->threads[k].tid, p->pid, fd,
 							      p->interp.layout,
@@ -265,27 +254,19 @@ int python_early__publish(struct python_early *e, const struct py_registry *reg)
 							      p->threads[k].check };
 	}
 	qsort(threads, n, sizeof(*threads), cmp_tid);
-	qsort(procs, nr_pids, sizeof(*procs), cmp_pid_fd);
-	for (size_t i = 0; i < nr_pids; i++) {
-		pids[i] = procs[i].pid;
-		fds[i] = procs[i].fd;
-	}
-	free(procs);
+	qsort(procs, nr_procs, sizeof(*procs), cmp_pid_fd);
 	pthread_mutex_lock(&e->lock);
 	old = e->threads;
-	old_pids = e->pids;
-	old_fds = e->fds;
-	old_nr_pids = e->nr_pids;
+	old_procs = e->procs;
+	old_nr_procs = e->nr_procs;
 	e->threads = threads;
-	e->pids = pids;
-	e->fds = fds;
-	e->nr_pids = nr_pids;
+	e->procs = procs;
+	e->nr_procs = nr_procs;
 	__atomic_store_n(&e->nr, n, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&e->lock);
 	/* No walk reads through the old handles now: they were used under the lock only. */
 	free(old);
-	free(old_pids);
-	close_all(old_fds, old_nr_pids);
+	close_all(old_procs, old_nr_procs);
 	return 0;
 }
 
