@@ -4,7 +4,7 @@
  * pointer walks lose its callers, .eh_frame does not.
  * Usage: nofp chain SECONDS     main and a thread in nofp_a -> nofp_b -> nofp_c
  *        nofp lib SECONDS LIB   main -> nofp_call_lib -> LIB's libnofp_outer (dlopen'ed)
- *        nofp deep SECONDS      main -> nofp_recurse x 200 -> nofp_c
+ *        nofp deep SECONDS [DEPTH]  main -> nofp_recurse x DEPTH (200) -> nofp_c
  */
 #include <dlfcn.h>
 #include <pthread.h>
@@ -97,8 +97,10 @@ int main(int argc, char **argv)
 		while (now() < end)
 			nofp_call_lib(fn);
 	} else if (!strcmp(argv[1], "deep")) {
+		int depth = argc > 3 ? atoi(argv[3]) : 200;
+
 		while (now() < end)
-			nofp_recurse(200);
+			nofp_recurse(depth > 0 ? depth : 200);
 	} else {
 		return 2;
 	}
