@@ -4,7 +4,9 @@
  * variants for a profiler inside a pid namespace: profile_pidns.bpf.c
  * (Linux 5.7), profile_nsids.bpf.c (4.9, with COUNTING_NSIDS), and the one
  * that walks user stacks itself, profile_fpwalk.bpf.c (5.5, with
- * COUNTING_FP_WALK and bpf/fpwalk.bpf.h included first).
+ * COUNTING_FP_WALK and bpf/fpwalk.bpf.h included first), and the one that
+ * unwinds them by the tables, profile_native.bpf.c (4.9, with
+ * COUNTING_NATIVE and bpf/native.bpf.h included first).
  */
 #ifndef BPF_COUNTING_BPF_H
 #define BPF_COUNTING_BPF_H
@@ -129,6 +131,11 @@ static __always_inline void count_key(struct bpf_perf_event_data *ctx, int pidns
 	bpf_get_current_comm(&key.comm, sizeof(key.comm));
 	key.user_stack_id = PROFILE_STACK_NOT_TAKEN;
 	key.kernel_stack_id = PROFILE_STACK_NOT_TAKEN;
+#ifdef COUNTING_NATIVE
+	/* Walked by the tables where it can be: then the step program counts it. */
+	if (cfg->flags & PROFILE_CFG_USER_STACK)
+		native_hand_over(ctx, cfg, &key, gen);
+#endif
 	if (cfg->flags & PROFILE_CFG_USER_STACK)
 		key.user_stack_id = user_stack(ctx, gen);
 	/* What the kernel answers for a user-mode sample, without asking it. */

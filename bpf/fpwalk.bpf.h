@@ -27,6 +27,7 @@
 #include <linux/errno.h>
 
 #include "bpf/common.bpf.h"
+#include "bpf/ustack.bpf.h"
 
 /* Sizes are set by the loader before load (a quarter of --stack-storage-size). */
 struct {
@@ -59,20 +60,6 @@ struct {
 #define FPWALK_USER_TOP 0x00007ffffffff000ULL
 #define FPWALK_ID_MASK (PROFILE_STACK_WALKED - 1)
 
-static __always_inline int fpwalk_same(const struct profile_ustack *a,
-					const struct profile_ustack *b)
-{
-	if (a->depth != b->depth)
-		return 0;
-	for (__u32 i = 0; i < PROFILE_MAX_STACK_DEPTH; i++) {
-		if (i >= a->depth)
-			break;
-		if (a->ips[i] != b->ips[i])
-			return 0;
-	}
-	return 1;
-}
-
 /* The walked stack s in table under key: 1 if it is there now, 0 if another is, -1 if full. */
 static __always_inline int fpwalk_store(void *table, __u32 key, const struct profile_ustack *s)
 {
@@ -86,7 +73,7 @@ static __always_inline int fpwalk_store(void *table, __u32 key, const struct pro
 		if (!old)
 			return -1;
 	}
-	return fpwalk_same(old, s) ? 1 : 0;
+	return ustack_same(old, s) ? 1 : 0;
 }
 
 /*
@@ -139,14 +126,12 @@ static __always_inline int fpwalk_user(struct bpf_perf_event_data *ctx, void *ta
 		if (bpf_probe_read_user(frame, sizeof(frame), (const void *)fp) || !frame[1])
 			break;
 		s->ips[n] = frame[1];
-		h = (h ^ frame[1]) * 0x9e3779b97f4a7c15ULL;
+		h = ustack_hash_add(h, frame[1]);
 		fp = frame[0];
 	}
 	s->depth = n;
-	h ^= h >> 31;
-	h *= 0xbf58476d1ce4e5b9ULL;
-	h ^= h >> 29;
-	key = (__u32)h & FPWALK_ID_MASK;
+	s->end = 0;
+	key = (__u32)ustack_hash_end(h) & FPWALK_ID_MASK;
 	got = fpwalk_store(table, key, s);
 	if (got == 0) {
 		key = (key + 1) & FPWALK_ID_MASK;

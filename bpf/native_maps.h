@@ -84,7 +84,25 @@ struct native_rule {
 	__u16 zero;
 };
 
-/* Why a walk ended: profile_ustack.pad of a stack the native walk stored. */
+/* struct native_rule's cfa: unwind/tables.h's enum unwind_cfa, value for value. */
+enum native_cfa {
+	NATIVE_CFA_NONE,
+	NATIVE_CFA_STOP,
+	NATIVE_CFA_END,
+	NATIVE_CFA_RSP,
+	NATIVE_CFA_RBP,
+	NATIVE_CFA_PLT,
+	NATIVE_CFA_SIGNAL,
+};
+
+/* struct native_rule's rbp: unwind/tables.h's enum unwind_rbp. */
+enum native_rbp {
+	NATIVE_RBP_SAME,
+	NATIVE_RBP_CFA,
+	NATIVE_RBP_LOST,
+};
+
+/* Why a walk ended: profile_ustack.end of a stack the native walk stored. */
 enum native_end {
 	NATIVE_END_COMPLETE = 1,	/* an END rule: the thread's outermost frame */
 	NATIVE_END_NO_CFI = 2,		/* a pc no row covers (NONE), or a STOP rule: marked */

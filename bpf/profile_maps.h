@@ -31,7 +31,7 @@
 /* A value of the ustacks maps: the ip, then the return addresses, depth of them. */
 struct profile_ustack {
 	__u32 depth;
-	__u32 pad;
+	__u32 end;			/* the native walk's enum native_end (bpf/native_maps.h), else 0 */
 	__u64 ips[PROFILE_MAX_STACK_DEPTH];
 };
 
@@ -55,7 +55,11 @@ struct profile_config {
 	 */
 	__u32 active_counts;
 	__u32 dump_chunks;		/* dwarf program only */
-	__u32 pad;
+	/*
+	 * The native walk (bpf/native.bpf.h): slots of its stored-stack
+	 * arrays, a power of two (0 when it is not loaded).
+	 */
+	__u32 native_slots;
 	/* The profiler's pid namespace (stat of /proc/self/ns/pid), with PROFILE_CFG_PIDNS. */
 	__u64 pidns_dev;
 	__u64 pidns_ino;
@@ -190,6 +194,26 @@ enum profile_stat {
 	 * new at every new frame or line, its native stacks seldom).
 	 */
 	PROFILE_STAT_NEW_STACKS,
+	/*
+	 * The native walk (bpf/native.bpf.h, --unwind auto): user stacks
+	 * walked and stored; samples that went to the kernel's frame-pointer
+	 * walk instead (kernel mode, 32-bit code, a process the tables do not
+	 * have yet, a stored-stack table full, the step program missing);
+	 * walks that ended without CFI, at a failed read, at a pc in no known
+	 * mapping, or cut at PROFILE_MAX_STACK_DEPTH.
+	 */
+	PROFILE_STAT_NATIVE_WALKED,
+	PROFILE_STAT_NATIVE_KERNEL_MODE,
+	PROFILE_STAT_NATIVE_COMPAT,
+	PROFILE_STAT_NATIVE_UNKNOWN,
+	/* Processes noted in native_unknown: user space reads them at once. */
+	PROFILE_STAT_NATIVE_NOTED,
+	PROFILE_STAT_NATIVE_FULL,
+	PROFILE_STAT_NATIVE_NO_PROG,
+	PROFILE_STAT_NATIVE_NO_CFI,
+	PROFILE_STAT_NATIVE_READ,
+	PROFILE_STAT_NATIVE_UNMAPPED,
+	PROFILE_STAT_NATIVE_TRUNCATED,
 	PROFILE_STAT_CNT,
 };
 

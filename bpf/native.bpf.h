@@ -1,0 +1,409 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * User stacks unwound in the program from the tables user space compiled
+ * (bpf/native_maps.h, unwind/tables/), with no stack copy (issue 45), for
+ * Linux 4.9: no loops (each run steps NATIVE_FRAMES_PER_RUN frames,
+ * unrolled, then tail-calls the step program again), helper buffers on the
+ * BPF stack, helpers of 4.9, 4,096 instructions a program.
+ *
+ * The counting program (profile_native.bpf.c, COUNTING_NATIVE) hands a
+ * 64-bit user-mode sample of a process in native_procs over to the step
+ * program with its registers; the finish program stores the stack (leaf
+ * first, PROFILE_MAX_STACK_DEPTH ips at most, why it ended in
+ * profile_ustack.end) in the generation's table and counts the key, or
+ * hands it to the Python walk, which counts it. Other samples go to the
+ * kernel's frame-pointer walk, each reason counted.
+ *
+ * A frame: the pc's page in native_pages (the 4 KiB page where the 64 KiB
+ * one is SPLIT); for a TABLE page the rows of vaddr's 64 KiB in
+ * native_index, 16 bisection steps for the last row at or below it, the
+ * row's fold, its rule; then one step by the rule (unwind/tables/README.md).
+ * FP and NO_TABLE pages, and pcs in no known page, take one frame-pointer
+ * step: rbp is then the CFA - 16 and holds the caller's rbp. A return
+ * address is looked up at pc - 1 (the call may be a function's last
+ * instruction), the leaf and a signal frame's interrupted pc at the pc.
+ *
+ * Branches are few: the bisection is arithmetic, every failure goes to one
+ * place, and the registers are reloaded from the walk's state at each
+ * frame, so that 4.9's verifier prunes every path at the next frame.
+ *
+ * The stored-stack tables are ARRAYs: 4.9 cannot insert a 1 KiB value (a
+ * helper's value must be on the 512-byte BPF stack), so a slot is claimed
+ * in a small hash (uclaims, which user space empties after the drain) and
+ * the array's element written in place. A slot claimed by another CPU is
+ * compared (a stack half written compares different: the next slot).
+ */
+#ifndef BPF_NATIVE_BPF_H
+#define BPF_NATIVE_BPF_H
+
+#include <linux/errno.h>
+
+#include "bpf/common.bpf.h"
+#include "bpf/native_maps.h"
+#include "bpf/ustack.bpf.h"
+
+/* Sizes are set by the loader before load. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u32);
+	__type(value, __u32);
+} native_procs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct native_page_key);
+	__type(value, struct native_page);
+} native_pages SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct native_index_key);
+	__type(value, struct native_range);
+} native_index SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1 << 20);
+	__type(key, __u32);
+	__type(value, __u32);
+} native_rows SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1 << 14);
+	__type(key, __u32);
+	__type(value, struct native_rule);
+} native_rules SEC(".maps");
+
+/* Processes sampled that native_procs lacked, noted once (PROFILE_STAT_NATIVE_NOTED). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 256);
+	__type(key, __u32);
+	__type(value, __u32);
+} native_unknown SEC(".maps");
+
+#define NATIVE_PROG_STEP 0
+#define NATIVE_PROG_FINISH 1
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
+	__uint(max_entries, 2);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, sizeof(__u32));
+} native_progs SEC(".maps");
+
+/* The generations' stored stacks (native_slots of them) and their claims. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct profile_ustack);
+} ustacks0 SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct profile_ustack);
+} ustacks1 SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, __u32);
+} uclaims0 SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, __u32);
+} uclaims1 SEC(".maps");
+
+/*
+ * Frames a run steps: PROFILE_MAX_STACK_DEPTH in 21 runs, Python's walk (10
+ * tail calls) after them within 4.9's 32.
+ */
+#ifndef NATIVE_FRAMES_PER_RUN
+#define NATIVE_FRAMES_PER_RUN 6
+#endif
+/* __USER_CS: a 64-bit user-mode sample (32-bit code runs at __USER32_CS). */
+#define NATIVE_USER64_CS 0x33
+/* Where rt_sigframe's ucontext holds rbp, rsp and rip (40 + sigcontext's 80, 120, 128). */
+#define NATIVE_UC_RBP 120
+#define NATIVE_UC_WORDS 7	/* rbp, rbx, rdx, rax, rcx, rsp, rip */
+
+/* One sample's walk, carried across tail calls. */
+struct native_walk {
+	struct profile_key key;		/* counted by the finish program; user_stack_id to come */
+	__u64 ip, sp, bp;		/* the frame being stepped from */
+	__u64 hash;			/* of the ips so far */
+	__u32 gen;
+	__u32 tgid;
+	__u32 exact;			/* ip is not a return address: the leaf, a signal's */
+	__u32 bp_lost;			/* rbp is not known (a LOST rule) */
+	__u32 done;
+	__u32 pad;
+	struct profile_ustack st;	/* st.end: why it ended */
+	__u64 spill;			/* st.ips[PROFILE_MAX_STACK_DEPTH], which a masked index may name */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct native_walk);
+} native_walk SEC(".maps");
+
+/* The lookups' keys and the reads' buffers, on the BPF stack, zeroed once a run. */
+struct native_scratch {
+	struct native_page_key pk;
+	struct native_index_key ik;
+	__u32 idx;
+	__u32 pad;
+	__u64 buf[NATIVE_UC_WORDS];
+};
+
+static __always_inline void native_end(struct native_walk *w, __u32 why)
+{
+	w->st.end = why;
+	w->done = 1;
+}
+
+/*
+ * The rule at vaddr of table (after its fold) in *cfa, *cfa_off, *rbp,
+ * *rbp_off; 0, or -1 where no row covers it.
+ */
+static __always_inline int native_rule(struct native_scratch *sc, __u32 table, __u64 vaddr,
+				       __u32 *cfa, __s32 *cfa_off, __u32 *rbp, __s32 *rbp_off)
+{
+	struct native_range *rg;
+	struct native_rule *rule;
+	__u64 lo, n, key, addr;
+	__u32 *row, rid, fold;
+
+	sc->ik.table = table;
+	sc->ik.page = vaddr >> NATIVE_PAGE_SHIFT;
+	rg = bpf_map_lookup_elem(&native_index, &sc->ik);
+	if (!rg)
+		return -1;
+	lo = rg->first;
+	n = rg->nr;
+	if (n - 1 >= 1u << NATIVE_PAGE_SHIFT)	/* 0, or more than a page holds */
+		return -1;
+	key = vaddr & ((1u << NATIVE_PAGE_SHIFT) - 1);
+	/*
+	 * unwind/tables/lookup.c's search, the last row at or below key, with
+	 * n halved rounding up at every step: a step that does not move lo
+	 * keeps one row more than lookup.c's, above key, which is never
+	 * chosen; n no longer depends on the rows, and from 2^16 it is 1 after
+	 * 16 steps (a step with half 0 looks at lo again and keeps it).
+	 */
+#pragma clang loop unroll(full)
+	for (int i = 0; i < 16; i++) {
+		__u64 half = n >> 1;
+
+		n -= half;
+		sc->idx = lo + half;
+		row = bpf_map_lookup_elem(&native_rows, &sc->idx);
+		if (!row)
+			return -1;
+		lo += half & (__u32)ustack_mask_le(NATIVE_ROW_ADDR(*row), key);
+	}
+	sc->idx = lo;
+	row = bpf_map_lookup_elem(&native_rows, &sc->idx);
+	if (!row)
+		return -1;
+	addr = NATIVE_ROW_ADDR(*row);
+	rid = NATIVE_ROW_RULE(*row);
+	sc->idx = rid;
+	rule = bpf_map_lookup_elem(&native_rules, &sc->idx);
+	if (!rule)
+		return -1;
+	/* The fold, where there is one and key is fold_at or more past the row. */
+	fold = (__u32)ustack_mask_le(rule->fold_at, key - addr) & ~(__u32)ustack_mask_le(rule->fold_at, 0);
+	*cfa = rule->cfa;
+	*cfa_off = rule->cfa_off + (rule->fold_off & (__s32)fold);
+	*rbp = rule->rbp;
+	*rbp_off = rule->rbp_off;
+	return 0;
+}
+
+/* One frame: from w's ip, sp, bp to its caller's, the caller's pc appended. */
+static __always_inline void native_frame(struct native_walk *w, struct native_scratch *sc)
+{
+	__u32 cfa, rbp, kind, by_fp = 0;
+	__s32 cfa_off, rbp_off;
+	struct native_page *pg;
+	__u64 pc, lpc, base, ca, ip, n;
+
+	if (w->done)
+		return;
+	pc = w->ip;
+	lpc = pc - 1 + (w->exact & 1);
+	sc->pk.tgid = w->tgid;
+	sc->pk.small = 0;
+	sc->pk.page = lpc >> NATIVE_PAGE_SHIFT;
+	pg = bpf_map_lookup_elem(&native_pages, &sc->pk);
+	if (pg && pg->kind == NATIVE_PAGE_SPLIT) {
+		sc->pk.small = 1;
+		sc->pk.page = lpc >> NATIVE_SMALL_SHIFT;
+		pg = bpf_map_lookup_elem(&native_pages, &sc->pk);
+	}
+	kind = pg ? pg->kind : 0;
+	if (kind == NATIVE_PAGE_TABLE) {
+		if (native_rule(sc, pg->table, lpc - pg->bias, &cfa, &cfa_off, &rbp, &rbp_off)) {
+			native_end(w, NATIVE_END_NO_CFI);
+			return;
+		}
+	} else {
+		/* A frame-pointer step: the CFA is rbp + 16, the caller's rbp at CFA - 16. */
+		by_fp = kind ? NATIVE_END_FP : NATIVE_END_UNMAPPED;
+		if (!w->bp) {
+			native_end(w, by_fp);
+			return;
+		}
+		cfa = NATIVE_CFA_RBP;
+		cfa_off = 16;
+		rbp = NATIVE_RBP_CFA;
+		rbp_off = -16;
+	}
+	if (cfa == NATIVE_CFA_SIGNAL) {
+		/* The interrupted registers, from the ucontext the signal frame starts with. */
+		if (bpf_probe_read(sc->buf, sizeof(sc->buf), (void *)(w->sp + NATIVE_UC_RBP))) {
+			native_end(w, NATIVE_END_READ);
+			return;
+		}
+		ip = sc->buf[6];
+		w->bp = sc->buf[0];
+		w->sp = sc->buf[5];
+		w->bp_lost = 0;
+		w->exact = 1;
+	} else {
+		if (cfa < NATIVE_CFA_RSP) {
+			native_end(w, cfa == NATIVE_CFA_END ? NATIVE_END_COMPLETE : NATIVE_END_NO_CFI);
+			return;
+		}
+		if (cfa == NATIVE_CFA_RBP && w->bp_lost) {
+			native_end(w, NATIVE_END_NO_CFI);
+			return;
+		}
+		base = cfa == NATIVE_CFA_RBP ? w->bp : w->sp;
+		ca = base + cfa_off;
+		/* A lazy PLT entry has pushed its index from its 11th byte on. */
+		if (cfa == NATIVE_CFA_PLT)
+			ca += (__u32)ustack_mask_le(11, lpc & 15) & 8;
+		if (bpf_probe_read(sc->buf, 8, (void *)(ca - 8))) {
+			native_end(w, by_fp ? by_fp : NATIVE_END_READ);
+			return;
+		}
+		ip = sc->buf[0];
+		if (rbp == NATIVE_RBP_CFA) {
+			if (bpf_probe_read(&sc->buf[1], 8, (void *)(ca + rbp_off))) {
+				native_end(w, by_fp ? by_fp : NATIVE_END_READ);
+				return;
+			}
+			w->bp = sc->buf[1];
+			w->bp_lost = 0;
+		} else if (rbp == NATIVE_RBP_LOST) {
+			w->bp_lost = 1;
+		}
+		w->sp = ca;
+		w->exact = 0;
+	}
+	if (!ip) {
+		native_end(w, by_fp ? by_fp : NATIVE_END_COMPLETE);
+		return;
+	}
+	w->ip = ip;
+	n = w->st.depth;
+	/* At most PROFILE_MAX_STACK_DEPTH - 1 here: the mask only tells the verifier. */
+	*(__u64 *)((char *)w->st.ips + ((n & 127) << 3)) = ip;
+	w->st.depth = n + 1;
+	w->hash = ustack_hash_add(w->hash, ip);
+	if (n + 1 >= PROFILE_MAX_STACK_DEPTH)
+		native_end(w, NATIVE_END_TRUNCATED);
+}
+
+/*
+ * Called by the counting program with the sample's key (its user stack not
+ * taken): a 64-bit user-mode sample of a process the tables have goes to
+ * the step program (a tail call: nothing after it runs). Otherwise it
+ * counts why not and returns, for the caller to take the kernel's walk.
+ */
+static __always_inline void native_hand_over(struct bpf_perf_event_data *ctx,
+					     const struct profile_config *cfg,
+					     const struct profile_key *key, __u32 gen)
+{
+	__u64 ip = ctx->regs.rip, sp = ctx->regs.rsp, bp = ctx->regs.rbp, cs = ctx->regs.cs;
+	struct native_walk *w;
+	__u32 zero = 0, one = 1, tgid = key->tgid;
+
+	/* Loaded once: the verifier refuses a context pointer moved by a merged load. */
+	asm volatile("" : "+r"(ip), "+r"(sp), "+r"(bp), "+r"(cs));
+	if (!(cs & 3)) {
+		stat_inc(PROFILE_STAT_NATIVE_KERNEL_MODE);
+		return;
+	}
+	if (cs != NATIVE_USER64_CS) {
+		stat_inc(PROFILE_STAT_NATIVE_COMPAT);
+		return;
+	}
+	if (!bpf_map_lookup_elem(&native_procs, &tgid)) {
+		if (!bpf_map_update_elem(&native_unknown, &tgid, &one, BPF_NOEXIST))
+			stat_inc(PROFILE_STAT_NATIVE_NOTED);
+		stat_inc(PROFILE_STAT_NATIVE_UNKNOWN);
+		return;
+	}
+	w = bpf_map_lookup_elem(&native_walk, &zero);
+	if (!w)
+		return;
+	__builtin_memcpy(&w->key, key, sizeof(*key));
+	/* What the kernel answers for a user-mode sample's kernel stack, without asking it. */
+	if (cfg->flags & PROFILE_CFG_KERNEL_STACK)
+		w->key.kernel_stack_id = -EFAULT;
+	w->ip = ip;
+	w->sp = sp;
+	w->bp = bp;
+	w->hash = ip;
+	w->gen = gen;
+	w->tgid = tgid;
+	w->exact = 1;
+	w->bp_lost = 0;
+	w->done = 0;
+	w->st.depth = 1;
+	w->st.end = 0;
+	w->st.ips[0] = ip;
+	bpf_tail_call(ctx, &native_progs, NATIVE_PROG_STEP);
+	stat_inc(PROFILE_STAT_NATIVE_NO_PROG);
+}
+
+/* The walk's stack in slots (claims its claims) from slot h, or the next one: the slot, or -1. */
+static __always_inline int native_store(void *slots, void *claims, __u64 h, __u32 mask,
+					const struct profile_ustack *s)
+{
+	struct profile_ustack *old;
+	__u32 one = 1, idx;
+
+#pragma clang loop unroll(full)
+	for (int k = 0; k < 2; k++) {
+		idx = ((__u32)h + k) & mask;
+		old = bpf_map_lookup_elem(slots, &idx);
+		if (!old)
+			return -1;
+		if (!bpf_map_update_elem(claims, &idx, &one, BPF_NOEXIST)) {
+			__builtin_memcpy(old, s, sizeof(*s));
+			return idx;
+		}
+		if (ustack_same(old, s))
+			return idx;
+	}
+	return -1;
+}
+
+#endif

@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The counting program with user stacks unwound by the tables
+ * (bpf/native.bpf.h; --unwind auto), for Linux 4.9: the counting program
+ * hands a sample over to the step program, which steps
+ * NATIVE_FRAMES_PER_RUN frames a run and tail-calls itself, then the
+ * finish program, which stores the stack and counts the key (or hands it
+ * to the Python walk, which counts it). Loaded on the counting program's
+ * maps (profile.bpf.c).
+ *
+ * bpf-compat: linux-4.9
+ */
+#include <linux/types.h>
+#include <linux/bpf.h>
+#include <linux/bpf_perf_event.h>
+#include <linux/ptrace.h>
+#include <bpf/bpf_helpers.h>
+
+#define COUNTING_NATIVE
+#define COUNTING_PYTHON
+#include "bpf/native.bpf.h"
+#include "bpf/counting.bpf.h"
+
+SEC("perf_event")
+int profile_native(struct bpf_perf_event_data *ctx)
+{
+	return count_sample(ctx, PIDNS_NEVER);
+}
+
+SEC("perf_event")
+int native_step(struct bpf_perf_event_data *ctx)
+{
+	struct native_scratch sc;
+	struct native_walk *w;
+	__u32 zero = 0;
+
+	w = bpf_map_lookup_elem(&native_walk, &zero);
+	if (!w) {
+		stat_inc(PROFILE_STAT_RUNS_DONE);
+		return 0;
+	}
+	/* Every slot written: the paths into each frame then look alike to the verifier. */
+	__builtin_memset(&sc, 0, sizeof(sc));
+#pragma clang loop unroll(full)
+	for (int i = 0; i < NATIVE_FRAMES_PER_RUN; i++)
+		native_frame(w, &sc);
+	if (!w->done)
+		bpf_tail_call(ctx, &native_progs, NATIVE_PROG_STEP);
+	bpf_tail_call(ctx, &native_progs, NATIVE_PROG_FINISH);
+	stat_inc(PROFILE_STAT_NATIVE_NO_PROG);
+	stat_inc(PROFILE_STAT_RUNS_DONE);
+	return 0;
+}
+
+/* Why the walk ended, counted. */
+static __always_inline void native_count_end(__u32 end)
+{
+	if (end == NATIVE_END_NO_CFI)
+		stat_inc(PROFILE_STAT_NATIVE_NO_CFI);
+	else if (end == NATIVE_END_READ)
+		stat_inc(PROFILE_STAT_NATIVE_READ);
+	else if (end == NATIVE_END_UNMAPPED)
+		stat_inc(PROFILE_STAT_NATIVE_UNMAPPED);
+	else if (end == NATIVE_END_TRUNCATED)
+		stat_inc(PROFILE_STAT_NATIVE_TRUNCATED);
+}
+
+SEC("perf_event")
+int native_finish(struct bpf_perf_event_data *ctx)
+{
+	struct profile_config *cfg;
+	struct profile_key key;
+	struct native_walk *w;
+	__u32 zero = 0, mask;
+	__u64 h;
+	int id;
+
+	w = bpf_map_lookup_elem(&native_walk, &zero);
+	cfg = bpf_map_lookup_elem(&config, &zero);
+	if (!w || !cfg) {
+		stat_inc(PROFILE_STAT_RUNS_DONE);
+		return 0;
+	}
+	mask = cfg->native_slots - 1;
+	h = ustack_hash_end(w->hash);
+	__builtin_memcpy(&key, &w->key, sizeof(key));
+	/* One copy of the store, on either generation's maps. */
+	id = native_store(w->gen ? (void *)&ustacks1 : (void *)&ustacks0,
+			  w->gen ? (void *)&uclaims1 : (void *)&uclaims0, h, mask, &w->st);
+	if (id >= 0) {
+		key.user_stack_id = id | PROFILE_STACK_WALKED;
+		stat_inc(PROFILE_STAT_NATIVE_WALKED);
+		native_count_end(w->st.end);
+	} else {
+		/* No room: the kernel's frame-pointer walk, as before. */
+		stat_inc(PROFILE_STAT_NATIVE_FULL);
+		key.user_stack_id = w->gen ? take_stack(ctx, &stacks1, &overflow1, BPF_F_USER_STACK,
+							PROFILE_STAT_USER_STACK_LOST)
+					   : take_stack(ctx, &stacks, &overflow0, BPF_F_USER_STACK,
+							PROFILE_STAT_USER_STACK_LOST);
+	}
+	if (cfg->flags & PROFILE_CFG_PYTHON)
+		py_hand_over(ctx, &key, w->gen);
+	if (w->gen)
+		count(&counts1, &key);
+	else
+		count(&counts0, &key);
+	stat_inc(PROFILE_STAT_RUNS_DONE);
+	return 0;
+}
+
+char LICENSE[] SEC("license") = "GPL";	/* bpf_get_stackid is GPL-only */
