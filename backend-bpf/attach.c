@@ -83,6 +83,7 @@ int bpf_backend__attach_events(struct backend *b, struct errmsg *errm)
 		      : b->idmap_prog ? bpf_program__fd(b->idmap_prog)
 		      : b->pidns      ? bpf_program__fd(b->pidns->progs.profile_sample_pidns)
 		      : b->nsids      ? bpf_nsids__prog_fd(b->nsids)
+		      : b->native_prog_fd >= 0 ? b->native_prog_fd
 		      : b->fpwalk_prog_fd >= 0 ? b->fpwalk_prog_fd
 				      : bpf_program__fd(b->counting->progs.profile_sample);
 	struct perf_event_attr attr;

@@ -60,6 +60,7 @@ static int bpf_open(struct backend **out, const struct backend_config *o, struct
 	b->pipeline = p;
 	b->target = target;
 	b->fpwalk_prog_fd = -1;
+	b->native_prog_fd = -1;
 	b->nr_cpus = libbpf_num_possible_cpus();
 	if (b->nr_cpus <= 0) {
 		errmsg__set(errm, "bpf: cannot tell the number of possible CPUs");
@@ -230,6 +231,9 @@ static void bpf_close(struct backend *b)
 	bpf_offcpu__close(b->offcpu);
 	profile_pidns_bpf__destroy(b->pidns);
 	profile_fpwalk_bpf__destroy(b->fpwalk);
+	if (b->native && b->skel)
+		bpf_native__report(b);
+	profile_native_bpf__destroy(b->native);
 	profile_fpwalk_regs_bpf__destroy(b->fpwalk_regs);
 	bpf_nsids__close(b->nsids);
 	profile_idmap_bpf__destroy(b->idmap);

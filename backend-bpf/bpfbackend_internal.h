@@ -75,6 +75,9 @@ struct backend {
 	struct profile_fpwalk_regs_bpf *fpwalk_regs;
 	struct profile_fpwalk_bpf *fpwalk;
 	int fpwalk_prog_fd;		/* the one loaded, -1 if none */
+	/* User stacks unwound by the native tables (cfg->native_unwind), where no variant runs. */
+	struct profile_native_bpf *native;
+	int native_prog_fd;		/* its counting program, -1 if none */
 	/* A profiler inside a pid namespace counts with tasks' ids there. */
 	struct profile_pidns_bpf *pidns;
 	struct bpf_nsids *nsids;	/* the same before Linux 5.7 */
@@ -97,6 +100,14 @@ int bpf_backend__open_counting(struct backend *b, struct errmsg *errm);
 int bpf_backend__write_config(struct backend *b);
 /* The threads in the cgroups now; the programs keep the table from here on. */
 int bpf_backend__fill_cgroup_table(struct backend *b, struct errmsg *errm);
+
+/*
+ * native.c: the counting program that unwinds user stacks by the native
+ * tables, loaded on the maps, or (refused: -v says why) not; its
+ * statistics under -v at the end.
+ */
+void bpf_native__open(struct backend *b);
+void bpf_native__report(struct backend *b);
 
 /* attach.c: the counting program on its cpu-clock events. Returns 0 or -errno. */
 int bpf_backend__attach_events(struct backend *b, struct errmsg *errm);

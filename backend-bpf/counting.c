@@ -295,10 +295,15 @@ int bpf_backend__open_counting(struct backend *b, struct errmsg *errm)
 		pr_info("bpf: counting program %s: keeps tasks whose ids are in bcc's pinned "
 			"map(s)\n", bpf_program__name(b->idmap_prog));
 	}
-	if (!b->dwarf && !b->pidns && !b->nsids && !b->idmap_prog && o->user_stacks)
-		open_fpwalk(b);
+	if (!b->dwarf && !b->pidns && !b->nsids && !b->idmap_prog && o->user_stacks) {
+		if (o->native_unwind)
+			bpf_native__open(b);
+		if (b->native_prog_fd < 0)
+			open_fpwalk(b);
+	}
 	/* The maps were loaded without it: 6-10 ms of verifying that a variant saves. */
-	if (!b->dwarf && !b->pidns && !b->nsids && !b->idmap_prog && b->fpwalk_prog_fd < 0) {
+	if (!b->dwarf && !b->pidns && !b->nsids && !b->idmap_prog && b->fpwalk_prog_fd < 0 &&
+	    b->native_prog_fd < 0) {
 		b->counting = bpf_load__counting_program(b->skel);
 		if (!b->counting) {
 			err = -errno;

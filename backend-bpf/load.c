@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 #include "backend-bpf/load.h"
 
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <stdarg.h>
@@ -9,6 +10,7 @@
 
 #include "backend-bpf/idmaps.h"
 #include "backend-bpf/interruptible.h"
+#include "backend-bpf/native.h"
 #include "backend-bpf/python.h"
 #include "backend-bpf/shared_maps.h"
 #include "core/lib/log.h"
@@ -165,6 +167,51 @@ int bpf_load__fpwalk_program(struct profile_bpf *counting, unsigned int entries,
 	if (!*plain)
 		return -errno;
 	return load_fpwalk((*plain)->obj, (*plain)->skeleton, counting, entries);
+}
+
+int bpf_load__native_program(struct profile_bpf *counting, unsigned int slots,
+			     struct profile_native_bpf **out)
+{
+	struct {
+		struct bpf_map *map;
+		unsigned int size;
+	} sizes[] = {
+		{ NULL, NATIVE_MAX_PROCS }, { NULL, NATIVE_MAX_PAGES }, { NULL, NATIVE_MAX_INDEX },
+		{ NULL, NATIVE_MAX_ROWS }, { NULL, NATIVE_MAX_RULES }, { NULL, NATIVE_MAX_UNKNOWN },
+		{ NULL, slots }, { NULL, slots }, { NULL, slots }, { NULL, slots },
+	};
+	struct profile_native_bpf *skel;
+	__u32 slot[] = { NATIVE_PROG_STEP, NATIVE_PROG_FINISH };
+	int err, progs, fds[2];
+
+	*out = skel = profile_native_bpf__open();
+	if (!skel)
+		return -errno;
+	sizes[0].map = skel->maps.native_procs;
+	sizes[1].map = skel->maps.native_pages;
+	sizes[2].map = skel->maps.native_index;
+	sizes[3].map = skel->maps.native_rows;
+	sizes[4].map = skel->maps.native_rules;
+	sizes[5].map = skel->maps.native_unknown;
+	sizes[6].map = skel->maps.ustacks0;
+	sizes[7].map = skel->maps.ustacks1;
+	sizes[8].map = skel->maps.uclaims0;
+	sizes[9].map = skel->maps.uclaims1;
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		err = bpf_map__set_max_entries(sizes[i].map, sizes[i].size);
+		if (err)
+			return err;
+	}
+	err = load_on(skel->obj, skel->skeleton, counting);
+	if (err)
+		return err;
+	progs = bpf_map__fd(skel->maps.native_progs);
+	fds[0] = bpf_program__fd(skel->progs.native_step);
+	fds[1] = bpf_program__fd(skel->progs.native_finish);
+	for (int i = 0; i < 2; i++)
+		if (bpf_map_update_elem(progs, &slot[i], &fds[i], BPF_ANY))
+			return -errno;
+	return 0;
 }
 
 /*

@@ -14,6 +14,7 @@
 #include "bpf/profile_fpwalk_regs.skel.h"
 #include "bpf/profile_idmap.skel.h"
 #include "bpf/profile_mntns.skel.h"
+#include "bpf/profile_native.skel.h"
 #include "bpf/profile_pidns.skel.h"
 #include "core/backend/backend.h"
 
@@ -53,6 +54,14 @@ struct profile_pidns_bpf *bpf_load__pidns_program(struct profile_bpf *counting);
  */
 int bpf_load__fpwalk_program(struct profile_bpf *counting, unsigned int entries,
 			     struct profile_fpwalk_regs_bpf **regs, struct profile_fpwalk_bpf **plain);
+/*
+ * The counting program that unwinds user stacks by the native tables
+ * (bpf/native.bpf.h), on the loaded one's maps, with slots stored stacks a
+ * generation (a power of two), its step and finish programs in its
+ * native_progs. Returns 0 or -errno; the caller destroys *out.
+ */
+int bpf_load__native_program(struct profile_bpf *counting, unsigned int slots,
+			     struct profile_native_bpf **out);
 /*
  * bcc's pinned maps: the counting program's variant that reads them, on the
  * loaded one's maps (--mntnsmap's is CO-RE). Returns 0 or -errno; the

@@ -29,6 +29,7 @@ void stack_cache__init(struct stack_cache *sc, int fd)
 	sc->fd = fd;
 	sc->overflow_fd = -1;
 	sc->walked_fd = -1;
+	sc->claims_fd = -1;
 	sc->walked = 0;
 	sc->stale = 0;
 	hashmap__init(&sc->copies, id_hash, id_equal);
@@ -42,6 +43,13 @@ void stack_cache__set_overflow(struct stack_cache *sc, int overflow_fd)
 void stack_cache__set_walked(struct stack_cache *sc, int walked_fd)
 {
 	sc->walked_fd = walked_fd;
+	sc->claims_fd = -1;
+}
+
+void stack_cache__set_walked_claims(struct stack_cache *sc, int walked_fd, int claims_fd)
+{
+	sc->walked_fd = walked_fd;
+	sc->claims_fd = claims_fd;
 }
 
 static void free_copies(struct stack_cache *sc)
@@ -153,6 +161,10 @@ int stack_cache__clear(struct stack_cache *sc)
 		__u32 key;
 		int fd = map_of(sc, c->id, &key);
 
+		/* An ARRAY's slot stays; its claim goes. */
+		if ((c->id & PROFILE_STACK_WALKED) && sc->claims_fd >= 0)
+			fd = sc->claims_fd;
+
 		if (bpf_map_delete_elem(fd, &key) && errno != ENOENT)
 			return -errno;
 	}
@@ -168,7 +180,7 @@ int stack_cache__clear(struct stack_cache *sc)
 		left += n;
 	}
 	if (sc->walked_fd >= 0) {
-		n = delete_rest(sc->walked_fd);
+		n = delete_rest(sc->claims_fd >= 0 ? sc->claims_fd : sc->walked_fd);
 		if (n < 0)
 			return n;
 		left += n;

@@ -18,6 +18,11 @@ struct stack_cache {
 	int fd;			/* the BPF_MAP_TYPE_STACK_TRACE map */
 	int overflow_fd;	/* the generation's overflow stack map, or -1 */
 	int walked_fd;		/* its table of walked user stacks (bpf/fpwalk.bpf.h), or -1 */
+	/*
+	 * Where that table is an ARRAY (bpf/native.bpf.h), the hash of its
+	 * claimed slots, emptied instead of it; else -1.
+	 */
+	int claims_fd;
 	uint64_t walked;	/* stacks read from that table */
 	struct hashmap copies;	/* id -> struct stack_copy */
 	uint64_t stale;		/* ids that named no stack (cleared too early: a bug) */
@@ -28,6 +33,8 @@ void stack_cache__init(struct stack_cache *sc, int fd);
 void stack_cache__set_overflow(struct stack_cache *sc, int overflow_fd);
 /* The generation's table of walked user stacks, for ids with PROFILE_STACK_WALKED. */
 void stack_cache__set_walked(struct stack_cache *sc, int walked_fd);
+/* The same for an ARRAY of walked stacks whose slots are claimed in claims_fd. */
+void stack_cache__set_walked_claims(struct stack_cache *sc, int walked_fd, int claims_fd);
 void stack_cache__fini(struct stack_cache *sc);
 /*
  * The stack of id, zero-terminated unless PROFILE_MAX_STACK_DEPTH long;

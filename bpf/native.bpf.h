@@ -86,9 +86,6 @@ struct {
 	__type(value, __u32);
 } native_unknown SEC(".maps");
 
-#define NATIVE_PROG_STEP 0
-#define NATIVE_PROG_FINISH 1
-
 struct {
 	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
 	__uint(max_entries, 2);

@@ -102,6 +102,10 @@ enum native_rbp {
 	NATIVE_RBP_LOST,
 };
 
+/* Slots of native_progs (the loader fills them): the step program, the finish program. */
+#define NATIVE_PROG_STEP 0
+#define NATIVE_PROG_FINISH 1
+
 /* Why a walk ended: profile_ustack.end of a stack the native walk stored. */
 enum native_end {
 	NATIVE_END_COMPLETE = 1,	/* an END rule: the thread's outermost frame */

@@ -101,6 +101,8 @@ struct run_opts {
 	bool no_kernel_access;
 	/* Tests only (tests/seams): the bpf stack-copy program for kernels before 5.15. */
 	bool test_no_task_regs;
+	/* Tests only, until --unwind auto: the bpf backend unwinds user stacks by the tables. */
+	bool test_native_unwind;
 	/* The text printed before sampling in bcc format, for what will actually run. */
 	void (*print_header)(FILE *out, const struct run_opts *o);
 };

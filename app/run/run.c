@@ -126,6 +126,7 @@ static void backend_config_of(const struct run_opts *o, struct backend_config *c
 		.dwarf = run_opts__dwarf(o),
 		.stack_dump_size = o->stack_dump_size,
 		.test_no_task_regs = o->test_no_task_regs,
+		.native_unwind = o->test_native_unwind,
 		.interp = o->python != PYTHON_OFF,
 	};
 }

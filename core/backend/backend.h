@@ -82,6 +82,11 @@ struct backend_config {
 	bool stack_storage_given;
 	bool dwarf;			/* user stacks as register + stack snapshots */
 	unsigned int stack_dump_size;	/* bytes of user stack per snapshot */
+	/*
+	 * bpf: user stacks unwound in the kernel by the binaries' unwind
+	 * tables (bpf/native.bpf.h), where the kernel takes the program.
+	 */
+	bool native_unwind;
 	/* Tests: use the bpf stack-copy program of kernels without bpf_task_pt_regs. */
 	bool test_no_task_regs;
 	/*
