@@ -143,7 +143,7 @@ static int bpf_wait(struct backend *b, int wake_fd, int timeout_ms)
 		sets[nr++] = b->sideband;
 	if (b->dwarf)
 		sets[nr++] = bpf_dwarf__ring_set(b->dwarf);
-	if (!bpf_backend__python_watched(b))
+	if (!bpf_backend__python_watched(b) && !b->native)
 		return ring_set__wait_sets(sets, nr, wake_fd, timeout_ms);
 	/* In slices; back early for the drain that hands the unknown threads over. */
 	end = mono_ms() + timeout_ms;
@@ -151,7 +151,7 @@ static int bpf_wait(struct backend *b, int wake_fd, int timeout_ms)
 		int64_t t0 = mono_ns(), left = end - mono_ms();
 		int slice = left < PYTHON_UNKNOWN_POLL_MS ? (int)left : PYTHON_UNKNOWN_POLL_MS;
 
-		if (left <= 0 || bpf_backend__python_noticed(b))
+		if (left <= 0 || bpf_backend__python_noticed(b) || bpf_native__noticed(b))
 			return 0;
 		err = ring_set__wait_sets(sets, nr, wake_fd, slice);
 		/* Records to drain, or a signal: well before the slice was over. */

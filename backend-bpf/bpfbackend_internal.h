@@ -78,6 +78,7 @@ struct backend {
 	/* User stacks unwound by the native tables (cfg->native_unwind), where no variant runs. */
 	struct profile_native_bpf *native;
 	int native_prog_fd;		/* its counting program, -1 if none */
+	uint64_t native_noted;		/* PROFILE_STAT_NATIVE_NOTED when last taken */
 	/* A profiler inside a pid namespace counts with tasks' ids there. */
 	struct profile_pidns_bpf *pidns;
 	struct bpf_nsids *nsids;	/* the same before Linux 5.7 */
@@ -108,6 +109,13 @@ int bpf_backend__fill_cgroup_table(struct backend *b, struct errmsg *errm);
  */
 void bpf_native__open(struct backend *b);
 void bpf_native__report(struct backend *b);
+/*
+ * Whether the program noted processes whose tables are not loaded (one
+ * read of a per-CPU stat), and those processes handed to the store, their
+ * notes deleted.
+ */
+bool bpf_native__noticed(struct backend *b);
+void bpf_native__take_unknown(struct backend *b);
 
 /* attach.c: the counting program on its cpu-clock events. Returns 0 or -errno. */
 int bpf_backend__attach_events(struct backend *b, struct errmsg *errm);

@@ -360,6 +360,8 @@ int bpf_backend__drain(struct backend *b)
 	err = b->sideband ? ring_set__drain(b->sideband) : drain_dwarf(b);
 	if (!err)
 		take_python_notes(b);
+	if (!err && b->native)
+		bpf_native__take_unknown(b);
 	if (!err && b->offcpu) {
 		set_window(b, b->started_ns);
 		err = bpf_offcpu__drain(b->offcpu);

@@ -8,6 +8,7 @@
  */
 #include "backend-bpf/bpfbackend_internal.h"
 
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <string.h>
@@ -90,4 +91,29 @@ int bpf_native__fds(const struct backend *b, struct native_maps_fds *out)
 	out->unknown = bpf_map__fd(b->native->maps.native_unknown);
 	out->stats = b->stats_fd;
 	return 0;
+}
+
+void (*bpf_native__test_add)(const struct native_maps_fds *fds, int pid);
+
+bool bpf_native__noticed(struct backend *b)
+{
+	return b->native && bpf_backend__read_stat(b, PROFILE_STAT_NATIVE_NOTED) != b->native_noted;
+}
+
+void bpf_native__take_unknown(struct backend *b)
+{
+	struct native_maps_fds fds;
+	__u32 key = 0, next;
+	uint64_t noted = bpf_backend__read_stat(b, PROFILE_STAT_NATIVE_NOTED);
+
+	if (noted == b->native_noted || bpf_native__fds(b, &fds))
+		return;
+	b->native_noted = noted;
+	/* Deleted as read: a process noted again after this is read again. */
+	while (!bpf_map_get_next_key(fds.unknown, &key, &next)) {
+		bpf_map_delete_elem(fds.unknown, &next);
+		if (bpf_native__test_add)
+			bpf_native__test_add(&fds, (int)next);
+		key = next;
+	}
 }

@@ -10,7 +10,6 @@
 #include <stdint.h>
 
 #include "bpf/native_maps.h"
-#include "bpf/profile_native.skel.h"
 
 /* The sizes the maps are loaded with (bpf/native_maps.h says what each holds). */
 #define NATIVE_MAX_PROCS 1024		/* native_procs */
@@ -37,6 +36,13 @@ struct native_stats {
 };
 
 struct backend;
+
+/*
+ * Tests, until the store lands: called with each process the program
+ * noted (and with the maps' descriptors) to load its tables.
+ */
+extern void (*bpf_native__test_add)(const struct native_maps_fds *fds, int pid);
+
 /* The maps of b's native program into *out: 0, or -ENOENT where it is not loaded. */
 int bpf_native__fds(const struct backend *b, struct native_maps_fds *out);
 
