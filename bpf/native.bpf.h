@@ -162,7 +162,7 @@ struct native_scratch {
 	struct native_page_key pk;
 	struct native_index_key ik;
 	__u32 idx;
-	__u32 pad;
+	__u32 zero;			/* native_walk's key */
 	__u64 buf[NATIVE_UC_WORDS];
 };
 
@@ -237,7 +237,8 @@ static __always_inline void native_frame(struct native_walk *w, struct native_sc
 	__u32 cfa, rbp, kind, by_fp = 0;
 	__s32 cfa_off, rbp_off;
 	struct native_page *pg;
-	__u64 pc, lpc, base, ca, ip, n;
+	__u64 pc, lpc, base, ca, ip, n, off;
+	struct native_walk *fresh;
 
 	if (w->done)
 		return;
@@ -319,8 +320,17 @@ static __always_inline void native_frame(struct native_walk *w, struct native_sc
 	}
 	w->ip = ip;
 	n = w->st.depth;
-	/* At most PROFILE_MAX_STACK_DEPTH - 1 here: the mask only tells the verifier. */
-	*(__u64 *)((char *)w->st.ips + ((n & 127) << 3)) = ip;
+	/*
+	 * At most PROFILE_MAX_STACK_DEPTH - 1 here: the mask only tells the
+	 * verifier. 4.9 takes a variable offset only on a pointer that a
+	 * lookup just returned (the range of any other is unknown to it), and
+	 * whole (the constant part too).
+	 */
+	off = ((n & 127) << 3) + __builtin_offsetof(struct native_walk, st.ips);
+	asm volatile("" : "+r"(off));
+	fresh = bpf_map_lookup_elem(&native_walk, &sc->zero);
+	if (fresh)
+		*(__u64 *)((char *)fresh + off) = ip;
 	w->st.depth = n + 1;
 	w->hash = ustack_hash_add(w->hash, ip);
 	if (n + 1 >= PROFILE_MAX_STACK_DEPTH)

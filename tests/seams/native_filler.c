@@ -60,12 +60,22 @@ static uint32_t load_table(const struct native_maps_fds *fds, const char *path,
 
 		bpf_map_update_elem(fds->rules, &slot, &t->rules[r], BPF_ANY);
 	}
-	for (uint32_t i = 0; i < t->nr_rows; i++) {
-		__u32 slot = next_row + i;
-		uint32_t rule = t->rows[i].rule ? next_rule + t->rows[i].rule - 1 : 0;
-		__u32 v = rule << 16 | t->rows[i].addr;
+	/* One call where the kernel has batches (5.6): a row a call took tens of ms for libc. */
+	if (t->nr_rows) {
+		__u32 *keys = calloc(t->nr_rows, sizeof(*keys)), *vals = calloc(t->nr_rows, sizeof(*vals));
+		__u32 count = t->nr_rows;
 
-		bpf_map_update_elem(fds->rows, &slot, &v, BPF_ANY);
+		for (uint32_t i = 0; keys && vals && i < t->nr_rows; i++) {
+			uint32_t rule = t->rows[i].rule ? next_rule + t->rows[i].rule - 1 : 0;
+
+			keys[i] = next_row + i;
+			vals[i] = rule << 16 | t->rows[i].addr;
+		}
+		if (keys && vals && bpf_map_update_batch(fds->rows, keys, vals, &count, NULL))
+			for (uint32_t i = 0; i < t->nr_rows; i++)
+				bpf_map_update_elem(fds->rows, &keys[i], &vals[i], BPF_ANY);
+		free(keys);
+		free(vals);
 	}
 	for (uint32_t p = 0; p < t->nr_pages; p++) {
 		struct native_index_key k = { id, (uint32_t)(t->base >> 16) + p };

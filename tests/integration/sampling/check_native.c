@@ -1,0 +1,179 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The bpf backend's in-kernel unwinder (issue 45, bpf/native.bpf.h) on
+ * workloads built without frame pointers, as root. Until the store lands,
+ * the seams binary's filler (tests/seams/native_filler.c,
+ * PROFILE_TEST_NATIVE_UNWIND) loads the tables of the processes the
+ * program notes.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tests/support/tests.h"
+
+static struct run_result r, d;
+
+static void teardown(void)
+{
+	run_result_free(&r);
+	run_result_free(&d);
+}
+
+#define NATIVE(...)                                                                        \
+	((char *[]){ "/usr/bin/env", "PROFILE_TEST_NATIVE_UNWIND=1", (char *)seams_bin(), "-v", \
+		     "--backend", "bpf", __VA_ARGS__, NULL })
+
+/* main's 40-deep recursion from _start, ending in its loop. */
+static void deep_chain(char *buf, size_t size)
+{
+	size_t n = (size_t)snprintf(buf, size, "nofp;_start;__libc_start_main;__libc_start_call_main;main;");
+
+	for (int i = 0; i < 40 && n < size; i++)
+		n += (size_t)snprintf(buf + n, size - n, "nofp_recurse;");
+	snprintf(buf + n, size - n, "nofp_c");
+}
+
+/*
+ * The samples of the folded lines that end in leaf (a frame name, then the
+ * count): user-mode samples, those without kernel frames (-a marks them).
+ * Linux 4.9 gives a BPF program no way to a kernel-mode sample's user
+ * registers: those take the kernel's frame-pointer walk.
+ */
+static uint64_t ending_in(const char *out, const char *leaf)
+{
+	char needle[64];
+	uint64_t total = 0;
+	const char *p = out;
+
+	snprintf(needle, sizeof(needle), ";%s ", leaf);
+	while ((p = strstr(p, needle))) {
+		total += strtoull(p + strlen(needle), NULL, 10);
+		p += strlen(needle);
+	}
+	return total;
+}
+
+static void assert_loaded(const struct run_result *res)
+{
+	ck_assert_msg(res->exit_code == 0, "exit %d: %.500s", res->exit_code, res->err);
+	ck_assert_msg(strstr(res->err, "user stacks unwound by the program from the binaries' "
+					"tables") != NULL,
+		      "not loaded: %.2000s", res->err);
+}
+
+/* 97 in 100 of the recursion's samples whole, from _start to the loop, with no frame pointer. */
+START_TEST(stacks_without_frame_pointers_reach_start_in_the_kernel)
+{
+	char chain[1024];
+	uint64_t whole, n;
+
+	run_cmd(NATIVE("-F", "499", "-a", "-f", "--", (char *)workload("nofp"), "deep", "2", "40"),
+		60, 0, &r);
+	assert_loaded(&r);
+	deep_chain(chain, sizeof(chain));
+	whole = folded_count_exact(r.out, chain);
+	n = ending_in(r.out, "nofp_c");
+	ck_assert_msg(n >= 200, "%llu samples in nofp_c: %.2000s", (unsigned long long)n, r.err);
+	ck_assert_msg(whole * 100 >= n * 97, "%llu of %llu whole:\n%.3000s",
+		      (unsigned long long)whole, (unsigned long long)n, r.out);
+	ck_assert_msg(strstr(r.err, " 0 ids without a stack") != NULL, "%.2000s", r.err);
+}
+END_TEST
+
+/* The main thread from _start, the worker from clone3 (an END rule: libc's thread start). */
+START_TEST(both_threads_reach_their_entries)
+{
+	uint64_t full, n;
+
+	run_cmd(NATIVE("-F", "499", "-a", "-f", "--", (char *)workload("nofp"), "chain", "2"), 60,
+		0, &r);
+	assert_loaded(&r);
+	full = folded_count_exact(r.out, "nofp;_start;__libc_start_main;__libc_start_call_main;"
+					 "main;nofp_a;nofp_b;nofp_c") +
+	       folded_count_exact(r.out, "nofp;clone3;start_thread;worker;nofp_a;nofp_b;nofp_c");
+	n = ending_in(r.out, "nofp_c");
+	ck_assert_msg(n >= 200 && full * 100 >= n * 97, "%llu of %llu whole:\n%.3000s",
+		      (unsigned long long)full, (unsigned long long)n, r.out);
+}
+END_TEST
+
+/*
+ * The same stacks as --unwind dwarf's (libunwind over stack copies) for
+ * the same workload: their most frequent stacks are one, and 97 in 100 of
+ * the user-mode samples have a stack that dwarf's run has too (those taken
+ * before the process's tables were loaded have frame-pointer stacks).
+ */
+static const char *top_stack(const char *out, char *buf, size_t size)
+{
+	uint64_t best = 0;
+	const char *line = out;
+
+	buf[0] = 0;
+	while (line && *line) {
+		const char *nl = strchr(line, '\n'), *sp;
+		size_t len = nl ? (size_t)(nl - line) : strlen(line);
+
+		sp = memrchr(line, ' ', len);
+		if (sp && strtoull(sp + 1, NULL, 10) > best && (size_t)(sp - line) < size) {
+			best = strtoull(sp + 1, NULL, 10);
+			memcpy(buf, line, (size_t)(sp - line));
+			buf[sp - line] = 0;
+		}
+		line = nl ? nl + 1 : NULL;
+	}
+	return buf;
+}
+
+START_TEST(stacks_equal_dwarf_mode_stacks)
+{
+	static char a[4096], b[4096], stack[4096];
+	uint64_t same = 0, total = 0;
+	const char *line;
+
+	run_cmd(NATIVE("-F", "499", "-a", "-f", "--", (char *)workload("nofp"), "deep", "2", "40"),
+		60, 0, &r);
+	assert_loaded(&r);
+	run_ok(&d, (char *[]){ (char *)profile_bin(), "--backend", "bpf", "-F", "499", "-a", "-f",
+			       "--unwind", "dwarf", "--", (char *)workload("nofp"), "deep", "2",
+			       "40", NULL },
+	       60);
+	ck_assert_str_eq(top_stack(r.out, a, sizeof(a)), top_stack(d.out, b, sizeof(b)));
+	for (line = r.out; line && *line;) {
+		const char *nl = strchr(line, '\n'), *sp;
+		size_t len = nl ? (size_t)(nl - line) : strlen(line);
+
+		sp = memrchr(line, ' ', len);
+		if (sp && !memmem(line, len, "_[k]", 4) && (size_t)(sp - line) + 3 < sizeof(stack)) {
+			uint64_t c = strtoull(sp + 1, NULL, 10);
+
+			/* A whole line of dwarf's: from a line's start to its count. */
+			stack[0] = '\n';
+			memcpy(stack + 1, line, (size_t)(sp - line) + 1);
+			stack[sp - line + 2] = 0;
+			total += c;
+			if (!strncmp(d.out, stack + 1, strlen(stack + 1)) || strstr(d.out, stack))
+				same += c;
+		}
+		line = nl ? nl + 1 : NULL;
+	}
+	ck_assert_msg(total >= 200 && same * 100 >= total * 97,
+		      "%llu of %llu samples with dwarf's stacks:\n%.3000s\ndwarf:\n%.3000s",
+		      (unsigned long long)same, (unsigned long long)total, r.out, d.out);
+}
+END_TEST
+
+Suite *native_suite(void)
+{
+	Suite *s = suite_create("native");
+	TCase *tc = tcase_create("unwind");
+
+	tcase_set_tags(tc, TAG_ROOT);
+	tcase_set_timeout(tc, 120);
+	tcase_add_checked_fixture(tc, NULL, teardown);
+	tcase_add_test(tc, stacks_without_frame_pointers_reach_start_in_the_kernel);
+	tcase_add_test(tc, both_threads_reach_their_entries);
+	tcase_add_test(tc, stacks_equal_dwarf_mode_stacks);
+	suite_add_tcase(s, tc);
+	return s;
+}
