@@ -116,6 +116,8 @@ void bpf_native__report(struct backend *b);
  */
 bool bpf_native__noticed(struct backend *b);
 void bpf_native__take_unknown(struct backend *b);
+/* The processes of -p handed to the store at the start. */
+void bpf_native__add_targets(struct backend *b);
 
 /* attach.c: the counting program on its cpu-clock events. Returns 0 or -errno. */
 int bpf_backend__attach_events(struct backend *b, struct errmsg *errm);

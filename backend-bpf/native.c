@@ -117,3 +117,13 @@ void bpf_native__take_unknown(struct backend *b)
 		key = next;
 	}
 }
+
+void bpf_native__add_targets(struct backend *b)
+{
+	struct native_maps_fds fds;
+
+	if (bpf_native__fds(b, &fds) || !bpf_native__test_add)
+		return;
+	for (int i = 0; i < b->cfg->nr_pids; i++)
+		bpf_native__test_add(&fds, b->cfg->pids[i]);
+}

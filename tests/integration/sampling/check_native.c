@@ -163,6 +163,29 @@ START_TEST(stacks_equal_dwarf_mode_stacks)
 }
 END_TEST
 
+/*
+ * A Python process: the finish program hands the sample to the Python walk
+ * (tail calls: 22 at most for the native walk, then the walk's 10), whose
+ * frames go under the native stack the tables unwound from _start.
+ */
+START_TEST(python_frames_follow_the_native_walk)
+{
+	char script[512];
+	uint64_t with_py, whole;
+
+	snprintf(script, sizeof(script), "%s/tests/workloads/python/deep.py", getenv("PROFILE_SRCDIR"));
+	run_cmd(NATIVE("-F", "199", "-f", "--", "python3", script, "2", "30"), 60, 0, &r);
+	assert_loaded(&r);
+	with_py = folded_count(r.out, ";recurse (deep.py:");
+	whole = folded_count(r.out, "python3;_start;__libc_start_main;__libc_start_call_main;"
+				    "Py_BytesMain;");
+	ck_assert_msg(with_py >= 100, "%llu with Python frames:\n%.3000s",
+		      (unsigned long long)with_py, r.out);
+	ck_assert_msg(whole * 100 >= (with_py + 0) * 90, "%llu from _start of %llu:\n%.3000s",
+		      (unsigned long long)whole, (unsigned long long)with_py, r.out);
+}
+END_TEST
+
 Suite *native_suite(void)
 {
 	Suite *s = suite_create("native");
@@ -174,6 +197,7 @@ Suite *native_suite(void)
 	tcase_add_test(tc, stacks_without_frame_pointers_reach_start_in_the_kernel);
 	tcase_add_test(tc, both_threads_reach_their_entries);
 	tcase_add_test(tc, stacks_equal_dwarf_mode_stacks);
+	tcase_add_test(tc, python_frames_follow_the_native_walk);
 	suite_add_tcase(s, tc);
 	return s;
 }
