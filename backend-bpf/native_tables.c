@@ -308,13 +308,13 @@ static void compile_and_load(struct native_store *s, struct ntable *t, struct un
 	unwind_table__fp_share(c, &t->fp);
 	if (t->fp.keeps) {
 		t->way = NATIVE_WAY_FP;
-		snprintf(t->why, sizeof(t->why), "keeps frame pointers: %u of %u functions set up rbp",
+		snprintf(t->why, sizeof(t->why), "keeps frame pointers: %u rbp frames in %u functions",
 			 t->fp.rbp_frames, t->fp.functions);
 		goto out;
 	}
 	if (!load(s, t, c)) {
 		t->way = NATIVE_WAY_TABLE;
-		snprintf(t->why, sizeof(t->why), "table: %u of %u functions set up rbp",
+		snprintf(t->why, sizeof(t->why), "no frame pointers: %u rbp frames in %u functions",
 			 t->fp.rbp_frames, t->fp.functions);
 	}
 out:
