@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "backend-bpf/native_store.h"
+#include "core/proc/proctrack.h"
 #include "tests/support/native_read.h"
 #include "tests/support/tests.h"
 #include "unwind/image.h"
@@ -382,6 +383,69 @@ START_TEST(python_and_poll_unknown)
 }
 END_TEST
 
+struct libc_way {
+	enum native_way way;
+	char why[96];
+	bool seen;
+};
+
+static void find_libc(void *arg, const char *path, const struct native_binary_info *b)
+{
+	struct libc_way *w = arg;
+
+	if (!strstr(path, "libc.so.6"))
+		return;
+	w->seen = true;
+	w->way = b->way;
+	snprintf(w->why, sizeof(w->why), "%s", b->why);
+}
+
+START_TEST(over_the_budget_no_table_and_the_tracker_opens)
+{
+	struct native_store_opts o = { .budget_bytes = 40000, .max_rows = 4000 };
+	struct proctrack *pt = proctrack__new();
+	struct libc_way w = { 0 };
+	struct native_store_stats st;
+	struct native_maps_fds fds;
+	uint64_t start, end, pgoff;
+	struct native_read got;
+	struct native_store *s;
+	char file[4096];
+	pid_t a;
+
+	ck_assert_ptr_nonnull(pt);
+	make_maps(&fds);
+	s = native_store__new(&fds, &o, pt);
+	ck_assert_ptr_nonnull(s);
+	a = spawn((char *[]){ "/bin/sleep", "30", NULL }, "/sleep");
+	/* Through the tracker: its files opened at first sight under its rules. */
+	measure(s, "/bin/sleep (tracker, 40 KB budget)", a);
+	native_store__each_binary(s, print_binary, NULL);
+	native_store__each_binary(s, find_libc, &w);
+	ck_assert(w.seen);
+	/* libc's 14,662 rows fit neither: not loaded at all, its code NO_TABLE, said why. */
+	ck_assert_int_eq(w.way, NATIVE_WAY_NONE);
+	ck_assert_msg(strstr(w.why, "budget") || strstr(w.why, "no room"), "%s", w.why);
+	native_store__stats(s, &st);
+	ck_assert_uint_ge(st.budget_refusals, 1);
+	ck_assert_uint_le(st.bytes, o.budget_bytes);
+	ck_assert_uint_le(st.rows, o.max_rows);
+	ck_assert_uint_ge(st.tables_loaded, 1);		/* sleep, ld.so */
+	ck_assert_uint_eq(st.trust_refusals, 0);
+	libc_mapping(a, &start, &end, &pgoff, file, sizeof(file));
+	ck_assert_int_eq(native_read__lookup(&fds, (uint32_t)a, start + 0x1000, &got), 0);
+	ck_assert_uint_eq(got.page.kind, NATIVE_PAGE_NO_TABLE);
+	native_store__remove_process(s, a);
+	native_store__stats(s, &st);
+	ck_assert_uint_eq(st.rows, 0);
+	ck_assert_uint_eq(st.tables, 0);
+	stop(a);
+	native_store__free(s);
+	proctrack__free(pt);
+	close_maps(&fds);
+}
+END_TEST
+
 Suite *native_store_suite(void)
 {
 	Suite *s = suite_create("native_store");
@@ -391,6 +455,7 @@ Suite *native_store_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, libc_rules_from_the_maps_equal_the_table);
 	tcase_add_test(tc, python_and_poll_unknown);
+	tcase_add_test(tc, over_the_budget_no_table_and_the_tracker_opens);
 	suite_add_tcase(s, tc);
 	return s;
 }
