@@ -153,19 +153,25 @@ static void put_rules(struct native_store *s, struct ntable *t, uint32_t n)
 		native_rules__put(&s->rules, t->rule_ids[i]);
 }
 
-/* Rows [first, first + n) of native_rows: in batches where the kernel takes them. */
-static int write_rows(struct native_store *s, uint32_t first, const uint32_t *rows, uint32_t n)
+/*
+ * n values of an ARRAY map at keys (NULL: first, first + 1, ...), in
+ * batches where the kernel takes them (5.6+), else one a call.
+ */
+static int write_array(struct native_store *s, int fd, const uint32_t *keys, uint32_t first,
+		       const void *values, size_t size, uint32_t n)
 {
-	uint32_t keys[ROW_BATCH];
+	uint32_t seq[ROW_BATCH];
 	int err = 0;
 
 	for (uint32_t done = 0; done < n && !err;) {
 		uint32_t k = n - done < ROW_BATCH ? n - done : ROW_BATCH, count = k;
+		const uint32_t *kk = keys ? keys + done : seq;
+		const char *vv = (const char *)values + (size_t)done * size;
 
-		for (uint32_t i = 0; i < k; i++)
-			keys[i] = first + done + i;
+		for (uint32_t i = 0; !keys && i < k; i++)
+			seq[i] = first + done + i;
 		if (!s->no_batch) {
-			err = bpf_map_update_batch(s->fds.rows, keys, rows + done, &count, NULL);
+			err = bpf_map_update_batch(fd, kk, vv, &count, NULL);
 			if (!err) {
 				done += k;
 				continue;
@@ -174,11 +180,11 @@ static int write_rows(struct native_store *s, uint32_t first, const uint32_t *ro
 			/* 524: the kernel's ENOTSUPP, which no libc names. */
 			if (err != -EINVAL && err != -ENOTSUP && err != -EOPNOTSUPP && err != -524)
 				break;
-			s->no_batch = true;	/* before 5.6: one row a call */
+			s->no_batch = true;	/* before 5.6 */
 			err = 0;
 		}
 		for (uint32_t i = 0; i < k && !err; i++)
-			if (bpf_map_update_elem(s->fds.rows, &keys[i], &rows[done + i], BPF_ANY))
+			if (bpf_map_update_elem(fd, &kk[i], vv + i * size, BPF_ANY))
 				err = -errno;
 		done += k;
 	}
@@ -189,7 +195,8 @@ static int write_rows(struct native_store *s, uint32_t first, const uint32_t *ro
 static int load(struct native_store *s, struct ntable *t, const struct unwind_table *c)
 {
 	uint64_t base_page = c->base >> NATIVE_PAGE_SHIFT, need;
-	uint32_t nr_index = 0, *rows = NULL, r = 0, i;
+	uint32_t nr_index = 0, *rows = NULL, r = 0, i, *fresh_ids = NULL, nr_fresh = 0;
+	struct unwind_rule *fresh_rules = NULL;
 	int err;
 
 	for (uint32_t p = 0; p < c->nr_pages; p++)
@@ -219,7 +226,9 @@ static int load(struct native_store *s, struct ntable *t, const struct unwind_ta
 	t->rule_ids = malloc((c->nr_rules ? c->nr_rules : 1) * sizeof(*t->rule_ids));
 	t->index_pages = malloc(nr_index * sizeof(*t->index_pages));
 	rows = malloc(c->nr_rows * sizeof(*rows));
-	err = t->rule_ids && t->index_pages && rows ? 0 : -ENOMEM;
+	fresh_ids = malloc((c->nr_rules ? c->nr_rules : 1) * sizeof(*fresh_ids));
+	fresh_rules = malloc((c->nr_rules ? c->nr_rules : 1) * sizeof(*fresh_rules));
+	err = t->rule_ids && t->index_pages && rows && fresh_ids && fresh_rules ? 0 : -ENOMEM;
 	/* r: the rules whose references are taken, put back on undo. */
 	while (r < c->nr_rules && !err) {
 		bool fresh;
@@ -231,16 +240,20 @@ static int load(struct native_store *s, struct ntable *t, const struct unwind_ta
 		}
 		if (err)
 			break;
+		if (fresh) {
+			fresh_ids[nr_fresh] = t->rule_ids[r];
+			fresh_rules[nr_fresh++] = c->rules[r];
+		}
 		r++;
-		if (fresh &&
-		    bpf_map_update_elem(s->fds.rules, &t->rule_ids[r - 1], &c->rules[r - 1], BPF_ANY))
-			err = -errno;
 	}
+	if (!err)
+		err = write_array(s, s->fds.rules, fresh_ids, 0, fresh_rules, sizeof(*fresh_rules),
+				  nr_fresh);
 	if (err)
 		goto undo_rules;
 	for (i = 0; i < c->nr_rows; i++)
 		rows[i] = t->rule_ids[c->rows[i].rule] << 16 | c->rows[i].addr;
-	err = write_rows(s, t->first, rows, c->nr_rows);
+	err = write_array(s, s->fds.rows, NULL, t->first, rows, sizeof(*rows), c->nr_rows);
 	if (err)
 		goto undo_rules;
 	/* Rows and rules are in place before any index entry leads to them. */
@@ -263,6 +276,8 @@ static int load(struct native_store *s, struct ntable *t, const struct unwind_ta
 	if (err)
 		goto undo_rules;
 	free(rows);
+	free(fresh_ids);
+	free(fresh_rules);
 	t->nr_index = nr_index;
 	s->index_used += nr_index;
 	t->bytes = need;
@@ -273,6 +288,8 @@ undo_rules:
 	put_rules(s, t, r);
 	native_ranges__free(&s->rows, t->first, c->nr_rows);
 	free(rows);
+	free(fresh_ids);
+	free(fresh_rules);
 	free(t->rule_ids);
 	free(t->index_pages);
 	t->rule_ids = t->index_pages = NULL;

@@ -198,17 +198,18 @@ static void print_binary(void *arg, const char *path, const struct native_binary
 
 static void measure(struct native_store *s, const char *what, pid_t pid)
 {
-	struct native_store_stats st;
+	struct native_store_stats st, before;
 	struct timespec t0;
 	double ms;
 
+	native_store__stats(s, &before);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	ck_assert_int_eq(native_store__add_process(s, pid), 0);
 	ms = ms_since(&t0);
 	native_store__stats(s, &st);
-	fprintf(stderr, "native_store: %s: add_process %.1f ms; %u tables (%u loaded), %" PRIu64
+	fprintf(stderr, "native_store: %s: add_process %.1f ms (compiling %.1f); %u tables (%u loaded), %" PRIu64
 			" rows, %u rules, %u index, %u pages, %" PRIu64 " bytes\n",
-		what, ms, st.tables, st.tables_loaded, st.rows, st.rules, st.index, st.pages,
+		what, ms, (st.compile_ns - before.compile_ns) / 1e6, st.tables, st.tables_loaded, st.rows, st.rules, st.index, st.pages,
 		st.bytes);
 }
 
