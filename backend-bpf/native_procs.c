@@ -19,8 +19,8 @@
 #include "core/lib/clock.h"
 #include "core/lib/log.h"
 
-/* Executable mappings a process may have (a hostile one makes millions): past it, -E2BIG. */
-#define MAX_MAPPINGS 65536
+/* Executable mappings a process may have: each is a page entry at least (-E2BIG past it). */
+#define MAX_MAPPINGS NATIVE_MAX_PROC_PAGES
 /* Entries of polled (processes not tracked, read lately) before the old ones go. */
 #define MAX_POLLED 1024
 
@@ -36,6 +36,26 @@ static void release_maps(struct addr_space *as)
 	free(as->maps);
 	as->maps = NULL;
 	as->nr_maps = as->cap_maps = 0;
+}
+
+/* A file seen in this read: its other mappings take its table without another open. */
+struct seen_file {
+	uint64_t dev, ino;	/* the key */
+	struct ntable *t;	/* NULL: refused */
+};
+
+static uint64_t seen_hash(const void *key)
+{
+	const struct seen_file *f = key;
+
+	return hash_u64(f->dev * 31 + f->ino);
+}
+
+static bool seen_equal(const void *a, const void *b)
+{
+	const struct seen_file *x = a, *y = b;
+
+	return x->dev == y->dev && x->ino == y->ino;
 }
 
 /* What one read of a process found. */
@@ -82,11 +102,14 @@ static int read_process(struct native_store *s, pid_t tgid, int dirfd, struct re
 	struct addr_space fresh = { .pid = tgid };
 	const struct addr_space *as = NULL;
 	struct native_span *spans = NULL;
-	size_t nr_spans = 0;
+	struct seen_file *seen = NULL;
+	size_t nr_spans = 0, nr_seen = 0;
+	struct hashmap files;
 	char path[64];
 	int err;
 
 	memset(r, 0, sizeof(*r));
+	hashmap__init(&files, seen_hash, seen_equal);
 	/* The tracker opens each binary at first sight, under its rules. */
 	if (s->pt)
 		as = proctrack__addr_space(s->pt, tgid);
@@ -106,17 +129,35 @@ static int read_process(struct native_store *s, pid_t tgid, int dirfd, struct re
 		err = -ENOMEM;
 		goto out;
 	}
+	seen = malloc((fresh.nr_maps ? fresh.nr_maps : 1) * sizeof(*seen));
+	if (!seen) {
+		err = -ENOMEM;
+		goto out;
+	}
 	s->mark++;
 	for (size_t i = 0; i < fresh.nr_maps && !err; i++) {
 		const struct mapping *m = &fresh.maps[i];
+		struct seen_file key = { .dev = m->dev, .ino = m->ino }, *f;
 		struct ntable *t = NULL;
 
-		if (m->path && !strcmp(m->path, "[vdso]"))
+		if (m->path && !strcmp(m->path, "[vdso]")) {
 			err = ntable__get_vdso(s, &t);
-		else if (mapping__is_file(m))
-			err = ntable__get(s, dirfd, as, m, &t);
-		else
+		} else if (!mapping__is_file(m)) {
 			continue;	/* anonymous code (JIT): the program finds no page */
+		} else if ((f = hashmap__find(&files, &key))) {
+			t = f->t;
+			if (t)
+				t->refs++;
+		} else {
+			err = ntable__get(s, dirfd, as, m, &t);
+			f = &seen[nr_seen++];
+			*f = key;
+			f->t = t;
+			if (!err && hashmap__add(&files, f, f))
+				err = -ENOMEM;
+			if (err && t)
+				ntable__put(s, t);
+		}
 		if (err)
 			break;
 		span_of(m, t, &spans[nr_spans++]);
@@ -133,6 +174,8 @@ static int read_process(struct native_store *s, pid_t tgid, int dirfd, struct re
 		err = native_pages__split((uint32_t)tgid, spans, nr_spans, NATIVE_MAX_PROC_PAGES,
 					  &r->entries, &r->nr_entries);
 out:
+	hashmap__clear(&files);
+	free(seen);
 	free(spans);
 	release_maps(&fresh);
 	if (err)
