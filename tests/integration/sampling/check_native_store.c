@@ -447,6 +447,58 @@ START_TEST(over_the_budget_no_table_and_the_tracker_opens)
 }
 END_TEST
 
+/* Many small executable mappings: SPLIT pages, each file opened once; too many: -E2BIG, nothing left. */
+START_TEST(many_mappings_bounded)
+{
+	struct native_store_stats st;
+	struct native_maps_fds fds;
+	struct native_store *s;
+	struct bg_proc few, many;
+	struct timespec t0;
+	unsigned int split = 0;
+	double ms;
+
+	make_maps(&fds);
+	s = native_store__new(&fds, NULL, NULL);
+	ck_assert_ptr_nonnull(s);
+	bg_start(&few, (char *[]){ (char *)workload("manymaps"), "3000", "30", NULL });
+	ck_assert_str_eq(few.first_line, "ready");
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	ck_assert_int_eq(native_store__add_process(s, few.pid), 0);
+	ms = ms_since(&t0);
+	native_store__stats(s, &st);
+	fprintf(stderr, "native_store: manymaps 3000: add_process %.1f ms, %u pages, %u tables\n",
+		ms, st.pages, st.tables);
+	ck_assert_uint_ge(st.pages, 3000);
+	ck_assert_uint_le(st.tables, 12);	/* 8 files, the binary, libc, ld.so, vdso */
+	{
+		struct native_page_key k, next;
+		struct native_page v;
+
+		memset(&k, 0xff, sizeof(k));
+		while (!bpf_map_get_next_key(fds.pages, &k, &next)) {
+			ck_assert_int_eq(bpf_map_lookup_elem(fds.pages, &next, &v), 0);
+			split += v.kind == NATIVE_PAGE_SPLIT;
+			k = next;
+		}
+	}
+	ck_assert_uint_gt(split, 0);
+	native_store__remove_process(s, few.pid);
+	bg_stop(&few);
+
+	bg_start(&many, (char *[]){ (char *)workload("manymaps"), "20000", "30", NULL });
+	ck_assert_str_eq(many.first_line, "ready");
+	ck_assert_int_eq(native_store__add_process(s, many.pid), -E2BIG);
+	native_store__stats(s, &st);
+	ck_assert_uint_eq(st.processes, 0);
+	ck_assert_uint_eq(st.tables, 0);
+	ck_assert_uint_eq(count_keys(fds.pages, sizeof(struct native_page_key)), 0);
+	bg_stop(&many);
+	native_store__free(s);
+	close_maps(&fds);
+}
+END_TEST
+
 Suite *native_store_suite(void)
 {
 	Suite *s = suite_create("native_store");
@@ -457,6 +509,7 @@ Suite *native_store_suite(void)
 	tcase_add_test(tc, libc_rules_from_the_maps_equal_the_table);
 	tcase_add_test(tc, python_and_poll_unknown);
 	tcase_add_test(tc, over_the_budget_no_table_and_the_tracker_opens);
+	tcase_add_test(tc, many_mappings_bounded);
 	suite_add_tcase(s, tc);
 	return s;
 }
