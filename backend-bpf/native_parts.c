@@ -278,7 +278,8 @@ int native_pages__split(uint32_t tgid, const struct native_span *spans, size_t n
 	s = malloc((nr ? nr : 1) * sizeof(*s));
 	if (!s)
 		return -ENOMEM;
-	memcpy(s, spans, nr * sizeof(*s));
+	if (nr)
+		memcpy(s, spans, nr * sizeof(*s));
 	qsort(s, nr, sizeof(*s), cmp_span);
 	for (size_t i = 0; i < nr; i++)
 		if (s[i].end <= s[i].start || (s[i].start & small_mask) || (s[i].end & small_mask) ||
@@ -318,7 +319,8 @@ int native_pages__split(uint32_t tgid, const struct native_span *spans, size_t n
 		free(e.v);
 		return err;
 	}
-	qsort(e.v, e.nr, sizeof(*e.v), cmp_entry);
+	if (e.nr)
+		qsort(e.v, e.nr, sizeof(*e.v), cmp_entry);
 	*out = e.v;
 	*nr_out = e.nr;
 	return 0;
