@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* What native_store.c, native_tables.c and native_procs.c share. */
+#ifndef BPFBACKEND_NATIVE_INTERNAL_H
+#define BPFBACKEND_NATIVE_INTERNAL_H
+
+#include <elf.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "backend-bpf/native_parts.h"
+#include "backend-bpf/native_store.h"
+#include "core/lib/hashmap.h"
+#include "core/proc/buildid.h"
+#include "core/proc/proctrack.h"
+#include "unwind/image.h"
+#include "unwind/tables/tables.h"
+
+/* A file as the maps know it: two mappings of one key share one table. */
+struct table_key {
+	uint64_t dev, ino;
+	int64_t ctime_ns;
+	struct build_id bid;
+	bool vdso;
+};
+
+/* One distinct file (or the vdso): its way, and where its rows are when loaded. */
+struct ntable {
+	struct table_key key;
+	uint32_t id;
+	unsigned int refs;		/* processes mapping it */
+	uint32_t mark;			/* the read that last counted it (one ref a process) */
+	enum native_way way;
+	char why[96];
+	char *path;			/* the first path seen */
+	Elf64_Phdr loads[IMAGE_MAX_LOADS];	/* for the load bias of each mapping */
+	unsigned int nr_loads;
+	struct unwind_fp_share fp;
+	uint32_t nr_rows, nr_rules;	/* compiled */
+	uint32_t first;			/* loaded: its rows in native_rows */
+	uint32_t *rule_ids;		/* loaded: host-wide id of each of its rules */
+	uint32_t *index_pages;		/* loaded: its native_index keys' pages */
+	uint32_t nr_index;
+	uint64_t bytes, compile_ns;
+};
+
+struct nproc {
+	pid_t tgid;
+	uint32_t gen;
+	int64_t read_ms;		/* when its maps were last read */
+	struct native_page_entry *entries;	/* in native_pages, sorted */
+	size_t nr_entries;
+	struct ntable **tables;		/* one reference each */
+	size_t nr_tables;
+};
+
+struct native_store {
+	struct native_maps_fds fds;
+	struct native_map_sizes sizes;
+	uint64_t budget;
+	struct proctrack *pt;
+	struct native_ranges rows;
+	struct native_rules rules;
+	struct hashmap tables;		/* struct table_key -> struct ntable */
+	struct ntable *vdso;
+	struct hashmap procs;		/* pid_t -> struct nproc */
+	struct hashmap polled;		/* pid_t -> struct polled: not tracked, read recently */
+	uint32_t next_table;
+	uint32_t mark;
+	unsigned int index_used, pages_used;
+	bool no_batch;			/* BPF_MAP_UPDATE_BATCH refused (before 5.6) */
+	struct native_store_stats st;
+};
+
+/* native_tables.c */
+void native_tables__init(struct native_store *s);
+/*
+ * The table of m (a mapping of process dirfd, tracked as as, NULL without a
+ * tracker), with a reference: 0 with *out, or *out NULL where the file was
+ * refused (trust rules, not a regular file). -ESRCH: the process is gone.
+ */
+int ntable__get(struct native_store *s, int dirfd, const struct addr_space *as,
+		const struct mapping *m, struct ntable **out);
+int ntable__get_vdso(struct native_store *s, struct ntable **out);
+void ntable__put(struct native_store *s, struct ntable *t);
+void ntable__free_all(struct native_store *s);
+uint64_t native_store__bytes_used(const struct native_store *s);
+
+/* native_procs.c */
+void nproc__free_all(struct native_store *s);
+
+#endif

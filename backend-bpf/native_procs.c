@@ -1,0 +1,456 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The native store's processes: their executable mappings read from
+ * /proc/PID/maps, each mapped file's table found, and native_pages written
+ * before native_procs[tgid], so that the program never walks half a
+ * process. Whatever a read changes is undone when it cannot finish.
+ */
+#include "backend-bpf/native_internal.h"
+
+#include <bpf/bpf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/lib/clock.h"
+#include "core/lib/log.h"
+
+/* Executable mappings a process may have: each is a page entry at least (-E2BIG past it). */
+#define MAX_MAPPINGS NATIVE_MAX_PROC_PAGES
+/* Entries of polled (processes not tracked, read lately) before the old ones go. */
+#define MAX_POLLED 1024
+
+struct polled {
+	pid_t tgid;		/* the key */
+	int64_t ms;
+};
+
+static void release_maps(struct addr_space *as)
+{
+	for (size_t i = 0; i < as->nr_maps; i++)
+		free(as->maps[i].path);
+	free(as->maps);
+	as->maps = NULL;
+	as->nr_maps = as->cap_maps = 0;
+}
+
+/* A file seen in this read: its other mappings take its table without another open. */
+struct seen_file {
+	uint64_t dev, ino;	/* the key */
+	struct ntable *t;	/* NULL: refused */
+};
+
+static uint64_t seen_hash(const void *key)
+{
+	const struct seen_file *f = key;
+
+	return hash_u64(f->dev * 31 + f->ino);
+}
+
+static bool seen_equal(const void *a, const void *b)
+{
+	const struct seen_file *x = a, *y = b;
+
+	return x->dev == y->dev && x->ino == y->ino;
+}
+
+/* What one read of a process found. */
+struct reading {
+	struct native_page_entry *entries;
+	size_t nr_entries;
+	struct ntable **tables;
+	size_t nr_tables;
+};
+
+static void reading__drop(struct native_store *s, struct reading *r)
+{
+	for (size_t i = 0; i < r->nr_tables; i++)
+		ntable__put(s, r->tables[i]);
+	free(r->tables);
+	free(r->entries);
+	memset(r, 0, sizeof(*r));
+}
+
+/* The span of mapping m with table t (NULL: refused): its kind, table and bias. */
+static void span_of(const struct mapping *m, const struct ntable *t, struct native_span *sp)
+{
+	struct unwind_image img = { .nr_loads = t ? t->nr_loads : 0 };
+	uint64_t bias;
+
+	memset(sp, 0, sizeof(*sp));
+	sp->start = m->start;
+	sp->end = m->end;
+	sp->val.kind = NATIVE_PAGE_NO_TABLE;
+	if (!t || t->way == NATIVE_WAY_NONE)
+		return;
+	memcpy(img.loads, t->loads, sizeof(img.loads));
+	/* The vdso is mapped from its start: offset 0 of its image. */
+	if (unwind_image__bias(&img, m->start, t->key.vdso ? 0 : m->pgoff, &bias))
+		return;
+	sp->val.bias = bias;		/* no executable segment there: its file says otherwise */
+	sp->val.table = t->id;
+	sp->val.kind = t->way == NATIVE_WAY_TABLE ? NATIVE_PAGE_TABLE : NATIVE_PAGE_FP;
+}
+
+/* Read the mappings of the process behind dirfd, find their tables, cut them into pages. */
+static int read_process(struct native_store *s, pid_t tgid, int dirfd, struct reading *r)
+{
+	struct addr_space fresh = { .pid = tgid };
+	const struct addr_space *as = NULL;
+	struct native_span *spans = NULL;
+	struct seen_file *seen = NULL;
+	size_t nr_spans = 0, nr_seen = 0;
+	struct hashmap files;
+	char path[64];
+	int err;
+
+	memset(r, 0, sizeof(*r));
+	hashmap__init(&files, seen_hash, seen_equal);
+	/* The tracker opens each binary at first sight, under its rules. */
+	if (s->pt)
+		as = proctrack__addr_space(s->pt, tgid);
+	snprintf(path, sizeof(path), "/proc/self/fd/%d/maps", dirfd);
+	err = addr_space__load_maps_file(&fresh, path);
+	if (err) {
+		release_maps(&fresh);
+		return err == -ENOMEM ? err : -ESRCH;
+	}
+	if (fresh.nr_maps > MAX_MAPPINGS) {
+		err = -E2BIG;
+		goto out;
+	}
+	spans = malloc((fresh.nr_maps ? fresh.nr_maps : 1) * sizeof(*spans));
+	r->tables = malloc((fresh.nr_maps ? fresh.nr_maps : 1) * sizeof(*r->tables));
+	if (!spans || !r->tables) {
+		err = -ENOMEM;
+		goto out;
+	}
+	seen = malloc((fresh.nr_maps ? fresh.nr_maps : 1) * sizeof(*seen));
+	if (!seen) {
+		err = -ENOMEM;
+		goto out;
+	}
+	s->mark++;
+	for (size_t i = 0; i < fresh.nr_maps && !err; i++) {
+		const struct mapping *m = &fresh.maps[i];
+		struct seen_file key = { .dev = m->dev, .ino = m->ino }, *f;
+		struct ntable *t = NULL;
+
+		if (m->path && !strcmp(m->path, "[vdso]")) {
+			err = ntable__get_vdso(s, &t);
+		} else if (!mapping__is_file(m)) {
+			continue;	/* anonymous code (JIT): the program finds no page */
+		} else if ((f = hashmap__find(&files, &key))) {
+			t = f->t;
+			if (t)
+				t->refs++;
+		} else {
+			err = ntable__get(s, dirfd, as, m, &t);
+			f = &seen[nr_seen++];
+			*f = key;
+			f->t = t;
+			if (!err && hashmap__add(&files, f, f))
+				err = -ENOMEM;
+			if (err && t)
+				ntable__put(s, t);
+		}
+		if (err)
+			break;
+		span_of(m, t, &spans[nr_spans++]);
+		if (!t)
+			continue;
+		if (t->mark == s->mark) {
+			ntable__put(s, t);	/* one reference a process */
+		} else {
+			t->mark = s->mark;
+			r->tables[r->nr_tables++] = t;
+		}
+	}
+	if (!err)
+		err = native_pages__split((uint32_t)tgid, spans, nr_spans, NATIVE_MAX_PROC_PAGES,
+					  &r->entries, &r->nr_entries);
+out:
+	hashmap__clear(&files);
+	free(seen);
+	free(spans);
+	release_maps(&fresh);
+	if (err)
+		reading__drop(s, r);
+	return err;
+}
+
+static int cmp_key(const struct native_page_key *x, const struct native_page_key *y)
+{
+	if (x->small != y->small)
+		return x->small < y->small ? -1 : 1;
+	return x->page < y->page ? -1 : x->page > y->page;
+}
+
+/*
+ * Make native_pages hold r's entries where it held old's (both sorted):
+ * new and changed ones written, then the gone ones deleted. On a failed
+ * write, what was written is put back as it was: -errno.
+ */
+static int write_pages(struct native_store *s, const struct native_page_entry *old, size_t nr_old,
+		       const struct native_page_entry *new, size_t nr_new)
+{
+	size_t i = 0, j = 0, done;
+	int err = 0;
+
+	for (j = 0; j < nr_new; j++) {
+		while (i < nr_old && cmp_key(&old[i].key, &new[j].key) < 0)
+			i++;
+		if (i < nr_old && !cmp_key(&old[i].key, &new[j].key) &&
+		    !memcmp(&old[i].val, &new[j].val, sizeof(new[j].val)))
+			continue;
+		if (bpf_map_update_elem(s->fds.pages, &new[j].key, &new[j].val, BPF_ANY)) {
+			err = -errno;
+			break;
+		}
+	}
+	if (err) {
+		/* Undo: old's values back, and what old did not have deleted. */
+		done = j;
+		for (i = 0, j = 0; j < done; j++) {
+			while (i < nr_old && cmp_key(&old[i].key, &new[j].key) < 0)
+				i++;
+			if (i < nr_old && !cmp_key(&old[i].key, &new[j].key))
+				bpf_map_update_elem(s->fds.pages, &old[i].key, &old[i].val, BPF_ANY);
+			else
+				bpf_map_delete_elem(s->fds.pages, &new[j].key);
+		}
+		return err;
+	}
+	for (i = 0, j = 0; i < nr_old; i++) {
+		while (j < nr_new && cmp_key(&new[j].key, &old[i].key) < 0)
+			j++;
+		if (j == nr_new || cmp_key(&new[j].key, &old[i].key))
+			bpf_map_delete_elem(s->fds.pages, &old[i].key);
+	}
+	return 0;
+}
+
+static struct nproc *find_proc(const struct native_store *s, pid_t tgid)
+{
+	return hashmap__find(&s->procs, &tgid);
+}
+
+/* Forget np: its native_procs entry first (the program stops walking it), then its pages. */
+static void drop_proc(struct native_store *s, struct nproc *np)
+{
+	__u32 key = (__u32)np->tgid;
+
+	bpf_map_delete_elem(s->fds.procs, &key);
+	write_pages(s, np->entries, np->nr_entries, NULL, 0);
+	s->pages_used -= np->nr_entries;
+	for (size_t i = 0; i < np->nr_tables; i++)
+		ntable__put(s, np->tables[i]);
+	hashmap__remove(&s->procs, &np->tgid);
+	free(np->tables);
+	free(np->entries);
+	free(np);
+}
+
+/* Read tgid (new, or np's again) and put it in the maps whole, or change nothing. */
+static int read_in(struct native_store *s, pid_t tgid, struct nproc *np)
+{
+	struct native_proc val = { 0 };
+	struct reading r;
+	__u32 key = (__u32)tgid;
+	char path[32];
+	bool fresh = !np;
+	int dirfd, err;
+
+	if (tgid <= 0)
+		return -EINVAL;
+	snprintf(path, sizeof(path), "/proc/%d", (int)tgid);
+	dirfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dirfd < 0)
+		return errno == ENOENT ? -ESRCH : -errno;
+	err = read_process(s, tgid, dirfd, &r);
+	if (err)
+		goto out;
+	if (s->pages_used - (np ? np->nr_entries : 0) + r.nr_entries > s->sizes.pages) {
+		reading__drop(s, &r);
+		err = -ENOSPC;
+		goto out;
+	}
+	if (fresh) {
+		np = calloc(1, sizeof(*np));
+		if (!np || (np->tgid = tgid, hashmap__add(&s->procs, &np->tgid, np))) {
+			free(np);
+			reading__drop(s, &r);
+			err = -ENOMEM;
+			goto out;
+		}
+	}
+	err = write_pages(s, np->entries, np->nr_entries, r.entries, r.nr_entries);
+	if (!err) {
+		val.gen = np->gen + 1;
+		val.nr_pages = (__u32)r.nr_entries;
+		/* A process gone meanwhile (its pid maybe another's by now) gets nothing. */
+		if (fstatat(dirfd, "stat", &(struct stat){ 0 }, 0))
+			err = -ESRCH;
+		else if (bpf_map_update_elem(s->fds.procs, &key, &val, BPF_ANY))
+			err = -errno;
+		if (err)
+			write_pages(s, r.entries, r.nr_entries, np->entries, np->nr_entries);
+	}
+	if (err) {
+		reading__drop(s, &r);
+		if (fresh) {
+			hashmap__remove(&s->procs, &np->tgid);
+			free(np);
+		}
+		goto out;
+	}
+	s->pages_used = s->pages_used - np->nr_entries + r.nr_entries;
+	/* The old tables go only now that no page names them. */
+	for (size_t i = 0; i < np->nr_tables; i++)
+		ntable__put(s, np->tables[i]);
+	free(np->tables);
+	free(np->entries);
+	np->tables = r.tables;
+	np->nr_tables = r.nr_tables;
+	np->entries = r.entries;
+	np->nr_entries = r.nr_entries;
+	np->gen = val.gen;
+	np->read_ms = mono_ms();
+out:
+	close(dirfd);
+	return err;
+}
+
+int native_store__add_process(struct native_store *s, pid_t tgid)
+{
+	struct nproc *np = find_proc(s, tgid);
+
+	return read_in(s, tgid, np);
+}
+
+int native_store__refresh_process(struct native_store *s, pid_t tgid)
+{
+	struct nproc *np = find_proc(s, tgid);
+	int err = read_in(s, tgid, np);
+
+	/* Gone: what it had goes too. */
+	if (err == -ESRCH && (np = find_proc(s, tgid)))
+		drop_proc(s, np);
+	return err;
+}
+
+void native_store__remove_process(struct native_store *s, pid_t tgid)
+{
+	struct nproc *np = find_proc(s, tgid);
+	struct polled *p = hashmap__remove(&s->polled, &tgid);
+
+	free(p);
+	if (np)
+		drop_proc(s, np);
+}
+
+void nproc__free_all(struct native_store *s)
+{
+	const struct hashmap_entry *ent;
+	size_t bkt;
+
+	while (s->procs.size) {
+		hashmap__for_each(&s->procs, bkt, ent) {
+			drop_proc(s, ent->value);
+			break;
+		}
+	}
+	hashmap__for_each(&s->polled, bkt, ent)
+		free(ent->value);
+	hashmap__clear(&s->polled);
+	hashmap__clear(&s->procs);
+}
+
+/* Forget the untracked processes read more than NATIVE_REREAD_MS ago. */
+static void prune_polled(struct native_store *s, int64_t now)
+{
+	const struct hashmap_entry *ent;
+	pid_t gone[64];
+	size_t bkt, n = 0;
+
+	do {
+		n = 0;
+		hashmap__for_each(&s->polled, bkt, ent) {
+			const struct polled *p = ent->value;
+
+			if (now - p->ms >= NATIVE_REREAD_MS && n < 64)
+				gone[n++] = p->tgid;
+		}
+		for (size_t i = 0; i < n; i++)
+			free(hashmap__remove(&s->polled, &gone[i]));
+	} while (n == 64);
+}
+
+/* Whether tgid may be read now (once per NATIVE_REREAD_MS); remembered as read. */
+static bool may_read(struct native_store *s, pid_t tgid, int64_t now)
+{
+	struct nproc *np = find_proc(s, tgid);
+	struct polled *p;
+
+	if (np)
+		return now - np->read_ms >= NATIVE_REREAD_MS;
+	p = hashmap__find(&s->polled, &tgid);
+	if (p) {
+		if (now - p->ms < NATIVE_REREAD_MS)
+			return false;
+		p->ms = now;
+		return true;
+	}
+	if (s->polled.size >= MAX_POLLED)
+		prune_polled(s, now);
+	if (s->polled.size >= MAX_POLLED)
+		return false;	/* a storm of new pids: the rest next time */
+	p = malloc(sizeof(*p));
+	if (!p)
+		return false;
+	p->tgid = tgid;
+	p->ms = now;
+	if (hashmap__add(&s->polled, &p->tgid, p)) {
+		free(p);
+		return false;
+	}
+	return true;
+}
+
+int native_store__poll_unknown(struct native_store *s)
+{
+	unsigned int max = s->sizes.unknown, n = 0, done = 0;
+	__u32 key = UINT32_MAX, next, *got;	/* no tgid: the walk starts (4.9 has no NULL) */
+	int64_t now = mono_ms();
+
+	got = malloc(max * sizeof(*got));
+	if (!got)
+		return -ENOMEM;
+	while (n < max && !bpf_map_get_next_key(s->fds.unknown, &key, &next)) {
+		got[n++] = next;
+		key = next;
+	}
+	for (unsigned int i = 0; i < n; i++)
+		bpf_map_delete_elem(s->fds.unknown, &got[i]);
+	for (unsigned int i = 0; i < n; i++) {
+		pid_t tgid = (pid_t)got[i];
+
+		if (tgid <= 0)
+			continue;
+		if (!may_read(s, tgid, now)) {
+			s->st.rate_limited++;
+			continue;
+		}
+		if (find_proc(s, tgid))
+			native_store__refresh_process(s, tgid);
+		else if (native_store__add_process(s, tgid))
+			pr_debug("native: pid %d: not read\n", (int)tgid);
+		done++;
+	}
+	free(got);
+	return (int)done;
+}

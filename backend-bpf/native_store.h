@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The user-space store behind the in-kernel unwinder (issue 45): it fills
+ * the maps of bpf/native_maps.h. Per process, the 64 KiB pages of its
+ * executable file mappings (native_pages), then native_procs[tgid]; per
+ * distinct file (by identity: device, inode, ctime, build-id), its table
+ * compiled once by unwind/tables/ and loaded as one contiguous range of
+ * native_rows, its page index and its rules, interned host-wide into
+ * native_rules. Tables no process maps any more are dropped and their rows
+ * reused. Everything a process maps is hostile input; a table that does
+ * not fit the budget is not loaded at all (its code is NO_TABLE).
+ */
+#ifndef BPFBACKEND_NATIVE_STORE_H
+#define BPFBACKEND_NATIVE_STORE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "bpf/native_maps.h"
+
+struct proctrack;
+
+/* The maps, created (or loaded) by the caller. */
+struct native_maps_fds {
+	int procs;	/* HASH: __u32 tgid -> struct native_proc */
+	int pages;	/* HASH: struct native_page_key -> struct native_page */
+	int index;	/* HASH: struct native_index_key -> struct native_range */
+	int rows;	/* ARRAY: __u32 */
+	int rules;	/* ARRAY: struct native_rule */
+	int unknown;	/* HASH: __u32 tgid -> __u32 (any value): processes to (re)read */
+};
+
+/*
+ * Value of native_procs: present once every page of the process is
+ * written. gen changes with each (re)read of its mappings.
+ */
+struct native_proc {
+	__u32 gen;
+	__u32 nr_pages;		/* entries of native_pages it has (for -v; the program needs none) */
+};
+
+struct native_store_opts {
+	uint64_t budget_bytes;		/* rows + rules + index; 0: 64 MiB */
+	unsigned int max_rows, max_rules;	/* the ARRAY maps' sizes; 0: the defaults below */
+};
+
+#define NATIVE_DEFAULT_BUDGET (64ull << 20)
+#define NATIVE_DEFAULT_ROWS (4u << 20)		/* 16 MiB: ~280 libcs, 8 libLLVMs */
+#define NATIVE_DEFAULT_RULES (1u << 16)		/* a row's rule is a u16 */
+#define NATIVE_DEFAULT_INDEX (1u << 16)		/* 64 KiB pages of code: 4 GiB */
+#define NATIVE_DEFAULT_PAGES (1u << 17)		/* ~150 a process */
+#define NATIVE_DEFAULT_PROCS (1u << 14)
+#define NATIVE_DEFAULT_UNKNOWN 4096
+/* A process with more native_pages entries than this is refused (-E2BIG): hostile. */
+#define NATIVE_MAX_PROC_PAGES (1u << 14)
+
+/* max_entries of each map, for the loader before load (from the same opts as the store). */
+struct native_map_sizes {
+	unsigned int procs, pages, index, rows, rules, unknown;
+};
+void native_store__map_sizes(const struct native_store_opts *o, struct native_map_sizes *out);
+
+struct native_store_stats {
+	unsigned int tables;		/* distinct files (and the vdso) known, loaded or not */
+	unsigned int tables_loaded;	/* of them, with rows in native_rows */
+	unsigned int tables_fp;		/* of them, walked by frame pointers instead */
+	uint64_t rows;			/* native_rows in use */
+	unsigned int rules;		/* native_rules in use (slot 0 included) */
+	unsigned int index;		/* native_index entries */
+	unsigned int pages;		/* native_pages entries */
+	uint64_t bytes;			/* rows * 4 + rules * 12 + index * 16 */
+	unsigned int processes;
+	unsigned int budget_refusals;	/* tables not loaded: rows, rules, index or bytes */
+	uint64_t compile_ns;		/* unwind_table__compile, all tables */
+	unsigned int trust_refusals;	/* files refused by the trust rules (not the file mapped) */
+	unsigned int rate_limited;	/* poll_unknown re-reads put off */
+};
+
+enum native_way {
+	NATIVE_WAY_TABLE,	/* rows loaded */
+	NATIVE_WAY_FP,		/* keeps frame pointers: walked by rbp */
+	NATIVE_WAY_NONE,	/* no usable table: NO_TABLE (frame pointers, marked) */
+};
+
+struct native_binary_info {
+	enum native_way way;
+	const char *why;		/* a phrase for -v */
+	unsigned int table;		/* its table id */
+	unsigned int processes;		/* mapping it now */
+	uint32_t functions, rbp_frames;	/* unwind_table__fp_share */
+	uint64_t code_bytes, rbp_bytes;
+	uint32_t rows, rules;		/* the compiled table's */
+	uint64_t bytes;			/* what it takes in the maps (0 unless loaded) */
+	uint64_t compile_ns;
+};
+
+struct native_store;
+
+struct native_store *native_store__new(const struct native_maps_fds *fds,
+				       const struct native_store_opts *o, struct proctrack *pt);
+/* Read its maps, load tables, fill native_pages, then native_procs[tgid]. 0 or -errno (-ESRCH). */
+int native_store__add_process(struct native_store *s, pid_t tgid);
+/* Its mappings changed (dlopen, exec): read again, add and remove pages. */
+int native_store__refresh_process(struct native_store *s, pid_t tgid);
+/* Delete its entries; tables no process maps any more are dropped. */
+void native_store__remove_process(struct native_store *s, pid_t tgid);
+/*
+ * Read and empty native_unknown: add each tgid not known, refresh each
+ * known one (at most once per NATIVE_REREAD_MS). Returns how many were read.
+ */
+#define NATIVE_REREAD_MS 100
+int native_store__poll_unknown(struct native_store *s);
+void native_store__stats(const struct native_store *s, struct native_store_stats *out);
+void native_store__each_binary(const struct native_store *s,
+			       void (*fn)(void *arg, const char *path,
+					  const struct native_binary_info *info),
+			       void *arg);
+void native_store__free(struct native_store *s);
+
+#endif

@@ -1,0 +1,522 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The native store on real maps and real processes (issue 45): the rule
+ * the in-kernel unwinder will find for a pc of a process's libc, read from
+ * the maps as the program reads them (tests/support/native_read.c), is the
+ * one unwind_table__lookup finds in libc's compiled table; removing a
+ * process frees its rows and index entries; a library two processes map
+ * is loaded once. Root: bpf_map_create.
+ */
+#include <bpf/bpf.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <link.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "backend-bpf/native_store.h"
+#include "core/proc/proctrack.h"
+#include "tests/support/native_read.h"
+#include "tests/support/tests.h"
+#include "unwind/image.h"
+#include "unwind/tables/tables.h"
+
+static void make_maps(struct native_maps_fds *fds)
+{
+	struct native_map_sizes sz;
+
+	native_store__map_sizes(NULL, &sz);
+	fds->procs = bpf_map_create(BPF_MAP_TYPE_HASH, "native_procs", 4,
+				    sizeof(struct native_proc), sz.procs, NULL);
+	fds->pages = bpf_map_create(BPF_MAP_TYPE_HASH, "native_pages",
+				    sizeof(struct native_page_key), sizeof(struct native_page),
+				    sz.pages, NULL);
+	fds->index = bpf_map_create(BPF_MAP_TYPE_HASH, "native_index",
+				    sizeof(struct native_index_key), sizeof(struct native_range),
+				    sz.index, NULL);
+	fds->rows = bpf_map_create(BPF_MAP_TYPE_ARRAY, "native_rows", 4, 4, sz.rows, NULL);
+	fds->rules = bpf_map_create(BPF_MAP_TYPE_ARRAY, "native_rules", 4,
+				    sizeof(struct native_rule), sz.rules, NULL);
+	fds->unknown = bpf_map_create(BPF_MAP_TYPE_HASH, "native_unknown", 4, 4, sz.unknown,
+				      NULL);
+	ck_assert_int_ge(fds->procs, 0);
+	ck_assert_int_ge(fds->pages, 0);
+	ck_assert_int_ge(fds->index, 0);
+	ck_assert_int_ge(fds->rows, 0);
+	ck_assert_int_ge(fds->rules, 0);
+	ck_assert_int_ge(fds->unknown, 0);
+}
+
+static void close_maps(struct native_maps_fds *fds)
+{
+	close(fds->procs);
+	close(fds->pages);
+	close(fds->index);
+	close(fds->rows);
+	close(fds->rules);
+	close(fds->unknown);
+}
+
+static unsigned int count_keys(int fd, size_t key_size)
+{
+	unsigned char key[64], next[64];
+	unsigned int n = 0;
+
+	memset(key, 0xff, sizeof(key));
+	while (!bpf_map_get_next_key(fd, key, next) && n < 10000000) {
+		memcpy(key, next, key_size);
+		n++;
+	}
+	return n;
+}
+
+/* argv started, once /proc/PID/maps names want (its exec done, libc mapped). */
+static pid_t spawn(char *const argv[], const char *want)
+{
+	char path[64], line[4200];
+	pid_t pid = fork();
+
+	ck_assert_int_ge(pid, 0);
+	if (!pid) {
+		int null = open("/dev/null", O_RDWR);
+
+		dup2(null, 0);
+		dup2(null, 1);
+		execvp(argv[0], argv);
+		_exit(126);
+	}
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	for (int i = 0; i < 500; i++) {
+		FILE *f = fopen(path, "r");
+		bool got = false, libc = false;
+
+		while (f && fgets(line, sizeof(line), f)) {
+			got |= strstr(line, want) != NULL;
+			libc |= strstr(line, "libc.so.6") != NULL;
+		}
+		if (f)
+			fclose(f);
+		if (got && libc)
+			return pid;
+		usleep(10000);
+	}
+	ck_abort_msg("%s did not start", argv[0]);
+	return -1;
+}
+
+static void stop(pid_t pid)
+{
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+}
+
+/* The executable mapping of libc in pid: start, end, pgoff and path. */
+static void libc_mapping(pid_t pid, uint64_t *start, uint64_t *end, uint64_t *pgoff,
+			 char *file, size_t len)
+{
+	char path[64], line[4200], perms[8], name[4096];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	f = fopen(path, "r");
+	ck_assert_ptr_nonnull(f);
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %*s %*s %4095s", start,
+			   end, perms, pgoff, name) == 5 &&
+		    strchr(perms, 'x') && strstr(name, "libc.so.6")) {
+			fclose(f);
+			snprintf(file, len, "%s", name);
+			return;
+		}
+	}
+	fclose(f);
+	ck_abort_msg("no libc in pid %d", (int)pid);
+}
+
+struct ours {
+	uint64_t bias;
+	bool found;
+};
+
+static int our_libc(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct ours *o = arg;
+
+	(void)size;
+	if (info->dlpi_name && strstr(info->dlpi_name, "libc.so.6")) {
+		o->bias = info->dlpi_addr;
+		o->found = true;
+		return 1;
+	}
+	return 0;
+}
+
+/* Compare the maps' rule with the compiled table's at pid's pc (libc vaddr). */
+static void same_rule(const struct native_maps_fds *fds, pid_t pid, const struct unwind_table *t,
+		      uint64_t bias, uint64_t vaddr, unsigned int *compared)
+{
+	struct unwind_rule want;
+	struct native_read got;
+	int err;
+
+	unwind_table__lookup(t, vaddr, &want);
+	err = native_read__lookup(fds, (uint32_t)pid, vaddr + bias, &got);
+	ck_assert_msg(!err, "pc 0x%" PRIx64 ": %d", vaddr + bias, err);
+	ck_assert_uint_eq(got.page.kind, NATIVE_PAGE_TABLE);
+	ck_assert_uint_eq(got.vaddr, vaddr);
+	ck_assert_msg(!memcmp(&got.rule, &want, sizeof(want)),
+		      "vaddr 0x%" PRIx64 ": maps cfa %u%+d rbp %u%+d, table cfa %u%+d rbp %u%+d",
+		      vaddr, got.rule.cfa, got.rule.cfa_off, got.rule.rbp, got.rule.rbp_off,
+		      want.cfa, want.cfa_off, want.rbp, want.rbp_off);
+	(*compared)++;
+}
+
+static double ms_since(const struct timespec *t0)
+{
+	struct timespec t1;
+
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	return (t1.tv_sec - t0->tv_sec) * 1e3 + (t1.tv_nsec - t0->tv_nsec) / 1e6;
+}
+
+static void print_binary(void *arg, const char *path, const struct native_binary_info *b)
+{
+	(void)arg;
+	fprintf(stderr, "native_store:   %s: %s (%s), rows %u, rules %u, %" PRIu64
+			" bytes, %u processes, compile %.2f ms\n",
+		path, b->way == NATIVE_WAY_TABLE ? "table" : b->way == NATIVE_WAY_FP ? "fp" : "none",
+		b->why, b->rows, b->rules, b->bytes, b->processes, b->compile_ns / 1e6);
+}
+
+static void measure(struct native_store *s, const char *what, pid_t pid)
+{
+	struct native_store_stats st, before;
+	struct timespec t0;
+	double ms;
+
+	native_store__stats(s, &before);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	ck_assert_int_eq(native_store__add_process(s, pid), 0);
+	ms = ms_since(&t0);
+	native_store__stats(s, &st);
+	fprintf(stderr, "native_store: %s: add_process %.1f ms (compiling %.1f); %u tables (%u loaded), %" PRIu64
+			" rows, %u rules, %u index, %u pages, %" PRIu64 " bytes\n",
+		what, ms, (st.compile_ns - before.compile_ns) / 1e6, st.tables, st.tables_loaded, st.rows, st.rules, st.index, st.pages,
+		st.bytes);
+}
+
+START_TEST(libc_rules_from_the_maps_equal_the_table)
+{
+	static const char *const fns[] = { "malloc", "free", "memcpy", "strlen", "printf",
+					   "nanosleep", "clock_gettime", "pthread_create", "qsort",
+					   "fopen", "read", "write", "getpid", "__libc_start_main" };
+	uint64_t start, end, pgoff, bias;
+	struct native_store_stats st, st1, st2;
+	struct native_maps_fds fds;
+	struct unwind_table *t = NULL;
+	struct unwind_image img;
+	struct native_store *s;
+	struct native_read got;
+	unsigned int compared = 0;
+	struct ours ours = { 0 };
+	char file[4096], mf[128];
+	void *libc;
+	pid_t a, b;
+	int fd;
+
+	make_maps(&fds);
+	s = native_store__new(&fds, NULL, NULL);
+	ck_assert_ptr_nonnull(s);
+	a = spawn((char *[]){ (char *)workload("nofp"), "chain", "30", NULL }, "/nofp");
+	measure(s, "nofp", a);
+	native_store__stats(s, &st1);
+
+	/* libc's table, compiled here from the very file a maps. */
+	libc_mapping(a, &start, &end, &pgoff, file, sizeof(file));
+	snprintf(mf, sizeof(mf), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)a, start, end);
+	fd = open(mf, O_RDONLY | O_CLOEXEC);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(unwind_image__open_fd(&img, fd), 0);
+	close(fd);
+	ck_assert_int_eq(unwind_image__bias(&img, start, pgoff, &bias), 0);
+	ck_assert_int_eq(unwind_table__compile(&img, &t), 0);
+
+	/*
+	 * Exported functions and the bytes after their starts (prologues:
+	 * folds, pushes): libc's own, not a sanitizer's interceptors.
+	 */
+	dl_iterate_phdr(our_libc, &ours);
+	ck_assert(ours.found);
+	libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
+	ck_assert_ptr_nonnull(libc);
+	for (size_t i = 0; i < sizeof(fns) / sizeof(fns[0]); i++) {
+		void *p = dlsym(libc, fns[i]);
+
+		ck_assert_msg(p, "%s", fns[i]);
+		for (uint64_t off = 0; off < 96; off++)
+			same_rule(&fds, a, t, bias, (uint64_t)(uintptr_t)p - ours.bias + off,
+				  &compared);
+	}
+	/* And all over libc's code, both sides of every page border among them. */
+	for (uint64_t pc = start; pc < end; pc += 251)
+		same_rule(&fds, a, t, bias, pc - bias, &compared);
+	for (uint64_t pc = (start + 0xffff) & ~0xffffull; pc < end; pc += 0x10000) {
+		same_rule(&fds, a, t, bias, pc - bias, &compared);
+		same_rule(&fds, a, t, bias, pc - 1 - bias, &compared);
+	}
+	fprintf(stderr, "native_store: %u libc pcs compared with unwind_table__lookup\n", compared);
+
+	/* A second process: libc's table is shared (one more reference, no new rows for it). */
+	b = spawn((char *[]){ "/bin/sleep", "30", NULL }, "/sleep");
+	measure(s, "/bin/sleep", b);
+	native_store__stats(s, &st2);
+	ck_assert_uint_eq(st2.processes, 2);
+	native_store__each_binary(s, print_binary, NULL);
+
+	/* a gone: its pages and entry go, libc stays for b, nofp's own table goes. */
+	native_store__remove_process(s, a);
+	ck_assert_int_eq(native_read__lookup(&fds, (uint32_t)a, start, &got), -ENOENT);
+	native_store__stats(s, &st);
+	ck_assert_uint_eq(st.processes, 1);
+	ck_assert_uint_lt(st.rows, st2.rows);
+	ck_assert_uint_eq(st.pages, count_keys(fds.pages, sizeof(struct native_page_key)));
+	ck_assert_uint_eq(st.index, count_keys(fds.index, sizeof(struct native_index_key)));
+	libc_mapping(b, &start, &end, &pgoff, file, sizeof(file));
+	ck_assert_int_eq(unwind_image__bias(&img, start, pgoff, &bias), 0);
+	for (uint64_t pc = start; pc < end; pc += 4099)
+		same_rule(&fds, b, t, bias, pc - bias, &compared);
+
+	/* a again: its table is loaded into the rows it had, libc's stays where it is. */
+	ck_assert_int_eq(native_store__add_process(s, a), 0);
+	{
+		struct native_store_stats again;
+
+		native_store__stats(s, &again);
+		ck_assert_uint_eq(again.rows, st2.rows);
+		ck_assert_uint_eq(again.tables, st2.tables);
+	}
+	libc_mapping(a, &start, &end, &pgoff, file, sizeof(file));
+	ck_assert_int_eq(unwind_image__bias(&img, start, pgoff, &bias), 0);
+	for (uint64_t pc = start; pc < end; pc += 4099)
+		same_rule(&fds, a, t, bias, pc - bias, &compared);
+	native_store__remove_process(s, a);
+	native_store__remove_process(s, b);
+	native_store__stats(s, &st);
+	ck_assert_uint_eq(st.processes, 0);
+	ck_assert_uint_eq(st.rows, 0);
+	ck_assert_uint_eq(st.index, 0);
+	ck_assert_uint_eq(st.pages, 0);
+	ck_assert_uint_eq(st.rules, 1);
+	ck_assert_uint_eq(st.tables, 0);
+	ck_assert_uint_eq(count_keys(fds.index, sizeof(struct native_index_key)), 0);
+	ck_assert_uint_eq(count_keys(fds.pages, sizeof(struct native_page_key)), 0);
+	ck_assert_uint_eq(count_keys(fds.procs, 4), 0);
+
+	stop(a);
+	stop(b);
+	dlclose(libc);
+	unwind_table__free(t);
+	unwind_image__close(&img);
+	native_store__free(s);
+	close_maps(&fds);
+}
+END_TEST
+
+START_TEST(python_and_poll_unknown)
+{
+	struct native_maps_fds fds;
+	struct native_store_stats st;
+	struct native_store *s;
+	__u32 key, one = 1;
+	struct bg_proc bg;
+	pid_t py;
+
+	make_maps(&fds);
+	s = native_store__new(&fds, NULL, NULL);
+	ck_assert_ptr_nonnull(s);
+	/* Debian's; started once it has imported what it will (no dlopen after the read). */
+	bg_start(&bg, (char *[]){ "/usr/bin/python3", "-c",
+				  "import json, re, time; print('go', flush=True); time.sleep(30)",
+				  NULL });
+	ck_assert_str_eq(bg.first_line, "go");
+	py = bg.pid;
+	measure(s, "python3", py);
+	native_store__each_binary(s, print_binary, NULL);
+	/* Read again with nothing changed: the same pages. */
+	native_store__stats(s, &st);
+	ck_assert_int_eq(native_store__refresh_process(s, py), 0);
+	{
+		struct native_store_stats again;
+
+		native_store__stats(s, &again);
+		ck_assert_uint_eq(again.pages, st.pages);
+		ck_assert_uint_eq(again.rows, st.rows);
+		ck_assert_uint_eq(again.tables, st.tables);
+	}
+	native_store__remove_process(s, py);
+
+	/* The program asks for py: one read; asked again at once: put off. */
+	key = (__u32)py;
+	ck_assert_int_eq(bpf_map_update_elem(fds.unknown, &key, &one, BPF_ANY), 0);
+	ck_assert_int_eq(native_store__poll_unknown(s), 1);
+	ck_assert_int_eq(count_keys(fds.unknown, 4), 0);
+	native_store__stats(s, &st);
+	ck_assert_uint_eq(st.processes, 1);
+	ck_assert_int_eq(bpf_map_update_elem(fds.unknown, &key, &one, BPF_ANY), 0);
+	ck_assert_int_eq(native_store__poll_unknown(s), 0);
+	native_store__stats(s, &st);
+	ck_assert_uint_eq(st.rate_limited, 1);
+	usleep((NATIVE_REREAD_MS + 20) * 1000);
+	ck_assert_int_eq(bpf_map_update_elem(fds.unknown, &key, &one, BPF_ANY), 0);
+	ck_assert_int_eq(native_store__poll_unknown(s), 1);
+
+	/* Gone: -ESRCH, and nothing of it stays. */
+	bg_stop(&bg);
+	ck_assert_int_eq(native_store__refresh_process(s, py), -ESRCH);
+	native_store__stats(s, &st);
+	ck_assert_uint_eq(st.processes, 0);
+	ck_assert_uint_eq(st.rows, 0);
+	ck_assert_uint_eq(count_keys(fds.pages, sizeof(struct native_page_key)), 0);
+	ck_assert_int_eq(native_store__add_process(s, py), -ESRCH);
+	native_store__free(s);
+	close_maps(&fds);
+}
+END_TEST
+
+struct libc_way {
+	enum native_way way;
+	char why[96];
+	bool seen;
+};
+
+static void find_libc(void *arg, const char *path, const struct native_binary_info *b)
+{
+	struct libc_way *w = arg;
+
+	if (!strstr(path, "libc.so.6"))
+		return;
+	w->seen = true;
+	w->way = b->way;
+	snprintf(w->why, sizeof(w->why), "%s", b->why);
+}
+
+START_TEST(over_the_budget_no_table_and_the_tracker_opens)
+{
+	struct native_store_opts o = { .budget_bytes = 40000, .max_rows = 4000 };
+	struct proctrack *pt = proctrack__new();
+	struct libc_way w = { 0 };
+	struct native_store_stats st;
+	struct native_maps_fds fds;
+	uint64_t start, end, pgoff;
+	struct native_read got;
+	struct native_store *s;
+	char file[4096];
+	pid_t a;
+
+	ck_assert_ptr_nonnull(pt);
+	make_maps(&fds);
+	s = native_store__new(&fds, &o, pt);
+	ck_assert_ptr_nonnull(s);
+	a = spawn((char *[]){ "/bin/sleep", "30", NULL }, "/sleep");
+	/* Through the tracker: its files opened at first sight under its rules. */
+	measure(s, "/bin/sleep (tracker, 40 KB budget)", a);
+	native_store__each_binary(s, print_binary, NULL);
+	native_store__each_binary(s, find_libc, &w);
+	ck_assert(w.seen);
+	/* libc's 14,662 rows fit neither: not loaded at all, its code NO_TABLE, said why. */
+	ck_assert_int_eq(w.way, NATIVE_WAY_NONE);
+	ck_assert_msg(strstr(w.why, "budget") || strstr(w.why, "no room"), "%s", w.why);
+	native_store__stats(s, &st);
+	ck_assert_uint_ge(st.budget_refusals, 1);
+	ck_assert_uint_le(st.bytes, o.budget_bytes);
+	ck_assert_uint_le(st.rows, o.max_rows);
+	ck_assert_uint_ge(st.tables_loaded, 1);		/* sleep, ld.so */
+	ck_assert_uint_eq(st.trust_refusals, 0);
+	libc_mapping(a, &start, &end, &pgoff, file, sizeof(file));
+	ck_assert_int_eq(native_read__lookup(&fds, (uint32_t)a, start + 0x1000, &got), 0);
+	ck_assert_uint_eq(got.page.kind, NATIVE_PAGE_NO_TABLE);
+	native_store__remove_process(s, a);
+	native_store__stats(s, &st);
+	ck_assert_uint_eq(st.rows, 0);
+	ck_assert_uint_eq(st.tables, 0);
+	stop(a);
+	native_store__free(s);
+	proctrack__free(pt);
+	close_maps(&fds);
+}
+END_TEST
+
+/* Many small executable mappings: SPLIT pages, each file opened once; too many: -E2BIG, nothing left. */
+START_TEST(many_mappings_bounded)
+{
+	struct native_store_stats st;
+	struct native_maps_fds fds;
+	struct native_store *s;
+	struct bg_proc few, many;
+	struct timespec t0;
+	unsigned int split = 0;
+	double ms;
+
+	make_maps(&fds);
+	s = native_store__new(&fds, NULL, NULL);
+	ck_assert_ptr_nonnull(s);
+	bg_start(&few, (char *[]){ (char *)workload("manymaps"), "3000", "30", NULL });
+	ck_assert_str_eq(few.first_line, "ready");
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	ck_assert_int_eq(native_store__add_process(s, few.pid), 0);
+	ms = ms_since(&t0);
+	native_store__stats(s, &st);
+	fprintf(stderr, "native_store: manymaps 3000: add_process %.1f ms, %u pages, %u tables\n",
+		ms, st.pages, st.tables);
+	ck_assert_uint_ge(st.pages, 3000);
+	ck_assert_uint_le(st.tables, 12);	/* 8 files, the binary, libc, ld.so, vdso */
+	{
+		struct native_page_key k, next;
+		struct native_page v;
+
+		memset(&k, 0xff, sizeof(k));
+		while (!bpf_map_get_next_key(fds.pages, &k, &next)) {
+			ck_assert_int_eq(bpf_map_lookup_elem(fds.pages, &next, &v), 0);
+			split += v.kind == NATIVE_PAGE_SPLIT;
+			k = next;
+		}
+	}
+	ck_assert_uint_gt(split, 0);
+	native_store__remove_process(s, few.pid);
+	bg_stop(&few);
+
+	bg_start(&many, (char *[]){ (char *)workload("manymaps"), "20000", "30", NULL });
+	ck_assert_str_eq(many.first_line, "ready");
+	ck_assert_int_eq(native_store__add_process(s, many.pid), -E2BIG);
+	native_store__stats(s, &st);
+	ck_assert_uint_eq(st.processes, 0);
+	ck_assert_uint_eq(st.tables, 0);
+	ck_assert_uint_eq(count_keys(fds.pages, sizeof(struct native_page_key)), 0);
+	bg_stop(&many);
+	native_store__free(s);
+	close_maps(&fds);
+}
+END_TEST
+
+Suite *native_store_suite(void)
+{
+	Suite *s = suite_create("native_store");
+	TCase *tc = tcase_create("maps");
+
+	tcase_set_tags(tc, TAG_ROOT);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, libc_rules_from_the_maps_equal_the_table);
+	tcase_add_test(tc, python_and_poll_unknown);
+	tcase_add_test(tc, over_the_budget_no_table_and_the_tracker_opens);
+	tcase_add_test(tc, many_mappings_bounded);
+	suite_add_tcase(s, tc);
+	return s;
+}

@@ -1,0 +1,82 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The in-kernel unwinder's lookups over the real maps (native_read.h). */
+#include "tests/support/native_read.h"
+
+#include <bpf/bpf.h>
+#include <errno.h>
+#include <string.h>
+
+#include "unwind/tables/tables.h"
+
+static int read_row(int fd, uint32_t i, uint32_t *row)
+{
+	return bpf_map_lookup_elem(fd, &i, row) ? -EBADMSG : 0;
+}
+
+int native_read__lookup(const struct native_maps_fds *fds, uint32_t tgid, uint64_t pc,
+			struct native_read *out)
+{
+	struct native_page_key pk;
+	struct native_index_key ik;
+	struct native_proc proc;
+	struct native_range range;
+	uint32_t lo, n, key, row, rule_id;
+
+	memset(out, 0, sizeof(*out));
+	out->row = -1;
+	out->rule.cfa = UNWIND_CFA_NONE;
+	if (bpf_map_lookup_elem(fds->procs, &tgid, &proc))
+		return -ENOENT;
+	memset(&pk, 0, sizeof(pk));
+	pk.tgid = tgid;
+	pk.page = pc >> NATIVE_PAGE_SHIFT;
+	if (bpf_map_lookup_elem(fds->pages, &pk, &out->page))
+		return -ENOENT;
+	if (out->page.kind == NATIVE_PAGE_SPLIT) {
+		pk.small = 1;
+		pk.page = pc >> NATIVE_SMALL_SHIFT;
+		if (bpf_map_lookup_elem(fds->pages, &pk, &out->page))
+			return -ENOENT;		/* a hole between two mappings */
+		if (out->page.kind == NATIVE_PAGE_SPLIT)
+			return -EBADMSG;
+	}
+	if (out->page.kind != NATIVE_PAGE_TABLE)
+		return 0;
+	out->vaddr = pc - out->page.bias;
+	memset(&ik, 0, sizeof(ik));
+	ik.table = out->page.table;
+	ik.page = (uint32_t)(out->vaddr >> NATIVE_PAGE_SHIFT);
+	if (out->vaddr >> NATIVE_PAGE_SHIFT > UINT32_MAX ||
+	    bpf_map_lookup_elem(fds->index, &ik, &range))
+		return 0;		/* no rows in this page: NONE */
+	if (!range.nr || range.nr > 1u << NATIVE_PAGE_SHIFT)
+		return -EBADMSG;
+	key = out->vaddr & ((1u << NATIVE_PAGE_SHIFT) - 1);
+	lo = range.first;
+	n = range.nr;
+	for (unsigned int i = 0; i < UNWIND_TABLE_STEPS; i++) {
+		uint32_t half = n / 2;
+
+		if (!half)
+			break;
+		if (read_row(fds->rows, lo + half, &row))
+			return -EBADMSG;
+		if (NATIVE_ROW_ADDR(row) <= key) {
+			lo += half;
+			n -= half;
+		} else {
+			n = half;
+		}
+	}
+	if (read_row(fds->rows, lo, &row))
+		return -EBADMSG;
+	rule_id = NATIVE_ROW_RULE(row);
+	if (bpf_map_lookup_elem(fds->rules, &rule_id, &out->rule))
+		return -EBADMSG;
+	out->row = lo;
+	if (out->rule.fold_at && key - NATIVE_ROW_ADDR(row) >= out->rule.fold_at)
+		out->rule.cfa_off += out->rule.fold_off;
+	out->rule.fold_at = 0;
+	out->rule.fold_off = 0;
+	return 0;
+}
