@@ -234,9 +234,7 @@ static void bpf_close(struct backend *b)
 	bpf_offcpu__close(b->offcpu);
 	profile_pidns_bpf__destroy(b->pidns);
 	profile_fpwalk_bpf__destroy(b->fpwalk);
-	if (b->native && b->skel)
-		bpf_native__report(b);
-	profile_native_bpf__destroy(b->native);
+	bpf_native__close(b);
 	profile_fpwalk_regs_bpf__destroy(b->fpwalk_regs);
 	bpf_nsids__close(b->nsids);
 	profile_idmap_bpf__destroy(b->idmap);

@@ -79,6 +79,7 @@ struct backend {
 	struct profile_native_bpf *native;
 	int native_prog_fd;		/* its counting program, -1 if none */
 	uint64_t native_noted;		/* PROFILE_STAT_NATIVE_NOTED when last taken */
+	struct native_store *native_store;	/* fills its maps */
 	/* A profiler inside a pid namespace counts with tasks' ids there. */
 	struct profile_pidns_bpf *pidns;
 	struct bpf_nsids *nsids;	/* the same before Linux 5.7 */
@@ -109,6 +110,7 @@ int bpf_backend__fill_cgroup_table(struct backend *b, struct errmsg *errm);
  */
 void bpf_native__open(struct backend *b);
 void bpf_native__report(struct backend *b);
+void bpf_native__close(struct backend *b);
 /*
  * Whether the program noted processes whose tables are not loaded (one
  * read of a per-CPU stat), and those processes handed to the store, their
@@ -117,6 +119,7 @@ void bpf_native__report(struct backend *b);
 bool bpf_native__noticed(struct backend *b);
 void bpf_native__take_unknown(struct backend *b);
 /* The processes of -p handed to the store at the start. */
+struct native_store;
 void bpf_native__add_targets(struct backend *b);
 
 /* attach.c: the counting program on its cpu-clock events. Returns 0 or -errno. */

@@ -170,16 +170,14 @@ int bpf_load__fpwalk_program(struct profile_bpf *counting, unsigned int entries,
 }
 
 int bpf_load__native_program(struct profile_bpf *counting, unsigned int slots,
+			     const struct native_store_opts *store_opts,
 			     struct profile_native_bpf **out)
 {
+	struct native_map_sizes ns;
 	struct {
 		struct bpf_map *map;
 		unsigned int size;
-	} sizes[] = {
-		{ NULL, NATIVE_MAX_PROCS }, { NULL, NATIVE_MAX_PAGES }, { NULL, NATIVE_MAX_INDEX },
-		{ NULL, NATIVE_MAX_ROWS }, { NULL, NATIVE_MAX_RULES }, { NULL, NATIVE_MAX_UNKNOWN },
-		{ NULL, slots }, { NULL, slots }, { NULL, slots }, { NULL, slots },
-	};
+	} sizes[10];
 	struct profile_native_bpf *skel;
 	__u32 slot[] = { NATIVE_PROG_STEP, NATIVE_PROG_FINISH };
 	int err, progs, fds[2];
@@ -187,6 +185,16 @@ int bpf_load__native_program(struct profile_bpf *counting, unsigned int slots,
 	*out = skel = profile_native_bpf__open();
 	if (!skel)
 		return -errno;
+	/* The store's sizes, from the same options it is made with. */
+	native_store__map_sizes(store_opts, &ns);
+	sizes[0].size = ns.procs;
+	sizes[1].size = ns.pages;
+	sizes[2].size = ns.index;
+	sizes[3].size = ns.rows;
+	sizes[4].size = ns.rules;
+	sizes[5].size = ns.unknown;
+	for (int i = 6; i < 10; i++)
+		sizes[i].size = slots;
 	sizes[0].map = skel->maps.native_procs;
 	sizes[1].map = skel->maps.native_pages;
 	sizes[2].map = skel->maps.native_index;

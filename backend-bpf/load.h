@@ -57,10 +57,13 @@ int bpf_load__fpwalk_program(struct profile_bpf *counting, unsigned int entries,
 /*
  * The counting program that unwinds user stacks by the native tables
  * (bpf/native.bpf.h), on the loaded one's maps, with slots stored stacks a
- * generation (a power of two), its step and finish programs in its
+ * generation (a power of two), its tables at the sizes of the store made
+ * with store_opts, its step and finish programs in its
  * native_progs. Returns 0 or -errno; the caller destroys *out.
  */
+struct native_store_opts;
 int bpf_load__native_program(struct profile_bpf *counting, unsigned int slots,
+			     const struct native_store_opts *store_opts,
 			     struct profile_native_bpf **out);
 /*
  * bcc's pinned maps: the counting program's variant that reads them, on the

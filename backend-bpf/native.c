@@ -30,8 +30,10 @@ void bpf_native__open(struct backend *b)
 {
 	/* A generation's stacks: a quarter of the stack map's, as the frame-pointer walk's. */
 	unsigned int slots = pow2_floor(b->stack_size / 4);
+	struct native_store_opts opts = { 0 };
+	struct native_maps_fds fds;
 	struct profile_native_bpf *skel;
-	int err = bpf_load__native_program(b->skel, slots, &skel);
+	int err = bpf_load__native_program(b->skel, slots, &opts, &skel);
 
 	if (err) {
 		pr_info("bpf: the kernel refused the program that unwinds user stacks by the "
@@ -40,6 +42,15 @@ void bpf_native__open(struct backend *b)
 		return;
 	}
 	b->native = skel;
+	bpf_native__fds(b, &fds);
+	b->native_store = native_store__new(&fds, &opts, b->pipeline->procs);
+	if (!b->native_store) {
+		pr_info("bpf: the store of the native unwinder's tables: %s: frame pointers\n",
+			strerror(errno));
+		profile_native_bpf__destroy(skel);
+		b->native = NULL;
+		return;
+	}
 	b->native_prog_fd = bpf_program__fd(skel->progs.profile_native);
 	b->config.native_slots = slots;
 	stack_cache__set_walked_claims(&b->stacks[0], bpf_map__fd(skel->maps.ustacks0),
@@ -67,6 +78,14 @@ void bpf_native__report(struct backend *b)
 		.truncated = bpf_backend__read_stat(b, PROFILE_STAT_NATIVE_TRUNCATED),
 	};
 
+	struct native_store_stats st;
+
+	native_store__stats(b->native_store, &st);
+	pr_info("bpf: native unwinding: %u processes, %u tables (%u loaded, %u by frame "
+		"pointers, %u over the budget), %llu rows, %u rules, %.1f MB in the maps, "
+		"compiled in %.1f ms\n",
+		st.processes, st.tables, st.tables_loaded, st.tables_fp, st.budget_refusals,
+		(unsigned long long)st.rows, st.rules, st.bytes / 1e6, st.compile_ns / 1e6);
 	pr_info("bpf: native unwinding: %llu stacks walked (%llu ended without CFI, %llu at a "
 		"failed read, %llu at code in no known mapping, %llu cut at %d frames); by frame "
 		"pointers instead: %llu kernel-mode, %llu 32-bit, %llu of processes not loaded "
@@ -89,41 +108,42 @@ int bpf_native__fds(const struct backend *b, struct native_maps_fds *out)
 	out->rows = bpf_map__fd(b->native->maps.native_rows);
 	out->rules = bpf_map__fd(b->native->maps.native_rules);
 	out->unknown = bpf_map__fd(b->native->maps.native_unknown);
-	out->stats = b->stats_fd;
 	return 0;
 }
-
-void (*bpf_native__test_add)(const struct native_maps_fds *fds, int pid);
 
 bool bpf_native__noticed(struct backend *b)
 {
 	return b->native && bpf_backend__read_stat(b, PROFILE_STAT_NATIVE_NOTED) != b->native_noted;
 }
 
+/* The processes the program noted (not loaded yet, or a pc in no known mapping): read now. */
 void bpf_native__take_unknown(struct backend *b)
 {
-	struct native_maps_fds fds;
-	__u32 key = 0, next;
 	uint64_t noted = bpf_backend__read_stat(b, PROFILE_STAT_NATIVE_NOTED);
 
-	if (noted == b->native_noted || bpf_native__fds(b, &fds))
+	if (!b->native_store || noted == b->native_noted)
 		return;
 	b->native_noted = noted;
-	/* Deleted as read: a process noted again after this is read again. */
-	while (!bpf_map_get_next_key(fds.unknown, &key, &next)) {
-		bpf_map_delete_elem(fds.unknown, &next);
-		if (bpf_native__test_add)
-			bpf_native__test_add(&fds, (int)next);
-		key = next;
-	}
+	native_store__poll_unknown(b->native_store);
 }
 
 void bpf_native__add_targets(struct backend *b)
 {
-	struct native_maps_fds fds;
+	for (int i = 0; b->native_store && i < b->cfg->nr_pids; i++) {
+		int err = native_store__add_process(b->native_store, b->cfg->pids[i]);
 
-	if (bpf_native__fds(b, &fds) || !bpf_native__test_add)
-		return;
-	for (int i = 0; i < b->cfg->nr_pids; i++)
-		bpf_native__test_add(&fds, b->cfg->pids[i]);
+		if (err)
+			pr_debug("bpf: native unwinding: pid %d: %s\n", (int)b->cfg->pids[i],
+				 strerror(-err));
+	}
+}
+
+void bpf_native__close(struct backend *b)
+{
+	if (b->native && b->skel)
+		bpf_native__report(b);
+	native_store__free(b->native_store);
+	b->native_store = NULL;
+	profile_native_bpf__destroy(b->native);
+	b->native = NULL;
 }

@@ -47,7 +47,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 1024);
 	__type(key, __u32);
-	__type(value, __u32);
+	__type(value, __u64);		/* backend-bpf/native_store.h's struct native_proc */
 } native_procs SEC(".maps");
 
 struct {
