@@ -76,7 +76,9 @@ struct backend {
 	struct profile_fpwalk_bpf *fpwalk;
 	int fpwalk_prog_fd;		/* the one loaded, -1 if none */
 	/* User stacks unwound by the native tables (cfg->native_unwind), where no variant runs. */
-	struct profile_native_bpf *native;
+	struct profile_native_regs_bpf *native_regs;	/* kernel-mode samples too (5.15) */
+	struct profile_native_bpf *native_plain;	/* user-mode samples (4.9) */
+	struct bpf_object *native;	/* the one loaded, or NULL */
 	int native_prog_fd;		/* its counting program, -1 if none */
 	uint64_t native_noted;		/* PROFILE_STAT_NATIVE_NOTED when last taken */
 	struct native_store *native_store;	/* fills its maps */

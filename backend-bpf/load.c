@@ -169,57 +169,72 @@ int bpf_load__fpwalk_program(struct profile_bpf *counting, unsigned int entries,
 	return load_fpwalk((*plain)->obj, (*plain)->skeleton, counting, entries);
 }
 
-int bpf_load__native_program(struct profile_bpf *counting, unsigned int slots,
-			     const struct native_store_opts *store_opts,
-			     struct profile_native_bpf **out)
+/* One of the native unwinder's objects, sized and loaded on counting's maps, native_progs filled. */
+static int load_native(struct bpf_object *obj, struct bpf_object_skeleton *skeleton,
+		       const struct profile_bpf *counting, unsigned int slots,
+		       const struct native_store_opts *store_opts)
 {
+	static const char *const slotted[] = { "ustacks0", "ustacks1", "uclaims0", "uclaims1" };
 	struct native_map_sizes ns;
-	struct {
-		struct bpf_map *map;
-		unsigned int size;
-	} sizes[10];
-	struct profile_native_bpf *skel;
 	__u32 slot[] = { NATIVE_PROG_STEP, NATIVE_PROG_FINISH };
-	int err, progs, fds[2];
+	const char *progs[] = { "native_step", "native_finish" };
+	int err, fd;
 
-	*out = skel = profile_native_bpf__open();
-	if (!skel)
-		return -errno;
 	/* The store's sizes, from the same options it is made with. */
 	native_store__map_sizes(store_opts, &ns);
-	sizes[0].size = ns.procs;
-	sizes[1].size = ns.pages;
-	sizes[2].size = ns.index;
-	sizes[3].size = ns.rows;
-	sizes[4].size = ns.rules;
-	sizes[5].size = ns.unknown;
-	for (int i = 6; i < 10; i++)
-		sizes[i].size = slots;
-	sizes[0].map = skel->maps.native_procs;
-	sizes[1].map = skel->maps.native_pages;
-	sizes[2].map = skel->maps.native_index;
-	sizes[3].map = skel->maps.native_rows;
-	sizes[4].map = skel->maps.native_rules;
-	sizes[5].map = skel->maps.native_unknown;
-	sizes[6].map = skel->maps.ustacks0;
-	sizes[7].map = skel->maps.ustacks1;
-	sizes[8].map = skel->maps.uclaims0;
-	sizes[9].map = skel->maps.uclaims1;
+	const struct {
+		const char *name;
+		unsigned int size;
+	} sizes[] = {
+		{ "native_procs", ns.procs }, { "native_pages", ns.pages },
+		{ "native_index", ns.index }, { "native_rows", ns.rows },
+		{ "native_rules", ns.rules }, { "native_unknown", ns.unknown },
+	};
+
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
-		err = bpf_map__set_max_entries(sizes[i].map, sizes[i].size);
+		err = bpf_map__set_max_entries(bpf_object__find_map_by_name(obj, sizes[i].name),
+					       sizes[i].size);
 		if (err)
 			return err;
 	}
-	err = load_on(skel->obj, skel->skeleton, counting);
+	for (size_t i = 0; i < sizeof(slotted) / sizeof(slotted[0]); i++) {
+		err = bpf_map__set_max_entries(bpf_object__find_map_by_name(obj, slotted[i]), slots);
+		if (err)
+			return err;
+	}
+	err = load_on(obj, skeleton, counting);
 	if (err)
 		return err;
-	progs = bpf_map__fd(skel->maps.native_progs);
-	fds[0] = bpf_program__fd(skel->progs.native_step);
-	fds[1] = bpf_program__fd(skel->progs.native_finish);
-	for (int i = 0; i < 2; i++)
-		if (bpf_map_update_elem(progs, &slot[i], &fds[i], BPF_ANY))
+	fd = bpf_map__fd(bpf_object__find_map_by_name(obj, "native_progs"));
+	for (int i = 0; i < 2; i++) {
+		int prog = bpf_program__fd(bpf_object__find_program_by_name(obj, progs[i]));
+
+		if (bpf_map_update_elem(fd, &slot[i], &prog, BPF_ANY))
 			return -errno;
+	}
 	return 0;
+}
+
+int bpf_load__native_program(struct profile_bpf *counting, unsigned int slots,
+			     const struct native_store_opts *store_opts,
+			     struct profile_native_regs_bpf **regs, struct profile_native_bpf **plain)
+{
+	int err;
+
+	*regs = profile_native_regs_bpf__open();
+	if (!*regs)
+		return -errno;
+	err = load_native((*regs)->obj, (*regs)->skeleton, counting, slots, store_opts);
+	if (!err)
+		return 0;
+	pr_debug("bpf: the native unwinder of kernel-mode samples was refused (%s): user-mode "
+		 "samples only\n", strerror(-err));
+	profile_native_regs_bpf__destroy(*regs);
+	*regs = NULL;
+	*plain = profile_native_bpf__open();
+	if (!*plain)
+		return -errno;
+	return load_native((*plain)->obj, (*plain)->skeleton, counting, slots, store_opts);
 }
 
 /*

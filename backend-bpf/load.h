@@ -15,6 +15,7 @@
 #include "bpf/profile_idmap.skel.h"
 #include "bpf/profile_mntns.skel.h"
 #include "bpf/profile_native.skel.h"
+#include "bpf/profile_native_regs.skel.h"
 #include "bpf/profile_pidns.skel.h"
 #include "core/backend/backend.h"
 
@@ -58,13 +59,14 @@ int bpf_load__fpwalk_program(struct profile_bpf *counting, unsigned int entries,
  * The counting program that unwinds user stacks by the native tables
  * (bpf/native.bpf.h), on the loaded one's maps, with slots stored stacks a
  * generation (a power of two), its tables at the sizes of the store made
- * with store_opts, its step and finish programs in its
- * native_progs. Returns 0 or -errno; the caller destroys *out.
+ * with store_opts, its step and finish programs in its native_progs: the
+ * 5.15 variant (kernel-mode samples too) into *regs, else the 4.9 one into
+ * *plain. Returns 0 or -errno; the caller destroys what was opened.
  */
 struct native_store_opts;
 int bpf_load__native_program(struct profile_bpf *counting, unsigned int slots,
 			     const struct native_store_opts *store_opts,
-			     struct profile_native_bpf **out);
+			     struct profile_native_regs_bpf **regs, struct profile_native_bpf **plain);
 /*
  * bcc's pinned maps: the counting program's variant that reads them, on the
  * loaded one's maps (--mntnsmap's is CO-RE). Returns 0 or -errno; the

@@ -26,40 +26,45 @@ static unsigned int pow2_floor(unsigned int n)
 	return p;
 }
 
+static int map_fd(const struct backend *b, const char *name)
+{
+	return bpf_map__fd(bpf_object__find_map_by_name(b->native, name));
+}
+
 void bpf_native__open(struct backend *b)
 {
 	/* A generation's stacks: a quarter of the stack map's, as the frame-pointer walk's. */
 	unsigned int slots = pow2_floor(b->stack_size / 4);
 	struct native_store_opts opts = { 0 };
 	struct native_maps_fds fds;
-	struct profile_native_bpf *skel;
-	int err = bpf_load__native_program(b->skel, slots, &opts, &skel);
+	int err = bpf_load__native_program(b->skel, slots, &opts, &b->native_regs,
+					   &b->native_plain);
 
 	if (err) {
 		pr_info("bpf: the kernel refused the program that unwinds user stacks by the "
 			"binaries' tables (%s; -vv shows why): frame pointers\n", strerror(-err));
-		profile_native_bpf__destroy(skel);
+		bpf_native__close(b);
 		return;
 	}
-	b->native = skel;
+	b->native = b->native_regs ? b->native_regs->obj : b->native_plain->obj;
 	bpf_native__fds(b, &fds);
 	b->native_store = native_store__new(&fds, &opts, b->pipeline->procs);
 	if (!b->native_store) {
 		pr_info("bpf: the store of the native unwinder's tables: %s: frame pointers\n",
 			strerror(errno));
-		profile_native_bpf__destroy(skel);
-		b->native = NULL;
+		bpf_native__close(b);
 		return;
 	}
-	b->native_prog_fd = bpf_program__fd(skel->progs.profile_native);
+	b->native_prog_fd = bpf_program__fd(bpf_object__find_program_by_name(b->native,
+										"profile_native"));
 	b->config.native_slots = slots;
-	stack_cache__set_walked_claims(&b->stacks[0], bpf_map__fd(skel->maps.ustacks0),
-				       bpf_map__fd(skel->maps.uclaims0));
-	stack_cache__set_walked_claims(&b->stacks[1], bpf_map__fd(skel->maps.ustacks1),
-				       bpf_map__fd(skel->maps.uclaims1));
+	stack_cache__set_walked_claims(&b->stacks[0], map_fd(b, "ustacks0"), map_fd(b, "uclaims0"));
+	stack_cache__set_walked_claims(&b->stacks[1], map_fd(b, "ustacks1"), map_fd(b, "uclaims1"));
 	pr_info("bpf: user stacks unwound by the program from the binaries' tables (%u stacks a "
-		"generation); kernel-mode samples, 32-bit code and processes not yet loaded by "
-		"frame pointers\n", slots);
+		"generation); %s, 32-bit code and processes not yet loaded by frame pointers\n",
+		slots, b->native_regs ? "kernel-mode samples from the task's registers "
+					"(bpf_task_pt_regs, 5.15)"
+				      : "kernel-mode samples");
 }
 
 void bpf_native__report(struct backend *b)
@@ -102,12 +107,12 @@ int bpf_native__fds(const struct backend *b, struct native_maps_fds *out)
 {
 	if (!b->native)
 		return -ENOENT;
-	out->procs = bpf_map__fd(b->native->maps.native_procs);
-	out->pages = bpf_map__fd(b->native->maps.native_pages);
-	out->index = bpf_map__fd(b->native->maps.native_index);
-	out->rows = bpf_map__fd(b->native->maps.native_rows);
-	out->rules = bpf_map__fd(b->native->maps.native_rules);
-	out->unknown = bpf_map__fd(b->native->maps.native_unknown);
+	out->procs = map_fd(b, "native_procs");
+	out->pages = map_fd(b, "native_pages");
+	out->index = map_fd(b, "native_index");
+	out->rows = map_fd(b, "native_rows");
+	out->rules = map_fd(b, "native_rules");
+	out->unknown = map_fd(b, "native_unknown");
 	return 0;
 }
 
@@ -140,10 +145,13 @@ void bpf_native__add_targets(struct backend *b)
 
 void bpf_native__close(struct backend *b)
 {
-	if (b->native && b->skel)
+	if (b->native_store && b->skel)
 		bpf_native__report(b);
 	native_store__free(b->native_store);
 	b->native_store = NULL;
-	profile_native_bpf__destroy(b->native);
+	profile_native_regs_bpf__destroy(b->native_regs);
+	profile_native_bpf__destroy(b->native_plain);
+	b->native_regs = NULL;
+	b->native_plain = NULL;
 	b->native = NULL;
 }

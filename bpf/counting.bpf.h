@@ -131,13 +131,6 @@ static __always_inline void count_key(struct bpf_perf_event_data *ctx, int pidns
 	bpf_get_current_comm(&key.comm, sizeof(key.comm));
 	key.user_stack_id = PROFILE_STACK_NOT_TAKEN;
 	key.kernel_stack_id = PROFILE_STACK_NOT_TAKEN;
-#ifdef COUNTING_NATIVE
-	/* Walked by the tables where it can be: then the step program counts it. */
-	if (cfg->flags & PROFILE_CFG_USER_STACK)
-		native_hand_over(ctx, cfg, &key, gen);
-#endif
-	if (cfg->flags & PROFILE_CFG_USER_STACK)
-		key.user_stack_id = user_stack(ctx, gen);
 	/* What the kernel answers for a user-mode sample, without asking it. */
 	if ((cfg->flags & PROFILE_CFG_KERNEL_STACK) && in_user_mode(ctx)) {
 		key.kernel_stack_id = -EFAULT;
@@ -150,6 +143,13 @@ static __always_inline void count_key(struct bpf_perf_event_data *ctx, int pidns
 		if (key.kernel_stack_id >= 0)
 			key.kernel_ip = ctx->regs.rip;	/* x86-64 UAPI name of ip */
 	}
+#ifdef COUNTING_NATIVE
+	/* Walked by the tables where it can be: then the step program counts it. */
+	if (cfg->flags & PROFILE_CFG_USER_STACK)
+		native_hand_over(ctx, &key, gen);
+#endif
+	if (cfg->flags & PROFILE_CFG_USER_STACK)
+		key.user_stack_id = user_stack(ctx, gen);
 #ifdef COUNTING_PYTHON
 	/* A Python thread's sample is counted by the walk, after its frames. */
 	if (cfg->flags & PROFILE_CFG_PYTHON)

@@ -338,13 +338,14 @@ static __always_inline void native_frame(struct native_walk *w, struct native_sc
 }
 
 /*
- * Called by the counting program with the sample's key (its user stack not
- * taken): a 64-bit user-mode sample of a process the tables have goes to
- * the step program (a tail call: nothing after it runs). Otherwise it
+ * Called by the counting program with the sample's key (its kernel stack
+ * taken, its user stack not): a 64-bit user-mode sample of a process the
+ * tables have goes to the step program (a tail call: nothing after it
+ * runs); with NATIVE_TASK_REGS (bpf_task_pt_regs, 5.15 with BTF) a
+ * kernel-mode sample too, from the task's user registers. Otherwise it
  * counts why not and returns, for the caller to take the kernel's walk.
  */
 static __always_inline void native_hand_over(struct bpf_perf_event_data *ctx,
-					     const struct profile_config *cfg,
 					     const struct profile_key *key, __u32 gen)
 {
 	__u64 ip = ctx->regs.rip, sp = ctx->regs.rsp, bp = ctx->regs.rbp, cs = ctx->regs.cs;
@@ -354,8 +355,24 @@ static __always_inline void native_hand_over(struct bpf_perf_event_data *ctx,
 	/* Loaded once: the verifier refuses a context pointer moved by a merged load. */
 	asm volatile("" : "+r"(ip), "+r"(sp), "+r"(bp), "+r"(cs));
 	if (!(cs & 3)) {
+#ifdef NATIVE_TASK_REGS
+		struct pt_regs regs;
+
+		/* A kernel thread's say it has no user stack: the kernel's walk finds none either. */
+		if (bpf_probe_read_kernel(&regs, sizeof(regs),
+					  (void *)bpf_task_pt_regs(bpf_get_current_task_btf())) ||
+		    !(regs.cs & 3)) {
+			stat_inc(PROFILE_STAT_NATIVE_KERNEL_MODE);
+			return;
+		}
+		ip = regs.rip;
+		sp = regs.rsp;
+		bp = regs.rbp;
+		cs = regs.cs;
+#else
 		stat_inc(PROFILE_STAT_NATIVE_KERNEL_MODE);
 		return;
+#endif
 	}
 	if (cs != NATIVE_USER64_CS) {
 		stat_inc(PROFILE_STAT_NATIVE_COMPAT);
@@ -371,9 +388,6 @@ static __always_inline void native_hand_over(struct bpf_perf_event_data *ctx,
 	if (!w)
 		return;
 	__builtin_memcpy(&w->key, key, sizeof(*key));
-	/* What the kernel answers for a user-mode sample's kernel stack, without asking it. */
-	if (cfg->flags & PROFILE_CFG_KERNEL_STACK)
-		w->key.kernel_stack_id = -EFAULT;
 	w->ip = ip;
 	w->sp = sp;
 	w->bp = bp;
