@@ -730,9 +730,18 @@ py_recurse() {
 # -v named the interpreter's version. Samples without Python frames are
 # left out: those of the interpreter's start-up (its imports, seconds under
 # TCG) and those taken before user space found the thread's state.
+# With a fourth argument, native: the in-kernel unwinder by the tables walks
+# the native frames first (issue 45; the seams binary), whose finish program
+# hands the sample to the Python walk: 31 tail calls at most, within 4.9's
+# 32; its samples with Python frames must also reach _start natively.
 check_py_fp() {
-	row=$1 backend=$2 py=$3
-	bounded profile --verbose --backend "$backend" -F $F -f -- "$py" -S -E /w/py/deep.py $S 30
+	row=$1 backend=$2 py=$3 native=${4:-}
+	if [ -n "$native" ]; then
+		PROFILE_TEST_NATIVE_UNWIND=1 bounded profile-seams --verbose --backend "$backend" \
+			-a -F $F -f -- "$py" -S -E /w/py/deep.py $S 30
+	else
+		bounded profile --verbose --backend "$backend" -F $F -f -- "$py" -S -E /w/py/deep.py $S 30
+	fi
 	local head='<module> [(]deep[.]py[)];main [(]deep[.]py[)];' leaf='leaf [(]deep[.]py[)]'
 	local re="$head$(py_recurse 30)$leaf|$head$(py_recurse 29)$leaf"
 	n=$(pyshare '.*(recurse|leaf) [(]deep[.]py[)].*')
@@ -748,6 +757,19 @@ check_py_fp() {
 			py_most_other "$re")"
 		why=$(py_refusal)
 		[ -z "$why" ] || wrong="$wrong; $why"
+	fi
+	# Of the user-mode samples (no _[k] frame: 4.9 has no way to a
+	# kernel-mode sample's user registers, and under TCG many land there).
+	if [ -n "$native" ] && [ -z "$wrong" ]; then
+		local from_start user
+		user=$(($(total 'recurse [(]deep[.]py') - $(total 'recurse [(]deep[.]py.*_[[]k[]]')))
+		from_start=$(($(total '^python[0-9.]*;_start;.*recurse [(]deep[.]py') -
+			$(total '^python[0-9.]*;_start;.*recurse [(]deep[.]py.*_[[]k[]]')))
+		note="$note, $from_start of $user user-mode ones from _start natively"
+		grep -q 'user stacks unwound by the program' err ||
+			wrong="not loaded: $(grep -m1 'refused the program that unwinds' err)"
+		[ -n "$wrong" ] || awk -v w="$from_start" -v n="$user" 'BEGIN { exit !(n >= 20 && w * 10 >= n * 9) }' ||
+			wrong="$from_start of $user user-mode samples in the recursion reach _start natively"
 	fi
 	verdict "$row" "$backend" "$wrong"
 }
@@ -811,6 +833,7 @@ check_pythons() {
 		for b in bpf perf; do
 			want "python$v fp/$b" && check_py_fp "python$v fp/$b" $b "$py"
 		done
+		want "python$v native/bpf" && check_py_fp "python$v native/bpf" bpf "$py" native
 		for b in bpf perf; do
 			want "python$v offcputime/$b" &&
 				check_py_offcpu "python$v offcputime/$b" $b "$py"
