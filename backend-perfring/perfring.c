@@ -50,6 +50,7 @@ struct backend {
 	uint64_t regs_user;
 	bool launched;		/* events enable themselves at the command's exec */
 	uint64_t samples;
+	uint64_t stack_copies;		/* samples that brought a stack copy */
 	unsigned int on_pages, off_pages;	/* data pages per ring, as planned */
 };
 
@@ -60,7 +61,7 @@ struct backend {
  */
 static int feed(struct pipeline *p, uint64_t sample_type, uint64_t regs_user, bool read_interp,
 		const struct ring_set *rs, const struct perf_event_header *hdr, pid_t *pid,
-		pid_t *tid)
+		pid_t *tid, bool *copied)
 {
 	uint64_t kernel[MAX_STACK_DEPTH], user[MAX_STACK_DEPTH];
 	struct decoded_sample ds;
@@ -68,6 +69,7 @@ static int feed(struct pipeline *p, uint64_t sample_type, uint64_t regs_user, bo
 	struct sample s;
 
 	*pid = *tid = 0;
+	*copied = false;
 	if (decode__sample(hdr, sample_type, regs_user, &ds))
 		return -EBADMSG;
 	if (!pipeline__wants_thread(p, ds.id.pid, ds.id.tid)) {
@@ -75,7 +77,12 @@ static int feed(struct pipeline *p, uint64_t sample_type, uint64_t regs_user, bo
 		return 0;
 	}
 	perfring__convert_sample(&ds, p->procs, kernel, user, &s);
-	if (regs_user) {
+	*copied = ds.stack_size > 0;
+	/*
+	 * The events of a thread that --unwind auto walks by frame pointers
+	 * ask for a copy of no bytes and the kernel's user callchain: kept.
+	 */
+	if (regs_user && !(ds.stack_size == 0 && s.nr_user > 0)) {
 		s.nr_user = 0;
 		if (perfring__user_snapshot(&ds, regs_user, &snap))
 			s.user_snapshot = &snap;
@@ -93,24 +100,65 @@ int perfring__feed_sample(struct pipeline *p, uint64_t sample_type, uint64_t reg
 			  const struct perf_event_header *hdr)
 {
 	pid_t pid, tid;
+	bool copied;
 
-	return feed(p, sample_type, regs_user, false, NULL, hdr, &pid, &tid);
+	return feed(p, sample_type, regs_user, false, NULL, hdr, &pid, &tid, &copied);
 }
 
 static int handle_sample(void *ctx, const struct perf_event_header *hdr)
 {
 	struct backend *b = ctx;
 	pid_t pid, tid;
+	bool copied;
 	int err = feed(b->pipeline, b->sample_type, b->regs_user, b->cfg->interp, b->rs, hdr, &pid,
-		       &tid);
+		       &tid, &copied);
 
 	if (err == -EBADMSG) {
 		ring_set__count_bad(b->rs);
 		return 0;
 	}
 	b->samples++;
+	b->stack_copies += copied;
 	if (!err && tid && b->withheld)
 		err = withheld_time__sample(b->withheld, pid, tid);
+	return err;
+}
+
+/*
+ * The events of -p/-L's threads. Under --unwind auto (cfg->needs_copies),
+ * a thread whose process needs no copies gets an event that asks for a
+ * copy of no bytes and the kernel's frame-pointer callchain: the same
+ * record layout, one ring. An event is inherited by the threads and
+ * processes its thread starts later: they are walked as it is. Only
+ * events of a task can choose so: the launched command's is opened before
+ * its exec maps anything (and inherited by whatever it runs), system-wide
+ * ones take every process's samples: both take copies (as dwarf).
+ */
+static int open_tasks(struct backend *b, struct perf_event_attr *attr, const pid_t *tids, int nr,
+		      unsigned int pages, struct errmsg *errm)
+{
+	const struct backend_config *c = b->cfg;
+	struct perf_event_attr fp_attr = *attr;
+	int nr_fp = 0, err;
+	bool *fp;
+
+	if (!c->needs_copies || !(attr->sample_type & PERF_SAMPLE_STACK_USER))
+		return ring_set__open(&b->rs, "perf", b->pipeline, c, attr, tids, nr, pages, errm);
+	fp = calloc(nr, sizeof(*fp));
+	if (!fp) {
+		errmsg__set(errm, "out of memory");
+		return -ENOMEM;
+	}
+	for (int t = 0; t < nr; t++)
+		nr_fp += fp[t] = !c->needs_copies(c->needs_copies_ctx, tids[t]);
+	fp_attr.sample_stack_user = 0;
+	fp_attr.exclude_callchain_user = 0;
+	err = ring_set__open_mixed(&b->rs, "perf", b->pipeline, c, attr, &fp_attr, fp, tids, nr,
+				   pages, errm);
+	if (!err)
+		pr_info("perf: unwind auto: %d of %d thread(s) walked by frame pointers (no stack "
+			"copies), %d with copies\n", nr_fp, nr, nr - nr_fp);
+	free(fp);
 	return err;
 }
 
@@ -156,7 +204,7 @@ static int open_on_cpu(struct backend *b, pid_t target, struct errmsg *errm)
 	nr = c->nr_pids || c->nr_tids ? ring_set__task_list(c, &tids) : 0;
 	if (nr > 0 && nr <= RING_SET_MAX_TASK_EVENTS) {
 		attr.inherit = 1;
-		err = ring_set__open(&b->rs, "perf", b->pipeline, c, &attr, tids, nr, pages, errm);
+		err = open_tasks(b, &attr, tids, nr, pages, errm);
 		if (!err)
 			pr_info("perf: sampling %d thread(s) of the given processes\n", nr);
 	} else if ((c->nr_pids || c->nr_tids) && nr <= 0) {
@@ -508,6 +556,7 @@ static void perfring_stats(const struct backend *b, struct backend_stats *st)
 {
 	memset(st, 0, sizeof(*st));
 	st->samples = b->samples;
+	st->stack_copies = b->stack_copies;
 	st->lost_reason = LOST_RING_FULL;
 	if (b->rs) {
 		st->lost = ring_set__lost(b->rs);
