@@ -21,7 +21,15 @@ enum backend_choice {
 enum unwind_mode {
 	UNWIND_FP,		/* frame pointers, walked by the kernel */
 	UNWIND_DWARF,		/* .eh_frame over a copy of the user stack, in user space */
+	/*
+	 * Per binary: frame pointers for code that keeps them, .eh_frame for
+	 * code that does not (app/run/unwind_choice.c says how on each backend).
+	 */
+	UNWIND_AUTO,
 };
+
+/* --unwind when not given: the one line that makes auto the default. */
+#define DEFAULT_UNWIND UNWIND_FP
 
 /* What Python processes' stacks show (--python). */
 enum python_mode {
@@ -105,10 +113,13 @@ struct run_opts {
 	void (*print_header)(FILE *out, const struct run_opts *o);
 };
 
-/* Whether user stacks are unwound from stack copies (--unwind dwarf, and user stacks wanted). */
+/*
+ * Whether user stacks may be unwound from stack copies (user stacks wanted,
+ * and --unwind dwarf, or auto: where it takes them, unwinding_choice says).
+ */
 static inline bool run_opts__dwarf(const struct run_opts *o)
 {
-	return o->unwind == UNWIND_DWARF && !o->kernel_only;
+	return (o->unwind == UNWIND_DWARF || o->unwind == UNWIND_AUTO) && !o->kernel_only;
 }
 
 /* The stack context words of headers: "user", "kernel" or "user + kernel". */
