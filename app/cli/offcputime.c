@@ -55,9 +55,9 @@ static const struct cli_option offcputime_options[] = {
 	  "include/linux/sched.h" },
 	{ 0, "backend", "auto|bpf|perf", set_backend, 0, 0, "where time is summed (default auto)" },
 	{ 0, "unwind", "fp|dwarf|auto", set_unwind, 0, 0,
-	  "walk user stacks by frame pointers (default), with .eh_frame over a copy of the "
-	  "stack taken at switch-out, or auto: frame pointers for the binaries that keep them, "
-	  ".eh_frame for the others" },
+	  "how user stacks are walked (default " DEFAULT_UNWIND_NAME "): by frame pointers, "
+	  "with .eh_frame over a copy of the stack taken at switch-out, or auto: frame pointers "
+	  "for the binaries that keep them, .eh_frame for the others" },
 	{ 0, "stack-dump-size", "BYTES", set_stack_dump_size, 0, 0,
 	  "user stack copied per switch-out with --unwind dwarf, or auto where it copies "
 	  "(default 16384)" },

@@ -146,9 +146,10 @@ static const struct cli_option profile_options[] = {
 	{ 0, "output", "FILE", set_output, 0, 0,
 	  "write the report to FILE instead of standard output" },
 	{ 0, "unwind", "fp|dwarf|auto", set_unwind, 0, 0,
-	  "walk user stacks by frame pointers (default), with .eh_frame over a copy of the "
-	  "stack (needs no frame pointers), or auto: frame pointers for the binaries that keep "
-	  "them, .eh_frame for the others (-v says which, per binary)" },
+	  "how user stacks are walked (default " DEFAULT_UNWIND_NAME "): by frame pointers, "
+	  "with .eh_frame over a copy of the stack (needs no frame pointers), or auto: frame "
+	  "pointers for the binaries that keep them, .eh_frame for the others (-v says which, "
+	  "per binary)" },
 	{ 0, "stack-dump-size", "BYTES", set_stack_dump_size, 0, 0,
 	  "user stack copied per sample with --unwind dwarf, or auto where it copies (default "
 	  "16384, at most 65528)" },

@@ -28,8 +28,15 @@ enum unwind_mode {
 	UNWIND_AUTO,
 };
 
-/* --unwind when not given: the one line that makes auto the default. */
+/* --unwind when not given: 1 is the one change that makes auto the default (help text too). */
+#define UNWIND_AUTO_IS_DEFAULT 0
+#if UNWIND_AUTO_IS_DEFAULT
+#define DEFAULT_UNWIND UNWIND_AUTO
+#define DEFAULT_UNWIND_NAME "auto"
+#else
 #define DEFAULT_UNWIND UNWIND_FP
+#define DEFAULT_UNWIND_NAME "fp"
+#endif
 
 /* What Python processes' stacks show (--python). */
 enum python_mode {
