@@ -30,50 +30,6 @@ struct unwind_verdicts {
 	size_t nr_procs, cap_procs;
 };
 
-bool unwind_binary__needs_tables(const struct unwind_binary *b)
-{
-	/* No tables (or unusable ones): copies would be unwound by frame pointers anyway. */
-	if (b->err == -ENOENT || b->err == -EBADMSG)
-		return false;
-	/* Unread (gone, not ours): copies are never wrong. */
-	return b->err || !b->share.keeps;
-}
-
-static const char *no_tables_why(int err)
-{
-	return err == -ENOENT ? "no .eh_frame or .debug_frame" : "its unwind tables are unusable";
-}
-
-void unwind_binary__describe(const struct unwind_binary *b, enum unwind_way way, char *buf,
-			     size_t len)
-{
-	char share[96];
-
-	if (b->err == -ENOENT || b->err == -EBADMSG) {
-		snprintf(buf, len, "frame pointers (%s)", no_tables_why(b->err));
-		return;
-	}
-	if (b->err)
-		snprintf(share, sizeof(share), "not read: %s", strerror(-b->err));
-	else
-		snprintf(share, sizeof(share), "%" PRIu32 " of %" PRIu32 " functions set up rbp",
-			 b->share.rbp_frames, b->share.functions);
-	switch (way) {
-	case UNWIND_WAY_FP:
-		snprintf(buf, len, "frame pointers (%s)", share);
-		break;
-	case UNWIND_WAY_TABLES:
-		snprintf(buf, len, ".eh_frame tables (%" PRIu32 " rows, %" PRIu64 " bytes; %s)",
-			 b->rows, b->bytes, share);
-		break;
-	case UNWIND_WAY_COPIES:
-		/* A binary that keeps them is copied with the code of its process that does not. */
-		snprintf(buf, len, "copies (.eh_frame over each sample's stack copy; %s%s)", share,
-			 !b->err && b->share.keeps ? ", but its process maps code that does not" : "");
-		break;
-	}
-}
-
 void unwind_choice__config(const struct run_opts *o, struct backend_config *c)
 {
 	c->dwarf = run_opts__dwarf(o);
@@ -136,25 +92,6 @@ void unwind_verdicts__free(struct unwind_verdicts *v)
 	free(v);
 }
 
-static int compile_fd(int fd, struct unwind_binary *b)
-{
-	struct unwind_image img;
-	struct unwind_table *t = NULL;
-	int err = unwind_image__open_fd(&img, fd);
-
-	if (err)
-		return err == -ENOEXEC ? -ENOENT : err;	/* not ELF64 x86-64: nothing to read */
-	err = unwind_table__compile(&img, &t);
-	unwind_image__close(&img);
-	if (err)
-		return err;
-	unwind_table__fp_share(t, &b->share);
-	b->rows = t->nr_rows;
-	b->bytes = t->stats.bytes;
-	unwind_table__free(t);
-	return 0;
-}
-
 const struct unwind_binary *unwind_verdicts__binary(struct unwind_verdicts *v, int fd,
 						    const char *path, uint64_t dev, uint64_t ino)
 {
@@ -176,7 +113,10 @@ const struct unwind_binary *unwind_verdicts__binary(struct unwind_verdicts *v, i
 	*b = (struct unwind_binary){ .dev = dev, .ino = ino, .path = strdup(path) };
 	if (!b->path)
 		return NULL;
-	b->err = fd >= 0 ? compile_fd(fd, b) : fd;
+	if (fd >= 0)
+		unwind_verdict__of_fd(fd, &b->v);
+	else
+		b->v.err = fd;
 	v->nr_bins++;
 	return b;
 }
@@ -264,7 +204,7 @@ static int process_needs_copies(struct unwind_verdicts *v, pid_t pid, bool *copi
 			*copies = true;
 			continue;
 		}
-		*copies |= unwind_binary__needs_tables(b);
+		*copies |= unwind_verdict__needs_tables(&b->v);
 		n = realloc(seen, (nr_seen + 1) * sizeof(*seen));
 		if (n) {
 			seen = n;
@@ -325,8 +265,8 @@ void unwind_verdicts__report(const struct unwind_verdicts *v)
 	for (size_t i = 0; i < v->nr_bins; i++) {
 		const struct unwind_binary *b = &v->bins[i];
 
-		unwind_binary__describe(b, b->copies_seen ? UNWIND_WAY_COPIES : UNWIND_WAY_FP, why,
-					sizeof(why));
+		unwind_verdict__describe(&b->v, b->copies_seen ? UNWIND_WAY_COPIES : UNWIND_WAY_FP,
+					 why, sizeof(why));
 		pr_info("unwind: %s: %s\n", b->path, why);
 	}
 }

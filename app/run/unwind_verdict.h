@@ -5,8 +5,7 @@
  * keeps frame pointers or not by its own unwind tables
  * (unwind_table__fp_share, compiled once per distinct file), a process
  * needs stack copies when any binary it maps does not. The words of -v's
- * line per binary are here, for every backend (the bpf side's table store
- * reports through unwind_binary__describe too).
+ * line per binary are unwind/tables/verdict.h's, for every backend.
  */
 #ifndef APP_RUN_UNWIND_VERDICT_H
 #define APP_RUN_UNWIND_VERDICT_H
@@ -18,35 +17,15 @@
 
 #include "app/run/opts.h"
 #include "core/backend/backend.h"
-#include "unwind/tables/tables.h"
+#include "unwind/tables/verdict.h"
 
-/* How a binary's frames are unwound in a run. */
-enum unwind_way {
-	UNWIND_WAY_FP,		/* frame pointers, walked by the kernel */
-	UNWIND_WAY_TABLES,	/* its .eh_frame tables, in the BPF program */
-	UNWIND_WAY_COPIES,	/* .eh_frame over each sample's stack copy, in user space */
-};
-
-/* What a binary's unwind information says, read once per file. */
+/* A binary of the run's processes and its verdict, read once per file. */
 struct unwind_binary {
 	char *path;
 	uint64_t dev, ino;
-	int err;		/* the compile's: 0, -ENOENT (no unwind tables), -EBADMSG... */
-	struct unwind_fp_share share;
-	uint32_t rows;		/* the compiled table's */
-	uint64_t bytes;
+	struct unwind_verdict v;
 	bool copies_seen;	/* seen in a process that takes copies: unwound from them */
 };
-
-/* What a binary's frames need: copies unless it keeps frame pointers or has no tables. */
-bool unwind_binary__needs_tables(const struct unwind_binary *b);
-
-/*
- * -v's words for b unwound by way, e.g. "frame pointers (52 of 53 functions
- * set up rbp)" or "copies (.eh_frame; 181 of 3713 functions set up rbp)".
- */
-void unwind_binary__describe(const struct unwind_binary *b, enum unwind_way way, char *buf,
-			     size_t len);
 
 /*
  * The backend config's unwinding for o: dwarf (stack copies) and

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * --unwind auto's verdicts (app/run/unwind_verdict.c): what a binary's fp
- * share makes of it, -v's words, one compile per file, and the backend
- * config each mode asks for.
+ * --unwind auto's verdicts (unwind/tables/verdict.c, app/run/unwind_verdict.c):
+ * what a binary's fp share makes of it, -v's words, one compile per file,
+ * and the backend config each mode asks for.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -13,10 +13,9 @@
 #include "app/run/unwind_verdict.h"
 #include "tests/support/tests.h"
 
-static struct unwind_binary binary(int err, uint32_t rbp_frames, uint32_t functions, bool keeps)
+static struct unwind_verdict binary(int err, uint32_t rbp_frames, uint32_t functions, bool keeps)
 {
-	return (struct unwind_binary){
-		.path = "/x",
+	return (struct unwind_verdict){
 		.err = err,
 		.share = { .rbp_frames = rbp_frames, .functions = functions, .keeps = keeps },
 		.rows = 14662,
@@ -26,38 +25,38 @@ static struct unwind_binary binary(int err, uint32_t rbp_frames, uint32_t functi
 
 START_TEST(what_a_binary_needs)
 {
-	struct unwind_binary keeps = binary(0, 52, 53, true), nofp = binary(0, 181, 3713, false);
-	struct unwind_binary none = binary(-ENOENT, 0, 0, false), bad = binary(-EBADMSG, 0, 0, false);
-	struct unwind_binary unread = binary(-EACCES, 0, 0, false);
+	struct unwind_verdict keeps = binary(0, 52, 53, true), nofp = binary(0, 181, 3713, false);
+	struct unwind_verdict none = binary(-ENOENT, 0, 0, false), bad = binary(-EBADMSG, 0, 0, false);
+	struct unwind_verdict unread = binary(-EACCES, 0, 0, false);
 
-	ck_assert(!unwind_binary__needs_tables(&keeps));
-	ck_assert(unwind_binary__needs_tables(&nofp));
+	ck_assert(!unwind_verdict__needs_tables(&keeps));
+	ck_assert(unwind_verdict__needs_tables(&nofp));
 	/* Copies of a binary without tables would be walked by frame pointers anyway. */
-	ck_assert(!unwind_binary__needs_tables(&none));
-	ck_assert(!unwind_binary__needs_tables(&bad));
+	ck_assert(!unwind_verdict__needs_tables(&none));
+	ck_assert(!unwind_verdict__needs_tables(&bad));
 	/* Unread: copies are never wrong. */
-	ck_assert(unwind_binary__needs_tables(&unread));
+	ck_assert(unwind_verdict__needs_tables(&unread));
 }
 END_TEST
 
 START_TEST(the_words_of_v)
 {
-	struct unwind_binary keeps = binary(0, 52, 53, true), nofp = binary(0, 181, 3713, false);
-	struct unwind_binary none = binary(-ENOENT, 0, 0, false);
+	struct unwind_verdict keeps = binary(0, 52, 53, true), nofp = binary(0, 181, 3713, false);
+	struct unwind_verdict none = binary(-ENOENT, 0, 0, false);
 	char buf[256];
 
-	unwind_binary__describe(&keeps, UNWIND_WAY_FP, buf, sizeof(buf));
+	unwind_verdict__describe(&keeps, UNWIND_WAY_FP, buf, sizeof(buf));
 	ck_assert_str_eq(buf, "frame pointers (52 of 53 functions set up rbp)");
-	unwind_binary__describe(&nofp, UNWIND_WAY_COPIES, buf, sizeof(buf));
+	unwind_verdict__describe(&nofp, UNWIND_WAY_COPIES, buf, sizeof(buf));
 	ck_assert_str_eq(buf, "copies (.eh_frame over each sample's stack copy; 181 of 3713 "
 			      "functions set up rbp)");
-	unwind_binary__describe(&keeps, UNWIND_WAY_COPIES, buf, sizeof(buf));
+	unwind_verdict__describe(&keeps, UNWIND_WAY_COPIES, buf, sizeof(buf));
 	ck_assert_str_eq(buf, "copies (.eh_frame over each sample's stack copy; 52 of 53 functions "
 			      "set up rbp, but its process maps code that does not)");
-	unwind_binary__describe(&nofp, UNWIND_WAY_TABLES, buf, sizeof(buf));
+	unwind_verdict__describe(&nofp, UNWIND_WAY_TABLES, buf, sizeof(buf));
 	ck_assert_str_eq(buf, ".eh_frame tables (14662 rows, 72528 bytes; 181 of 3713 functions "
 			      "set up rbp)");
-	unwind_binary__describe(&none, UNWIND_WAY_COPIES, buf, sizeof(buf));
+	unwind_verdict__describe(&none, UNWIND_WAY_COPIES, buf, sizeof(buf));
 	ck_assert_str_eq(buf, "frame pointers (no .eh_frame or .debug_frame)");
 }
 END_TEST
@@ -83,13 +82,13 @@ START_TEST(each_file_is_compiled_once_and_judged_by_its_frames)
 
 	ck_assert_ptr_nonnull(v);
 	fp = of_file(v, workload("fpfree"));
-	ck_assert_int_eq(fp->err, 0);
-	ck_assert(fp->share.keeps);
+	ck_assert_int_eq(fp->v.err, 0);
+	ck_assert(fp->v.share.keeps);
 	nofp = of_file(v, workload("nofpsort"));
-	ck_assert_int_eq(nofp->err, 0);
-	ck_assert(!nofp->share.keeps);
+	ck_assert_int_eq(nofp->v.err, 0);
+	ck_assert(!nofp->v.share.keeps);
 	libc = of_file(v, "/usr/lib/x86_64-linux-gnu/libc.so.6");
-	ck_assert(!libc->share.keeps && unwind_binary__needs_tables(libc));
+	ck_assert(!libc->v.share.keeps && unwind_verdict__needs_tables(&libc->v));
 	/* The same file again: the same verdict, not a new compile. */
 	ck_assert_ptr_eq(of_file(v, "/usr/lib/x86_64-linux-gnu/libc.so.6"), libc);
 	/* Our own process maps libc: it needs copies. */
