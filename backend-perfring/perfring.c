@@ -51,6 +51,14 @@ struct backend {
 	bool launched;		/* events enable themselves at the command's exec */
 	uint64_t samples;
 	uint64_t stack_copies;		/* samples that brought a stack copy */
+	/*
+	 * --unwind auto, -p/-L: the threads listed before the rings are
+	 * planned, and which of them are walked by frame pointers.
+	 */
+	pid_t *tids;
+	int nr_tids;
+	bool *fp;
+	int nr_fp;
 	unsigned int on_pages, off_pages;	/* data pages per ring, as planned */
 };
 
@@ -125,41 +133,56 @@ static int handle_sample(void *ctx, const struct perf_event_header *hdr)
 }
 
 /*
- * The events of -p/-L's threads. Under --unwind auto (cfg->needs_copies),
- * a thread whose process needs no copies gets an event that asks for a
- * copy of no bytes and the kernel's frame-pointer callchain: the same
- * record layout, one ring. An event is inherited by the threads and
- * processes its thread starts later: they are walked as it is. Only
- * events of a task can choose so: the launched command's is opened before
- * its exec maps anything (and inherited by whatever it runs), system-wide
- * ones take every process's samples: both take copies (as dwarf).
+ * Under --unwind auto (cfg->needs_copies), the threads of -p/-L, each
+ * decided by its process: one whose every binary keeps frame pointers gets
+ * an event that asks for a copy of no bytes and the kernel's frame-pointer
+ * callchain (the same record layout, one ring). An event is inherited by
+ * the threads and processes its thread starts later: they are walked as it
+ * is. Only events of a task can choose so: the launched command's is
+ * opened before its exec maps anything (and inherited by whatever it
+ * runs), system-wide ones take every process's samples: both take copies,
+ * as dwarf does. Decided before the rings are planned: without copies they
+ * are planned as for --unwind fp.
  */
+static int decide_tasks(struct backend *b, pid_t target)
+{
+	const struct backend_config *c = b->cfg;
+
+	if (!c->needs_copies || !c->dwarf || !c->user_stacks || !c->on_cpu || target > 0 ||
+	    c->nr_cgroups || !(c->nr_pids || c->nr_tids))
+		return 0;
+	b->nr_tids = ring_set__task_list(c, &b->tids);
+	if (b->nr_tids <= 0 || b->nr_tids > RING_SET_MAX_TASK_EVENTS)
+		return 0;	/* open_on_cpu says why, or samples system-wide: copies */
+	b->fp = calloc(b->nr_tids, sizeof(*b->fp));
+	if (!b->fp)
+		return -ENOMEM;
+	for (int t = 0; t < b->nr_tids; t++)
+		b->nr_fp += b->fp[t] = !c->needs_copies(c->needs_copies_ctx, b->tids[t]);
+	pr_info("perf: unwind auto: %d of %d thread(s) walked by frame pointers (no stack "
+		"copies), %d with copies\n", b->nr_fp, b->nr_tids, b->nr_tids - b->nr_fp);
+	return 0;
+}
+
+/* Whether the on-CPU events may take stack copies. */
+static bool on_cpu_copies(const struct backend *b)
+{
+	return b->cfg->dwarf && b->cfg->user_stacks && !(b->fp && b->nr_fp == b->nr_tids);
+}
+
+/* The events of -p/-L's threads, some by frame pointers where decide_tasks said so. */
 static int open_tasks(struct backend *b, struct perf_event_attr *attr, const pid_t *tids, int nr,
 		      unsigned int pages, struct errmsg *errm)
 {
-	const struct backend_config *c = b->cfg;
 	struct perf_event_attr fp_attr = *attr;
-	int nr_fp = 0, err;
-	bool *fp;
 
-	if (!c->needs_copies || !(attr->sample_type & PERF_SAMPLE_STACK_USER))
-		return ring_set__open(&b->rs, "perf", b->pipeline, c, attr, tids, nr, pages, errm);
-	fp = calloc(nr, sizeof(*fp));
-	if (!fp) {
-		errmsg__set(errm, "out of memory");
-		return -ENOMEM;
-	}
-	for (int t = 0; t < nr; t++)
-		nr_fp += fp[t] = !c->needs_copies(c->needs_copies_ctx, tids[t]);
+	if (!b->fp || !(attr->sample_type & PERF_SAMPLE_STACK_USER))
+		return ring_set__open(&b->rs, "perf", b->pipeline, b->cfg, attr, tids, nr, pages,
+				      errm);
 	fp_attr.sample_stack_user = 0;
 	fp_attr.exclude_callchain_user = 0;
-	err = ring_set__open_mixed(&b->rs, "perf", b->pipeline, c, attr, &fp_attr, fp, tids, nr,
-				   pages, errm);
-	if (!err)
-		pr_info("perf: unwind auto: %d of %d thread(s) walked by frame pointers (no stack "
-			"copies), %d with copies\n", nr_fp, nr, nr - nr_fp);
-	free(fp);
-	return err;
+	return ring_set__open_mixed(&b->rs, "perf", b->pipeline, b->cfg, attr, &fp_attr, b->fp,
+				    tids, nr, pages, errm);
 }
 
 /* The cpu-clock events of on-CPU sampling, carrying the side-band records. */
@@ -201,7 +224,13 @@ static int open_on_cpu(struct backend *b, pid_t target, struct errmsg *errm)
 	 * out; system-wide only where there are too many threads for an event
 	 * each.
 	 */
-	nr = c->nr_pids || c->nr_tids ? ring_set__task_list(c, &tids) : 0;
+	if (b->tids) {
+		nr = b->nr_tids;	/* listed by decide_tasks */
+		tids = b->tids;
+		b->tids = NULL;
+	} else {
+		nr = c->nr_pids || c->nr_tids ? ring_set__task_list(c, &tids) : 0;
+	}
 	if (nr > 0 && nr <= RING_SET_MAX_TASK_EVENTS) {
 		attr.inherit = 1;
 		err = open_tasks(b, &attr, tids, nr, pages, errm);
@@ -380,13 +409,14 @@ static int open_off_cpu(struct backend *b, pid_t target, struct errmsg *errm)
 
 static void perfring_close(struct backend *b);
 
-/* The bytes of one sample record: ids, callchain, and with dwarf the registers and stack. */
-static void sample_bytes(const struct backend_config *c, unsigned int frames, uint64_t *bytes)
+/* The bytes of one sample record: ids, callchain, and with copies the registers and stack. */
+static void sample_bytes(const struct backend_config *c, bool copies, unsigned int frames,
+			 uint64_t *bytes)
 {
 	/* header, tid, time, cpu, callchain nr and ips with their context markers */
 	*bytes = 8 + 3 * 8 + 8 + 8 * (uint64_t)(frames + 4);
 	if (c->dwarf && c->user_stacks)
-		*bytes += 8 + 3 * 8 + 8 + c->stack_dump_size + 8;
+		*bytes += 8 + 3 * 8 + 8 + (copies ? c->stack_dump_size + 8 : 0);
 }
 
 /*
@@ -416,8 +446,8 @@ static int plan_rings(struct backend *b, struct errmsg *errm)
 		on->nr_rings = nr_cpus;
 		on->records_per_s = c->frequency ? c->frequency
 						 : 1000000000ull / (c->period ? c->period : 1);
-		sample_bytes(c, TYPICAL_FRAMES, &on->record_bytes);
-		sample_bytes(c, 2 * MAX_STACK_DEPTH, &on->max_record_bytes);
+		sample_bytes(c, on_cpu_copies(b), TYPICAL_FRAMES, &on->record_bytes);
+		sample_bytes(c, on_cpu_copies(b), 2 * MAX_STACK_DEPTH, &on->max_record_bytes);
 	}
 	if (c->off_cpu) {
 		off = &needs[nr++];
@@ -425,8 +455,8 @@ static int plan_rings(struct backend *b, struct errmsg *errm)
 		off->nr_rings = nr_cpus;
 		off->records_per_s = SWITCHES_PER_S;
 		/* The switch-out sample (a tracepoint's raw data too) and the switch records. */
-		sample_bytes(c, TYPICAL_FRAMES, &off->record_bytes);
-		sample_bytes(c, 2 * MAX_STACK_DEPTH, &off->max_record_bytes);
+		sample_bytes(c, true, TYPICAL_FRAMES, &off->record_bytes);
+		sample_bytes(c, true, 2 * MAX_STACK_DEPTH, &off->max_record_bytes);
 		off->record_bytes += 128 + 2 * 48;
 		off->max_record_bytes += 128;
 	}
@@ -467,7 +497,11 @@ static int perfring_open(struct backend **out, const struct backend_config *c, s
 	b->cfg = c;
 	b->pipeline = p;
 	b->launched = target > 0;
-	err = plan_rings(b, errm);
+	err = decide_tasks(b, target);
+	if (err)
+		errmsg__set(errm, "out of memory");
+	if (!err)
+		err = plan_rings(b, errm);
 	if (!err && c->on_cpu)
 		err = open_on_cpu(b, target, errm);
 	if (!err && c->off_cpu)
@@ -586,6 +620,8 @@ static void perfring_close(struct backend *b)
 	py_waits__close(b->py_waits);
 	perf_offcpu__free(b->off);
 	withheld_time__free(b->withheld);
+	free(b->tids);
+	free(b->fp);
 	free(b);
 }
 

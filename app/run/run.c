@@ -202,6 +202,24 @@ static void file_copied(void *ctx, int fd, const struct mapping *m)
 	unwind_verdicts__copied(ctx, fd, m->path, m->dev, m->ino);
 }
 
+/* --unwind auto: the unwinder made for the first stack copy (NULL: out of memory, no frames). */
+static unsigned int unwind_snapshot_auto(void *ctx, const struct addr_space *as,
+					 const struct user_snapshot *snap, uint64_t *ips,
+					 unsigned int max)
+{
+	struct run *r = ctx;
+
+	if (!r->unwinder) {
+		r->unwinder = unwinder__new();
+		if (!r->unwinder)
+			return 0;
+		/* -v says per binary which way: those unwound from copies, compiled once each. */
+		if (r->verdicts && r->eff.verbose)
+			unwinder__on_file(r->unwinder, file_copied, r->verdicts);
+	}
+	return unwind_snapshot(r->unwinder, as, snap, ips, max);
+}
+
 static int set_up(struct run *r)
 {
 	const struct run_opts *o = &r->eff;
@@ -252,14 +270,14 @@ static int set_up(struct run *r)
 	r->resolver = r->sym ? resolver__new(r->sym, &spec) : NULL;
 	if (!r->resolver)
 		return -ENOMEM;
-	if (run_opts__dwarf(o)) {
+	if (run_opts__dwarf(o) && o->unwind == UNWIND_AUTO) {
+		/* Made at the first copy: a run of processes with frame pointers takes none. */
+		pipeline__set_unwind(&r->pipeline, unwind_snapshot_auto, r);
+	} else if (run_opts__dwarf(o)) {
 		r->unwinder = unwinder__new();
 		if (!r->unwinder)
 			return -ENOMEM;
 		pipeline__set_unwind(&r->pipeline, unwind_snapshot, r->unwinder);
-		/* -v says per binary which way: those unwound from copies, compiled once each. */
-		if (r->verdicts && o->verbose)
-			unwinder__on_file(r->unwinder, file_copied, r->verdicts);
 	}
 	if (o->python != PYTHON_OFF) {
 		r->python = run_python__new(&r->pipeline, r->resolver, o->python == PYTHON_RAW,

@@ -106,7 +106,7 @@ START_TEST(frame_pointers_lose_the_callers_through_libc)
 
 	backend = test_backends[_i];
 	run_ok(&r, PROFILE("-F", "499", "-U", "-f", "--unwind", "fp", "--",
-			   (char *)workload("nofpsort"), "1"),
+			   (char *)workload("nofpsort"), "2"),
 		   30);
 	total = folded_total(r.out, NULL);
 	full = folded_count(r.out, "__libc_start_main;__libc_start_call_main;main");
