@@ -82,6 +82,11 @@ struct backend_config {
 	bool stack_storage_given;
 	bool dwarf;			/* user stacks as register + stack snapshots */
 	unsigned int stack_dump_size;	/* bytes of user stack per snapshot */
+	/*
+	 * Under --unwind auto, dwarf is set too: copies where the program does
+	 * not unwind (the perf backend; the bpf one until its program exists,
+	 * or where it cannot load). app/run/unwind_verdict.c sets both.
+	 */
 	bool native_unwind; /* --unwind auto: user stacks unwound in the BPF program from tables */
 	/*
 	 * --unwind auto with dwarf, on events of one task each (-p): whether
