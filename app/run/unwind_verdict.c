@@ -214,7 +214,7 @@ static int process_needs_copies(struct unwind_verdicts *v, pid_t pid, bool *copi
 	fclose(f);
 	/* Every binary of a process that takes copies is unwound from them. */
 	for (size_t i = 0; i < nr_seen && *copies; i++)
-		v->bins[seen[i]].copies_seen = true;
+		v->bins[seen[i]].copies_seen = v->bins[seen[i]].process_copies = true;
 	free(seen);
 	return 0;
 }
@@ -267,6 +267,10 @@ void unwind_verdicts__report(const struct unwind_verdicts *v)
 
 		unwind_verdict__describe(&b->v, b->copies_seen ? UNWIND_WAY_COPIES : UNWIND_WAY_FP,
 					 why, sizeof(why));
-		pr_info("unwind: %s: %s\n", b->path, why);
+		/* One that keeps them is copied with the code of its process that does not. */
+		pr_info("unwind: %s: %s%s\n", b->path, why,
+			b->process_copies && !b->v.err && b->v.share.keeps
+				? ", with its process's code without frame pointers"
+				: "");
 	}
 }

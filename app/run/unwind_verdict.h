@@ -25,6 +25,7 @@ struct unwind_binary {
 	uint64_t dev, ino;
 	struct unwind_verdict v;
 	bool copies_seen;	/* seen in a process that takes copies: unwound from them */
+	bool process_copies;	/* of them, one -p's choice made take copies */
 };
 
 /*

@@ -69,9 +69,7 @@ void unwind_verdict__describe(const struct unwind_verdict *v, enum unwind_way wa
 			 v->rows, v->bytes, share);
 		break;
 	case UNWIND_WAY_COPIES:
-		/* A binary that keeps them is copied with the code of its process that does not. */
-		snprintf(buf, len, "copies (.eh_frame over each sample's stack copy; %s%s)", share,
-			 !v->err && v->share.keeps ? ", but its process maps code that does not" : "");
+		snprintf(buf, len, "copies (.eh_frame over each sample's stack copy; %s)", share);
 		break;
 	}
 }
