@@ -38,6 +38,7 @@ static void scope_info(const struct node_v8_layout *l, const struct node_mem *me
 	uint64_t slots[NODE_SCOPE_SLOTS + 8], base = node_field(l, si, l->heap_object_map) + 8;
 	int64_t first = l->scope_info_first_vars, locals;
 	uint64_t prev = 1;
+	bool pair = false;
 
 	out->name = 0;
 	out->start = out->end = -1;
@@ -61,17 +62,28 @@ static void scope_info(const struct node_v8_layout *l, const struct node_mem *me
 		return;
 	for (unsigned int i = 0; i < NODE_SCOPE_SLOTS; i++) {
 		uint64_t cur = slots[i];
+		uint32_t len;
 		uint16_t type;
 
-		if (!out->name && node_is_heap(l, cur) && !node_obj_type(l, mem, cur, &type) &&
-		    type < l->first_nonstring_type)
+		/*
+		 * The function variable's name (empty for an anonymous function),
+		 * then the inferred name ("Module._compile" for a function
+		 * expression assigned there), then the positions: the first name
+		 * that is not empty, before the positions.
+		 */
+		if (!out->name && !pair && node_is_heap(l, cur) &&
+		    !node_obj_type(l, mem, cur, &type) && type < l->first_nonstring_type &&
+		    !node_str_length(l, mem, cur, &len) && len)
 			out->name = cur;
-		if (out->start < 0 && node_is_smi(l, cur) && node_is_smi(l, prev) &&
+		if (!pair && node_is_smi(l, cur) && node_is_smi(l, prev) &&
 		    node_smi_value(l, prev) >= 0 && node_smi_value(l, prev) < node_smi_value(l, cur)) {
-			out->start = node_smi_value(l, prev);
-			out->end = node_smi_value(l, cur);
+			pair = true;
+			if (out->start < 0) {
+				out->start = node_smi_value(l, prev);
+				out->end = node_smi_value(l, cur);
+			}
 		}
-		if (out->name && out->start >= 0)
+		if (out->name && pair)
 			return;
 		prev = cur;
 	}

@@ -39,6 +39,7 @@ static const char *const fn_defs[NR_FN] = { "function scoreRow(", "function desc
 struct mode {
 	const char *name;
 	const char *flags[4];
+	const char *maglev_flag;	/* added where V8 has Maglev (Node 20+) */
 	int settle_ms;		/* after "ready", before the first stop */
 	bool lines;		/* every interpreted frame must have its line */
 	uint8_t want_kind;	/* a frame of the workload of this kind must be met */
@@ -46,11 +47,14 @@ struct mode {
 };
 
 static const struct mode modes[] = {
-	{ "jitless", { "--jitless", "--no-enable-lazy-source-positions" }, 200, true,
+	{ "jitless", { "--jitless", "--no-enable-lazy-source-positions" }, NULL, 200, true,
 	  NODE_CODE_INTERPRETED, true },
-	{ "jitless-lazy-positions", { "--jitless" }, 200, false, NODE_CODE_INTERPRETED, true },
-	{ "sparkplug", { "--always-sparkplug", "--no-opt" }, 300, false, NODE_CODE_BASELINE, true },
-	{ "optimized", { 0 }, 2500, false, NODE_CODE_OPTIMIZED, false },
+	{ "jitless-lazy-positions", { "--jitless" }, NULL, 200, false, NODE_CODE_INTERPRETED, true },
+	{ "sparkplug", { "--always-sparkplug", "--no-opt" }, "--no-maglev", 300, false,
+	  NODE_CODE_BASELINE, true },
+	/* Its hot loops tier up; without inlining, so that every call keeps its frame. */
+	{ "optimized", { "--no-turbo-inlining" }, "--no-maglev-inlining", 2500, false,
+	  NODE_CODE_OPTIMIZED, true },
 };
 
 struct tally {
@@ -85,7 +89,8 @@ static void def_lines(const char *js, int lines[NR_FN])
 		ck_assert_int_gt(lines[i], 0);
 }
 
-static pid_t launch(const char *node, const struct mode *m, const char *js, int *out_fd)
+static pid_t launch(const char *node, const struct mode *m, bool maglev, const char *js,
+		    int *out_fd)
 {
 	char *argv[10];
 	int p[2], n = 0;
@@ -95,6 +100,8 @@ static pid_t launch(const char *node, const struct mode *m, const char *js, int 
 	argv[n++] = (char *)node;
 	for (int i = 0; i < 4 && m->flags[i]; i++)
 		argv[n++] = (char *)m->flags[i];
+	if (maglev && m->maglev_flag)
+		argv[n++] = (char *)m->maglev_flag;
 	argv[n++] = (char *)js;
 	argv[n++] = "60";
 	argv[n] = NULL;
@@ -239,7 +246,7 @@ static void run_mode(const char *node, const struct mode *m, const char *label)
 	ck_assert_int_ge(bin, 0);
 	ck_assert_msg(node_detect(bin, 0, &ni, &why) == 1, "%s: %s", node, why.text);
 	close(bin);
-	pid = launch(node, m, js, &fd);
+	pid = launch(node, m, ni.v8.ft_maglev > 0, js, &fd);
 	if (!wait_ready(fd)) {
 		kill(pid, SIGKILL);
 		waitpid(pid, NULL, 0);
