@@ -44,16 +44,23 @@ int node_position_at(const uint8_t *table, size_t len, int64_t off, int64_t *scr
 	bool any = false;
 	size_t at = 0;
 
+	if (len > NODE_POSITIONS_MAX)
+		return -EINVAL;
 	while (at < len) {
 		int64_t d, p;
 
 		if (read_varint(table, len, &at, &d) || read_varint(table, len, &at, &p))
 			return -EINVAL;
+		/*
+		 * Offsets ascend and stay within what code and scripts can be
+		 * (a position is 47 bits): a table going elsewhere is garbage,
+		 * and sums of at most NODE_POSITIONS_MAX deltas so bounded stay
+		 * far from overflow.
+		 */
+		if (d < -(int64_t)INT32_MAX || d > INT32_MAX || p > (1LL << 48) || p < -(1LL << 48))
+			return -EINVAL;
 		if (d < 0)
 			d = -d - 1;
-		/* Offsets ascend and stay within what code can be: a table going elsewhere is garbage. */
-		if (d > INT32_MAX || p > INT64_MAX / 2 || p < INT64_MIN / 2)
-			return -EINVAL;
 		code += d;
 		pos += p;
 		if (code > off)
