@@ -59,7 +59,30 @@ static const struct mode modes[] = {
 
 struct tally {
 	unsigned int stops, in_render, js, named, lines, kinds[NODE_CODE_OPTIMIZED + 1];
+	uint64_t walk_ns, name_ns, walk_reads, name_reads;
 };
+
+/* A reader counting the reads of the one under it (the cost figures of the report). */
+struct counted {
+	struct node_mem under;
+	uint64_t reads;
+};
+
+static int counted_read(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	struct counted *c = ctx;
+
+	c->reads++;
+	return c->under.read(c->under.ctx, addr, buf, len);
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
 
 static const char *src_path(const char *rel, char *buf, size_t len)
 {
@@ -161,17 +184,24 @@ static int which_fn(const char *name)
 }
 
 /* One stop: walk, name, check the order and the lines; count into t. */
-static void check_stop(const struct node_v8_layout *l, const struct node_mem *heap,
+static void check_stop(const struct node_v8_layout *l, const struct node_mem *proc,
 		       const struct node_regs *r, const struct mode *m, const int def[NR_FN],
 		       const char *label, struct tally *t)
 {
+	struct counted c = { .under = *proc };
+	struct node_mem counted_mem = { counted_read, &c }, *heap = &counted_mem;
+	uint64_t t0;
 	static struct node_stack st;
 	static struct node_fn_info info;
 	int seq[NODE_MAX_FRAMES], nseq = 0;
 	char trace[2048] = "";
 	size_t tl = 0;
 
+	t0 = now_ns();
 	ck_assert_int_eq(node_walk(l, r, heap, &st), 0);
+	t->walk_ns += now_ns() - t0;
+	t->walk_reads += c.reads;
+	c.reads = 0;
 	t->stops++;
 	for (unsigned int i = 0; i < st.nr_frames; i++) {
 		const struct node_frame *f = &st.frames[i];
@@ -180,7 +210,9 @@ static void check_stop(const struct node_v8_layout *l, const struct node_mem *he
 		if (f->kind == NODE_CODE_TYPED)
 			continue;
 		t->js++;
+		t0 = now_ns();
 		err = node_name_frame(l, heap, f, &info);
+		t->name_ns += now_ns() - t0;
 		if (err) {
 			tl += (size_t)snprintf(trace + tl, sizeof(trace) - tl, " [%s]", strerror(-err));
 			continue;
@@ -208,6 +240,7 @@ static void check_stop(const struct node_v8_layout *l, const struct node_mem *he
 		else if (m->lines && f->kind == NODE_CODE_INTERPRETED)
 			ck_abort_msg("%s: %s: no line (offset %d)", label, info.name, f->offset);
 	}
+	t->name_reads += c.reads;
 	if (getenv("NODE_WALK_VERBOSE"))
 		fprintf(stderr, "node_walk: %s: %u frames, %u native, status %u:%s\n", label,
 			st.nr_frames, st.native_frames, st.status, trace);
@@ -234,6 +267,7 @@ static void run_mode(const char *node, const struct mode *m, const char *label)
 	struct node_interp ni;
 	struct errmsg why;
 	struct py_proc_mem pm;
+	static struct py_snap snap;
 	struct node_mem heap;
 	struct tally t = { 0 };
 	static uint8_t stack[STACK_COPY];
@@ -254,8 +288,15 @@ static void run_mode(const char *node, const struct mode *m, const char *label)
 	}
 	usleep((useconds_t)m->settle_ms * 1000);
 	ck_assert_int_eq(py_proc_mem__open(&pm, pid), 0);
-	heap.read = pm.mem.read;
-	heap.ctx = pm.mem.ctx;
+	/* Through a page snapshot per stop, as interp/python's walks read (getenv: direct). */
+	py_snap__init(&snap, &pm.mem);
+	if (getenv("NODE_WALK_NO_SNAP")) {
+		heap.read = pm.mem.read;
+		heap.ctx = pm.mem.ctx;
+	} else {
+		heap.read = snap.mem.read;
+		heap.ctx = snap.mem.ctx;
+	}
 	ck_assert_msg(ptrace(PTRACE_SEIZE, pid, 0, 0) == 0, "seize: %s", strerror(errno));
 	for (int s = 0; s < STOPS; s++) {
 		struct user_regs_struct regs;
@@ -271,6 +312,7 @@ static void run_mode(const char *node, const struct mode *m, const char *label)
 		r.stack = stack;
 		r.stack_size = copy_stack(&pm.mem, regs.rsp, stack);
 		snprintf(tag, sizeof(tag), "%s %s stop %d", label, m->name, s);
+		py_snap__reset(&snap);
 		check_stop(&ni.v8, &heap, &r, m, def, tag, &t);
 		ck_assert_int_eq(ptrace(PTRACE_CONT, pid, 0, 0), 0);
 		usleep(120 * 1000);
@@ -281,10 +323,15 @@ static void run_mode(const char *node, const struct mode *m, const char *label)
 	py_proc_mem__close(&pm);
 	fprintf(stderr,
 		"node_walk: %s %s: %u stops, %u in render; JS frames %u, named %u, with line %u; "
-		"workload frames: interpreted %u baseline %u maglev %u turbofan %u optimized %u\n",
+		"workload frames: interpreted %u baseline %u maglev %u turbofan %u optimized %u; "
+		"walk %.0f us/stop (%.0f reads), name %.0f us/frame (%.0f reads); %.0f system calls/stop\n",
 		label, m->name, t.stops, t.in_render, t.js, t.named, t.lines,
 		t.kinds[NODE_CODE_INTERPRETED], t.kinds[NODE_CODE_BASELINE], t.kinds[NODE_CODE_MAGLEV],
-		t.kinds[NODE_CODE_TURBOFAN], t.kinds[NODE_CODE_OPTIMIZED]);
+		t.kinds[NODE_CODE_TURBOFAN], t.kinds[NODE_CODE_OPTIMIZED],
+		t.stops ? (double)t.walk_ns / 1000 / t.stops : 0,
+		t.stops ? (double)t.walk_reads / t.stops : 0,
+		t.js ? (double)t.name_ns / 1000 / t.js : 0, t.js ? (double)t.name_reads / t.js : 0,
+		t.stops ? (double)snap.syscalls / t.stops : 0);
 	ck_assert_msg(t.in_render >= STOPS / 2, "%s %s: %u of %u stops in render", label, m->name,
 		      t.in_render, t.stops);
 	ck_assert_uint_eq(t.named, t.js);
