@@ -93,6 +93,7 @@ static void scope_info(const struct node_v8_layout *l, const struct node_mem *me
 static int frame_position(const struct node_v8_layout *l, const struct node_mem *mem,
 			  const struct node_frame *f, int64_t *pos)
 {
+	uint64_t code = f->code;
 	uint8_t *table;
 	int err;
 	int32_t field;
@@ -100,17 +101,21 @@ static int frame_position(const struct node_v8_layout *l, const struct node_mem 
 	uint64_t t;
 	size_t len;
 
-	if (f->offset < 0 || !f->code)
+	if (f->offset < 0)
 		return -ENOENT;
 	if (f->kind == NODE_CODE_INTERPRETED) {
 		field = l->bytecode_array_source_positions;
+		/* A frame kept without its array (code 0): the SFI's, if it still has bytecode. */
+		if (!code && (node_read_field(l, mem, f->sfi, l->sfi_function_data, &code) ||
+			      !node_obj_is(l, mem, code, l->type_bytecode_array)))
+			return -ENOENT;
 	} else if (f->kind == NODE_CODE_MAGLEV || f->kind == NODE_CODE_TURBOFAN) {
 		field = l->code_source_positions;
 	} else {
 		return -ENOENT;
 	}
 	/* Built lazily: a function compiled without them has none until V8 needed one. */
-	if (field <= 0 || node_read_field(l, mem, f->code, field, &t))
+	if (field <= 0 || !code || node_read_field(l, mem, code, field, &t))
 		return -ENOENT;
 	table = malloc(NODE_POSITIONS_MAX);
 	if (!table)

@@ -174,7 +174,8 @@ struct node_frame {
 	uint64_t function;	/* tagged JSFunction (fp + fp_function); 0 for typed frames */
 	uint64_t sfi;		/* tagged SharedFunctionInfo; 0 when it did not read as one */
 	uint64_t code;		/* tagged BytecodeArray (interpreted, baseline) or Code (maglev,
-				 * turbofan) the offset is in; else 0 */
+				 * turbofan) the offset is in; else 0. A record may drop it:
+				 * interpreted frames are then named through the SFI's bytecode */
 	uint64_t ident;		/* the SharedFunctionInfo's identity (node_sfi_ident); 0 unknown */
 	int32_t offset;		/* bytecode offset, or pc offset in code (of the call: a return
 				 * address - 1), -1 when not known */

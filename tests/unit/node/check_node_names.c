@@ -383,6 +383,17 @@ START_TEST(a_frame_is_named_while_its_function_is_the_same)
 	ck_assert_str_eq(info.file, "/srv/walk.js");
 	ck_assert_int_eq(info.line, 3);	/* position 26: "return" */
 	ck_assert_int_eq(node_name_frame(&L, &mem, &st.frames[1], &info), -EINVAL);
+	/* Kept without its BytecodeArray: the SFI's function data gives it (or no line). */
+	struct node_frame kept = st.frames[0];
+
+	kept.code = 0;
+	ck_assert_int_eq(node_name_frame(&L, &mem, &kept, &info), 0);
+	ck_assert_int_eq(info.line, 0);
+	py_image__free(img);
+	put64(node_field(&L, b.sfi, L.sfi_function_data), st.frames[0].code);
+	image_mem(&img, &mem, b.stack, sizeof(b.stack));
+	ck_assert_int_eq(node_name_frame(&L, &mem, &kept, &info), 0);
+	ck_assert_int_eq(info.line, 3);
 	py_image__free(img);
 
 	/* The same address, another function's name now: not named by it. */
