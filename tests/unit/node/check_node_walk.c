@@ -29,6 +29,7 @@
 #include "interp/python/python.h"
 
 #define STOPS 8
+#define MAX_STOPS 48
 #define STACK_COPY (64 * 1024)
 
 enum fn { FN_SCORE, FN_DESCEND, FN_RENDER, NR_FN };
@@ -82,6 +83,14 @@ static uint64_t now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static bool kind_met(const struct tally *t, const struct mode *m)
+{
+	if (m->want_kind == NODE_CODE_OPTIMIZED)
+		return t->kinds[NODE_CODE_MAGLEV] + t->kinds[NODE_CODE_TURBOFAN] +
+			       t->kinds[NODE_CODE_OPTIMIZED] > 0;
+	return t->kinds[m->want_kind] > 0;
 }
 
 static const char *src_path(const char *rel, char *buf, size_t len)
@@ -298,7 +307,8 @@ static void run_mode(const char *node, const struct mode *m, const char *label)
 		heap.ctx = snap.mem.ctx;
 	}
 	ck_assert_msg(ptrace(PTRACE_SEIZE, pid, 0, 0) == 0, "seize: %s", strerror(errno));
-	for (int s = 0; s < STOPS; s++) {
+	/* STOPS stops; more (up to MAX_STOPS) while the kind looked for is not met: a slow host tiers up late. */
+	for (int s = 0; s < STOPS || (s < MAX_STOPS && !kind_met(&t, m)); s++) {
 		struct user_regs_struct regs;
 		struct node_regs r;
 
@@ -332,16 +342,11 @@ static void run_mode(const char *node, const struct mode *m, const char *label)
 		t.stops ? (double)t.walk_reads / t.stops : 0,
 		t.js ? (double)t.name_ns / 1000 / t.js : 0, t.js ? (double)t.name_reads / t.js : 0,
 		t.stops ? (double)snap.syscalls / t.stops : 0);
-	ck_assert_msg(t.in_render >= STOPS / 2, "%s %s: %u of %u stops in render", label, m->name,
+	ck_assert_msg(t.in_render >= t.stops / 2, "%s %s: %u of %u stops in render", label, m->name,
 		      t.in_render, t.stops);
 	ck_assert_uint_eq(t.named, t.js);
-	if (m->want_kind == NODE_CODE_OPTIMIZED)
-		ck_assert_msg(t.kinds[NODE_CODE_MAGLEV] + t.kinds[NODE_CODE_TURBOFAN] +
-				      t.kinds[NODE_CODE_OPTIMIZED] > 0,
-			      "%s: no optimized frame", label);
-	else
-		ck_assert_msg(t.kinds[m->want_kind] > 0, "%s %s: no frame of kind %u", label, m->name,
-			      m->want_kind);
+	ck_assert_msg(kind_met(&t, m), "%s %s: no frame of kind %u in %u stops", label, m->name,
+		      m->want_kind, t.stops);
 }
 
 /* The node of PATH, as a shell finds it. */
