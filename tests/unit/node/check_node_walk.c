@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/user.h>
 #include <sys/wait.h>
@@ -140,6 +141,8 @@ static pid_t launch(const char *node, const struct mode *m, bool maglev, const c
 	pid = fork();
 	ck_assert_int_ge(pid, 0);
 	if (!pid) {
+		/* A failed check ends the test's process: the workload goes with it. */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		dup2(p[1], 1);
 		close(p[0]);
 		close(p[1]);
