@@ -23,8 +23,8 @@
  * Where pre-5.11 kernels charge maps to RLIMIT_MEMLOCK, large maps fail:
  * shrink them (stats tell the sizes in use, the run warns).
  */
-static struct profile_bpf *load_sized(struct backend *b, unsigned int nr_ids, bool kstacks_inline,
-				      struct errmsg *errm)
+static struct profile_bpf *load_sized(struct backend *b, unsigned int nr_ids, bool dwarf,
+				      bool kstacks_inline, struct errmsg *errm)
 {
 	const struct backend_config *o = b->cfg;
 	struct profile_bpf *skel;
@@ -32,15 +32,14 @@ static struct profile_bpf *load_sized(struct backend *b, unsigned int nr_ids, bo
 	b->hash_size = o->hash_storage_size;
 	b->stack_size = o->stack_storage_size;
 	/* With dwarf, generation 0's stacks are never emptied: the run's size. */
-	if (!o->stack_storage_given && !(o->dwarf && o->user_stacks))
+	if (!o->stack_storage_given && !dwarf)
 		b->stack_size = bpf_backend__stack_size_for_rate(o, MIN_MAP_ENTRIES,
 								 o->stack_storage_size);
 	b->stack_start = b->stack_size;
 	for (;;) {
 		/* Stack maps nothing writes are the smallest there is. */
 		skel = bpf_load__program(b->hash_size, kstacks_inline ? 1 : b->stack_size, nr_ids,
-					 o->dwarf && o->user_stacks,
-					 b->cg_mode == CGROUP_MODE_TABLE ? CGTRACK_ENTRIES : 0,
+					 dwarf, b->cg_mode == CGROUP_MODE_TABLE ? CGTRACK_ENTRIES : 0,
 					 b->python_wanted, true);
 		if (skel)
 			break;
@@ -160,14 +159,15 @@ static struct bpf_dwarf *open_dwarf(struct backend *b, bool task_regs, struct er
  * long run took a tenth of a short run's CPU to create), and made again at
  * full size if that variant is refused after all.
  */
-static int load_counting(struct backend *b, struct errmsg *errm)
+static int load_counting(struct backend *b, bool native, struct errmsg *errm)
 {
 	const struct backend_config *o = b->cfg;
-	bool dwarf = o->dwarf && o->user_stacks;
+	bool dwarf = o->dwarf && o->user_stacks && !native;
 	bool task_regs = dwarf && !o->test_no_task_regs && bpf_dwarf__task_regs_supported();
 
 	for (;;) {
-		b->skel = load_sized(b, (unsigned int)(o->nr_pids + o->nr_tids), task_regs, errm);
+		b->skel = load_sized(b, (unsigned int)(o->nr_pids + o->nr_tids), dwarf, task_regs,
+				     errm);
 		if (!b->skel)
 			return -errno;
 		b->counts_fd[0] = bpf_map__fd(b->skel->maps.counts0);
@@ -179,6 +179,24 @@ static int load_counting(struct backend *b, struct errmsg *errm)
 		b->poll_ms = bpf_backend__poll_interval(o, b->stack_size);
 		b->stats_fd = bpf_map__fd(b->skel->maps.stats);
 		b->config_fd = bpf_map__fd(b->skel->maps.config);
+		/*
+		 * --unwind auto: the tables in the program, else (refused) the
+		 * stack copies that auto asks for beside them.
+		 */
+		if (native) {
+			bpf_native__open(b);
+			if (b->native_prog_fd >= 0 || !o->dwarf)
+				return 0;
+			pr_info("bpf: stack copies instead (--unwind auto)\n");
+			native = false;
+			dwarf = true;
+			task_regs = !o->test_no_task_regs && bpf_dwarf__task_regs_supported();
+			stack_cache__fini(&b->stacks[0]);
+			stack_cache__fini(&b->stacks[1]);
+			profile_bpf__destroy(b->skel);
+			b->skel = NULL;
+			continue;
+		}
 		if (!dwarf)
 			return 0;
 		b->dwarf = open_dwarf(b, task_regs, errm);
@@ -256,7 +274,10 @@ int bpf_backend__open_counting(struct backend *b, struct errmsg *errm)
 	 * leave them to the pipeline.
 	 */
 	b->python_wanted = o->interp && !in_pidns && !idmaps__filters(o) && o->user_stacks;
-	err = load_counting(b, errm);
+	/* The variants for a pid namespace and bcc's id maps have no native walk. */
+	err = load_counting(b, o->native_unwind && o->user_stacks && !in_pidns &&
+				       !idmaps__filters(o),
+			    errm);
 	if (err)
 		return err;
 	/* The stack copies' programs were refused the walk: frames read at the drain. */
@@ -295,12 +316,9 @@ int bpf_backend__open_counting(struct backend *b, struct errmsg *errm)
 		pr_info("bpf: counting program %s: keeps tasks whose ids are in bcc's pinned "
 			"map(s)\n", bpf_program__name(b->idmap_prog));
 	}
-	if (!b->dwarf && !b->pidns && !b->nsids && !b->idmap_prog && o->user_stacks) {
-		if (o->native_unwind)
-			bpf_native__open(b);
-		if (b->native_prog_fd < 0)
-			open_fpwalk(b);
-	}
+	if (!b->dwarf && !b->pidns && !b->nsids && !b->idmap_prog && o->user_stacks &&
+	    b->native_prog_fd < 0)
+		open_fpwalk(b);
 	/* The maps were loaded without it: 6-10 ms of verifying that a variant saves. */
 	if (!b->dwarf && !b->pidns && !b->nsids && !b->idmap_prog && b->fpwalk_prog_fd < 0 &&
 	    b->native_prog_fd < 0) {

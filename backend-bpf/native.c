@@ -67,6 +67,21 @@ void bpf_native__open(struct backend *b)
 				      : "kernel-mode samples");
 }
 
+/* -v: how the program walks each binary the store knows. */
+static void print_binary(void *arg, const char *path, const struct native_binary_info *info)
+{
+	const char *base = strrchr(path, '/');
+
+	(void)arg;
+	if (info->way == NATIVE_WAY_TABLE)
+		pr_info("bpf: native unwinding: %s: tables (%u rows, %u rules; %s)\n",
+			base ? base + 1 : path, info->rows, info->rules, info->why ? info->why : "");
+	else
+		pr_info("bpf: native unwinding: %s: %s (%s)\n", base ? base + 1 : path,
+			info->way == NATIVE_WAY_FP ? "frame pointers" : "frame pointers, marked",
+			info->why ? info->why : "");
+}
+
 void bpf_native__report(struct backend *b)
 {
 	struct native_stats s = {
@@ -86,6 +101,7 @@ void bpf_native__report(struct backend *b)
 	struct native_store_stats st;
 
 	native_store__stats(b->native_store, &st);
+	native_store__each_binary(b->native_store, print_binary, NULL);
 	pr_info("bpf: native unwinding: %u processes, %u tables (%u loaded, %u by frame "
 		"pointers, %u over the budget), %llu rows, %u rules, %.1f MB in the maps, "
 		"compiled in %.1f ms\n",

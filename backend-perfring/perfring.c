@@ -50,6 +50,15 @@ struct backend {
 	uint64_t regs_user;
 	bool launched;		/* events enable themselves at the command's exec */
 	uint64_t samples;
+	uint64_t stack_copies;		/* samples that brought a stack copy */
+	/*
+	 * --unwind auto, -p/-L: the threads listed before the rings are
+	 * planned, and which of them are walked by frame pointers.
+	 */
+	pid_t *tids;
+	int nr_tids;
+	bool *fp;
+	int nr_fp;
 	unsigned int on_pages, off_pages;	/* data pages per ring, as planned */
 };
 
@@ -60,7 +69,7 @@ struct backend {
  */
 static int feed(struct pipeline *p, uint64_t sample_type, uint64_t regs_user, bool read_interp,
 		const struct ring_set *rs, const struct perf_event_header *hdr, pid_t *pid,
-		pid_t *tid)
+		pid_t *tid, bool *copied)
 {
 	uint64_t kernel[MAX_STACK_DEPTH], user[MAX_STACK_DEPTH];
 	struct decoded_sample ds;
@@ -68,6 +77,7 @@ static int feed(struct pipeline *p, uint64_t sample_type, uint64_t regs_user, bo
 	struct sample s;
 
 	*pid = *tid = 0;
+	*copied = false;
 	if (decode__sample(hdr, sample_type, regs_user, &ds))
 		return -EBADMSG;
 	if (!pipeline__wants_thread(p, ds.id.pid, ds.id.tid)) {
@@ -75,7 +85,12 @@ static int feed(struct pipeline *p, uint64_t sample_type, uint64_t regs_user, bo
 		return 0;
 	}
 	perfring__convert_sample(&ds, p->procs, kernel, user, &s);
-	if (regs_user) {
+	*copied = ds.stack_size > 0;
+	/*
+	 * The events of a thread that --unwind auto walks by frame pointers
+	 * ask for a copy of no bytes and the kernel's user callchain: kept.
+	 */
+	if (regs_user && !(ds.stack_size == 0 && s.nr_user > 0)) {
 		s.nr_user = 0;
 		if (perfring__user_snapshot(&ds, regs_user, &snap))
 			s.user_snapshot = &snap;
@@ -93,25 +108,81 @@ int perfring__feed_sample(struct pipeline *p, uint64_t sample_type, uint64_t reg
 			  const struct perf_event_header *hdr)
 {
 	pid_t pid, tid;
+	bool copied;
 
-	return feed(p, sample_type, regs_user, false, NULL, hdr, &pid, &tid);
+	return feed(p, sample_type, regs_user, false, NULL, hdr, &pid, &tid, &copied);
 }
 
 static int handle_sample(void *ctx, const struct perf_event_header *hdr)
 {
 	struct backend *b = ctx;
 	pid_t pid, tid;
+	bool copied;
 	int err = feed(b->pipeline, b->sample_type, b->regs_user, b->cfg->interp, b->rs, hdr, &pid,
-		       &tid);
+		       &tid, &copied);
 
 	if (err == -EBADMSG) {
 		ring_set__count_bad(b->rs);
 		return 0;
 	}
 	b->samples++;
+	b->stack_copies += copied;
 	if (!err && tid && b->withheld)
 		err = withheld_time__sample(b->withheld, pid, tid);
 	return err;
+}
+
+/*
+ * Under --unwind auto (cfg->needs_copies), the threads of -p/-L, each
+ * decided by its process: one whose every binary keeps frame pointers gets
+ * an event that asks for a copy of no bytes and the kernel's frame-pointer
+ * callchain (the same record layout, one ring). An event is inherited by
+ * the threads and processes its thread starts later: they are walked as it
+ * is. Only events of a task can choose so: the launched command's is
+ * opened before its exec maps anything (and inherited by whatever it
+ * runs), system-wide ones take every process's samples: both take copies,
+ * as dwarf does. Decided before the rings are planned: without copies they
+ * are planned as for --unwind fp.
+ */
+static int decide_tasks(struct backend *b, pid_t target)
+{
+	const struct backend_config *c = b->cfg;
+
+	if (!c->needs_copies || !c->dwarf || !c->user_stacks || !c->on_cpu || target > 0 ||
+	    c->nr_cgroups || !(c->nr_pids || c->nr_tids))
+		return 0;
+	b->nr_tids = ring_set__task_list(c, &b->tids);
+	if (b->nr_tids <= 0 || b->nr_tids > RING_SET_MAX_TASK_EVENTS)
+		return 0;	/* open_on_cpu says why, or samples system-wide: copies */
+	b->fp = calloc(b->nr_tids, sizeof(*b->fp));
+	if (!b->fp)
+		return -ENOMEM;
+	for (int t = 0; t < b->nr_tids; t++)
+		b->nr_fp += b->fp[t] = !c->needs_copies(c->needs_copies_ctx, b->tids[t]);
+	pr_info("perf: unwind auto: %d of %d thread(s) walked by frame pointers (no stack "
+		"copies), %d with copies\n", b->nr_fp, b->nr_tids, b->nr_tids - b->nr_fp);
+	return 0;
+}
+
+/* Whether the on-CPU events may take stack copies. */
+static bool on_cpu_copies(const struct backend *b)
+{
+	return b->cfg->dwarf && b->cfg->user_stacks && !(b->fp && b->nr_fp == b->nr_tids);
+}
+
+/* The events of -p/-L's threads, some by frame pointers where decide_tasks said so. */
+static int open_tasks(struct backend *b, struct perf_event_attr *attr, const pid_t *tids, int nr,
+		      unsigned int pages, struct errmsg *errm)
+{
+	struct perf_event_attr fp_attr = *attr;
+
+	if (!b->fp || !(attr->sample_type & PERF_SAMPLE_STACK_USER))
+		return ring_set__open(&b->rs, "perf", b->pipeline, b->cfg, attr, tids, nr, pages,
+				      errm);
+	fp_attr.sample_stack_user = 0;
+	fp_attr.exclude_callchain_user = 0;
+	return ring_set__open_mixed(&b->rs, "perf", b->pipeline, b->cfg, attr, &fp_attr, b->fp,
+				    tids, nr, pages, errm);
 }
 
 /* The cpu-clock events of on-CPU sampling, carrying the side-band records. */
@@ -153,10 +224,16 @@ static int open_on_cpu(struct backend *b, pid_t target, struct errmsg *errm)
 	 * out; system-wide only where there are too many threads for an event
 	 * each.
 	 */
-	nr = c->nr_pids || c->nr_tids ? ring_set__task_list(c, &tids) : 0;
+	if (b->tids) {
+		nr = b->nr_tids;	/* listed by decide_tasks */
+		tids = b->tids;
+		b->tids = NULL;
+	} else {
+		nr = c->nr_pids || c->nr_tids ? ring_set__task_list(c, &tids) : 0;
+	}
 	if (nr > 0 && nr <= RING_SET_MAX_TASK_EVENTS) {
 		attr.inherit = 1;
-		err = ring_set__open(&b->rs, "perf", b->pipeline, c, &attr, tids, nr, pages, errm);
+		err = open_tasks(b, &attr, tids, nr, pages, errm);
 		if (!err)
 			pr_info("perf: sampling %d thread(s) of the given processes\n", nr);
 	} else if ((c->nr_pids || c->nr_tids) && nr <= 0) {
@@ -332,13 +409,14 @@ static int open_off_cpu(struct backend *b, pid_t target, struct errmsg *errm)
 
 static void perfring_close(struct backend *b);
 
-/* The bytes of one sample record: ids, callchain, and with dwarf the registers and stack. */
-static void sample_bytes(const struct backend_config *c, unsigned int frames, uint64_t *bytes)
+/* The bytes of one sample record: ids, callchain, and with copies the registers and stack. */
+static void sample_bytes(const struct backend_config *c, bool copies, unsigned int frames,
+			 uint64_t *bytes)
 {
 	/* header, tid, time, cpu, callchain nr and ips with their context markers */
 	*bytes = 8 + 3 * 8 + 8 + 8 * (uint64_t)(frames + 4);
 	if (c->dwarf && c->user_stacks)
-		*bytes += 8 + 3 * 8 + 8 + c->stack_dump_size + 8;
+		*bytes += 8 + 3 * 8 + 8 + (copies ? c->stack_dump_size + 8 : 0);
 }
 
 /*
@@ -368,8 +446,8 @@ static int plan_rings(struct backend *b, struct errmsg *errm)
 		on->nr_rings = nr_cpus;
 		on->records_per_s = c->frequency ? c->frequency
 						 : 1000000000ull / (c->period ? c->period : 1);
-		sample_bytes(c, TYPICAL_FRAMES, &on->record_bytes);
-		sample_bytes(c, 2 * MAX_STACK_DEPTH, &on->max_record_bytes);
+		sample_bytes(c, on_cpu_copies(b), TYPICAL_FRAMES, &on->record_bytes);
+		sample_bytes(c, on_cpu_copies(b), 2 * MAX_STACK_DEPTH, &on->max_record_bytes);
 	}
 	if (c->off_cpu) {
 		off = &needs[nr++];
@@ -377,8 +455,8 @@ static int plan_rings(struct backend *b, struct errmsg *errm)
 		off->nr_rings = nr_cpus;
 		off->records_per_s = SWITCHES_PER_S;
 		/* The switch-out sample (a tracepoint's raw data too) and the switch records. */
-		sample_bytes(c, TYPICAL_FRAMES, &off->record_bytes);
-		sample_bytes(c, 2 * MAX_STACK_DEPTH, &off->max_record_bytes);
+		sample_bytes(c, true, TYPICAL_FRAMES, &off->record_bytes);
+		sample_bytes(c, true, 2 * MAX_STACK_DEPTH, &off->max_record_bytes);
 		off->record_bytes += 128 + 2 * 48;
 		off->max_record_bytes += 128;
 	}
@@ -419,7 +497,11 @@ static int perfring_open(struct backend **out, const struct backend_config *c, s
 	b->cfg = c;
 	b->pipeline = p;
 	b->launched = target > 0;
-	err = plan_rings(b, errm);
+	err = decide_tasks(b, target);
+	if (err)
+		errmsg__set(errm, "out of memory");
+	if (!err)
+		err = plan_rings(b, errm);
 	if (!err && c->on_cpu)
 		err = open_on_cpu(b, target, errm);
 	if (!err && c->off_cpu)
@@ -508,6 +590,7 @@ static void perfring_stats(const struct backend *b, struct backend_stats *st)
 {
 	memset(st, 0, sizeof(*st));
 	st->samples = b->samples;
+	st->stack_copies = b->stack_copies;
 	st->lost_reason = LOST_RING_FULL;
 	if (b->rs) {
 		st->lost = ring_set__lost(b->rs);
@@ -537,6 +620,8 @@ static void perfring_close(struct backend *b)
 	py_waits__close(b->py_waits);
 	perf_offcpu__free(b->off);
 	withheld_time__free(b->withheld);
+	free(b->tids);
+	free(b->fp);
 	free(b);
 }
 

@@ -121,16 +121,20 @@ static int map_ring(struct ring_set *rs, struct ring_event *ev, struct errmsg *e
 	return err;
 }
 
-/* Every task's event on this CPU; the first owns the ring, the others write into it. */
+/*
+ * Every task's event on this CPU; the first owns the ring, the others write
+ * into it. Task t's event is of alt_attr where alt[t] (alt may be NULL).
+ */
 static int open_cpu(struct ring_set *rs, struct ring_event *ev, struct perf_event_attr *attr,
-		    const pid_t *tasks, int nr_tasks, int cpu, struct errmsg *errm)
+		    struct perf_event_attr *alt_attr, const bool *alt, const pid_t *tasks,
+		    int nr_tasks, int cpu, struct errmsg *errm)
 {
 	int err;
 
 	ev->cpu = cpu;
 	ev->fd = -1;
 	for (int t = 0; t < nr_tasks; t++) {
-		int fd = open_fd(rs, attr, tasks[t], cpu, errm);
+		int fd = open_fd(rs, alt && alt[t] ? alt_attr : attr, tasks[t], cpu, errm);
 
 		if (fd == -ESRCH)
 			continue;
@@ -239,8 +243,8 @@ int ring_set__task_list(const struct backend_config *opts, pid_t **tids)
 
 static int open_set(struct ring_set **out, const char *what, struct pipeline *p,
 		    const struct backend_config *cfg, struct perf_event_attr *attr,
-		    const pid_t *tasks, int nr_tasks, bool cgroups, unsigned int data_pages,
-		    struct errmsg *errm)
+		    struct perf_event_attr *alt_attr, const bool *alt, const pid_t *tasks,
+		    int nr_tasks, bool cgroups, unsigned int data_pages, struct errmsg *errm)
 {
 	struct ring_set *rs = calloc(1, sizeof(*rs));
 	int *cpus = NULL, nr, err;
@@ -277,7 +281,8 @@ static int open_set(struct ring_set **out, const char *what, struct pipeline *p,
 	}
 	for (int i = 0; i < nr; i++) {
 		rs->nr_events++;
-		err = open_cpu(rs, &rs->events[i], attr, tasks, nr_tasks, cpus[i], errm);
+		err = open_cpu(rs, &rs->events[i], attr, alt_attr, alt, tasks, nr_tasks, cpus[i],
+			       errm);
 		if (err)
 			goto err_out;
 	}
@@ -302,7 +307,20 @@ int ring_set__open(struct ring_set **out, const char *what, struct pipeline *p,
 		   const struct backend_config *cfg, struct perf_event_attr *attr,
 		   const pid_t *tasks, int nr_tasks, unsigned int data_pages, struct errmsg *errm)
 {
-	return open_set(out, what, p, cfg, attr, tasks, nr_tasks, false, data_pages, errm);
+	return open_set(out, what, p, cfg, attr, NULL, NULL, tasks, nr_tasks, false, data_pages,
+			errm);
+}
+
+int ring_set__open_mixed(struct ring_set **out, const char *what, struct pipeline *p,
+			 const struct backend_config *cfg, struct perf_event_attr *attr,
+			 struct perf_event_attr *alt_attr, const bool *alt, const pid_t *tasks,
+			 int nr_tasks, unsigned int data_pages, struct errmsg *errm)
+{
+	if (alt_attr->sample_type != attr->sample_type ||
+	    alt_attr->sample_regs_user != attr->sample_regs_user)
+		return -EINVAL;	/* one ring's records decode with one layout */
+	return open_set(out, what, p, cfg, attr, alt_attr, alt, tasks, nr_tasks, false,
+			data_pages, errm);
 }
 
 int ring_set__open_cgroups(struct ring_set **out, const char *what, struct pipeline *p,
@@ -313,7 +331,8 @@ int ring_set__open_cgroups(struct ring_set **out, const char *what, struct pipel
 
 	for (int i = 0; i < cfg->nr_cgroups && i < CGROUP_MAX; i++)
 		fds[i] = cfg->cgroups[i].fd;
-	return open_set(out, what, p, cfg, attr, fds, cfg->nr_cgroups, true, data_pages, errm);
+	return open_set(out, what, p, cfg, attr, NULL, NULL, fds, cfg->nr_cgroups, true,
+			data_pages, errm);
 }
 
 int ring_set__probe_cgroups(const struct backend_config *c, char *why, size_t len)

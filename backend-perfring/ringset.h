@@ -47,6 +47,15 @@ int ring_set__open(struct ring_set **out, const char *what, struct pipeline *p,
 		   const struct backend_config *cfg, struct perf_event_attr *attr,
 		   const pid_t *tasks, int nr_tasks, unsigned int data_pages, struct errmsg *err);
 /*
+ * The same with task t's events of alt_attr where alt[t]: fields that do
+ * not change a record's layout may differ (a stack copy's size, the user
+ * callchain); sample_type and sample_regs_user may not (-EINVAL).
+ */
+int ring_set__open_mixed(struct ring_set **out, const char *what, struct pipeline *p,
+			 const struct backend_config *cfg, struct perf_event_attr *attr,
+			 struct perf_event_attr *alt_attr, const bool *alt, const pid_t *tasks,
+			 int nr_tasks, unsigned int data_pages, struct errmsg *err);
+/*
  * The same with one event per CPU and --cgroup directory of cfg
  * (PERF_FLAG_PID_CGROUP): events that count only while a task of the cgroup,
  * or of one below it, runs; their side-band records are those tasks' too.

@@ -49,8 +49,8 @@ bpf
 # room: allowed prefixes of "..." includes
 rules='
 app/cli: app/cli/ app/run/ backend-bpf/bpfbackend.h backend-perfring/perfring.h compat/ core/
-app/run: app/run/ backend-perfring/pidwatch.h unwind/unwind.h interp/ compat/ core/
-backend-bpf: backend-bpf/ backend-perfring/ringset.h unwind/tables/tables.h unwind/image.h core/sym/elfsym.h compat/ core/backend/ core/agg/ core/proc/ core/sample/ core/lib/ bpf/
+app/run: app/run/ backend-perfring/pidwatch.h unwind/unwind.h unwind/tables/verdict.h interp/ compat/ core/
+backend-bpf: backend-bpf/ backend-perfring/ringset.h unwind/tables/tables.h unwind/tables/verdict.h unwind/image.h core/sym/elfsym.h compat/ core/backend/ core/agg/ core/proc/ core/sample/ core/lib/ bpf/
 backend-perfring: backend-perfring/ compat/ core/backend/ core/agg/ core/proc/ core/sample/ core/lib/
 interp/python: interp/python/ core/sym/ core/proc/ core/sample/ core/lib/ bpf/python_layouts.h bpf/python_maps.h
 unwind/tables: unwind/tables/ unwind/cfi.h unwind/debugframe.h unwind/image.h core/lib/

@@ -140,6 +140,8 @@ static struct image_entry *file_image(struct unwinder *u, const struct addr_spac
 		e->ok = !err;
 		if (!e->read_again)
 			count_refusals(u, m, err, &e->img);
+		if (!e->read_again && u->on_file)
+			u->on_file(u->on_file_ctx, fd, m);
 		if (owned)
 			close(fd);
 	}

@@ -126,6 +126,12 @@ void unwinder__stats(const struct unwinder *u, struct unwind_stats *st)
 	}
 }
 
+void unwinder__on_file(struct unwinder *u, unwinder_file_fn fn, void *ctx)
+{
+	u->on_file = fn;
+	u->on_file_ctx = ctx;
+}
+
 void unwinder__report(const struct unwinder *u)
 {
 	struct unwind_stats st;

@@ -80,5 +80,12 @@ void unwinder__release(struct unwinder *u);
 void unwinder__stats(const struct unwinder *u, struct unwind_stats *st);
 /* -v: what unwinding cost; a warning when stack copies were too short. */
 void unwinder__report(const struct unwinder *u);
+/*
+ * fn is told of each file the unwinder reads for the first time (not again
+ * when read anew after an idle drop): its descriptor, valid during the
+ * call, and the mapping it was found by (-v's verdicts per binary).
+ */
+typedef void (*unwinder_file_fn)(void *ctx, int fd, const struct mapping *m);
+void unwinder__on_file(struct unwinder *u, unwinder_file_fn fn, void *ctx);
 
 #endif

@@ -110,6 +110,8 @@ struct unwinder {
 	size_t images_released;	/* images held when the unwinder was released */
 	struct unwind_stats st;
 	uint32_t hist[HIST_BUCKETS];
+	unwinder_file_fn on_file;	/* told of each file read the first time, or NULL */
+	void *on_file_ctx;
 };
 
 /* What the accessors of one unwind see (libunwind's arg). */

@@ -65,7 +65,6 @@ int cli__main(int argc, char **argv, const struct cli_seams *seams)
 		break;
 	default:
 		opts.test_no_task_regs = seams && seams->no_task_regs;
-		opts.test_native_unwind = seams && seams->native_unwind;
 		code = opts.diff_base ? run__diff(&opts) : run__main(&opts, backends);
 		break;
 	}

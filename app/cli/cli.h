@@ -11,7 +11,6 @@
 /* What tests may change that no command-line option reaches (tests/seams/). */
 struct cli_seams {
 	bool no_task_regs;	/* the bpf stack-copy program of kernels before 5.15 */
-	bool native_unwind;	/* bpf: user stacks unwound in the kernel by the tables (issue 45) */
 };
 
 /* main(): returns the exit status. seams is NULL in the product. */

@@ -54,11 +54,13 @@ static const struct cli_option offcputime_options[] = {
 	  "filter on this thread state bitmask (eg, 2 == TASK_UNINTERRUPTIBLE) see "
 	  "include/linux/sched.h" },
 	{ 0, "backend", "auto|bpf|perf", set_backend, 0, 0, "where time is summed (default auto)" },
-	{ 0, "unwind", "fp|dwarf", set_unwind, 0, 0,
-	  "walk user stacks by frame pointers (default), or with .eh_frame over a copy of the "
-	  "stack taken at switch-out" },
+	{ 0, "unwind", "fp|dwarf|auto", set_unwind, 0, 0,
+	  "how user stacks are walked (default " DEFAULT_UNWIND_NAME "): by frame pointers, "
+	  "with .eh_frame over a copy of the stack taken at switch-out, or auto: frame pointers "
+	  "for the binaries that keep them, .eh_frame for the others" },
 	{ 0, "stack-dump-size", "BYTES", set_stack_dump_size, 0, 0,
-	  "user stack copied per switch-out with --unwind dwarf (default 16384)" },
+	  "user stack copied per switch-out with --unwind dwarf, or auto where it copies "
+	  "(default 16384)" },
 	{ 0, "python", "mixed|raw|off", set_python, 0, 0,
 	  "Python functions in the stacks of Python processes, in place of the interpreter's "
 	  "own frames (mixed, default), beside them (raw), or not at all (off)" },
@@ -113,8 +115,8 @@ static const struct cli_spec offcputime_cli = {
 	.usage = "offcputime [-h] [-p PID | -t TID | -u | -k] [-U | -K] [-d] [-f] [-s]\n"
 		 "                  [--stack-storage-size STACK_STORAGE_SIZE]\n"
 		 "                  [-m MIN_BLOCK_TIME] [-M MAX_BLOCK_TIME] [--state STATE]\n"
-		 "                  [-v] [--backend auto|bpf|perf] [--unwind fp|dwarf] [--inline]\n"
-		 "                  [--python mixed|raw|off] [--python-full-paths]\n"
+		 "                  [-v] [--backend auto|bpf|perf] [--unwind fp|dwarf|auto]\n"
+		 "                  [--inline] [--python mixed|raw|off] [--python-full-paths]\n"
 		 "                  [--format bcc|folded|svg|pprof] [--output FILE] [--verbose]\n"
 		 "                  [--quiet] [--cgroup PATH] [--cgroupmap CGROUPMAP]\n"
 		 "                  [--mntnsmap MNTNSMAP] [duration] [-- COMMAND [ARGS...]]",

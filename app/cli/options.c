@@ -145,11 +145,14 @@ static const struct cli_option profile_options[] = {
 	  "pprof" },
 	{ 0, "output", "FILE", set_output, 0, 0,
 	  "write the report to FILE instead of standard output" },
-	{ 0, "unwind", "fp|dwarf", set_unwind, 0, 0,
-	  "walk user stacks by frame pointers (default), or with .eh_frame over a copy of the "
-	  "stack (needs no frame pointers)" },
+	{ 0, "unwind", "fp|dwarf|auto", set_unwind, 0, 0,
+	  "how user stacks are walked (default " DEFAULT_UNWIND_NAME "): by frame pointers, "
+	  "with .eh_frame over a copy of the stack (needs no frame pointers), or auto: frame "
+	  "pointers for the binaries that keep them, .eh_frame for the others (-v says which, "
+	  "per binary)" },
 	{ 0, "stack-dump-size", "BYTES", set_stack_dump_size, 0, 0,
-	  "user stack copied per sample with --unwind dwarf (default 16384, at most 65528)" },
+	  "user stack copied per sample with --unwind dwarf, or auto where it copies (default "
+	  "16384, at most 65528)" },
 	{ 0, "inline", NULL, cli__set_flag, OFF(inline_frames), 0,
 	  "show functions inlined into user frames as frames of their own (needs debug info; "
 	  "pprof always carries them, with source lines)" },
@@ -221,8 +224,8 @@ static const char *sampling_option(const struct parsed *p)
 		return "-C";
 	if (r->backend != BACKEND_AUTO)
 		return "--backend";
-	if (r->unwind != UNWIND_FP || p->stack_dump_given)
-		return r->unwind != UNWIND_FP ? "--unwind" : "--stack-dump-size";
+	if (r->unwind != DEFAULT_UNWIND || p->stack_dump_given)
+		return r->unwind != DEFAULT_UNWIND ? "--unwind" : "--stack-dump-size";
 	if (r->inline_frames)
 		return "--inline";
 	if (r->python != PYTHON_MIXED || r->python_full_paths)
@@ -285,7 +288,7 @@ static const struct cli_spec profile_cli = {
 		 "               [-A] [-I] [-f] [--hash-storage-size N] [--stack-storage-size N]\n"
 		 "               [-C CPU] [--backend auto|bpf|perf] [-v]\n"
 		 "               [--format bcc|folded|svg|pprof] [--output FILE]\n"
-		 "               [--unwind fp|dwarf] [--stack-dump-size BYTES] [--inline]\n"
+		 "               [--unwind fp|dwarf|auto] [--stack-dump-size BYTES] [--inline]\n"
 		 "               [--python mixed|raw|off] [--python-full-paths]\n"
 		 "               [--off-cpu | --wall] [--min-block-us US] [--max-block-us US]\n"
 		 "               [--state STATE] [--quiet] [--cgroup PATH] [--cgroupmap MAP_PATH]\n"

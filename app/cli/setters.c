@@ -15,6 +15,7 @@ void parsed__init(struct parsed *p)
 	p->run.hash_storage_size = DEFAULT_HASH_STORAGE_SIZE;
 	p->run.stack_storage_size = DEFAULT_STACK_STORAGE_SIZE;
 	p->run.stack_dump_size = DEFAULT_STACK_DUMP_SIZE;
+	p->run.unwind = DEFAULT_UNWIND;
 	p->run.cpu = -1;
 	p->run.state = -1;
 	p->run.min_block_us = 1;
@@ -24,8 +25,9 @@ void parsed__init(struct parsed *p)
 
 int parsed__check(struct parsed *p, struct errmsg *err)
 {
-	if (p->stack_dump_given && p->run.unwind != UNWIND_DWARF) {
-		errmsg__set(err, "argument --stack-dump-size: only with --unwind dwarf");
+	/* auto sizes the copies it takes where it takes them. */
+	if (p->stack_dump_given && p->run.unwind == UNWIND_FP) {
+		errmsg__set(err, "argument --stack-dump-size: only with --unwind dwarf or auto");
 		return -1;
 	}
 	if (p->run.command && (p->run.nr_pids || p->run.nr_tids)) {
@@ -136,10 +138,11 @@ int set_backend(void *o, const struct cli_option *opt, const char *label,
 int set_unwind(void *o, const struct cli_option *opt, const char *label, const char *arg,
 		      struct errmsg *err)
 {
-	static const char *const names[] = { "fp", "dwarf", NULL };
+	/* In enum unwind_mode's order. */
+	static const char *const names[] = { "fp", "dwarf", "auto", NULL };
 	int v;
 
-	if (set_choice(label, arg, names, "fp, dwarf", &v, err))
+	if (set_choice(label, arg, names, "fp, dwarf, auto", &v, err))
 		return -1;
 	((struct run_opts *)o)->unwind = v;
 	return 0;

@@ -21,7 +21,22 @@ enum backend_choice {
 enum unwind_mode {
 	UNWIND_FP,		/* frame pointers, walked by the kernel */
 	UNWIND_DWARF,		/* .eh_frame over a copy of the user stack, in user space */
+	/*
+	 * Per binary: frame pointers for code that keeps them, .eh_frame for
+	 * code that does not (app/run/unwind_choice.c says how on each backend).
+	 */
+	UNWIND_AUTO,
 };
+
+/* --unwind when not given: 1 is the one change that makes auto the default (help text too). */
+#define UNWIND_AUTO_IS_DEFAULT 0
+#if UNWIND_AUTO_IS_DEFAULT
+#define DEFAULT_UNWIND UNWIND_AUTO
+#define DEFAULT_UNWIND_NAME "auto"
+#else
+#define DEFAULT_UNWIND UNWIND_FP
+#define DEFAULT_UNWIND_NAME "fp"
+#endif
 
 /* What Python processes' stacks show (--python). */
 enum python_mode {
@@ -101,16 +116,17 @@ struct run_opts {
 	bool no_kernel_access;
 	/* Tests only (tests/seams): the bpf stack-copy program for kernels before 5.15. */
 	bool test_no_task_regs;
-	/* Tests only, until --unwind auto: the bpf backend unwinds user stacks by the tables. */
-	bool test_native_unwind;
 	/* The text printed before sampling in bcc format, for what will actually run. */
 	void (*print_header)(FILE *out, const struct run_opts *o);
 };
 
-/* Whether user stacks are unwound from stack copies (--unwind dwarf, and user stacks wanted). */
+/*
+ * Whether user stacks may be unwound from stack copies (user stacks wanted,
+ * and --unwind dwarf, or auto: where it takes them, unwinding_choice says).
+ */
 static inline bool run_opts__dwarf(const struct run_opts *o)
 {
-	return o->unwind == UNWIND_DWARF && !o->kernel_only;
+	return (o->unwind == UNWIND_DWARF || o->unwind == UNWIND_AUTO) && !o->kernel_only;
 }
 
 /* The stack context words of headers: "user", "kernel" or "user + kernel". */

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "app/run/python.h"
+#include "app/run/unwind_verdict.h"
 #include "backend-perfring/pidwatch.h"
 #include "compat/cgroup.h"
 #include "compat/host.h"
@@ -267,6 +268,11 @@ static void print_warnings(const struct run *r, const struct profile *prof,
 			st->stack_overflows);
 	if (r->unwinder)
 		unwinder__report(r->unwinder);
+	unwind_verdicts__report(r->verdicts);
+	/* The perf backend counts them (the bpf one takes them all, or none). */
+	if (r->eff.unwind == UNWIND_AUTO && r->cfg.dwarf && !strcmp(r->ops->name, "perf"))
+		pr_info("unwind: %" PRIu64 " of %" PRIu64 " samples brought a stack copy\n",
+			st->stack_copies, st->samples);
 	symbolizer__report_problems(r->sym);
 }
 

@@ -17,6 +17,7 @@
 #include "app/run/choose.h"
 #include "app/run/python.h"
 #include "app/run/signals.h"
+#include "app/run/unwind_verdict.h"
 #include "backend-perfring/pidwatch.h"
 #include "compat/cpus.h"
 #include "compat/host.h"
@@ -123,12 +124,11 @@ static void backend_config_of(const struct run_opts *o, struct backend_config *c
 		.hash_storage_size = o->hash_storage_size,
 		.stack_storage_size = o->stack_storage_size,
 		.stack_storage_given = o->stack_storage_given,
-		.dwarf = run_opts__dwarf(o),
 		.stack_dump_size = o->stack_dump_size,
 		.test_no_task_regs = o->test_no_task_regs,
-		.native_unwind = o->test_native_unwind,
 		.interp = o->python != PYTHON_OFF,
 	};
+	unwind_choice__config(o, c);
 }
 
 static unsigned int unwind_snapshot(void *ctx, const struct addr_space *as,
@@ -141,16 +141,6 @@ static unsigned int unwind_snapshot(void *ctx, const struct addr_space *as,
 		return unwinder__unwind_pieces(ctx, as, &regs, snap->pieces, snap->piece_lens,
 					       snap->nr_pieces, snap->stack_size, ips, max);
 	return unwinder__unwind(ctx, as, &regs, snap->stack, snap->stack_size, ips, max);
-}
-
-static void print_unwind_mode(const struct run_opts *o)
-{
-	if (run_opts__dwarf(o))
-		pr_info("unwind: dwarf (.eh_frame over a %u-byte copy of each user stack, in user "
-			"space)\n",
-			o->stack_dump_size);
-	else
-		pr_info("unwind: frame pointers (callchains taken by the kernel)\n");
 }
 
 /* Choose the backend; what it cannot do changes what runs (user stacks only). */
@@ -174,7 +164,13 @@ static int choose(struct run *r, const struct backend_ops *const *backends)
 		backend_config_of(&r->eff, &r->cfg);
 		run_filters__config(&r->filters, &r->cfg);
 	}
-	print_unwind_mode(&r->eff);
+	unwind_choice__print(&r->eff, r->ops->name);
+	if (r->eff.unwind == UNWIND_AUTO) {
+		r->verdicts = unwind_verdicts__new();
+		if (!r->verdicts)
+			return -ENOMEM;
+		unwind_verdicts__config(r->verdicts, &r->eff, &r->cfg);
+	}
 	return 0;
 }
 
@@ -199,6 +195,29 @@ static void open_pid_watch(struct run *r)
 		return;
 	}
 	proctrack__set_handover(r->pipeline.procs, pid_watch__handover, r->pidwatch);
+}
+
+static void file_copied(void *ctx, int fd, const struct mapping *m)
+{
+	unwind_verdicts__copied(ctx, fd, m->path, m->dev, m->ino);
+}
+
+/* --unwind auto: the unwinder made for the first stack copy (NULL: out of memory, no frames). */
+static unsigned int unwind_snapshot_auto(void *ctx, const struct addr_space *as,
+					 const struct user_snapshot *snap, uint64_t *ips,
+					 unsigned int max)
+{
+	struct run *r = ctx;
+
+	if (!r->unwinder) {
+		r->unwinder = unwinder__new();
+		if (!r->unwinder)
+			return 0;
+		/* -v says per binary which way: those unwound from copies, compiled once each. */
+		if (r->verdicts && r->eff.verbose)
+			unwinder__on_file(r->unwinder, file_copied, r->verdicts);
+	}
+	return unwind_snapshot(r->unwinder, as, snap, ips, max);
 }
 
 static int set_up(struct run *r)
@@ -251,7 +270,10 @@ static int set_up(struct run *r)
 	r->resolver = r->sym ? resolver__new(r->sym, &spec) : NULL;
 	if (!r->resolver)
 		return -ENOMEM;
-	if (run_opts__dwarf(o)) {
+	if (run_opts__dwarf(o) && o->unwind == UNWIND_AUTO) {
+		/* Made at the first copy: a run of processes with frame pointers takes none. */
+		pipeline__set_unwind(&r->pipeline, unwind_snapshot_auto, r);
+	} else if (run_opts__dwarf(o)) {
 		r->unwinder = unwinder__new();
 		if (!r->unwinder)
 			return -ENOMEM;
@@ -365,6 +387,7 @@ static void run__free(struct run *r)
 	resolver__free(r->resolver);
 	symbolizer__free(r->sym);
 	unwinder__free(r->unwinder);
+	unwind_verdicts__free(r->verdicts);
 	outfile__discard(&r->out);
 	run_filters__close(&r->filters);
 	if (r->reserve)

@@ -25,6 +25,7 @@
 struct symbolizer;
 struct resolver;
 struct unwinder;
+struct unwind_verdicts;
 struct run_python;
 
 struct run {
@@ -40,6 +41,7 @@ struct run {
 	size_t released_images;		/* of ended processes, let go while sampling (-v) */
 	size_t freed_images;		/* and of those, freed */
 	struct unwinder *unwinder;
+	struct unwind_verdicts *verdicts;	/* --unwind auto's, per binary and process */
 	struct run_python *python;	/* NULL with --python off */
 	struct pid_watch *pidwatch;	/* who had a pid when, for the tracker (NULL: not allowed) */
 	struct launch child;

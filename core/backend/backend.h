@@ -83,10 +83,19 @@ struct backend_config {
 	bool dwarf;			/* user stacks as register + stack snapshots */
 	unsigned int stack_dump_size;	/* bytes of user stack per snapshot */
 	/*
-	 * bpf: user stacks unwound in the kernel by the binaries' unwind
-	 * tables (bpf/native.bpf.h), where the kernel takes the program.
+	 * Under --unwind auto, dwarf is set too: copies where the program does
+	 * not unwind (the perf backend; the bpf one until its program exists,
+	 * or where it cannot load). app/run/unwind_verdict.c sets both.
 	 */
-	bool native_unwind;
+	bool native_unwind; /* --unwind auto: user stacks unwound in the BPF program from tables */
+	/*
+	 * --unwind auto with dwarf, on events of one task each (-p): whether
+	 * the samples of thread tid need stack copies (code it maps keeps no
+	 * frame pointers). NULL: every one does. A thread that needs none is
+	 * walked by the kernel along frame pointers, no copy taken.
+	 */
+	bool (*needs_copies)(void *ctx, pid_t tid);
+	void *needs_copies_ctx;
 	/* Tests: use the bpf stack-copy program of kernels without bpf_task_pt_regs. */
 	bool test_no_task_regs;
 	/*
@@ -137,6 +146,7 @@ struct backend_stats {
 	uint64_t malformed_records;	/* ring or perf-buffer records skipped */
 	uint64_t sideband_lost;		/* side-band records lost (exits may print [unknown]) */
 	uint64_t fp_fallbacks;		/* dwarf: kernel-mode samples with frame-pointer stacks */
+	uint64_t stack_copies;		/* dwarf (perf): samples that brought a stack copy */
 	uint64_t maps_without_inode;	/* dwarf before 3.16: binaries of exited processes unknown */
 	uint64_t drains;		/* mid-run drains of in-kernel tables */
 	uint64_t switches;		/* off-CPU: context switches seen */

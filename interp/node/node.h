@@ -130,4 +130,128 @@ int node_detect_elf(Elf *elf, uint64_t bias, struct node_interp *ni, struct errm
  */
 size_t node_v8_layout__not_const(const struct node_v8_layout *l, char *buf, size_t len);
 
+/* ---- Memory of a process ------------------------------------------------ */
+
+/* Longest single read: longer ones fail with -E2BIG. */
+#define NODE_MEM_MAX_READ (256 * 1024)
+
+/*
+ * Reads len bytes at addr of one address space into buf: 0, or -EFAULT
+ * (not all mapped), -ESRCH (gone), -EPERM, -E2BIG. The same contract and
+ * shape as interp/python's struct py_mem, so its readers (a process's
+ * /proc/PID/mem handle, images of address ranges, page snapshots) serve
+ * here unchanged: { pm.mem.read, pm.mem.ctx }.
+ */
+struct node_mem {
+	int (*read)(void *ctx, uint64_t addr, void *buf, size_t len);
+	void *ctx;
+};
+
+/* Reads through mem after the checks every read shares (length, page 0, wrap-around). */
+int node_mem__read(const struct node_mem *mem, uint64_t addr, void *buf, size_t len);
+
+/* ---- Frames: V8's frame-pointer chain ------------------------------------- */
+
+#define NODE_MAX_FRAMES 128
+
+/* What code a frame runs. */
+enum node_code_kind {
+	NODE_CODE_TYPED,	/* a typed V8 frame (entry, exit, stub...): frame_type says which */
+	NODE_CODE_INTERPRETED,	/* Ignition: offset is the bytecode offset */
+	NODE_CODE_BASELINE,	/* Sparkplug: no offset (pc -> bytecode offset not read) */
+	NODE_CODE_MAGLEV,	/* pc in the function's Maglev code: offset from its start */
+	NODE_CODE_TURBOFAN,	/* pc in the function's TurboFan code: offset from its start */
+	NODE_CODE_OPTIMIZED,	/* compiled code not found from the function (deoptimized since,
+				 * OSR, a builtin, V8 13's dispatch table): no offset */
+};
+
+/* One V8 frame, as the walk met it. */
+struct node_frame {
+	uint64_t fp;		/* the frame's frame pointer */
+	uint64_t pc;		/* where it ran: the sample's ip (first frame) or the return
+				 * address its callee saved at callee fp + 8 */
+	uint64_t ret;		/* its own return address (fp + 8): where its caller resumes */
+	uint64_t function;	/* tagged JSFunction (fp + fp_function); 0 for typed frames */
+	uint64_t sfi;		/* tagged SharedFunctionInfo; 0 when it did not read as one */
+	uint64_t code;		/* tagged BytecodeArray (interpreted, baseline) or Code (maglev,
+				 * turbofan) the offset is in; else 0. A record may drop it:
+				 * interpreted frames are then named through the SFI's bytecode */
+	uint64_t ident;		/* the SharedFunctionInfo's identity (node_sfi_ident); 0 unknown */
+	int32_t offset;		/* bytecode offset, or pc offset in code (of the call: a return
+				 * address - 1), -1 when not known */
+	uint8_t kind;		/* enum node_code_kind */
+	uint8_t frame_type;	/* StackFrame::Type of a typed frame */
+};
+
+/* node_stack.status */
+#define NODE_WALK_TRUNCATED 1	/* NODE_MAX_FRAMES frames: more were not walked */
+#define NODE_WALK_FAULT 2	/* a frame's slot or object could not be read: the walk ended there */
+#define NODE_WALK_LEFT_STACK 4	/* the chain left the stack copy (or went down): ended there */
+
+/* The V8 frames of one sample, leaf first. Native frames between them are not in it. */
+struct node_stack {
+	uint32_t nr_frames;
+	uint32_t status;
+	uint32_t native_frames;	/* frames of the chain that were not V8's (C++ with fp) */
+	struct node_frame frames[NODE_MAX_FRAMES];
+};
+
+/* A sample's user registers and its copy of the thread's stack from sp up. */
+struct node_regs {
+	uint64_t ip, sp, bp;
+	const void *stack;
+	size_t stack_size;
+};
+
+/*
+ * Follows the frame-pointer chain from r->bp through the stack copy (every
+ * slot read from it, bounds-checked: a chain leaving it ends the walk) and
+ * classifies each frame by the layout: a typed frame's marker (type << 1
+ * at fp + fp_marker, a frame type the layout knows), a JavaScript frame's
+ * JSFunction at fp + fp_function (its map's instance type in the
+ * JSFunction range, read through heap), its BytecodeArray and offset
+ * (interpreted: a Smi; baseline: not), else compiled code; anything else is
+ * a native frame, counted and left to the native unwinder. At most
+ * NODE_MAX_FRAMES V8 frames, leaf first. 0 (status says how it ended), or
+ * -EINVAL for a layout or registers that cannot be walked.
+ */
+int node_walk(const struct node_v8_layout *l, const struct node_regs *r,
+	      const struct node_mem *heap, struct node_stack *st);
+
+/*
+ * The identity of a SharedFunctionInfo (tagged sfi): a word made of what
+ * names it (its name-or-ScopeInfo and script slots), never 0; 0 when sfi is
+ * not a SharedFunctionInfo. The walk stores it; the namer names a frame
+ * only when the object read later still has it.
+ */
+uint64_t node_sfi_ident(const struct node_v8_layout *l, const struct node_mem *mem, uint64_t sfi);
+
+/* ---- Names ---------------------------------------------------------------- */
+
+#define NODE_NAME_MAX 1024		/* bytes of a function name kept */
+#define NODE_PATH_MAX 4096		/* bytes of a file name kept */
+#define NODE_SOURCE_MAX (16u << 20)	/* code units of a script's source scanned for lines */
+
+struct node_fn_info {
+	char name[NODE_NAME_MAX];	/* valid UTF-8 (control characters kept: the output escapes);
+					 * "<anonymous>" when V8's is empty */
+	char file[NODE_PATH_MAX];	/* Script::name, "" when the function has none (builtins) */
+	int line;			/* of the frame's position; 0 when not known */
+	int first_line;			/* where the function starts; 0 when not known */
+};
+
+/*
+ * Names a JavaScript frame of node_walk from the process's memory: the
+ * SharedFunctionInfo is read again and must still be one with the frame's
+ * identity (else -ESTALE); its name (a String, or the function name of its
+ * ScopeInfo), its Script's name, the line of the frame's position
+ * (interpreted: the bytecode offset through the BytecodeArray's source
+ * position table; turbofan/maglev: the pc offset through its Code's, when
+ * not inlined) through the Script's line ends or its source. 0, -EINVAL for
+ * a typed frame or one without a SharedFunctionInfo, -ESTALE, or the
+ * reader's error.
+ */
+int node_name_frame(const struct node_v8_layout *l, const struct node_mem *mem,
+		    const struct node_frame *f, struct node_fn_info *out);
+
 #endif

@@ -307,8 +307,7 @@ check_dwarf_deep() {
 	verdict "$row" "$backend" "$wrong"
 }
 
-# The in-kernel unwinder by the tables (issue 45; the test seams' filler
-# loads the tables until the store lands): nofp's 40-deep recursion without
+# The in-kernel unwinder by the tables (issue 45, --unwind auto): nofp's 40-deep recursion without
 # frame pointers, 97 in 100 of its user-mode samples whole from _start.
 # Profiled by -p once it runs, so that its tables are loaded before its
 # first sample (one noted in the run is loaded only after some samples:
@@ -333,8 +332,7 @@ check_native() {
 	$W/nofp deep $((S * 3 + 5)) 40 >/dev/null &
 	wpid=$!
 	sleep 1
-	PROFILE_TEST_NATIVE_UNWIND=1 bounded profile-seams --verbose --backend bpf -a -F $F -f \
-		-p $wpid $S
+	bounded profile --verbose --backend bpf --unwind auto -a -F $F -f -p $wpid $S
 	kill $wpid 2>/dev/null
 	wait $wpid 2>/dev/null
 	k=$(total '^nofp;.*nofp_(recurse|c).*_[[]k[]]')
@@ -731,14 +729,14 @@ py_recurse() {
 # left out: those of the interpreter's start-up (its imports, seconds under
 # TCG) and those taken before user space found the thread's state.
 # With a fourth argument, native: the in-kernel unwinder by the tables walks
-# the native frames first (issue 45; the seams binary), whose finish program
+# the native frames first (issue 45, --unwind auto), whose finish program
 # hands the sample to the Python walk: 31 tail calls at most, within 4.9's
 # 32; its samples with Python frames must also reach _start natively.
 check_py_fp() {
 	row=$1 backend=$2 py=$3 native=${4:-}
 	if [ -n "$native" ]; then
-		PROFILE_TEST_NATIVE_UNWIND=1 bounded profile-seams --verbose --backend "$backend" \
-			-a -F $F -f -- "$py" -S -E /w/py/deep.py $S 30
+		bounded profile --verbose --backend "$backend" --unwind auto -a -F $F -f -- "$py" \
+			-S -E /w/py/deep.py $S 30
 	else
 		bounded profile --verbose --backend "$backend" -F $F -f -- "$py" -S -E /w/py/deep.py $S 30
 	fi

@@ -43,10 +43,8 @@ add() {
 }
 
 add "$build/profile" /bin
-# The binary with the test seams (tests/seams), for the native unwinder's row
-# until an option reaches it, and its object, which bpftool loads alone to
-# show the verifier's counts.
-add "$build/tests/profile-seams" /bin
+# The native unwinder's object, which bpftool loads alone in its row to show
+# the verifier's counts.
 mkdir -p "$root/w/bpf"
 cp "$build/bpf/profile_native.bpf.o" "$root/w/bpf/"
 # The host's bpftool, when it has one, pins the map of the --mntnsmap row.

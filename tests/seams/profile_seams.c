@@ -56,10 +56,7 @@ static void *limit_address_space(void *arg)
 
 int main(int argc, char **argv)
 {
-	struct cli_seams seams = {
-		.no_task_regs = getenv("PROFILE_TEST_NO_TASK_REGS") != NULL,
-		.native_unwind = getenv("PROFILE_TEST_NATIVE_UNWIND") != NULL,
-	};
+	struct cli_seams seams = { .no_task_regs = getenv("PROFILE_TEST_NO_TASK_REGS") != NULL };
 
 	bpf_dwarf__test_pieces_on_stack = getenv("PROFILE_TEST_DWARF_PIECES_ON_STACK") != NULL;
 	bpf_interruptible__test_slow = getenv("PROFILE_TEST_SLOW_BPF_LOAD") != NULL;

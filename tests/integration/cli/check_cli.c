@@ -27,6 +27,8 @@ static const char *const bad_args[][4] = {
 	{ "-C", "4096" },
 	{ "--stack-storage-size", "-1" },
 	{ "--format", "html" },
+	{ "--unwind", "lbr" },
+	{ "--unwind", "fp", "--stack-dump-size", "4096" },
 };
 
 START_TEST(bad_input_exits_2_with_one_line)

@@ -1,10 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The bpf backend's in-kernel unwinder (issue 45, bpf/native.bpf.h) on
- * workloads built without frame pointers, as root. Until the store lands,
- * the seams binary's filler (tests/seams/native_filler.c,
- * PROFILE_TEST_NATIVE_UNWIND) loads the tables of the processes the
- * program notes.
+ * workloads built without frame pointers, as root: --unwind auto, the
+ * store (backend-bpf/native_store.c) loading the tables of the processes
+ * the program notes.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,8 +20,8 @@ static void teardown(void)
 }
 
 #define NATIVE(...)                                                                        \
-	((char *[]){ "/usr/bin/env", "PROFILE_TEST_NATIVE_UNWIND=1", (char *)seams_bin(), "-v", \
-		     "--backend", "bpf", __VA_ARGS__, NULL })
+	((char *[]){ (char *)profile_bin(), "-v", "--backend", "bpf", "--unwind", "auto",       \
+		     __VA_ARGS__, NULL })
 
 /* main's 40-deep recursion from _start, ending in its loop. */
 static void deep_chain(char *buf, size_t size)

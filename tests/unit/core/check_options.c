@@ -50,7 +50,7 @@ START_TEST(defaults_match_bcc)
 	ck_assert_uint_eq(opts.stack_storage_size, 16384);
 	ck_assert_int_eq(opts.cpu, -1);
 	ck_assert_int_eq(opts.backend, BACKEND_AUTO);
-	ck_assert_int_eq(opts.unwind, UNWIND_FP);
+	ck_assert_int_eq(opts.unwind, DEFAULT_UNWIND);
 	ck_assert_uint_eq(opts.stack_dump_size, 16384);
 	ck_assert_str_eq(header(),
 			 "Sampling at 49 Hertz of all threads by user + kernel stack... Hit Ctrl-C "
@@ -99,6 +99,12 @@ START_TEST(flags_and_long_options)
 	ck_assert_int_eq(parse("--unwind=dwarf", "--stack-dump-size", "65528", NULL), OPTIONS_OK);
 	ck_assert_int_eq(opts.unwind, UNWIND_DWARF);
 	ck_assert_uint_eq(opts.stack_dump_size, 65528);
+	/* auto sizes the copies it takes where it takes them. */
+	ck_assert_int_eq(parse("--unwind", "auto", "--stack-dump-size", "8192", NULL), OPTIONS_OK);
+	ck_assert_int_eq(opts.unwind, UNWIND_AUTO);
+	ck_assert_uint_eq(opts.stack_dump_size, 8192);
+	ck_assert_int_eq(parse("--unwind=fp", NULL), OPTIONS_OK);
+	ck_assert_int_eq(opts.unwind, UNWIND_FP);
 }
 END_TEST
 
@@ -155,14 +161,14 @@ static const struct bad_case bad_cases[] = {
 	{ { "-F" }, "argument -F: expected one argument" },
 	{ { "--" }, "expected a command after '--'" },
 	{ { "-p", "1", "--", "true" }, "argument -- COMMAND: not allowed with argument -p" },
-	{ { "--unwind", "lbr" }, "argument --unwind: invalid choice 'lbr' (choose from fp, dwarf)" },
+	{ { "--unwind", "lbr" }, "argument --unwind: invalid choice 'lbr' (choose from fp, dwarf, auto)" },
 	{ { "--unwind", "dwarf", "--stack-dump-size", "65536" },
 	  "argument --stack-dump-size: 65536 is out of range (1..65528)" },
 	{ { "--unwind", "dwarf", "--stack-dump-size", "1001" },
 	  "argument --stack-dump-size: 1001 is not a multiple of 8 from 64 to 65528" },
 	{ { "--unwind", "dwarf", "--stack-dump-size", "32" }, "is not a multiple of 8 from 64" },
-	{ { "--stack-dump-size", "8192" },
-	  "argument --stack-dump-size: only with --unwind dwarf" },
+	{ { "--unwind", "fp", "--stack-dump-size", "8192" },
+	  "argument --stack-dump-size: only with --unwind dwarf or auto" },
 };
 
 START_TEST(bad_input_is_a_usage_error_naming_the_option)

@@ -1,0 +1,279 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * --unwind: the backends' unwinding chosen in one place, and auto's
+ * verdicts per binary and per process (unwind_verdict.h).
+ */
+#include "app/run/unwind_verdict.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "core/lib/log.h"
+
+/* Processes decided, by thread group: their threads ask one after another. */
+struct process_verdict {
+	pid_t tgid;
+	bool copies;
+};
+
+struct unwind_verdicts {
+	struct unwind_binary *bins;
+	size_t nr_bins, cap_bins;
+	struct process_verdict *procs;
+	size_t nr_procs, cap_procs;
+};
+
+void unwind_choice__config(const struct run_opts *o, struct backend_config *c)
+{
+	c->dwarf = run_opts__dwarf(o);
+	c->native_unwind = o->unwind == UNWIND_AUTO && !o->kernel_only;
+	c->needs_copies = NULL;
+	c->needs_copies_ctx = NULL;
+}
+
+void unwind_choice__print(const struct run_opts *o, const char *backend)
+{
+	bool per_task = (o->nr_pids || o->nr_tids) && !o->nr_cgroups;
+
+	if (o->unwind == UNWIND_AUTO && run_opts__dwarf(o) && !strcmp(backend, "perf") && per_task)
+		pr_info("unwind: auto: per process, frame pointers where every binary it maps keeps "
+			"them, else .eh_frame over a %u-byte copy of each user stack\n",
+			o->stack_dump_size);
+	else if (o->unwind == UNWIND_AUTO && run_opts__dwarf(o) && strcmp(backend, "perf"))
+		/* The bpf backend says which it loaded (backend-bpf/native.c). */
+		pr_info("unwind: auto: .eh_frame compiled into tables that the BPF program unwinds "
+			"by, where the kernel takes it; else over a %u-byte copy of each user stack\n",
+			o->stack_dump_size);
+	else if (o->unwind == UNWIND_AUTO && run_opts__dwarf(o))
+		pr_info("unwind: auto: .eh_frame over a %u-byte copy of each user stack (%s)\n",
+			o->stack_dump_size,
+			o->command ? "a launched command's events are opened before it maps "
+				     "anything, and inherited by what it runs"
+				   : "system-wide events cannot choose per process");
+	else if (run_opts__dwarf(o))
+		pr_info("unwind: dwarf (.eh_frame over a %u-byte copy of each user stack, in user "
+			"space)\n",
+			o->stack_dump_size);
+	else
+		pr_info("unwind: frame pointers (callchains taken by the kernel)\n");
+}
+
+static bool needs_copies(void *ctx, pid_t tid)
+{
+	return unwind_verdicts__needs_copies(ctx, tid);
+}
+
+void unwind_verdicts__config(struct unwind_verdicts *v, const struct run_opts *o,
+			     struct backend_config *c)
+{
+	if (v && o->unwind == UNWIND_AUTO && c->dwarf) {
+		c->needs_copies = needs_copies;
+		c->needs_copies_ctx = v;
+	}
+}
+
+struct unwind_verdicts *unwind_verdicts__new(void)
+{
+	return calloc(1, sizeof(struct unwind_verdicts));
+}
+
+void unwind_verdicts__free(struct unwind_verdicts *v)
+{
+	if (!v)
+		return;
+	for (size_t i = 0; i < v->nr_bins; i++)
+		free(v->bins[i].path);
+	free(v->bins);
+	free(v->procs);
+	free(v);
+}
+
+const struct unwind_binary *unwind_verdicts__binary(struct unwind_verdicts *v, int fd,
+						    const char *path, uint64_t dev, uint64_t ino)
+{
+	struct unwind_binary *b;
+
+	for (size_t i = 0; i < v->nr_bins; i++)
+		if (v->bins[i].dev == dev && v->bins[i].ino == ino)
+			return &v->bins[i];
+	if (v->nr_bins == v->cap_bins) {
+		size_t cap = v->cap_bins ? 2 * v->cap_bins : 16;
+		struct unwind_binary *n = realloc(v->bins, cap * sizeof(*n));
+
+		if (!n)
+			return NULL;
+		v->bins = n;
+		v->cap_bins = cap;
+	}
+	b = &v->bins[v->nr_bins];
+	*b = (struct unwind_binary){ .dev = dev, .ino = ino, .path = strdup(path) };
+	if (!b->path)
+		return NULL;
+	if (fd >= 0)
+		unwind_verdict__of_fd(fd, &b->v);
+	else
+		b->v.err = fd;
+	v->nr_bins++;
+	return b;
+}
+
+/* The thread group of tid, from /proc; 0 if it cannot be read. */
+static pid_t tgid_of(pid_t tid)
+{
+	char path[64], line[128];
+	pid_t tgid = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Tgid: %d", &tgid) == 1)
+			break;
+	fclose(f);
+	return tgid;
+}
+
+/*
+ * The file of a mapping, checked to be the one mapped (dev and inode as
+ * /proc/PID/maps says): map_files where allowed, else the path in the
+ * process's root. -errno when neither is that file.
+ */
+static int open_mapped(pid_t pid, uint64_t start, uint64_t end, const char *path, uint64_t dev,
+		       uint64_t ino)
+{
+	char name[4096 + 64];
+	struct stat st;
+	int fd;
+
+	snprintf(name, sizeof(name), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)pid, start,
+		 end);
+	fd = open(name, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		snprintf(name, sizeof(name), "/proc/%d/root%s", (int)pid, path);
+		fd = open(name, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	}
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || (uint64_t)st.st_dev != dev ||
+	    (uint64_t)st.st_ino != ino) {
+		close(fd);
+		return -ESTALE;
+	}
+	return fd;
+}
+
+/* Every executable file mapping of pid's: whether one needs copies. -errno if unread. */
+static int process_needs_copies(struct unwind_verdicts *v, pid_t pid, bool *copies)
+{
+	char path[64], line[4096 + 256];
+	size_t *seen = NULL;	/* indexes: bins may move */
+	size_t nr_seen = 0;
+	FILE *f;
+
+	*copies = false;
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long start, end, off, ino;
+		unsigned int maj, min;
+		char perms[8], file[4096];
+		const struct unwind_binary *b;
+		size_t *n;
+		int fd;
+
+		file[0] = 0;
+		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %4095[^\n]", &start, &end, perms,
+			   &off, &maj, &min, &ino, file) < 7)
+			continue;
+		/* Files only: [vdso] is the kernel's (leaf code, frames kept), JIT code has no tables. */
+		if (perms[2] != 'x' || file[0] != '/' || !ino || strstr(file, " (deleted)"))
+			continue;
+		fd = open_mapped(pid, start, end, file, makedev(maj, min), ino);
+		b = unwind_verdicts__binary(v, fd, file, makedev(maj, min), ino);
+		if (fd >= 0)
+			close(fd);
+		if (!b) {
+			*copies = true;
+			continue;
+		}
+		*copies |= unwind_verdict__needs_tables(&b->v);
+		n = realloc(seen, (nr_seen + 1) * sizeof(*seen));
+		if (n) {
+			seen = n;
+			seen[nr_seen++] = (size_t)(b - v->bins);
+		}
+	}
+	fclose(f);
+	/* Every binary of a process that takes copies is unwound from them. */
+	for (size_t i = 0; i < nr_seen && *copies; i++)
+		v->bins[seen[i]].copies_seen = v->bins[seen[i]].process_copies = true;
+	free(seen);
+	return 0;
+}
+
+bool unwind_verdicts__needs_copies(struct unwind_verdicts *v, pid_t tid)
+{
+	pid_t tgid = tgid_of(tid);
+	bool copies;
+
+	if (!tgid)
+		return true;
+	for (size_t i = 0; i < v->nr_procs; i++)
+		if (v->procs[i].tgid == tgid)
+			return v->procs[i].copies;
+	if (process_needs_copies(v, tgid, &copies))
+		copies = true;
+	if (v->nr_procs == v->cap_procs) {
+		size_t cap = v->cap_procs ? 2 * v->cap_procs : 8;
+		struct process_verdict *n = realloc(v->procs, cap * sizeof(*n));
+
+		if (!n)
+			return copies;
+		v->procs = n;
+		v->cap_procs = cap;
+	}
+	v->procs[v->nr_procs++] = (struct process_verdict){ .tgid = tgid, .copies = copies };
+	pr_debug("unwind: process %d: %s\n", (int)tgid,
+		 copies ? "stack copies (a binary it maps keeps no frame pointers)"
+			: "frame pointers (every binary it maps keeps them)");
+	return copies;
+}
+
+void unwind_verdicts__copied(struct unwind_verdicts *v, int fd, const char *path, uint64_t dev,
+			     uint64_t ino)
+{
+	const struct unwind_binary *b = unwind_verdicts__binary(v, fd, path, dev, ino);
+
+	if (b)
+		v->bins[b - v->bins].copies_seen = true;
+}
+
+void unwind_verdicts__report(const struct unwind_verdicts *v)
+{
+	char why[256];
+
+	if (!v)
+		return;
+	for (size_t i = 0; i < v->nr_bins; i++) {
+		const struct unwind_binary *b = &v->bins[i];
+
+		unwind_verdict__describe(&b->v, b->copies_seen ? UNWIND_WAY_COPIES : UNWIND_WAY_FP,
+					 why, sizeof(why));
+		/* One that keeps them is copied with the code of its process that does not. */
+		pr_info("unwind: %s: %s%s\n", b->path, why,
+			b->process_copies && !b->v.err && b->v.share.keeps
+				? ", with its process's code without frame pointers"
+				: "");
+	}
+}
