@@ -31,14 +31,17 @@ static int map_fd(const struct backend *b, const char *name)
 	return bpf_map__fd(bpf_object__find_map_by_name(b->native, name));
 }
 
+bool bpf_native__test_refuse;
+
 void bpf_native__open(struct backend *b)
 {
 	/* A generation's stacks: a quarter of the stack map's, as the frame-pointer walk's. */
 	unsigned int slots = pow2_floor(b->stack_size / 4);
 	struct native_store_opts opts = { 0 };
 	struct native_maps_fds fds;
-	int err = bpf_load__native_program(b->skel, slots, &opts, &b->native_regs,
-					   &b->native_plain);
+	int err = bpf_native__test_refuse ? -EACCES
+					  : bpf_load__native_program(b->skel, slots, &opts,
+								     &b->native_regs, &b->native_plain);
 
 	if (err) {
 		pr_info("bpf: the kernel refused the program that unwinds user stacks by the "

@@ -9,6 +9,7 @@
 #ifndef BACKEND_BPF_NATIVE_H
 #define BACKEND_BPF_NATIVE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "backend-bpf/native_store.h"
@@ -18,6 +19,9 @@ struct native_stats {
 	uint64_t walked, kernel_mode, compat, unknown, noted, full, no_prog;
 	uint64_t no_cfi, read, unmapped, truncated;
 };
+
+/* Tests: the kernel refuses the program (the fallback to stack copies). */
+extern bool bpf_native__test_refuse;
 
 struct backend;
 /* The maps of b's native program into *out: 0, or -ENOENT where it is not loaded. */

@@ -30,6 +30,7 @@
 #include "backend-bpf/cgtrack.h"
 #include "backend-bpf/dwarf.h"
 #include "backend-bpf/interruptible.h"
+#include "backend-bpf/native.h"
 #include "backend-bpf/nsids.h"
 #include "backend-bpf/offcpu.h"
 #include "core/agg/pipeline.h"
@@ -62,6 +63,7 @@ int main(int argc, char **argv)
 	bpf_interruptible__test_slow = getenv("PROFILE_TEST_SLOW_BPF_LOAD") != NULL;
 	bpf_cgtrack__test_table = getenv("PROFILE_TEST_CGROUP_TABLE") != NULL;
 	bpf_nsids__test_force = getenv("PROFILE_TEST_PIDNS_RECORDS") != NULL;
+	bpf_native__test_refuse = getenv("PROFILE_TEST_NATIVE_REFUSED") != NULL;
 	bpf_offcpu__test_no_runtime = getenv("PROFILE_TEST_OFFCPU_NO_RUNTIME") != NULL;
 
 	if (getenv("PROFILE_TEST_SETTLE_GRACE_MS"))

@@ -194,6 +194,29 @@ START_TEST(python_frames_follow_the_native_walk)
 }
 END_TEST
 
+/* A kernel that refuses the program: -v says so, and auto takes stack copies, as dwarf. */
+START_TEST(refused_the_program_auto_takes_stack_copies)
+{
+	char chain[1024];
+	uint64_t whole, n;
+
+	run_cmd((char *[]){ "/usr/bin/env", "PROFILE_TEST_NATIVE_REFUSED=1", (char *)seams_bin(),
+			    "-v", "--backend", "bpf", "--unwind", "auto", "-F", "499", "-a", "-f",
+			    "--", (char *)workload("nofp"), "deep", "2", "40", NULL },
+		60, 0, &r);
+	ck_assert_msg(r.exit_code == 0, "exit %d: %.500s", r.exit_code, r.err);
+	ck_assert_msg(strstr(r.err, "the kernel refused the program that unwinds user stacks") &&
+			      strstr(r.err, "stack copies instead") &&
+			      !strstr(r.err, "native unwinding:"),
+		      "-v:\n%.3000s", r.err);
+	deep_chain(chain, sizeof(chain));
+	whole = folded_count_exact(r.out, chain);
+	n = ending_in(r.out, "nofp_c");
+	ck_assert_msg(n >= 200 && whole * 100 >= n * 97, "%llu of %llu whole:\n%.3000s",
+		      (unsigned long long)whole, (unsigned long long)n, r.out);
+}
+END_TEST
+
 Suite *native_suite(void)
 {
 	Suite *s = suite_create("native");
@@ -206,6 +229,7 @@ Suite *native_suite(void)
 	tcase_add_test(tc, both_threads_reach_their_entries);
 	tcase_add_test(tc, stacks_equal_dwarf_mode_stacks);
 	tcase_add_test(tc, python_frames_follow_the_native_walk);
+	tcase_add_test(tc, refused_the_program_auto_takes_stack_copies);
 	suite_add_tcase(s, tc);
 	return s;
 }
