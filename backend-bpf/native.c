@@ -19,13 +19,18 @@
 
 /* The program steps by unwind/tables' rules as they are: the same layout and kinds. */
 _Static_assert(sizeof(struct native_rule) == sizeof(struct unwind_rule), "rule layout");
-_Static_assert(NATIVE_CFA_NONE == UNWIND_CFA_NONE && NATIVE_CFA_STOP == UNWIND_CFA_STOP &&
-		       NATIVE_CFA_END == UNWIND_CFA_END && NATIVE_CFA_RSP == UNWIND_CFA_RSP &&
-		       NATIVE_CFA_RBP == UNWIND_CFA_RBP && NATIVE_CFA_PLT == UNWIND_CFA_PLT &&
-		       NATIVE_CFA_SIGNAL == UNWIND_CFA_SIGNAL,
+#define SAME_KIND(a, b) ((int)(a) == (int)(b))
+_Static_assert(SAME_KIND(NATIVE_CFA_NONE, UNWIND_CFA_NONE) &&
+		       SAME_KIND(NATIVE_CFA_STOP, UNWIND_CFA_STOP) &&
+		       SAME_KIND(NATIVE_CFA_END, UNWIND_CFA_END) &&
+		       SAME_KIND(NATIVE_CFA_RSP, UNWIND_CFA_RSP) &&
+		       SAME_KIND(NATIVE_CFA_RBP, UNWIND_CFA_RBP) &&
+		       SAME_KIND(NATIVE_CFA_PLT, UNWIND_CFA_PLT) &&
+		       SAME_KIND(NATIVE_CFA_SIGNAL, UNWIND_CFA_SIGNAL),
 	       "cfa kinds");
-_Static_assert(NATIVE_RBP_SAME == UNWIND_RBP_SAME && NATIVE_RBP_CFA == UNWIND_RBP_CFA &&
-		       NATIVE_RBP_LOST == UNWIND_RBP_LOST,
+_Static_assert(SAME_KIND(NATIVE_RBP_SAME, UNWIND_RBP_SAME) &&
+		       SAME_KIND(NATIVE_RBP_CFA, UNWIND_RBP_CFA) &&
+		       SAME_KIND(NATIVE_RBP_LOST, UNWIND_RBP_LOST),
 	       "rbp kinds");
 
 /* The largest power of two at most n, and 1 at least. */
