@@ -441,7 +441,7 @@ static void interp_part(struct pipeline *p, struct sample *s, const struct addr_
 		return;
 	p->interp.saw_image(p->interp.ctx, as, s->interp_status);
 	if (s->read_interp && !s->interp_frames && p->interp.walk) {
-		s->nr_interp = p->interp.walk(p->interp.ctx, as, s->tid, buf, MAX_INTERP_DEPTH,
+		s->nr_interp = p->interp.walk(p->interp.ctx, as, s, buf, MAX_INTERP_DEPTH,
 					      &s->interp_status);
 		s->interp_frames = buf;
 	}
@@ -452,7 +452,7 @@ int pipeline__count(struct pipeline *p, struct sample *s)
 	uint64_t unwound[MAX_STACK_DEPTH];
 	struct interp_frame interp[MAX_INTERP_DEPTH];
 	const struct addr_space *as = NULL;
-	bool two_processes = false;
+	bool two_processes = false, interp_here = false;
 
 	if (!p->cfg.kernel_stacks) {
 		s->nr_kernel = 0;
@@ -496,7 +496,8 @@ int pipeline__count(struct pipeline *p, struct sample *s)
 		} else if (as->released) {
 			p->late_images++;
 		} else {
-			interp_part(p, s, as, interp);
+			/* After the unwind below: a walker may want the native frames too. */
+			interp_here = true;
 		}
 	} else if (s->nr_interp && s->interp_frames) {
 		/*
@@ -513,8 +514,6 @@ int pipeline__count(struct pipeline *p, struct sample *s)
 		if (as && !as->released)
 			interp_part(p, s, as, interp);
 	}
-	if (two_processes && s->nr_interp && s->interp_frames)
-		drop_interp_of_two_processes(p, s);
 	if (s->user_snapshot) {
 		s->user_ips = unwound;
 		s->nr_user = p->unwind ? p->unwind(p->unwind_ctx, as, s->user_snapshot, unwound,
@@ -522,6 +521,10 @@ int pipeline__count(struct pipeline *p, struct sample *s)
 				       : 0;
 		p->not_unwound += !p->unwind;
 	}
+	if (interp_here)
+		interp_part(p, s, as, interp);
+	if (two_processes && s->nr_interp && s->interp_frames)
+		drop_interp_of_two_processes(p, s);
 	s->nr_user = stack__depth(s->user_ips, s->nr_user);
 	s->nr_user = stack__user_depth(as, s->user_ips, s->nr_user);
 	if (s->nr_user == MAX_STACK_DEPTH) {
