@@ -426,7 +426,16 @@ static bool restart(struct run_node *rn, struct node_proc *p, const struct addr_
 {
 	const uint64_t *w = r->stack;
 	size_t nw = r->stack_size / 8, tries = 0;
+	bool jit = false;
 
+	/* Only where the native unwind met code V8 generated: not at start-up, not in its threads. */
+	for (unsigned int k = 1; k < s->nr_user && k < MAX_RESTART_DEPTH && !jit; k++) {
+		const struct mapping *m = addr_space__find(as, s->user_ips[k]);
+
+		jit = m && m->exec && !mapping__is_file(m) && strcmp(m->path, "[vdso]");
+	}
+	if (!jit)
+		return false;
 	for (unsigned int k = 1; k < s->nr_user && k < MAX_RESTART_DEPTH && tries < MAX_RESTARTS;
 	     k++) {
 		uint64_t ip = s->user_ips[k];
