@@ -84,7 +84,7 @@ struct seen {
 struct node_stats {
 	size_t processes, refused, no_handle, handed_over;
 	uint64_t walks, no_copy, with_js, restarted, js_frames, truncated, faults;
-	uint64_t named, unnamed, stale, ended, pcs_full, early_failed;
+	uint64_t named, not_cached, unnamed, stale, ended, pcs_full, early_failed;
 };
 
 struct run_node {
@@ -98,6 +98,7 @@ struct run_node {
 	struct node_stats st;
 	struct node_stack stack;
 	struct node_fn_info fi;
+	struct node_name tmp;		/* a name not cached: fi's */
 	char short_file[NODE_PATH_MAX];
 	unsigned char *joined;		/* a BPF sample's pieces joined */
 	size_t joined_cap;
@@ -341,8 +342,6 @@ static int lookup(struct run_node *rn, struct node_proc *p, const struct addr_sp
 		*out = n;
 		return 0;
 	}
-	if (p->names.size >= MAX_NAMES)
-		return -ENOSPC;
 	nf.sfi = f->code & ADDR_MASK;
 	nf.kind = (uint8_t)((f->code >> 48) & 0xff);
 	nf.code = f->lasti;
@@ -357,9 +356,17 @@ static int lookup(struct run_node *rn, struct node_proc *p, const struct addr_sp
 		err = -ESRCH;
 	if (err)
 		return err;
-	n = calloc(1, sizeof(*n));
-	if (!n)
-		return -ENOMEM;
+	rn->st.named++;
+	/* A full cache: named for this stack alone (a frame walked later is read again then). */
+	n = p->names.size < MAX_NAMES ? calloc(1, sizeof(*n)) : NULL;
+	if (!n) {
+		rn->st.not_cached++;
+		rn->tmp = (struct node_name){ .key = *f, .name = rn->fi.name, .file = rn->fi.file };
+		rn->tmp.line = rn->fi.line > 0 ? (uint32_t)rn->fi.line : 0;
+		rn->tmp.first_line = rn->fi.first_line > 0 ? (uint32_t)rn->fi.first_line : 0;
+		*out = &rn->tmp;
+		return 0;
+	}
 	n->key = *f;
 	n->name = strdup(rn->fi.name);
 	n->file = strdup(rn->fi.file);
@@ -371,7 +378,6 @@ static int lookup(struct run_node *rn, struct node_proc *p, const struct addr_sp
 		free(n);
 		return -ENOMEM;
 	}
-	rn->st.named++;
 	*out = n;
 	return 0;
 }
@@ -760,6 +766,9 @@ void run_node__report(const struct run_node *rn)
 	if (st->no_handle || st->handed_over)
 		pr_info("node: %zu processes' memory could not be opened, %zu had their pid "
 			"another's by then\n", st->no_handle, st->handed_over);
+	if (st->not_cached)
+		pr_info("node: %llu names not kept (a process's cache holds %u): read again at "
+			"each stack\n", (unsigned long long)st->not_cached, MAX_NAMES);
 	if (st->pcs_full)
 		pr_info("node: %llu JavaScript frames' return addresses not kept (a process's "
 			"%u): their native frames may stay unplaced\n",
