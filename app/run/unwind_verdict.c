@@ -122,7 +122,7 @@ const struct unwind_binary *unwind_verdicts__binary(struct unwind_verdicts *v, i
 		struct errmsg why = { "" };
 
 		unwind_verdict__of_fd(fd, &b->v);
-		b->node = node_detect(fd, 0, &ni, &why) == 1;
+		b->node = v->copy_node && node_detect(fd, 0, &ni, &why) == 1;
 	} else {
 		b->v.err = fd;
 	}
