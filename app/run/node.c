@@ -83,7 +83,7 @@ struct seen {
 
 struct node_stats {
 	size_t processes, refused, no_handle, handed_over;
-	uint64_t walks, no_copy, with_js, restarted, js_frames, truncated, faults;
+	uint64_t walks, no_copy, off_cpu, with_js, restarted, js_frames, truncated, faults;
 	uint64_t named, not_cached, unnamed, stale, ended, pcs_full, early_failed;
 };
 
@@ -490,6 +490,11 @@ static unsigned int walk(void *ctx, const struct addr_space *as, const struct sa
 	*status = INTERP_NONE;
 	if (p->gone)
 		return 0;
+	/* Off-CPU stacks: unwound before the hook sees them (their copy gone), not read yet. */
+	if (s->kind != WEIGHT_SAMPLES) {
+		rn->st.off_cpu++;
+		return 0;
+	}
 	rn->st.walks++;
 	if (!s->user_snapshot) {
 		rn->st.no_copy++;
@@ -745,13 +750,18 @@ void run_node__report(const struct run_node *rn)
 
 	if (!st->processes && !st->refused)
 		return;
+	if (st->off_cpu)
+		pr_info("node: %llu off-CPU stacks of Node processes keep their native frames "
+			"(JavaScript frames are read for on-CPU samples only, yet)\n",
+			(unsigned long long)st->off_cpu);
 	pr_info("node: %zu processes, %llu of %llu samples of them with JavaScript frames "
 		"(%llu frames; %llu found from a frame the native unwind gave)\n",
 		st->processes, (unsigned long long)st->with_js, (unsigned long long)st->walks,
 		(unsigned long long)st->js_frames, (unsigned long long)st->restarted);
 	if (st->no_copy)
-		pr_info("node: %llu samples came without a stack copy, their JavaScript frames not "
-			"read (--unwind dwarf or auto copies stacks)\n",
+		pr_info("node: %llu samples reached the walk without their stack copy, their "
+			"JavaScript frames not read (--unwind fp takes none; --off-cpu and --wall "
+			"unwind theirs before)\n",
 			(unsigned long long)st->no_copy);
 	pr_info("node: %llu distinct frames named at their walk (%llu could not be then); in the "
 		"report, %llu frames unnamed (unreadable), %llu whose function was gone or moved "
