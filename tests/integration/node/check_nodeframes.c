@@ -13,7 +13,8 @@
  *  - at least 80% of zlib's samples (deflate) stand under compressBatch;
  *  - no V8 trampoline is left between the JavaScript frames;
  *  - --node raw keeps V8's frames: the JIT frame stays beside scoreRow, the
- *    interpreter's trampolines beside the module loader's frames.
+ *    interpreter's trampolines beside the module loader's frames (that run
+ *    with --python-full-paths: the workload's file named in full).
  *
  * Those runs turn TurboFan's inlining off (--no-turbo-inlining): functions
  * inlined into optimized code are not frames of their own yet (the
@@ -24,8 +25,8 @@
  * and deflate too.
  *
  * Measured 2026-11-27 (machine c, 2 CPUs, Node 20.20.2, 4 s at 499 Hz, quiet
- * host): without inlining, the chain in 95-100% of those samples under either
- * mode, deflate under compressBatch in 97%; with inlining, render missing
+ * host): without inlining, the chain in 90-98% of those samples under either
+ * mode, deflate under compressBatch in 90-99%; with inlining, render missing
  * in 45-55% of them, the looser chain in 95%.
  */
 #include <stdio.h>
@@ -36,6 +37,17 @@
 #include "tests/support/tests.h"
 
 #define MIN_CHAIN_SHARE 80.0
+
+/* How frames of the workload begin, by the file as the run names it (shortened, or in full). */
+static char js_open[1100], render_open[1100], batch_open[1100], raw_leaf[1100];
+
+static void frames_of(const char *file)
+{
+	snprintf(js_open, sizeof(js_open), " (%s", file);
+	snprintf(render_open, sizeof(render_open), "render (%s", file);
+	snprintf(batch_open, sizeof(batch_open), "compressBatch (%s", file);
+	snprintf(raw_leaf, sizeof(raw_leaf), "[unknown];scoreRow (%s", file);
+}
 
 static const char *src_file(const char *rel, char *buf, size_t len)
 {
@@ -84,7 +96,9 @@ static bool js_frame(const char *frame, size_t len, const char *name)
 {
 	size_t n = strlen(name);
 
-	return len > n + 11 && !strncmp(frame, name, n) && !strncmp(frame + n, " (render.js", 11) &&
+	size_t o = strlen(js_open);
+
+	return len > n + o && !strncmp(frame, name, n) && !strncmp(frame + n, js_open, o) &&
 	       frame[len - 1] == ')';
 }
 
@@ -122,7 +136,7 @@ static bool chain(const char *stack, size_t len, bool strict)
 		return false;
 	if (strict)
 		return js_frame(f[nr - 2 - d], fl[nr - 2 - d], "render");
-	return memmem(f[nr - 2 - d], fl[nr - 2 - d], " (render.js", 11) != NULL;
+	return memmem(f[nr - 2 - d], fl[nr - 2 - d], js_open, strlen(js_open)) != NULL;
 }
 
 struct counts {
@@ -155,17 +169,17 @@ static void count(const char *folded, bool strict, struct counts *c)
 				c->v8_leaf += n;
 				c->chain += chain(line, slen, strict) ? n : 0;
 			}
-			js = stack ? strstr(stack, "render (render.js") : NULL;
+			js = stack ? strstr(stack, render_open) : NULL;
 			if (js && strstr(js, "Builtins_InterpreterEntryTrampoline"))
 				c->trampoline_between += n;
 			if (js && strstr(stack, "Builtins_InterpreterEntryTrampoline"))
 				c->trampoline_with_js += n;
 			if (stack && strstr(stack, ";deflate")) {
 				c->deflate += n;
-				js = strstr(stack, strict ? "compressBatch (render.js" : " (render.js");
+				js = strstr(stack, strict ? batch_open : js_open);
 				c->deflate_under_js += js && strstr(js, ";deflate") ? n : 0;
 			}
-			if (stack && strstr(stack, "[unknown];scoreRow (render.js"))
+			if (stack && strstr(stack, raw_leaf))
 				c->raw_jit_beside_leaf += n;
 			free(stack);
 		}
@@ -175,7 +189,7 @@ static void count(const char *folded, bool strict, struct counts *c)
 
 /* 4 s of render.js's zlib run by node, inlining off where strict, into c. */
 static void profile_node(const char *node, const char *unwind, const char *mode, bool strict,
-			 struct counts *c, char *err, size_t err_len)
+			 bool full_paths, struct counts *c, char *err, size_t err_len)
 {
 	char js[1024], out[] = "/tmp/nodeframes.XXXXXX";
 	struct run_result r;
@@ -185,8 +199,10 @@ static void profile_node(const char *node, const char *unwind, const char *mode,
 	ck_assert_int_ge(fd, 0);
 	close(fd);
 	src_file("tests/workloads/node/render.js", js, sizeof(js));
+	frames_of(full_paths ? js : "render.js");
 	run_ok(&r, (char *[]){ (char *)profile_bin(), "-v", "--backend", "perf", "--unwind",
-			       (char *)unwind, "--node", (char *)mode, "-F", "499", "-U", "-f",
+			       (char *)unwind, "--node", (char *)mode,
+			       full_paths ? "--python-full-paths" : "--quiet", "-F", "499", "-U", "-f",
 			       "--output", out, "--", (char *)node,
 			       strict ? "--no-turbo-inlining" : "--turbo-inlining", js, "4", "zlib",
 			       NULL },
@@ -214,7 +230,7 @@ START_TEST(javascript_chain_in_order)
 		fprintf(stderr, "nodeframes: no node on PATH: skipped\n");
 		return;
 	}
-	profile_node(node, unwinds[_i], "mixed", true, &c, err, sizeof(err));
+	profile_node(node, unwinds[_i], "mixed", true, false, &c, err, sizeof(err));
 	share = c.v8_leaf ? 100.0 * (double)c.chain / (double)c.v8_leaf : 0;
 	fprintf(stderr,
 		"nodeframes: --unwind %s: %llu samples, %llu with V8's code as leaf, %.1f%% of "
@@ -245,7 +261,7 @@ START_TEST(inlined_callers_fold)
 		fprintf(stderr, "nodeframes: no node on PATH: skipped\n");
 		return;
 	}
-	profile_node(node, "dwarf", "mixed", false, &c, err, sizeof(err));
+	profile_node(node, "dwarf", "mixed", false, false, &c, err, sizeof(err));
 	share = c.v8_leaf ? 100.0 * (double)c.chain / (double)c.v8_leaf : 0;
 	fprintf(stderr,
 		"nodeframes: inlining on: %llu samples, %.1f%% of %llu with descend x10;scoreRow "
@@ -270,7 +286,7 @@ START_TEST(raw_keeps_v8_frames)
 		fprintf(stderr, "nodeframes: no node on PATH: skipped\n");
 		return;
 	}
-	profile_node(node, "dwarf", "raw", true, &c, err, sizeof(err));
+	profile_node(node, "dwarf", "raw", true, true, &c, err, sizeof(err));
 	fprintf(stderr, "nodeframes: --node raw: %llu samples, %llu with the JIT frame beside "
 			"scoreRow\n", c.total, c.raw_jit_beside_leaf);
 	ck_assert_msg(c.raw_jit_beside_leaf * 2 >= c.v8_leaf,
