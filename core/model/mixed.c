@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Mixed stacks: a stack's interpreted frames (Python), named through the
- * run's interp_ops, put among its native user frames by interp_merge. A
- * native frame travels with the functions inlined into it.
+ * Mixed stacks: a stack's interpreted frames (Python, JavaScript), named
+ * through the run's interp_ops, put among its native user frames by
+ * interp_merge. A native frame travels with the functions inlined into it.
  */
 #include "core/model/resolve_internal.h"
 
