@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <gelf.h>
 
 #include "core/lib/hashmap.h"
 #include "core/lib/log.h"
@@ -55,6 +56,8 @@ struct node_file {
 	int res;			/* node_detect: 1, 0, -ENOTSUP, -errno */
 	struct node_interp ni;
 	char *path;
+	/* Its Builtins_* code (the interpreter's trampolines...), as file offsets; 0, 0: none. */
+	uint64_t builtins_off, builtins_end;
 };
 
 /* A name read while the process lived, by the frame's words. */
@@ -68,6 +71,7 @@ struct node_proc {
 	pid_t pid;
 	unsigned int as_id;
 	const struct node_file *file;
+	uint64_t builtins_start, builtins_end;	/* its file's Builtins_* code, mapped here */
 	struct py_proc_mem mem;
 	struct py_snap snap;
 	struct node_mem heap;		/* through snap */
@@ -156,6 +160,49 @@ static uint32_t fold(uint64_t ident)
 
 /* ---- Finding the processes ------------------------------------------------ */
 
+struct builtins_range {
+	uint64_t lo, hi;
+};
+
+static int builtin_symbol(void *ctx, const GElf_Sym *sym, const char *name, size_t avail)
+{
+	struct builtins_range *b = ctx;
+
+	if (avail < 9 || strncmp(name, "Builtins_", 9) || GELF_ST_TYPE(sym->st_info) != STT_FUNC ||
+	    !sym->st_value)
+		return 0;
+	if (!b->lo || sym->st_value < b->lo)
+		b->lo = sym->st_value;
+	if (sym->st_value + sym->st_size > b->hi)
+		b->hi = sym->st_value + sym->st_size;
+	return 0;
+}
+
+/*
+ * Where f's Builtins_* functions are, as file offsets (the PT_LOAD segment
+ * that holds them): a native frame there is V8's, and may have JavaScript
+ * frames above it (the interpreter's trampolines run those).
+ */
+static void find_builtins(Elf *elf, struct node_file *f)
+{
+	struct builtins_range b = { 0, 0 };
+	size_t nr = 0;
+
+	elf_file__each_symbol(elf, elf_file__section(elf, SHT_SYMTAB, NULL), builtin_symbol, &b);
+	if (!b.lo || b.hi <= b.lo || elf_getphdrnum(elf, &nr))
+		return;
+	for (size_t i = 0; i < nr; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD ||
+		    b.lo < ph.p_vaddr || b.hi > ph.p_vaddr + ph.p_filesz)
+			continue;
+		f->builtins_off = b.lo - ph.p_vaddr + ph.p_offset;
+		f->builtins_end = b.hi - ph.p_vaddr + ph.p_offset;
+		return;
+	}
+}
+
 /* Whether the file of mapping m of as is Node's: its cached verdict, decided now if new. */
 static const struct node_file *file_of(struct run_node *rn, const struct addr_space *as,
 				       const struct mapping *m)
@@ -163,7 +210,7 @@ static const struct node_file *file_of(struct run_node *rn, const struct addr_sp
 	struct node_file key = { .dev = m->dev, .ino = m->ino }, *f;
 	struct errmsg why = { "" };
 	struct elf_file h;
-	bool owned = false;
+	bool owned = false, opened;
 	uint64_t bias = 0;
 	int fd, own, err;
 
@@ -183,12 +230,13 @@ static const struct node_file *file_of(struct run_node *rn, const struct addr_sp
 		return NULL;
 	}
 	own = elf_file__ready() ? fcntl(fd, F_DUPFD_CLOEXEC, 0) : -1;
-	err = own < 0 || elf_file__open_fd(own, &h) ? -ENOENT : 0;
-	if (!err) {
-		err = py_elf__load_bias(h.elf, m->start, m->pgoff, &bias);
-		elf_file__close(&h);
-	}
+	opened = own >= 0 && !elf_file__open_fd(own, &h);
+	err = opened ? py_elf__load_bias(h.elf, m->start, m->pgoff, &bias) : -ENOENT;
 	f->res = err ? err : node_detect(fd, bias, &f->ni, &why);
+	if (f->res == 1)
+		find_builtins(h.elf, f);
+	if (opened)
+		elf_file__close(&h);
 	if (owned)
 		close(fd);
 	if (f->res == -ENOTSUP) {
@@ -257,6 +305,15 @@ static struct node_proc *proc_new(struct run_node *rn, const struct addr_space *
 	}
 	py_snap__init(&p->snap, &p->mem.mem);
 	p->heap = (struct node_mem){ p->snap.mem.read, p->snap.mem.ctx };
+	for (size_t i = 0; i < as->nr_maps && f->builtins_end; i++) {
+		const struct mapping *m = &as->maps[i];
+
+		if (m->exec && m->dev == f->dev && m->ino == f->ino &&
+		    m->pgoff <= f->builtins_off && f->builtins_end <= m->pgoff + (m->end - m->start)) {
+			p->builtins_start = m->start + (f->builtins_off - m->pgoff);
+			p->builtins_end = m->start + (f->builtins_end - m->pgoff);
+		}
+	}
 	rn->st.processes++;
 	if (f->ni.node_major >= 0)
 		pr_info("node: pid %d runs Node.js %d.%d.%d (V8 %d.%d.%d) (%s)\n", (int)as->pid,
@@ -425,31 +482,31 @@ static unsigned int js_frames(const struct node_stack *st)
  * starts again at a frame the native unwind found: a return address ip it
  * gave, in V8's code or the Node binary, found in the copy at fp + 8 of a
  * frame whose saved fp lies above it. That frame is the callee's: its own
- * record (pc the sample's ip) is dropped.
+ * record (pc the sample's ip) is dropped. Off-CPU stacks need it most: the
+ * thread waits in libc, whose rbp is not a frame pointer.
  */
 static bool restart(struct run_node *rn, struct node_proc *p, const struct addr_space *as,
 		    const struct sample *s, struct node_regs *r)
 {
 	const uint64_t *w = r->stack;
 	size_t nw = r->stack_size / 8, tries = 0;
-	bool jit = false;
 
-	/* Only where the native unwind met code V8 generated: not at start-up, not in its threads. */
-	for (unsigned int k = 1; k < s->nr_user && k < MAX_RESTART_DEPTH && !jit; k++) {
-		const struct mapping *m = addr_space__find(as, s->user_ips[k]);
-
-		jit = m && m->exec && !mapping__is_file(m) && strcmp(m->path, "[vdso]");
-	}
-	if (!jit)
-		return false;
+	/*
+	 * From the first frame of V8's own code the unwind met (a builtin of
+	 * the Node binary, JIT code): its return address's slot has the
+	 * builtin's or the JIT frame's fp beside it, and V8's frames keep
+	 * theirs. None (V8's and libuv's threads, start-up): nothing to walk.
+	 */
 	for (unsigned int k = 1; k < s->nr_user && k < MAX_RESTART_DEPTH && tries < MAX_RESTARTS;
 	     k++) {
 		uint64_t ip = s->user_ips[k];
-		const struct mapping *m = addr_space__find(as, ip);
+		const struct mapping *m;
 
-		if (!m || !m->exec || (mapping__is_file(m) && (m->dev != p->file->dev ||
-							       m->ino != p->file->ino)))
-			continue;
+		if (ip < p->builtins_start || ip >= p->builtins_end) {
+			m = addr_space__find(as, ip);
+			if (!m || !m->exec || mapping__is_file(m) || !strcmp(m->path, "[vdso]"))
+				continue;
+		}
 		for (size_t i = 0; i + 1 < nw; i++) {
 			uint64_t at = r->sp + 8 * i;
 			struct node_regs rr = *r;
@@ -482,6 +539,8 @@ static unsigned int walk(void *ctx, const struct addr_space *as, const struct sa
 	struct run_node *rn = ctx;
 	struct node_proc *p = find(rn, as);
 	const struct node_stack *st = &rn->stack;
+	const struct user_snapshot *snap = s->user_snapshot ? s->user_snapshot
+							    : s->unwound_snapshot;
 	struct node_regs r;
 	unsigned int n = 0;
 
@@ -490,20 +549,14 @@ static unsigned int walk(void *ctx, const struct addr_space *as, const struct sa
 	*status = INTERP_NONE;
 	if (p->gone)
 		return 0;
-	/* Off-CPU stacks: unwound before the hook sees them (their copy gone), not read yet. */
-	if (s->kind != WEIGHT_SAMPLES) {
-		rn->st.off_cpu++;
-		return 0;
-	}
 	rn->st.walks++;
-	if (!s->user_snapshot) {
+	rn->st.off_cpu += !s->user_snapshot && s->unwound_snapshot;
+	if (!snap) {
 		rn->st.no_copy++;
 		return 0;
 	}
-	r = (struct node_regs){ .ip = s->user_snapshot->ip,
-				.sp = s->user_snapshot->sp,
-				.bp = s->user_snapshot->bp };
-	r.stack = stack_of(rn, s->user_snapshot, &r.stack_size);
+	r = (struct node_regs){ .ip = snap->ip, .sp = snap->sp, .bp = snap->bp };
+	r.stack = stack_of(rn, snap, &r.stack_size);
 	if (!r.stack)
 		return 0;
 	py_snap__reset(&p->snap);
@@ -549,7 +602,7 @@ static unsigned int walk(void *ctx, const struct addr_space *as, const struct sa
 	}
 	rn->st.with_js++;
 	rn->st.js_frames += n;
-	*status = INTERP_FRAMES;
+	*status = INTERP_FRAMES | INTERP_COPIED;
 	if (st->status & NODE_WALK_TRUNCATED || n == max) {
 		*status |= INTERP_TRUNCATED;
 		rn->st.truncated++;
@@ -750,18 +803,14 @@ void run_node__report(const struct run_node *rn)
 
 	if (!st->processes && !st->refused)
 		return;
-	if (st->off_cpu)
-		pr_info("node: %llu off-CPU stacks of Node processes keep their native frames "
-			"(JavaScript frames are read for on-CPU samples only, yet)\n",
-			(unsigned long long)st->off_cpu);
-	pr_info("node: %zu processes, %llu of %llu samples of them with JavaScript frames "
-		"(%llu frames; %llu found from a frame the native unwind gave)\n",
+	pr_info("node: %zu processes, %llu of %llu stacks of them with JavaScript frames "
+		"(%llu at a switch-out; %llu frames; %llu found from a frame the native unwind gave)\n",
 		st->processes, (unsigned long long)st->with_js, (unsigned long long)st->walks,
-		(unsigned long long)st->js_frames, (unsigned long long)st->restarted);
+		(unsigned long long)st->off_cpu, (unsigned long long)st->js_frames,
+		(unsigned long long)st->restarted);
 	if (st->no_copy)
-		pr_info("node: %llu samples reached the walk without their stack copy, their "
-			"JavaScript frames not read (--unwind fp takes none; --off-cpu and --wall "
-			"unwind theirs before)\n",
+		pr_info("node: %llu stacks reached the walk without a stack copy, their JavaScript "
+			"frames not read (--unwind fp takes none)\n",
 			(unsigned long long)st->no_copy);
 	pr_info("node: %llu distinct frames named at their walk (%llu could not be then); in the "
 		"report, %llu frames unnamed (unreadable), %llu whose function was gone or moved "

@@ -376,6 +376,7 @@ void pipeline__unwind_now(struct pipeline *p, struct sample *s, uint64_t *buf)
 				     : 0;
 	p->not_unwound += !p->unwind;
 	s->user_ips = buf;
+	s->unwound_snapshot = s->user_snapshot;
 	s->user_snapshot = NULL;
 }
 
@@ -389,12 +390,15 @@ void pipeline__interp_now(struct pipeline *p, struct sample *s, struct interp_fr
 	const struct addr_space *as;
 	bool ambiguous;
 
-	if (!s->read_interp || s->interp_frames || (!s->user_snapshot && !s->nr_user))
+	if (!s->read_interp || s->interp_frames || (!s->user_snapshot && !s->nr_user)) {
+		s->unwound_snapshot = NULL;
 		return;
+	}
 	as = image_of(p, s, &ambiguous);
 	if (as && !ambiguous)
 		interp_part(p, s, as, buf);
 	s->read_interp = false;
+	s->unwound_snapshot = NULL;
 }
 
 void pipeline__set_interp(struct pipeline *p, const struct pipeline_interp *interp)

@@ -48,9 +48,10 @@ struct pipeline_interp {
 	void (*saw_image)(void *ctx, const struct addr_space *as, uint32_t status);
 	/*
 	 * Read now the frames of s's thread (s->tid). The sample's user stack
-	 * is unwound by then (user_ips, nr_user), and its copy (user_snapshot),
-	 * where it came with one, is still there: a walker of the stack itself
-	 * (Node's) reads it.
+	 * is unwound by then (user_ips, nr_user), and its copy (user_snapshot,
+	 * or unwound_snapshot where pipeline__unwind_now took it), where it
+	 * came with one, is still there: a walker of the stack itself (Node's)
+	 * reads it.
 	 */
 	unsigned int (*walk)(void *ctx, const struct addr_space *as, const struct sample *s,
 			     struct interp_frame *out, unsigned int max, uint32_t *status);

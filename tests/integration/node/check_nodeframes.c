@@ -12,6 +12,10 @@
  *    level);scoreRow, in that order, one frame after the other;
  *  - at least 80% of zlib's samples (deflate) stand under compressBatch;
  *  - no V8 trampoline is left between the JavaScript frames;
+ *  - off-CPU (--off-cpu, wait.js): the time a thread waits for a child in
+ *    execSync stands under waitChild and serve (with --stack-dump-size
+ *    65528: libuv's poll keeps its epoll events, 12 KB, on the stack, and
+ *    the default 16 KB copy ends before V8's frames);
  *  - --node raw keeps V8's frames: the JIT frame stays beside scoreRow, the
  *    interpreter's trampolines beside the module loader's frames (that run
  *    with --python-full-paths: the workload's file named in full).
@@ -298,6 +302,66 @@ START_TEST(raw_keeps_v8_frames)
 }
 END_TEST
 
+/* The sum of the folded counts of lines whose stack holds every one of needles (NULL-ended). */
+static unsigned long long sum_with(const char *folded, const char *const *needles)
+{
+	unsigned long long sum = 0;
+	const char *line = folded;
+
+	while (*line) {
+		const char *nl = strchr(line, '\n'), *sp;
+		size_t len = nl ? (size_t)(nl - line) : strlen(line);
+		char *l = strndup(line, len);
+		bool all = l != NULL;
+
+		for (size_t i = 0; all && needles[i]; i++)
+			all = strstr(l, needles[i]) != NULL;
+		sp = l ? strrchr(l, ' ') : NULL;
+		if (all && sp)
+			sum += strtoull(sp + 1, NULL, 10);
+		free(l);
+		line += len + (nl != NULL);
+	}
+	return sum;
+}
+
+START_TEST(offcpu_waits_under_javascript)
+{
+	char nodebuf[1100], js[1024], out[] = "/tmp/nodeoffcpu.XXXXXX";
+	const char *node = node_on_path(nodebuf, sizeof(nodebuf));
+	unsigned long long waits, under_js;
+	struct run_result r;
+	char *folded;
+	int fd;
+
+	if (!node) {
+		fprintf(stderr, "nodeframes: no node on PATH: skipped\n");
+		return;
+	}
+	fd = mkstemp(out);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	src_file("tests/workloads/node/wait.js", js, sizeof(js));
+	run_ok(&r, (char *[]){ (char *)profile_bin(), "-v", "--off-cpu", "--backend", "perf",
+			       "--unwind", "dwarf", "--stack-dump-size", "65528", "-U", "-f",
+			       "--output", out, "--", (char *)node, js, "3", NULL },
+	       60);
+	folded = slurp(out);
+	unlink(out);
+	ck_assert_msg(folded, "no output from the run");
+	waits = sum_with(folded, (const char *const[]){ "node::SyncProcessRunner::Spawn", NULL });
+	under_js = sum_with(folded, (const char *const[]){ "serve (wait.js", "waitChild (wait.js",
+							    "node::SyncProcessRunner::Spawn", NULL });
+	fprintf(stderr, "nodeframes: off-CPU: %llu us waiting in execSync, %llu under "
+			"serve;waitChild\n", waits, under_js);
+	ck_assert_msg(waits >= 1000000 && under_js * 10 >= waits * 8,
+		      "off-CPU: %llu of %llu us under serve;waitChild: %.3000s", under_js, waits,
+		      r.err);
+	free(folded);
+	run_result_free(&r);
+}
+END_TEST
+
 Suite *nodeframes_suite(void)
 {
 	Suite *s = suite_create("nodeframes");
@@ -308,6 +372,7 @@ Suite *nodeframes_suite(void)
 	tcase_add_loop_test(tc, javascript_chain_in_order, 0, 2);
 	tcase_add_test(tc, inlined_callers_fold);
 	tcase_add_test(tc, raw_keeps_v8_frames);
+	tcase_add_test(tc, offcpu_waits_under_javascript);
 	suite_add_tcase(s, tc);
 	return s;
 }
