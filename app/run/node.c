@@ -602,7 +602,11 @@ static unsigned int walk(void *ctx, const struct addr_space *as, const struct sa
 	}
 	rn->st.with_js++;
 	rn->st.js_frames += n;
-	*status = INTERP_FRAMES | INTERP_COPIED;
+	/*
+	 * Not INTERP_FRAMES: the pipeline's counts by status are Python's -v
+	 * lines. INTERP_COPIED alone says the frames are there (nr_interp).
+	 */
+	*status = INTERP_COPIED;
 	if (st->status & NODE_WALK_TRUNCATED || n == max) {
 		*status |= INTERP_TRUNCATED;
 		rn->st.truncated++;
@@ -797,9 +801,10 @@ void run_node__free(struct run_node *rn)
 	free(rn);
 }
 
-void run_node__report(const struct run_node *rn)
+void run_node__report(const struct run_node *rn, const struct resolver *res)
 {
 	const struct node_stats *st = &rn->st;
+	struct interp_merge_counts mc;
 
 	if (!st->processes && !st->refused)
 		return;
@@ -818,6 +823,12 @@ void run_node__report(const struct run_node *rn)
 		(unsigned long long)st->named, (unsigned long long)st->early_failed,
 		(unsigned long long)st->unnamed, (unsigned long long)st->stale,
 		(unsigned long long)st->ended);
+	resolver__interp_counts_other(res, &mc);
+	if (mc.no_eval || mc.mismatched)
+		pr_info("node: of %llu stacks with JavaScript frames, %llu had no native frame at "
+			"their pcs (put under the native leaf), %llu more or fewer than their "
+			"frames\n", (unsigned long long)mc.stacks, (unsigned long long)mc.no_eval,
+			(unsigned long long)mc.mismatched);
 	if (st->truncated || st->faults)
 		pr_info("node: %llu walks cut at %d frames, %llu ended at a slot or object that "
 			"could not be read\n", (unsigned long long)st->truncated, NODE_MAX_FRAMES,

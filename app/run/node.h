@@ -29,6 +29,6 @@ void run_node__free(struct run_node *rn);
 /* Image as is freed: its process goes (its frames named already keep their names). */
 void run_node__ended(struct run_node *rn, const struct addr_space *as);
 /* -v: the Node processes found, their versions, frames walked and named. */
-void run_node__report(const struct run_node *rn);
+void run_node__report(const struct run_node *rn, const struct resolver *res);
 
 #endif

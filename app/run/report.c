@@ -382,7 +382,7 @@ int run__finish(struct run *r)
 	if (r->python)
 		run_python__report(r->python, &r->pipeline, r->resolver);
 	if (r->node)
-		run_node__report(r->node);
+		run_node__report(r->node, r->resolver);
 	profile__fini(&prof);
 	to_stdout = !r->out.path;
 	if (!err) {

@@ -18,6 +18,15 @@
 #define MAX_UNITS (MAX_STACK_DEPTH + 2)
 #define MAX_INTERP_OUT (MAX_INTERP_DEPTH + 2)
 
+/* Where st's counts go: Python's (no label), or the other interpreters'. */
+static struct interp_merge_counts *counts_of(struct resolver *r, const struct agg_stack *st)
+{
+	const struct interp_ops *ops = &r->interp;
+
+	return ops->label && ops->label(ops->ctx, st->as) ? &r->interp_counts_other
+							   : &r->interp_counts;
+}
+
 /*
  * The marker frames: where a walk was cut, or a frame that could not be
  * read, "[LABEL: what]" (the interpreter of the stack's image: python, node).
@@ -51,13 +60,13 @@ static int interp_frames(struct resolver *r, const struct agg_stack *st, uint32_
 			continue;
 		err = ops->name(ops->ctx, st->as, &f[j], &nm);
 		if (err == -ESTALE) {
-			r->interp_counts.freed++;
+			counts_of(r, st)->freed++;
 			i = marker(r, st, "code object freed");
 		} else if (err == -ESRCH) {
-			r->interp_counts.ended++;
+			counts_of(r, st)->ended++;
 			i = marker(r, st, "process ended");
 		} else if (err) {
-			r->interp_counts.unnamed++;
+			counts_of(r, st)->unnamed++;
 			i = marker(r, st, "unreadable");
 		} else {
 			i = resolver__named_frame_index(r, FRAME_INTERP, nm.name, nm.file,
@@ -70,7 +79,7 @@ static int interp_frames(struct resolver *r, const struct agg_stack *st, uint32_
 	}
 	/* Where a walk was cut; or, ENDED, what stands for the frames of a process gone. */
 	if (st->interp_status & (INTERP_FAULT | INTERP_TRUNCATED | INTERP_ENDED)) {
-		r->interp_counts.ended += !!(st->interp_status & INTERP_ENDED);
+		counts_of(r, st)->ended += !!(st->interp_status & INTERP_ENDED);
 		i = marker(r, st,
 			   st->interp_status & INTERP_ENDED  ? "process ended"
 			   : st->interp_status & INTERP_FAULT ? "unreadable"
@@ -119,9 +128,9 @@ int resolver__mix_interp(struct resolver *r, const struct agg_stack *st, uint32_
 						ops->raw ? ops->raw(ops->ctx, st->as)
 							 : ops->keep_native },
 			 merged, &ms);
-	r->interp_counts.stacks++;
-	r->interp_counts.no_eval += ms.no_eval;
-	r->interp_counts.mismatched += ms.extra_eval || ms.extra_interp;
+	counts_of(r, st)->stacks++;
+	counts_of(r, st)->no_eval += ms.no_eval;
+	counts_of(r, st)->mismatched += ms.extra_eval || ms.extra_interp;
 	for (unsigned int k = 0; k < m; k++) {
 		if (merged[k] & INTERP_BIT) {
 			idx[out++] = merged[k] & ~INTERP_BIT;

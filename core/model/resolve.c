@@ -65,6 +65,11 @@ void resolver__get_interp(const struct resolver *r, struct interp_ops *ops)
 	*ops = r->interp;
 }
 
+void resolver__interp_counts_other(const struct resolver *r, struct interp_merge_counts *out)
+{
+	*out = r->interp_counts_other;
+}
+
 void resolver__interp_counts(const struct resolver *r, struct interp_merge_counts *out)
 {
 	*out = r->interp_counts;

@@ -89,8 +89,9 @@ struct interp_ops {
 	/*
 	 * Optional, where one run serves several interpreters: the one of
 	 * image as, as markers name it ("python" when NULL: "[python:
-	 * unreadable]"), and whether its native frames all stay (else
-	 * keep_native says).
+	 * unreadable]"; a name also keeps its stacks' counts apart from
+	 * Python's), and whether its native frames all stay (else keep_native
+	 * says).
 	 */
 	const char *(*label)(void *ctx, const struct addr_space *as);
 	bool (*raw)(void *ctx, const struct addr_space *as);
@@ -118,6 +119,8 @@ struct interp_merge_counts {
 	uint64_t ended;
 };
 void resolver__interp_counts(const struct resolver *r, struct interp_merge_counts *out);
+/* The same of the stacks whose interpreter ops->label names (Node's): kept apart from Python's. */
+void resolver__interp_counts_other(const struct resolver *r, struct interp_merge_counts *out);
 
 /*
  * Resolve the stacks counted since the last call, for about budget_ms:
