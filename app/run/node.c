@@ -3,10 +3,11 @@
  * Node.js frames in a run (node.h): the Node processes, found by their
  * mapped files (node_detect once per file identity); their V8 frames
  * walked over each sample's registers and stack copy at the pipeline's
- * interpreter hook, named from the process when the stack is resolved,
- * and the native frames they stand for told to the mixer (core/model/
- * mixed.c). What is not a Node image goes to the hooks that were there
- * before (Python's).
+ * interpreter hook (from the sample's bp, else from a frame of the native
+ * unwind's in V8's code), named from the process right then into a cache
+ * the resolved stacks read, and the native frames they stand for told to
+ * the mixer (core/model/mixed.c). What is not a Node image goes to the
+ * hooks that were there before (Python's).
  *
  * A JavaScript frame travels as a struct interp_frame:
  *   code  = the tagged SharedFunctionInfo (48 bits) | kind << 48 | NODE_TAG << 56
@@ -22,12 +23,12 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <gelf.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <gelf.h>
 
 #include "core/lib/hashmap.h"
 #include "core/lib/log.h"
