@@ -433,6 +433,9 @@ int perf_offcpu__sample(struct perf_offcpu *o, const struct perf_event_header *h
 	/* The clock only for a read that was made: not on every switch-out of the host. */
 	if (s.nr_interp && !interp_read)
 		interp_read = (uint64_t)mono_ns();
+	/* Walked over the switch-out's own stack copy: as of the switch, never late. */
+	if (s.nr_interp && (s.interp_status & INTERP_COPIED))
+		interp_read = ds.id.time;
 	return switch_out(o, &s, ds.id.time, s.nr_interp ? interp_read : 0, at_switch);
 }
 

@@ -65,7 +65,11 @@ static const struct cli_option offcputime_options[] = {
 	  "Python functions in the stacks of Python processes, in place of the interpreter's "
 	  "own frames (mixed, default), beside them (raw), or not at all (off)" },
 	{ 0, "python-full-paths", NULL, cli__set_flag, OFF(python_full_paths), 0,
-	  "name Python frames' files in full, not shortened as py-spy does" },
+	  "name Python (and JavaScript) frames' files in full, not shortened as py-spy does" },
+	{ 0, "node", "mixed|raw|off", set_node, 0, 0,
+	  "JavaScript functions in the stacks of Node.js processes (perf backend, --unwind dwarf "
+	  "or auto), in place of V8's own frames (mixed, default), beside them (raw), or not at "
+	  "all (off)" },
 	{ 0, "inline", NULL, cli__set_flag, OFF(inline_frames), 0,
 	  "show functions inlined into user frames as frames of their own (needs debug info)" },
 	{ 0, "format", "bcc|folded|svg|pprof", set_format, 0, 0,
@@ -117,6 +121,7 @@ static const struct cli_spec offcputime_cli = {
 		 "                  [-m MIN_BLOCK_TIME] [-M MAX_BLOCK_TIME] [--state STATE]\n"
 		 "                  [-v] [--backend auto|bpf|perf] [--unwind fp|dwarf|auto]\n"
 		 "                  [--inline] [--python mixed|raw|off] [--python-full-paths]\n"
+		 "                  [--node mixed|raw|off]\n"
 		 "                  [--format bcc|folded|svg|pprof] [--output FILE] [--verbose]\n"
 		 "                  [--quiet] [--cgroup PATH] [--cgroupmap CGROUPMAP]\n"
 		 "                  [--mntnsmap MNTNSMAP] [duration] [-- COMMAND [ARGS...]]",

@@ -160,7 +160,11 @@ static const struct cli_option profile_options[] = {
 	  "Python functions in the stacks of Python processes, in place of the interpreter's "
 	  "own frames (mixed, default), beside them (raw), or not at all (off)" },
 	{ 0, "python-full-paths", NULL, cli__set_flag, OFF(python_full_paths), 0,
-	  "name Python frames' files in full, not shortened as py-spy does" },
+	  "name Python (and JavaScript) frames' files in full, not shortened as py-spy does" },
+	{ 0, "node", "mixed|raw|off", set_node, 0, 0,
+	  "JavaScript functions in the stacks of Node.js processes (perf backend, --unwind dwarf "
+	  "or auto), in place of V8's own frames (mixed, default), beside them (raw), or not at "
+	  "all (off)" },
 	{ 0, "off-cpu", NULL, set_mode, MODE_OFF_CPU, GROUP_MODE,
 	  "measure time switched out (blocked, sleeping, preempted) by stack, in microseconds, "
 	  "as offcputime does" },
@@ -230,6 +234,8 @@ static const char *sampling_option(const struct parsed *p)
 		return "--inline";
 	if (r->python != PYTHON_MIXED || r->python_full_paths)
 		return r->python != PYTHON_MIXED ? "--python" : "--python-full-paths";
+	if (r->node != NODE_MIXED)
+		return "--node";
 	if (r->nr_cgroups || r->cgroupmap || r->mntnsmap)
 		return r->nr_cgroups ? "--cgroup" : r->cgroupmap ? "--cgroupmap" : "--mntnsmap";
 	if (r->command)
@@ -290,6 +296,7 @@ static const struct cli_spec profile_cli = {
 		 "               [--format bcc|folded|svg|pprof] [--output FILE]\n"
 		 "               [--unwind fp|dwarf|auto] [--stack-dump-size BYTES] [--inline]\n"
 		 "               [--python mixed|raw|off] [--python-full-paths]\n"
+		 "               [--node mixed|raw|off]\n"
 		 "               [--off-cpu | --wall] [--min-block-us US] [--max-block-us US]\n"
 		 "               [--state STATE] [--quiet] [--cgroup PATH] [--cgroupmap MAP_PATH]\n"
 		 "               [--mntnsmap MAP_PATH] [duration] [-- COMMAND [ARGS...]]\n"

@@ -160,6 +160,18 @@ int set_python(void *o, const struct cli_option *opt, const char *label, const c
 	return 0;
 }
 
+int set_node(void *o, const struct cli_option *opt, const char *label, const char *arg,
+	     struct errmsg *err)
+{
+	static const char *const names[] = { "mixed", "raw", "off", NULL };
+	int v;
+
+	if (set_choice(label, arg, names, "mixed, raw, off", &v, err))
+		return -1;
+	((struct run_opts *)o)->node = v;
+	return 0;
+}
+
 int set_output(void *o, const struct cli_option *opt, const char *label, const char *arg,
 		      struct errmsg *err)
 {

@@ -50,6 +50,8 @@ int set_backend(void *o, const struct cli_option *opt, const char *label, const 
 		struct errmsg *err);
 int set_unwind(void *o, const struct cli_option *opt, const char *label, const char *arg,
 	       struct errmsg *err);
+int set_node(void *o, const struct cli_option *opt, const char *label, const char *arg,
+	     struct errmsg *err);
 int set_python(void *o, const struct cli_option *opt, const char *label, const char *arg,
 	       struct errmsg *err);
 int set_output(void *o, const struct cli_option *opt, const char *label, const char *arg,

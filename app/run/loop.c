@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <unistd.h>
 
+#include "app/run/node.h"
 #include "app/run/python.h"
 #include "app/run/signals.h"
 #include "backend-perfring/pidwatch.h"
@@ -44,6 +45,7 @@ static void forget_space(void *ctx, const struct addr_space *as)
 	symbolizer__forget_space(r->sym, as);
 	if (r->python)
 		run_python__ended(r->python, as);
+	run_node__ended(r->node, as);
 }
 
 /*

@@ -45,6 +45,13 @@ enum python_mode {
 	PYTHON_OFF,		/* native frames only, as before */
 };
 
+/* What Node.js processes' stacks show (--node): the same choices. */
+enum node_mode {
+	NODE_MIXED,		/* JavaScript frames in place of V8's own (default) */
+	NODE_RAW,		/* JavaScript frames, and every native frame of V8 too */
+	NODE_OFF,		/* native frames only */
+};
+
 /* What is measured. */
 enum run_mode {
 	MODE_ON_CPU,		/* stacks sampled on the CPU (profile) */
@@ -98,7 +105,8 @@ struct run_opts {
 	unsigned int stack_dump_size;	/* --stack-dump-size, bytes, a multiple of 8 */
 	bool inline_frames;	/* --inline: inlined calls as frames (DWARF) */
 	enum python_mode python;	/* --python */
-	bool python_full_paths;	/* --python-full-paths: Python files named in full */
+	bool python_full_paths;	/* --python-full-paths: Python and JavaScript files named in full */
+	enum node_mode node;	/* --node */
 	int verbose;		/* -v, repeatable */
 	bool quiet;		/* --quiet: no progress line on a terminal */
 	/* --cgroup: tasks in these cgroups and their descendants only (paths as given). */

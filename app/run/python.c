@@ -22,11 +22,12 @@
 #include "core/model/resolve.h"
 #include "interp/python/registry.h"
 
-static unsigned int walk(void *ctx, const struct addr_space *as, pid_t tid,
+static unsigned int walk(void *ctx, const struct addr_space *as, const struct sample *s,
 			 struct interp_frame *out, unsigned int max, uint32_t *status)
 {
 	struct run_python *rp = ctx;
 	struct py_process *p = py_registry__find(rp->reg, as);
+	pid_t tid = s->tid;
 
 	*status = INTERP_NONE;
 	if (!p || p->gone)

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "app/run/node.h"
 #include "app/run/python.h"
 #include "app/run/unwind_verdict.h"
 #include "backend-perfring/pidwatch.h"
@@ -380,6 +381,8 @@ int run__finish(struct run *r)
 	print_handovers(r);
 	if (r->python)
 		run_python__report(r->python, &r->pipeline, r->resolver);
+	if (r->node)
+		run_node__report(r->node, r->resolver);
 	profile__fini(&prof);
 	to_stdout = !r->out.path;
 	if (!err) {

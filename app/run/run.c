@@ -15,6 +15,7 @@
 #include <sys/mman.h>
 
 #include "app/run/choose.h"
+#include "app/run/node.h"
 #include "app/run/python.h"
 #include "app/run/signals.h"
 #include "app/run/unwind_verdict.h"
@@ -126,7 +127,7 @@ static void backend_config_of(const struct run_opts *o, struct backend_config *c
 		.stack_storage_given = o->stack_storage_given,
 		.stack_dump_size = o->stack_dump_size,
 		.test_no_task_regs = o->test_no_task_regs,
-		.interp = o->python != PYTHON_OFF,
+		.interp = o->python != PYTHON_OFF || o->node != NODE_OFF,
 	};
 	unwind_choice__config(o, c);
 }
@@ -286,6 +287,13 @@ static int set_up(struct run *r)
 			return -ENOMEM;
 		r->cfg.interp_reader = run_python__reader(r->python);
 	}
+	/* In front of Python's hooks: what is not a Node image goes on to them. */
+	if (o->node != NODE_OFF) {
+		r->node = run_node__new(&r->pipeline, r->resolver, o->node == NODE_RAW,
+					o->python_full_paths);
+		if (!r->node)
+			return -ENOMEM;
+	}
 	/* What the report needs anyway is read before sampling, not after it. */
 	if (!o->user_only)
 		symbolizer__preload_kernel(r->sym);
@@ -383,6 +391,7 @@ static void run__free(struct run *r)
 	if (r->pipeline_ready)
 		pipeline__fini(&r->pipeline);
 	pid_watch__close(r->pidwatch);	/* after the tracker that asks it */
+	run_node__free(r->node);
 	run_python__free(r->python);
 	resolver__free(r->resolver);
 	symbolizer__free(r->sym);

@@ -27,6 +27,7 @@ struct resolver;
 struct unwinder;
 struct unwind_verdicts;
 struct run_python;
+struct run_node;
 
 struct run {
 	struct run_opts eff;		/* what runs: may differ from what was asked (user only) */
@@ -43,6 +44,7 @@ struct run {
 	struct unwinder *unwinder;
 	struct unwind_verdicts *verdicts;	/* --unwind auto's, per binary and process */
 	struct run_python *python;	/* NULL with --python off */
+	struct run_node *node;		/* NULL with --node off */
 	struct pid_watch *pidwatch;	/* who had a pid when, for the tracker (NULL: not allowed) */
 	struct launch child;
 	bool launched;

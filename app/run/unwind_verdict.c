@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "core/lib/log.h"
+#include "interp/node/node.h"
 
 /* Processes decided, by thread group: their threads ask one after another. */
 struct process_verdict {
@@ -28,6 +29,7 @@ struct unwind_verdicts {
 	size_t nr_bins, cap_bins;
 	struct process_verdict *procs;
 	size_t nr_procs, cap_procs;
+	bool copy_node;		/* --node is not off: Node's processes take copies */
 };
 
 void unwind_choice__config(const struct run_opts *o, struct backend_config *c)
@@ -73,6 +75,8 @@ static bool needs_copies(void *ctx, pid_t tid)
 void unwind_verdicts__config(struct unwind_verdicts *v, const struct run_opts *o,
 			     struct backend_config *c)
 {
+	if (v)
+		v->copy_node = o->node != NODE_OFF;
 	if (v && o->unwind == UNWIND_AUTO && c->dwarf) {
 		c->needs_copies = needs_copies;
 		c->needs_copies_ctx = v;
@@ -116,10 +120,15 @@ const struct unwind_binary *unwind_verdicts__binary(struct unwind_verdicts *v, i
 	*b = (struct unwind_binary){ .dev = dev, .ino = ino, .path = strdup(path) };
 	if (!b->path)
 		return NULL;
-	if (fd >= 0)
+	if (fd >= 0) {
+		struct node_interp ni;
+		struct errmsg why = { "" };
+
 		unwind_verdict__of_fd(fd, &b->v);
-	else
+		b->node = v->copy_node && node_detect(fd, 0, &ni, &why) == 1;
+	} else {
 		b->v.err = fd;
+	}
 	v->nr_bins++;
 	return b;
 }
@@ -207,7 +216,7 @@ static int process_needs_copies(struct unwind_verdicts *v, pid_t pid, bool *copi
 			*copies = true;
 			continue;
 		}
-		*copies |= unwind_verdict__needs_tables(&b->v);
+		*copies |= unwind_verdict__needs_tables(&b->v) || (b->node && v->copy_node);
 		n = realloc(seen, (nr_seen + 1) * sizeof(*seen));
 		if (n) {
 			seen = n;
@@ -245,7 +254,7 @@ bool unwind_verdicts__needs_copies(struct unwind_verdicts *v, pid_t tid)
 	}
 	v->procs[v->nr_procs++] = (struct process_verdict){ .tgid = tgid, .copies = copies };
 	pr_debug("unwind: process %d: %s\n", (int)tgid,
-		 copies ? "stack copies (a binary it maps keeps no frame pointers)"
+		 copies ? "stack copies (a binary it maps keeps no frame pointers, or runs Node.js)"
 			: "frame pointers (every binary it maps keeps them)");
 	return copies;
 }
@@ -272,7 +281,10 @@ void unwind_verdicts__report(const struct unwind_verdicts *v)
 					 why, sizeof(why));
 		/* One that keeps them is copied with the code of its process that does not. */
 		pr_info("unwind: %s: %s%s\n", b->path, why,
-			b->process_copies && !b->v.err && b->v.share.keeps
+			b->node && b->process_copies && v->copy_node
+				? ", a Node.js binary: its processes' stacks are copied for their "
+				  "JavaScript frames"
+			: b->process_copies && !b->v.err && b->v.share.keeps
 				? ", with its process's code without frame pointers"
 				: "");
 	}

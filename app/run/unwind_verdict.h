@@ -26,6 +26,12 @@ struct unwind_binary {
 	struct unwind_verdict v;
 	bool copies_seen;	/* seen in a process that takes copies: unwound from them */
 	bool process_copies;	/* of them, one -p's choice made take copies */
+	/*
+	 * A Node.js binary (node_detect): its processes take copies, whatever
+	 * their frame pointers, where JavaScript frames are wanted (--node):
+	 * the walk of V8's frames reads them.
+	 */
+	bool node;
 };
 
 /*
@@ -51,7 +57,8 @@ void unwind_verdicts__config(struct unwind_verdicts *v, const struct run_opts *o
 			     struct backend_config *c);
 /*
  * Whether the process of thread tid needs stack copies: some binary it
- * maps has unwind tables and keeps no frame pointers, or its maps or a
+ * maps has unwind tables and keeps no frame pointers, or is Node's while
+ * JavaScript frames are wanted, or its maps or a
  * binary could not be read (copies are never wrong). Each binary is
  * compiled once, each process decided once.
  */

@@ -376,6 +376,7 @@ void pipeline__unwind_now(struct pipeline *p, struct sample *s, uint64_t *buf)
 				     : 0;
 	p->not_unwound += !p->unwind;
 	s->user_ips = buf;
+	s->unwound_snapshot = s->user_snapshot;
 	s->user_snapshot = NULL;
 }
 
@@ -389,12 +390,15 @@ void pipeline__interp_now(struct pipeline *p, struct sample *s, struct interp_fr
 	const struct addr_space *as;
 	bool ambiguous;
 
-	if (!s->read_interp || s->interp_frames || (!s->user_snapshot && !s->nr_user))
+	if (!s->read_interp || s->interp_frames || (!s->user_snapshot && !s->nr_user)) {
+		s->unwound_snapshot = NULL;
 		return;
+	}
 	as = image_of(p, s, &ambiguous);
 	if (as && !ambiguous)
 		interp_part(p, s, as, buf);
 	s->read_interp = false;
+	s->unwound_snapshot = NULL;
 }
 
 void pipeline__set_interp(struct pipeline *p, const struct pipeline_interp *interp)
@@ -441,7 +445,7 @@ static void interp_part(struct pipeline *p, struct sample *s, const struct addr_
 		return;
 	p->interp.saw_image(p->interp.ctx, as, s->interp_status);
 	if (s->read_interp && !s->interp_frames && p->interp.walk) {
-		s->nr_interp = p->interp.walk(p->interp.ctx, as, s->tid, buf, MAX_INTERP_DEPTH,
+		s->nr_interp = p->interp.walk(p->interp.ctx, as, s, buf, MAX_INTERP_DEPTH,
 					      &s->interp_status);
 		s->interp_frames = buf;
 	}
@@ -452,7 +456,7 @@ int pipeline__count(struct pipeline *p, struct sample *s)
 	uint64_t unwound[MAX_STACK_DEPTH];
 	struct interp_frame interp[MAX_INTERP_DEPTH];
 	const struct addr_space *as = NULL;
-	bool two_processes = false;
+	bool two_processes = false, interp_here = false;
 
 	if (!p->cfg.kernel_stacks) {
 		s->nr_kernel = 0;
@@ -496,7 +500,8 @@ int pipeline__count(struct pipeline *p, struct sample *s)
 		} else if (as->released) {
 			p->late_images++;
 		} else {
-			interp_part(p, s, as, interp);
+			/* After the unwind below: a walker may want the native frames too. */
+			interp_here = true;
 		}
 	} else if (s->nr_interp && s->interp_frames) {
 		/*
@@ -513,8 +518,6 @@ int pipeline__count(struct pipeline *p, struct sample *s)
 		if (as && !as->released)
 			interp_part(p, s, as, interp);
 	}
-	if (two_processes && s->nr_interp && s->interp_frames)
-		drop_interp_of_two_processes(p, s);
 	if (s->user_snapshot) {
 		s->user_ips = unwound;
 		s->nr_user = p->unwind ? p->unwind(p->unwind_ctx, as, s->user_snapshot, unwound,
@@ -522,6 +525,10 @@ int pipeline__count(struct pipeline *p, struct sample *s)
 				       : 0;
 		p->not_unwound += !p->unwind;
 	}
+	if (interp_here)
+		interp_part(p, s, as, interp);
+	if (two_processes && s->nr_interp && s->interp_frames)
+		drop_interp_of_two_processes(p, s);
 	s->nr_user = stack__depth(s->user_ips, s->nr_user);
 	s->nr_user = stack__user_depth(as, s->user_ips, s->nr_user);
 	if (s->nr_user == MAX_STACK_DEPTH) {

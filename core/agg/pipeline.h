@@ -46,7 +46,14 @@ struct pipeline_interp {
 	void *ctx;
 	/* status: the sample's enum interp_status as the backend read it (0: not read). */
 	void (*saw_image)(void *ctx, const struct addr_space *as, uint32_t status);
-	unsigned int (*walk)(void *ctx, const struct addr_space *as, pid_t tid,
+	/*
+	 * Read now the frames of s's thread (s->tid). The sample's user stack
+	 * is unwound by then (user_ips, nr_user), and its copy (user_snapshot,
+	 * or unwound_snapshot where pipeline__unwind_now took it), where it
+	 * came with one, is still there: a walker of the stack itself (Node's)
+	 * reads it.
+	 */
+	unsigned int (*walk)(void *ctx, const struct addr_space *as, const struct sample *s,
 			     struct interp_frame *out, unsigned int max, uint32_t *status);
 	/* Name frames now, for samples of them to come after the process may be gone. */
 	void (*name_now)(void *ctx, const struct addr_space *as, const struct interp_frame *frames,

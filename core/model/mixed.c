@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Mixed stacks: a stack's interpreted frames (Python), named through the
- * run's interp_ops, put among its native user frames by interp_merge. A
- * native frame travels with the functions inlined into it.
+ * Mixed stacks: a stack's interpreted frames (Python, JavaScript), named
+ * through the run's interp_ops, put among its native user frames by
+ * interp_merge. A native frame travels with the functions inlined into it.
  */
 #include "core/model/resolve_internal.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "core/agg/stack.h"
@@ -17,9 +18,26 @@
 #define MAX_UNITS (MAX_STACK_DEPTH + 2)
 #define MAX_INTERP_OUT (MAX_INTERP_DEPTH + 2)
 
-/* The marker frames: where a walk was cut, or a frame that could not be read. */
-static int marker(struct resolver *r, const char *name)
+/* Where st's counts go: Python's (no label), or the other interpreters'. */
+static struct interp_merge_counts *counts_of(struct resolver *r, const struct agg_stack *st)
 {
+	const struct interp_ops *ops = &r->interp;
+
+	return ops->label && ops->label(ops->ctx, st->as) ? &r->interp_counts_other
+							   : &r->interp_counts;
+}
+
+/*
+ * The marker frames: where a walk was cut, or a frame that could not be
+ * read, "[LABEL: what]" (the interpreter of the stack's image: python, node).
+ */
+static int marker(struct resolver *r, const struct agg_stack *st, const char *what)
+{
+	const struct interp_ops *ops = &r->interp;
+	const char *label = ops->label ? ops->label(ops->ctx, st->as) : NULL;
+	char name[64];
+
+	snprintf(name, sizeof(name), "[%s: %s]", label ? label : "python", what);
 	return resolver__named_frame_index(r, FRAME_INTERP, name, NULL, NULL, 0, 0);
 }
 
@@ -42,14 +60,14 @@ static int interp_frames(struct resolver *r, const struct agg_stack *st, uint32_
 			continue;
 		err = ops->name(ops->ctx, st->as, &f[j], &nm);
 		if (err == -ESTALE) {
-			r->interp_counts.freed++;
-			i = marker(r, "[python: code object freed]");
+			counts_of(r, st)->freed++;
+			i = marker(r, st, "code object freed");
 		} else if (err == -ESRCH) {
-			r->interp_counts.ended++;
-			i = marker(r, "[python: process ended]");
+			counts_of(r, st)->ended++;
+			i = marker(r, st, "process ended");
 		} else if (err) {
-			r->interp_counts.unnamed++;
-			i = marker(r, "[python: unreadable]");
+			counts_of(r, st)->unnamed++;
+			i = marker(r, st, "unreadable");
 		} else {
 			i = resolver__named_frame_index(r, FRAME_INTERP, nm.name, nm.file,
 							nm.short_file, nm.line, nm.first_line);
@@ -61,10 +79,11 @@ static int interp_frames(struct resolver *r, const struct agg_stack *st, uint32_
 	}
 	/* Where a walk was cut; or, ENDED, what stands for the frames of a process gone. */
 	if (st->interp_status & (INTERP_FAULT | INTERP_TRUNCATED | INTERP_ENDED)) {
-		r->interp_counts.ended += !!(st->interp_status & INTERP_ENDED);
-		i = marker(r, st->interp_status & INTERP_ENDED  ? "[python: process ended]"
-			      : st->interp_status & INTERP_FAULT ? "[python: unreadable]"
-								  : "[python: truncated]");
+		counts_of(r, st)->ended += !!(st->interp_status & INTERP_ENDED);
+		i = marker(r, st,
+			   st->interp_status & INTERP_ENDED  ? "process ended"
+			   : st->interp_status & INTERP_FAULT ? "unreadable"
+							       : "truncated");
 		if (i < 0)
 			return i;
 		if (n)
@@ -106,11 +125,12 @@ int resolver__mix_interp(struct resolver *r, const struct agg_stack *st, uint32_
 		unit_start[++nu] = k + 1;
 	}
 	m = interp_merge(&(struct merge_input){ natives, role, nu, interp, run_end, (unsigned int)ni,
-						ops->keep_native },
+						ops->raw ? ops->raw(ops->ctx, st->as)
+							 : ops->keep_native },
 			 merged, &ms);
-	r->interp_counts.stacks++;
-	r->interp_counts.no_eval += ms.no_eval;
-	r->interp_counts.mismatched += ms.extra_eval || ms.extra_interp;
+	counts_of(r, st)->stacks++;
+	counts_of(r, st)->no_eval += ms.no_eval;
+	counts_of(r, st)->mismatched += ms.extra_eval || ms.extra_interp;
 	for (unsigned int k = 0; k < m; k++) {
 		if (merged[k] & INTERP_BIT) {
 			idx[out++] = merged[k] & ~INTERP_BIT;

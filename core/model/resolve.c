@@ -60,6 +60,16 @@ void resolver__set_interp(struct resolver *r, const struct interp_ops *ops)
 	r->interp = *ops;
 }
 
+void resolver__get_interp(const struct resolver *r, struct interp_ops *ops)
+{
+	*ops = r->interp;
+}
+
+void resolver__interp_counts_other(const struct resolver *r, struct interp_merge_counts *out)
+{
+	*out = r->interp_counts_other;
+}
+
 void resolver__interp_counts(const struct resolver *r, struct interp_merge_counts *out)
 {
 	*out = r->interp_counts;

@@ -86,6 +86,15 @@ struct interp_ops {
 	/* The native_role (interp_merge.h) of the user frame at ip (as sampled), named name. */
 	uint8_t (*role)(void *ctx, const struct addr_space *as, uint64_t ip, const char *name);
 	bool keep_native;	/* --python raw: every native frame stays */
+	/*
+	 * Optional, where one run serves several interpreters: the one of
+	 * image as, as markers name it ("python" when NULL: "[python:
+	 * unreadable]"; a name also keeps its stacks' counts apart from
+	 * Python's), and whether its native frames all stay (else keep_native
+	 * says).
+	 */
+	const char *(*label)(void *ctx, const struct addr_space *as);
+	bool (*raw)(void *ctx, const struct addr_space *as);
 };
 
 /*
@@ -96,6 +105,8 @@ struct resolver *resolver__new(struct symbolizer *sym, const struct resolve_spec
 void resolver__free(struct resolver *r);
 /* Interpreted frames are named and placed with ops (copied); without, they are left out. */
 void resolver__set_interp(struct resolver *r, const struct interp_ops *ops);
+/* The ops set (all NULL: none), for a run that puts another interpreter's in front of them. */
+void resolver__get_interp(const struct resolver *r, struct interp_ops *ops);
 
 /* How many stacks had interpreted frames placed without an eval loop call among their native frames, etc. */
 struct interp_merge_counts {
@@ -108,6 +119,8 @@ struct interp_merge_counts {
 	uint64_t ended;
 };
 void resolver__interp_counts(const struct resolver *r, struct interp_merge_counts *out);
+/* The same of the stacks whose interpreter ops->label names (Node's): kept apart from Python's. */
+void resolver__interp_counts_other(const struct resolver *r, struct interp_merge_counts *out);
 
 /*
  * Resolve the stacks counted since the last call, for about budget_ms:

@@ -76,7 +76,8 @@ struct resolver {
 	size_t *pending;
 	size_t nr_pending, cap_pending;
 	struct interp_ops interp;	/* .name NULL: interpreted frames are left out */
-	struct interp_merge_counts interp_counts;
+	struct interp_merge_counts interp_counts;	/* Python's stacks */
+	struct interp_merge_counts interp_counts_other;	/* those whose ops->label names one (node) */
 	bool oom;
 };
 

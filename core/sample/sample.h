@@ -77,6 +77,11 @@ enum interp_status {
  * more than one process's, they cannot be named by either (issue 46).
  */
 #define INTERP_ENDED (1U << 10)
+/*
+ * Frames walked over the sample's own stack copy (Node's): the stack as it
+ * was at the sample, however late the walk (an off-CPU wait over by then).
+ */
+#define INTERP_COPIED (1U << 11)
 
 /* The user registers and stack bytes an unwinder needs (--unwind dwarf). */
 struct user_snapshot {
@@ -103,6 +108,12 @@ struct sample {
 	unsigned int nr_user;
 	/* When set, the core unwinds the user stack from it. */
 	const struct user_snapshot *user_snapshot;
+	/*
+	 * The copy user_ips were unwound from already (pipeline__unwind_now:
+	 * off-CPU stacks), kept for a walker of the copy (Node's) until
+	 * pipeline__interp_now, which clears it; else NULL.
+	 */
+	const struct user_snapshot *unwound_snapshot;
 	/*
 	 * An interpreter's frames, leaf first, when the thread ran interpreted
 	 * code (nr_interp > 0), and interp_status (enum interp_status, flags).
