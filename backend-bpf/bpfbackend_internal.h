@@ -81,6 +81,7 @@ struct backend {
 	struct bpf_object *native;	/* the one loaded, or NULL */
 	int native_prog_fd;		/* its counting program, -1 if none */
 	uint64_t native_noted;		/* PROFILE_STAT_NATIVE_NOTED when last taken */
+	int64_t native_swept_ms;	/* when the store last checked its processes */
 	struct native_store *native_store;	/* fills its maps */
 	/* A profiler inside a pid namespace counts with tasks' ids there. */
 	struct profile_pidns_bpf *pidns;

@@ -15,6 +15,7 @@
 
 #include "backend-bpf/countmap.h"
 #include "backend-bpf/native.h"
+#include "core/lib/clock.h"
 #include "unwind/tables/tables.h"
 
 /* The program steps by unwind/tables' rules as they are: the same layout and kinds. */
@@ -124,9 +125,10 @@ void bpf_native__report(struct backend *b)
 	native_store__each_binary(b->native_store, print_binary, NULL);
 	pr_info("bpf: native unwinding: %u processes, %u tables (%u loaded, %u by frame "
 		"pointers, %u over the budget), %llu rows, %u rules, %.1f MB in the maps, "
-		"compiled in %.1f ms\n",
+		"compiled in %.1f ms; %u dropped as they exited, %u read again after an exec\n",
 		st.processes, st.tables, st.tables_loaded, st.tables_fp, st.budget_refusals,
-		(unsigned long long)st.rows, st.rules, st.bytes / 1e6, st.compile_ns / 1e6);
+		(unsigned long long)st.rows, st.rules, st.bytes / 1e6, st.compile_ns / 1e6,
+		st.swept, st.execs);
 	pr_info("bpf: native unwinding: %llu stacks walked (%llu ended without CFI, %llu at a "
 		"failed read, %llu at code in no known mapping, %llu cut at %d frames); by frame "
 		"pointers instead: %llu kernel-mode, %llu 32-bit, %llu of processes not loaded "
@@ -162,6 +164,11 @@ void bpf_native__take_unknown(struct backend *b)
 {
 	uint64_t noted = bpf_backend__read_stat(b, PROFILE_STAT_NATIVE_NOTED);
 
+	/* Once a second: the exited processes' entries go, and their tables with the last. */
+	if (b->native_store && mono_ms() - b->native_swept_ms >= 1000) {
+		b->native_swept_ms = mono_ms();
+		native_store__sweep(b->native_store);
+	}
 	if (!b->native_store || noted == b->native_noted)
 		return;
 	b->native_noted = noted;

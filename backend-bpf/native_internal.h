@@ -48,6 +48,10 @@ struct nproc {
 	pid_t tgid;
 	uint32_t gen;
 	int64_t read_ms;		/* when its maps were last read */
+	/* Its start (/proc/PID/stat field 22) and executable when read: what a sweep compares. */
+	uint64_t start_ticks;
+	dev_t exe_dev;
+	ino_t exe_ino;
 	struct native_page_entry *entries;	/* in native_pages, sorted */
 	size_t nr_entries;
 	struct ntable **tables;		/* one reference each */

@@ -10,6 +10,7 @@
 #include <bpf/bpf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -234,6 +235,41 @@ static int write_pages(struct native_store *s, const struct native_page_entry *o
 	return 0;
 }
 
+/*
+ * What tells a process from the next one under its pid (its start, in
+ * ticks since boot) and from its own image before an exec (its
+ * executable's device and inode). dirfd is /proc/PID. 0 or -ESRCH.
+ */
+static int proc_ident(int dirfd, uint64_t *start, dev_t *dev, ino_t *ino)
+{
+	char buf[1024];
+	const char *after;
+	struct stat st;
+	ssize_t n;
+	int fd = openat(dirfd, "stat", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -ESRCH;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -ESRCH;
+	buf[n] = '\0';
+	/* The comm may hold spaces and parentheses: the fields start after the last ')'. */
+	after = strrchr(buf, ')');
+	if (!after || sscanf(after + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u "
+			     "%*d %*d %*d %*d %*d %*d %" SCNu64, start) != 1)
+		return -ESRCH;
+	/* A kernel thread, or an executable gone: no identity to compare but the start. */
+	if (fstatat(dirfd, "exe", &st, 0)) {
+		st.st_dev = 0;
+		st.st_ino = 0;
+	}
+	*dev = st.st_dev;
+	*ino = st.st_ino;
+	return 0;
+}
+
 static struct nproc *find_proc(const struct native_store *s, pid_t tgid)
 {
 	return hashmap__find(&s->procs, &tgid);
@@ -320,6 +356,8 @@ static int read_in(struct native_store *s, pid_t tgid, struct nproc *np)
 	np->nr_entries = r.nr_entries;
 	np->gen = val.gen;
 	np->read_ms = mono_ms();
+	if (proc_ident(dirfd, &np->start_ticks, &np->exe_dev, &np->exe_ino))
+		np->start_ticks = 0;	/* gone meanwhile: the next sweep drops it */
 out:
 	close(dirfd);
 	return err;
@@ -453,4 +491,53 @@ int native_store__poll_unknown(struct native_store *s)
 	}
 	free(got);
 	return (int)done;
+}
+
+/*
+ * Every tracked process checked against /proc: one whose pid is gone or
+ * another process's now (a different start) is dropped, so that its pages
+ * never describe the next owner of its pid and its tables can go; one that
+ * ran exec (another executable) is read again. Returns how many changed.
+ */
+int native_store__sweep(struct native_store *s)
+{
+	const struct hashmap_entry *ent;
+	pid_t *pids;
+	size_t bkt, n = 0;
+	int changed = 0;
+
+	if (!s->procs.size)
+		return 0;
+	pids = malloc(s->procs.size * sizeof(*pids));
+	if (!pids)
+		return -ENOMEM;
+	hashmap__for_each(&s->procs, bkt, ent)
+		pids[n++] = ((const struct nproc *)ent->value)->tgid;
+	for (size_t i = 0; i < n; i++) {
+		struct nproc *np = find_proc(s, pids[i]);
+		uint64_t start = 0;
+		dev_t dev = 0;
+		ino_t ino = 0;
+		char path[32];
+		int dirfd, err;
+
+		if (!np)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d", (int)pids[i]);
+		dirfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		err = dirfd < 0 ? -ESRCH : proc_ident(dirfd, &start, &dev, &ino);
+		if (dirfd >= 0)
+			close(dirfd);
+		if (err || start != np->start_ticks) {
+			drop_proc(s, np);
+			s->st.swept++;
+			changed++;
+		} else if (dev != np->exe_dev || ino != np->exe_ino) {
+			if (native_store__refresh_process(s, pids[i]) == 0)
+				s->st.execs++;
+			changed++;
+		}
+	}
+	free(pids);
+	return changed;
 }

@@ -75,6 +75,8 @@ struct native_store_stats {
 	uint64_t compile_ns;		/* unwind_table__compile, all tables */
 	unsigned int trust_refusals;	/* files refused by the trust rules (not the file mapped) */
 	unsigned int rate_limited;	/* poll_unknown re-reads put off */
+	unsigned int swept;		/* processes dropped by a sweep: exited, or their pid reused */
+	unsigned int execs;		/* processes read again by a sweep: they ran exec */
 };
 
 enum native_way {
@@ -111,6 +113,12 @@ void native_store__remove_process(struct native_store *s, pid_t tgid);
  */
 #define NATIVE_REREAD_MS 100
 int native_store__poll_unknown(struct native_store *s);
+/*
+ * Check every tracked process against /proc (the caller does this about
+ * once a second): the exited and those whose pid is another's now are
+ * dropped, those that ran exec read again. Returns how many changed.
+ */
+int native_store__sweep(struct native_store *s);
 void native_store__stats(const struct native_store *s, struct native_store_stats *out);
 void native_store__each_binary(const struct native_store *s,
 			       void (*fn)(void *arg, const char *path,

@@ -330,6 +330,80 @@ START_TEST(libc_rules_from_the_maps_equal_the_table)
 }
 END_TEST
 
+/*
+ * A sweep drops a process that exited (its tables go with it, nothing left
+ * in the maps) and reads again one that ran exec: a shell that execs sleep
+ * once the test has read it maps sleep's table afterwards.
+ */
+START_TEST(sweep_drops_the_exited_and_reads_the_execed_again)
+{
+	struct native_maps_fds fds;
+	struct native_store_stats st;
+	char *sleeper[] = { "sleep", "30", NULL };
+	char *later[] = { "sh", "-c", "read x; exec sleep 30", NULL };
+	struct native_store *s;
+	int pipefd[2];
+	pid_t a, b;
+
+	make_maps(&fds);
+	s = native_store__new(&fds, NULL, NULL);
+	ck_assert_ptr_nonnull(s);
+	a = spawn(sleeper, "sleep");
+	ck_assert_int_eq(native_store__add_process(s, a), 0);
+	ck_assert_int_eq(native_store__sweep(s), 0);
+
+	/* b: a shell that waits for a line on its stdin, then becomes sleep. */
+	ck_assert_int_eq(pipe(pipefd), 0);
+	b = fork();
+	ck_assert_int_ge(b, 0);
+	if (!b) {
+		dup2(pipefd[0], 0);
+		close(pipefd[1]);
+		execvp(later[0], later);
+		_exit(126);
+	}
+	close(pipefd[0]);
+	for (int i = 0; i < 500 && native_store__add_process(s, b); i++)
+		usleep(10000);
+	usleep(100000);	/* its shell's mappings, not fork's copy of the test's */
+	ck_assert_int_eq(native_store__refresh_process(s, b), 0);
+
+	stop(a);
+	ck_assert_int_eq(native_store__sweep(s), 1);
+	native_store__stats(s, &st);
+	ck_assert_uint_eq(st.swept, 1);
+	ck_assert_uint_eq(st.processes, 1);
+
+	ck_assert_int_eq(write(pipefd[1], "\n", 1), 1);
+	for (int i = 0; i < 500; i++) {
+		char exe[64] = "";
+		char path[32];
+
+		snprintf(path, sizeof(path), "/proc/%d/exe", (int)b);
+		if (readlink(path, exe, sizeof(exe) - 1) > 0 && strstr(exe, "sleep"))
+			break;
+		usleep(10000);
+	}
+	usleep(100000);	/* sleep's own mappings in place */
+	ck_assert_int_eq(native_store__sweep(s), 1);
+	native_store__stats(s, &st);
+	ck_assert_uint_eq(st.execs, 1);
+	ck_assert_uint_eq(st.processes, 1);
+
+	stop(b);
+	close(pipefd[1]);
+	ck_assert_int_eq(native_store__sweep(s), 1);
+	native_store__stats(s, &st);
+	ck_assert_uint_eq(st.processes, 0);
+	ck_assert_uint_eq(st.rows, 0);
+	ck_assert_uint_eq(st.tables, 0);
+	ck_assert_uint_eq(count_keys(fds.pages, sizeof(struct native_page_key)), 0);
+	ck_assert_uint_eq(count_keys(fds.procs, 4), 0);
+	native_store__free(s);
+	close_maps(&fds);
+}
+END_TEST
+
 START_TEST(python_and_poll_unknown)
 {
 	struct native_maps_fds fds;
@@ -517,6 +591,7 @@ Suite *native_store_suite(void)
 	tcase_add_test(tc, python_and_poll_unknown);
 	tcase_add_test(tc, over_the_budget_no_table_and_the_tracker_opens);
 	tcase_add_test(tc, many_mappings_bounded);
+	tcase_add_test(tc, sweep_drops_the_exited_and_reads_the_execed_again);
 	suite_add_tcase(s, tc);
 	return s;
 }
