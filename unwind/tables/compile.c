@@ -231,6 +231,7 @@ static int run_fdes(struct compile *c)
 		const struct cfi_fde *f = &c->fdes[i].f;
 		uint64_t end = f->pc_begin + f->pc_range, next = UINT64_MAX;
 		bool stopped = false;
+		size_t first_row = c->rows.n;
 
 		if (i + 1 < c->nr_fdes)
 			next = c->fdes[i + 1].f.pc_begin;
@@ -245,6 +246,12 @@ static int run_fdes(struct compile *c)
 			return err;
 		st->fdes++;
 		st->programs_stopped += stopped;
+		/* A function that sets up a frame: its CFA is rbp-based somewhere in it. */
+		for (size_t r = first_row; r < c->rows.n; r++)
+			if (c->rows.v[r].rule.cfa == UNWIND_CFA_RBP) {
+				st->fdes_rbp++;
+				break;
+			}
 		if (next - end > GAP_ABSORB) {
 			err = row_list__push(&c->rows, end, &none);
 			if (err)

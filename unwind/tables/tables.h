@@ -103,6 +103,7 @@ struct unwind_table_stats {
 	uint64_t bytes_stop;		/* of them, STOP */
 	uint64_t bytes;			/* the table: rows, page index and rules */
 	uint32_t fdes_debug_frame;	/* of those collected, from .debug_frame */
+	uint32_t fdes_rbp;		/* of those compiled, whose CFA is rbp-based somewhere */
 };
 
 struct unwind_table {
@@ -152,7 +153,7 @@ struct unwind_fp_share {
 	uint64_t bytes;			/* code bytes whose CFA is rsp- or rbp-based */
 	uint64_t rbp_bytes;		/* of them, CFA = rbp + N */
 	uint32_t functions;		/* FDEs compiled */
-	uint32_t rbp_frames;		/* runs of code whose CFA is rbp-based: frames set up */
+	uint32_t rbp_frames;		/* functions whose CFA is rbp-based somewhere: frames set up */
 	bool keeps;
 };
 void unwind_table__fp_share(const struct unwind_table *t, struct unwind_fp_share *out);
