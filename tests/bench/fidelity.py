@@ -250,7 +250,7 @@ def run(tmp, results, verdicts, perf_record=("perf", "record")):
         if missing:
             log("bench: fidelity: skipping %s: %s not installed" % (name, missing[0]))
             continue
-        for mode in ("fp", "dwarf"):
+        for mode in ("fp", "dwarf", "auto"):
             res, cpu, wall = profile_window(stages, mode, work, perf_record)
             ptotal, pleaves, preach = res["perf"]
             top = [f for f, _ in pleaves.most_common(10)]
