@@ -270,7 +270,8 @@ START_TEST(libc_rules_from_the_maps_equal_the_table)
 		same_rule(&fds, a, t, bias, pc - bias, &compared);
 	for (uint64_t pc = (start + 0xffff) & ~0xffffull; pc < end; pc += 0x10000) {
 		same_rule(&fds, a, t, bias, pc - bias, &compared);
-		same_rule(&fds, a, t, bias, pc - 1 - bias, &compared);
+		if (pc > start)	/* a mapping that starts on a 64 KiB border (ASLR: 1 in 16) */
+			same_rule(&fds, a, t, bias, pc - 1 - bias, &compared);
 	}
 	fprintf(stderr, "native_store: %u libc pcs compared with unwind_table__lookup\n", compared);
 
