@@ -129,6 +129,11 @@ void bpf_native__report(struct backend *b)
 		st.processes, st.tables, st.tables_loaded, st.tables_fp, st.budget_refusals,
 		(unsigned long long)st.rows, st.rules, st.bytes / 1e6, st.compile_ns / 1e6,
 		st.swept, st.execs);
+	pr_info("bpf: native unwinding: %u index and %u page entries; processes left to frame "
+		"pointers: %u with too many mappings, %u for want of room, %u failed; %u files "
+		"refused (not the file mapped, or not a regular file); %u re-reads put off\n",
+		st.index, st.pages, st.too_big, st.no_room, st.failed, st.trust_refusals,
+		st.rate_limited);
 	pr_info("bpf: native unwinding: %llu stacks walked (%llu ended without CFI, %llu at a "
 		"failed read, %llu at code in no known mapping, %llu cut at %d frames); by frame "
 		"pointers instead: %llu kernel-mode, %llu 32-bit, %llu of processes not loaded "

@@ -47,7 +47,7 @@ struct ntable {
 struct nproc {
 	pid_t tgid;
 	uint32_t gen;
-	int64_t read_ms;		/* when its maps were last read */
+	int64_t next_ms;		/* a poll reads it again from then on */
 	/* Its start (/proc/PID/stat field 22) and executable when read: what a sweep compares. */
 	uint64_t start_ticks;
 	dev_t exe_dev;

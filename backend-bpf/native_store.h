@@ -75,6 +75,10 @@ struct native_store_stats {
 	uint64_t compile_ns;		/* unwind_table__compile, all tables */
 	unsigned int trust_refusals;	/* files refused by the trust rules (not the file mapped) */
 	unsigned int rate_limited;	/* poll_unknown re-reads put off */
+	/* Reads that left a process out (it is walked by frame pointers, unmarked): */
+	unsigned int too_big;		/* more mappings or page entries than NATIVE_MAX_PROC_PAGES */
+	unsigned int no_room;		/* native_pages full */
+	unsigned int failed;		/* anything else but its exit (memory, a map write) */
 	unsigned int swept;		/* processes dropped by a sweep: exited, or their pid reused */
 	unsigned int execs;		/* processes read again by a sweep: they ran exec */
 };
@@ -109,9 +113,15 @@ int native_store__refresh_process(struct native_store *s, pid_t tgid);
 void native_store__remove_process(struct native_store *s, pid_t tgid);
 /*
  * Read and empty native_unknown: add each tgid not known, refresh each
- * known one (at most once per NATIVE_REREAD_MS). Returns how many were read.
+ * known one. A pid is read again NATIVE_REREAD_MS after its last read at
+ * the soonest, and NATIVE_REREAD_COST times that read's cost (its
+ * compiling aside) at the soonest too, whether it was read or refused: a
+ * process whose read is dear (many mappings) or fails (too many) cannot
+ * keep the store busy by being noted at every sample. Returns how many
+ * were read.
  */
 #define NATIVE_REREAD_MS 100
+#define NATIVE_REREAD_COST 10
 int native_store__poll_unknown(struct native_store *s);
 /*
  * Check every tracked process against /proc (the caller does this about
