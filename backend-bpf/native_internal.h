@@ -73,6 +73,8 @@ struct native_store {
 	uint32_t mark;
 	unsigned int index_used, pages_used;
 	bool no_batch;			/* BPF_MAP_UPDATE_BATCH refused (before 5.6) */
+	bool pending;			/* native_unknown holds pids a poll did not reach */
+	int64_t next_poll_ms;		/* when they are due */
 	struct native_store_stats st;
 };
 

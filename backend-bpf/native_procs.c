@@ -481,12 +481,19 @@ static void read_later(struct native_store *s, pid_t tgid, int64_t cost_ns)
 	p->next_ms = next;
 }
 
+bool native_store__pending(const struct native_store *s)
+{
+	return s->pending && mono_ms() >= s->next_poll_ms;
+}
+
 int native_store__poll_unknown(struct native_store *s)
 {
-	unsigned int max = s->sizes.unknown, n = 0, done = 0;
+	unsigned int max = s->sizes.unknown, n = 0, done = 0, i;
 	__u32 key = UINT32_MAX, next, *got;	/* no tgid: the walk starts (4.9 has no NULL) */
-	int64_t now = mono_ms();
+	int64_t now = mono_ms(), start = mono_ns(), spent = 0;
 
+	if (s->pending && now < s->next_poll_ms)
+		return 0;
 	got = malloc(max * sizeof(*got));
 	if (!got)
 		return -ENOMEM;
@@ -494,13 +501,16 @@ int native_store__poll_unknown(struct native_store *s)
 		got[n++] = next;
 		key = next;
 	}
-	for (unsigned int i = 0; i < n; i++)
-		bpf_map_delete_elem(s->fds.unknown, &got[i]);
-	for (unsigned int i = 0; i < n; i++) {
+	for (i = 0; i < n; i++) {
 		pid_t tgid = (pid_t)got[i];
 		uint64_t compiled = s->st.compile_ns;
 		int64_t t0;
 
+		/* Over the budget: the rest stay noted, for a later poll. */
+		spent = mono_ns() - start;
+		if (spent >= (int64_t)NATIVE_POLL_BUDGET_MS * 1000000)
+			break;
+		bpf_map_delete_elem(s->fds.unknown, &got[i]);
 		if (tgid <= 0)
 			continue;
 		if (!may_read(s, tgid, now)) {
@@ -514,6 +524,11 @@ int native_store__poll_unknown(struct native_store *s)
 			pr_debug("native: pid %d: not read\n", (int)tgid);
 		read_later(s, tgid, mono_ns() - t0 - (int64_t)(s->st.compile_ns - compiled));
 		done++;
+	}
+	s->pending = i < n;
+	if (s->pending) {
+		s->st.deferred += n - i;
+		s->next_poll_ms = mono_ms() + spent / 1000000 * NATIVE_POLL_GAP;
 	}
 	free(got);
 	return (int)done;

@@ -75,6 +75,7 @@ struct native_store_stats {
 	uint64_t compile_ns;		/* unwind_table__compile, all tables */
 	unsigned int trust_refusals;	/* files refused by the trust rules (not the file mapped) */
 	unsigned int rate_limited;	/* poll_unknown re-reads put off */
+	unsigned int deferred;		/* pids a poll over its budget left to a later one */
 	/* Reads that left a process out (it is walked by frame pointers, unmarked): */
 	unsigned int too_big;		/* more mappings or page entries than NATIVE_MAX_PROC_PAGES */
 	unsigned int no_room;		/* native_pages full */
@@ -122,7 +123,17 @@ void native_store__remove_process(struct native_store *s, pid_t tgid);
  */
 #define NATIVE_REREAD_MS 100
 #define NATIVE_REREAD_COST 10
+/*
+ * A poll reads for NATIVE_POLL_BUDGET_MS at most (a storm of pids, each
+ * with thousands of mappings, would hold the run for minutes): the pids
+ * it did not reach stay in native_unknown, pending, for a poll
+ * NATIVE_POLL_GAP times the time spent later (native_store__pending).
+ */
+#define NATIVE_POLL_BUDGET_MS 50
+#define NATIVE_POLL_GAP 4
 int native_store__poll_unknown(struct native_store *s);
+/* Whether pids left by a poll over its budget are due to be read now. */
+bool native_store__pending(const struct native_store *s);
 /*
  * Check every tracked process against /proc (the caller does this about
  * once a second): the exited and those whose pid is another's now are

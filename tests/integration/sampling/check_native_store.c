@@ -621,6 +621,63 @@ START_TEST(many_mappings_bounded)
 }
 END_TEST
 
+/*
+ * A storm of dear pids noted at once (each with more mappings than a
+ * process may have: refused after reading them all): a poll stops at its
+ * budget, the rest stay noted, pending, for a later poll.
+ */
+START_TEST(poll_keeps_to_its_budget)
+{
+	struct native_store_stats st;
+	struct native_maps_fds fds;
+	struct native_store *s;
+	struct bg_proc many[3];
+	struct timespec t0;
+	unsigned int total = 0;
+	__u32 one = 1;
+	double ms;
+	int got;
+
+	make_maps(&fds);
+	s = native_store__new(&fds, NULL, NULL);
+	ck_assert_ptr_nonnull(s);
+	for (int i = 0; i < 3; i++) {
+		__u32 key;
+
+		bg_start(&many[i], (char *[]){ (char *)workload("manymaps"), "20000", "30", NULL });
+		ck_assert_str_eq(many[i].first_line, "ready");
+		key = (__u32)many[i].pid;
+		ck_assert_int_eq(bpf_map_update_elem(fds.unknown, &key, &one, BPF_ANY), 0);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	got = native_store__poll_unknown(s);
+	ms = ms_since(&t0);
+	fprintf(stderr, "native_store: 3 x manymaps 20000 noted: %d read in %.1f ms\n", got, ms);
+	ck_assert_int_ge(got, 1);
+	ck_assert_int_lt(got, 3);
+	ck_assert_uint_eq(count_keys(fds.unknown, 4), 3 - (unsigned int)got);
+	native_store__stats(s, &st);
+	ck_assert_uint_eq(st.deferred, 3 - (unsigned int)got);
+	/* Not due at once; due later, and every pid read in the end. */
+	ck_assert(!native_store__pending(s));
+	ck_assert_int_eq(native_store__poll_unknown(s), 0);
+	total = (unsigned int)got;
+	for (int i = 0; i < 100 && total < 3; i++) {
+		usleep(20000);
+		if (native_store__pending(s))
+			total += (unsigned int)native_store__poll_unknown(s);
+	}
+	ck_assert_uint_eq(total, 3);
+	ck_assert_uint_eq(count_keys(fds.unknown, 4), 0);
+	native_store__stats(s, &st);
+	ck_assert_uint_eq(st.too_big, 3);
+	for (int i = 0; i < 3; i++)
+		bg_stop(&many[i]);
+	native_store__free(s);
+	close_maps(&fds);
+}
+END_TEST
+
 Suite *native_store_suite(void)
 {
 	Suite *s = suite_create("native_store");
@@ -632,6 +689,7 @@ Suite *native_store_suite(void)
 	tcase_add_test(tc, python_and_poll_unknown);
 	tcase_add_test(tc, over_the_budget_no_table_and_the_tracker_opens);
 	tcase_add_test(tc, many_mappings_bounded);
+	tcase_add_test(tc, poll_keeps_to_its_budget);
 	tcase_add_test(tc, sweep_drops_the_exited_and_reads_the_execed_again);
 	suite_add_tcase(s, tc);
 	return s;
