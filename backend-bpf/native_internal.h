@@ -33,6 +33,7 @@ struct ntable {
 	enum native_way way;
 	char why[96];
 	char *path;			/* the first path seen */
+	uid_t owner;			/* the file's (0: root's, or the vdso) */
 	Elf64_Phdr loads[IMAGE_MAX_LOADS];	/* for the load bias of each mapping */
 	unsigned int nr_loads;
 	struct unwind_fp_share fp;
@@ -67,6 +68,7 @@ struct native_store {
 	struct native_rules rules;
 	struct hashmap tables;		/* struct table_key -> struct ntable */
 	struct ntable *vdso;
+	struct hashmap owners;		/* uid_t -> struct owner_use: loaded tables of users' files */
 	struct hashmap procs;		/* pid_t -> struct nproc */
 	struct hashmap polled;		/* pid_t -> struct polled: not tracked, read recently */
 	uint32_t next_table;

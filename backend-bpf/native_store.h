@@ -52,6 +52,13 @@ struct native_store_opts {
 #define NATIVE_DEFAULT_PAGES (1u << 17)		/* ~150 a process */
 #define NATIVE_DEFAULT_PROCS (1u << 14)
 #define NATIVE_DEFAULT_UNKNOWN 4096
+/*
+ * The tables of files one user (not root) owns may take this share at most
+ * of each of rows, rules, index entries and the budget: copies of large
+ * libraries, or a crafted file of 65,535 distinct rules, cannot leave
+ * every other process without tables.
+ */
+#define NATIVE_OWNER_SHARE 4
 /* A process with more native_pages entries than this is refused (-E2BIG): hostile. */
 #define NATIVE_MAX_PROC_PAGES (1u << 14)
 
@@ -72,6 +79,7 @@ struct native_store_stats {
 	uint64_t bytes;			/* rows * 4 + rules * 12 + index * 16 */
 	unsigned int processes;
 	unsigned int budget_refusals;	/* tables not loaded: rows, rules, index or bytes */
+	unsigned int owner_refusals;	/* of them, over their owner's share (NATIVE_OWNER_SHARE) */
 	uint64_t compile_ns;		/* unwind_table__compile, all tables */
 	unsigned int trust_refusals;	/* files refused by the trust rules (not the file mapped) */
 	unsigned int rate_limited;	/* poll_unknown re-reads put off */

@@ -537,6 +537,63 @@ START_TEST(over_the_budget_no_table_and_the_tracker_opens)
 }
 END_TEST
 
+/*
+ * A user's copy of libc (owned by nobody) does not fit that user's share
+ * of rows (a quarter of 40,000: libc has 14,662), where root's libc, the
+ * same bytes, does: copies of large libraries cannot fill the maps for
+ * everyone. Run by ld.so with the copy's directory first.
+ */
+START_TEST(a_users_files_keep_to_their_share)
+{
+	struct native_store_opts o = { .max_rows = 40000 };
+	struct native_store_stats st;
+	struct native_maps_fds fds;
+	struct native_store *s;
+	struct libc_way w = { 0 };
+	char dir[] = "/tmp/native-share-XXXXXX", copy[64], cmd[256];
+	pid_t a, b;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(copy, sizeof(copy), "%s/libc.so.6", dir);
+	snprintf(cmd, sizeof(cmd), "cp /lib/x86_64-linux-gnu/libc.so.6 %s", copy);
+	ck_assert_int_eq(system(cmd), 0);
+	ck_assert_int_eq(chown(copy, 65534, 65534), 0);
+	make_maps(&fds);
+	s = native_store__new(&fds, &o, NULL);
+	ck_assert_ptr_nonnull(s);
+
+	a = spawn((char *[]){ "/lib64/ld-linux-x86-64.so.2", "--library-path", dir, "/bin/sleep",
+			      "30", NULL },
+		  "/sleep");
+	measure(s, "sleep with nobody's libc", a);
+	native_store__each_binary(s, print_binary, NULL);
+	native_store__each_binary(s, find_libc, &w);
+	ck_assert(w.seen);
+	ck_assert_int_eq(w.way, NATIVE_WAY_NONE);
+	ck_assert_msg(strstr(w.why, "owner's share"), "%s", w.why);
+	native_store__stats(s, &st);
+	ck_assert_uint_eq(st.owner_refusals, 1);
+	native_store__remove_process(s, a);
+	stop(a);
+
+	/* Root's libc: loaded. */
+	b = spawn((char *[]){ "/bin/sleep", "30", NULL }, "/sleep");
+	measure(s, "sleep", b);
+	memset(&w, 0, sizeof(w));
+	native_store__each_binary(s, find_libc, &w);
+	ck_assert(w.seen);
+	ck_assert_int_eq(w.way, NATIVE_WAY_TABLE);
+	native_store__remove_process(s, b);
+	stop(b);
+	native_store__stats(s, &st);
+	ck_assert_uint_eq(st.rows, 0);
+	native_store__free(s);
+	close_maps(&fds);
+	unlink(copy);
+	rmdir(dir);
+}
+END_TEST
+
 /* Many small executable mappings: SPLIT pages, each file opened once; too many: -E2BIG, nothing left. */
 START_TEST(many_mappings_bounded)
 {
@@ -690,6 +747,7 @@ Suite *native_store_suite(void)
 	tcase_add_test(tc, over_the_budget_no_table_and_the_tracker_opens);
 	tcase_add_test(tc, many_mappings_bounded);
 	tcase_add_test(tc, poll_keeps_to_its_budget);
+	tcase_add_test(tc, a_users_files_keep_to_their_share);
 	tcase_add_test(tc, sweep_drops_the_exited_and_reads_the_execed_again);
 	suite_add_tcase(s, tc);
 	return s;
