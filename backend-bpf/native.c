@@ -124,11 +124,19 @@ void bpf_native__report(struct backend *b)
 	native_store__stats(b->native_store, &st);
 	native_store__each_binary(b->native_store, print_binary, NULL);
 	pr_info("bpf: native unwinding: %u processes, %u tables (%u loaded, %u by frame "
-		"pointers, %u over the budget), %llu rows, %u rules, %.1f MB in the maps, "
-		"compiled in %.1f ms; %u dropped as they exited, %u read again after an exec\n",
+		"pointers, %u over the budget, %u of them their owner's share), %llu rows, %u rules, "
+		"%.1f MB in the maps, compiled in %.1f ms; %u dropped as they exited, %u read again "
+		"after an exec\n",
 		st.processes, st.tables, st.tables_loaded, st.tables_fp, st.budget_refusals,
+		st.owner_refusals,
 		(unsigned long long)st.rows, st.rules, st.bytes / 1e6, st.compile_ns / 1e6,
 		st.swept, st.execs);
+	pr_info("bpf: native unwinding: %u index and %u page entries; processes left to frame "
+		"pointers: %u with too many mappings, %u for want of room, %u failed; %u files "
+		"refused (not the file mapped, or not a regular file); %u re-reads put off, %u "
+		"reads left by a poll over its %d ms to the next\n",
+		st.index, st.pages, st.too_big, st.no_room, st.failed, st.trust_refusals,
+		st.rate_limited, st.deferred, NATIVE_POLL_BUDGET_MS);
 	pr_info("bpf: native unwinding: %llu stacks walked (%llu ended without CFI, %llu at a "
 		"failed read, %llu at code in no known mapping, %llu cut at %d frames); by frame "
 		"pointers instead: %llu kernel-mode, %llu 32-bit, %llu of processes not loaded "
@@ -156,7 +164,9 @@ int bpf_native__fds(const struct backend *b, struct native_maps_fds *out)
 
 bool bpf_native__noticed(struct backend *b)
 {
-	return b->native && bpf_backend__read_stat(b, PROFILE_STAT_NATIVE_NOTED) != b->native_noted;
+	return b->native &&
+	       (bpf_backend__read_stat(b, PROFILE_STAT_NATIVE_NOTED) != b->native_noted ||
+		(b->native_store && native_store__pending(b->native_store)));
 }
 
 /* The processes the program noted (not loaded yet, or a pc in no known mapping): read now. */
@@ -169,7 +179,8 @@ void bpf_native__take_unknown(struct backend *b)
 		b->native_swept_ms = mono_ms();
 		native_store__sweep(b->native_store);
 	}
-	if (!b->native_store || noted == b->native_noted)
+	if (!b->native_store ||
+	    (noted == b->native_noted && !native_store__pending(b->native_store)))
 		return;
 	b->native_noted = noted;
 	native_store__poll_unknown(b->native_store);

@@ -33,6 +33,7 @@ struct ntable {
 	enum native_way way;
 	char why[96];
 	char *path;			/* the first path seen */
+	uid_t owner;			/* the file's (0: root's, or the vdso) */
 	Elf64_Phdr loads[IMAGE_MAX_LOADS];	/* for the load bias of each mapping */
 	unsigned int nr_loads;
 	struct unwind_fp_share fp;
@@ -47,7 +48,7 @@ struct ntable {
 struct nproc {
 	pid_t tgid;
 	uint32_t gen;
-	int64_t read_ms;		/* when its maps were last read */
+	int64_t next_ms;		/* a poll reads it again from then on */
 	/* Its start (/proc/PID/stat field 22) and executable when read: what a sweep compares. */
 	uint64_t start_ticks;
 	dev_t exe_dev;
@@ -67,12 +68,15 @@ struct native_store {
 	struct native_rules rules;
 	struct hashmap tables;		/* struct table_key -> struct ntable */
 	struct ntable *vdso;
+	struct hashmap owners;		/* uid_t -> struct owner_use: loaded tables of users' files */
 	struct hashmap procs;		/* pid_t -> struct nproc */
 	struct hashmap polled;		/* pid_t -> struct polled: not tracked, read recently */
 	uint32_t next_table;
 	uint32_t mark;
 	unsigned int index_used, pages_used;
 	bool no_batch;			/* BPF_MAP_UPDATE_BATCH refused (before 5.6) */
+	bool pending;			/* native_unknown holds pids a poll did not reach */
+	int64_t next_poll_ms;		/* when they are due */
 	struct native_store_stats st;
 };
 

@@ -27,7 +27,7 @@
 
 struct polled {
 	pid_t tgid;		/* the key */
-	int64_t ms;
+	int64_t next_ms;	/* a poll reads it again from then on */
 };
 
 static void release_maps(struct addr_space *as)
@@ -355,11 +355,18 @@ static int read_in(struct native_store *s, pid_t tgid, struct nproc *np)
 	np->entries = r.entries;
 	np->nr_entries = r.nr_entries;
 	np->gen = val.gen;
-	np->read_ms = mono_ms();
+	np->next_ms = mono_ms() + NATIVE_REREAD_MS;
 	if (proc_ident(dirfd, &np->start_ticks, &np->exe_dev, &np->exe_ino))
 		np->start_ticks = 0;	/* gone meanwhile: the next sweep drops it */
 out:
 	close(dirfd);
+	/* Left out: never silently (its exit is no loss). */
+	if (err == -E2BIG)
+		s->st.too_big++;
+	else if (err == -ENOSPC)
+		s->st.no_room++;
+	else if (err && err != -ESRCH)
+		s->st.failed++;
 	return err;
 }
 
@@ -408,7 +415,7 @@ void nproc__free_all(struct native_store *s)
 	hashmap__clear(&s->procs);
 }
 
-/* Forget the untracked processes read more than NATIVE_REREAD_MS ago. */
+/* Forget the untracked processes a poll may read again. */
 static void prune_polled(struct native_store *s, int64_t now)
 {
 	const struct hashmap_entry *ent;
@@ -420,7 +427,7 @@ static void prune_polled(struct native_store *s, int64_t now)
 		hashmap__for_each(&s->polled, bkt, ent) {
 			const struct polled *p = ent->value;
 
-			if (now - p->ms >= NATIVE_REREAD_MS && n < 64)
+			if (now >= p->next_ms && n < 64)
 				gone[n++] = p->tgid;
 		}
 		for (size_t i = 0; i < n; i++)
@@ -428,43 +435,65 @@ static void prune_polled(struct native_store *s, int64_t now)
 	} while (n == 64);
 }
 
-/* Whether tgid may be read now (once per NATIVE_REREAD_MS); remembered as read. */
+/* Whether a poll may read tgid now (see NATIVE_REREAD_COST). */
 static bool may_read(struct native_store *s, pid_t tgid, int64_t now)
 {
 	struct nproc *np = find_proc(s, tgid);
 	struct polled *p;
 
 	if (np)
-		return now - np->read_ms >= NATIVE_REREAD_MS;
+		return now >= np->next_ms;
 	p = hashmap__find(&s->polled, &tgid);
-	if (p) {
-		if (now - p->ms < NATIVE_REREAD_MS)
-			return false;
-		p->ms = now;
-		return true;
-	}
+	if (p)
+		return now >= p->next_ms;
 	if (s->polled.size >= MAX_POLLED)
 		prune_polled(s, now);
-	if (s->polled.size >= MAX_POLLED)
-		return false;	/* a storm of new pids: the rest next time */
-	p = malloc(sizeof(*p));
-	if (!p)
-		return false;
-	p->tgid = tgid;
-	p->ms = now;
-	if (hashmap__add(&s->polled, &p->tgid, p)) {
-		free(p);
-		return false;
+	/* A storm of new pids: the rest next time. */
+	return s->polled.size < MAX_POLLED;
+}
+
+/*
+ * tgid was read (or refused) at a cost of cost_ns, compiling aside: not
+ * again before NATIVE_REREAD_MS, nor before NATIVE_REREAD_COST times that.
+ */
+static void read_later(struct native_store *s, pid_t tgid, int64_t cost_ns)
+{
+	int64_t wait = cost_ns / 1000000 * NATIVE_REREAD_COST, next;
+	struct nproc *np = find_proc(s, tgid);
+	struct polled *p;
+
+	next = mono_ms() + (wait > NATIVE_REREAD_MS ? wait : NATIVE_REREAD_MS);
+	if (np) {
+		np->next_ms = next;
+		return;
 	}
-	return true;
+	p = hashmap__find(&s->polled, &tgid);
+	if (!p) {
+		p = malloc(sizeof(*p));
+		if (!p)
+			return;
+		p->tgid = tgid;
+		if (hashmap__add(&s->polled, &p->tgid, p)) {
+			free(p);
+			return;
+		}
+	}
+	p->next_ms = next;
+}
+
+bool native_store__pending(const struct native_store *s)
+{
+	return s->pending && mono_ms() >= s->next_poll_ms;
 }
 
 int native_store__poll_unknown(struct native_store *s)
 {
-	unsigned int max = s->sizes.unknown, n = 0, done = 0;
+	unsigned int max = s->sizes.unknown, n = 0, done = 0, i;
 	__u32 key = UINT32_MAX, next, *got;	/* no tgid: the walk starts (4.9 has no NULL) */
-	int64_t now = mono_ms();
+	int64_t now = mono_ms(), start = mono_ns(), spent = 0;
 
+	if (s->pending && now < s->next_poll_ms)
+		return 0;
 	got = malloc(max * sizeof(*got));
 	if (!got)
 		return -ENOMEM;
@@ -472,22 +501,34 @@ int native_store__poll_unknown(struct native_store *s)
 		got[n++] = next;
 		key = next;
 	}
-	for (unsigned int i = 0; i < n; i++)
-		bpf_map_delete_elem(s->fds.unknown, &got[i]);
-	for (unsigned int i = 0; i < n; i++) {
+	for (i = 0; i < n; i++) {
 		pid_t tgid = (pid_t)got[i];
+		uint64_t compiled = s->st.compile_ns;
+		int64_t t0;
 
+		/* Over the budget: the rest stay noted, for a later poll. */
+		spent = mono_ns() - start;
+		if (spent >= (int64_t)NATIVE_POLL_BUDGET_MS * 1000000)
+			break;
+		bpf_map_delete_elem(s->fds.unknown, &got[i]);
 		if (tgid <= 0)
 			continue;
 		if (!may_read(s, tgid, now)) {
 			s->st.rate_limited++;
 			continue;
 		}
+		t0 = mono_ns();
 		if (find_proc(s, tgid))
 			native_store__refresh_process(s, tgid);
 		else if (native_store__add_process(s, tgid))
 			pr_debug("native: pid %d: not read\n", (int)tgid);
+		read_later(s, tgid, mono_ns() - t0 - (int64_t)(s->st.compile_ns - compiled));
 		done++;
+	}
+	s->pending = i < n;
+	if (s->pending) {
+		s->st.deferred += n - i;
+		s->next_poll_ms = mono_ms() + spent / 1000000 * NATIVE_POLL_GAP;
 	}
 	free(got);
 	return (int)done;

@@ -52,6 +52,13 @@ struct native_store_opts {
 #define NATIVE_DEFAULT_PAGES (1u << 17)		/* ~150 a process */
 #define NATIVE_DEFAULT_PROCS (1u << 14)
 #define NATIVE_DEFAULT_UNKNOWN 4096
+/*
+ * The tables of files one user (not root) owns may take this share at most
+ * of each of rows, rules, index entries and the budget: copies of large
+ * libraries, or a crafted file of 65,535 distinct rules, cannot leave
+ * every other process without tables.
+ */
+#define NATIVE_OWNER_SHARE 4
 /* A process with more native_pages entries than this is refused (-E2BIG): hostile. */
 #define NATIVE_MAX_PROC_PAGES (1u << 14)
 
@@ -72,9 +79,15 @@ struct native_store_stats {
 	uint64_t bytes;			/* rows * 4 + rules * 12 + index * 16 */
 	unsigned int processes;
 	unsigned int budget_refusals;	/* tables not loaded: rows, rules, index or bytes */
+	unsigned int owner_refusals;	/* of them, over their owner's share (NATIVE_OWNER_SHARE) */
 	uint64_t compile_ns;		/* unwind_table__compile, all tables */
 	unsigned int trust_refusals;	/* files refused by the trust rules (not the file mapped) */
 	unsigned int rate_limited;	/* poll_unknown re-reads put off */
+	unsigned int deferred;		/* pids a poll over its budget left to a later one */
+	/* Reads that left a process out (it is walked by frame pointers, unmarked): */
+	unsigned int too_big;		/* more mappings or page entries than NATIVE_MAX_PROC_PAGES */
+	unsigned int no_room;		/* native_pages full */
+	unsigned int failed;		/* anything else but its exit (memory, a map write) */
 	unsigned int swept;		/* processes dropped by a sweep: exited, or their pid reused */
 	unsigned int execs;		/* processes read again by a sweep: they ran exec */
 };
@@ -109,10 +122,26 @@ int native_store__refresh_process(struct native_store *s, pid_t tgid);
 void native_store__remove_process(struct native_store *s, pid_t tgid);
 /*
  * Read and empty native_unknown: add each tgid not known, refresh each
- * known one (at most once per NATIVE_REREAD_MS). Returns how many were read.
+ * known one. A pid is read again NATIVE_REREAD_MS after its last read at
+ * the soonest, and NATIVE_REREAD_COST times that read's cost (its
+ * compiling aside) at the soonest too, whether it was read or refused: a
+ * process whose read is dear (many mappings) or fails (too many) cannot
+ * keep the store busy by being noted at every sample. Returns how many
+ * were read.
  */
 #define NATIVE_REREAD_MS 100
+#define NATIVE_REREAD_COST 10
+/*
+ * A poll reads for NATIVE_POLL_BUDGET_MS at most (a storm of pids, each
+ * with thousands of mappings, would hold the run for minutes): the pids
+ * it did not reach stay in native_unknown, pending, for a poll
+ * NATIVE_POLL_GAP times the time spent later (native_store__pending).
+ */
+#define NATIVE_POLL_BUDGET_MS 50
+#define NATIVE_POLL_GAP 4
 int native_store__poll_unknown(struct native_store *s);
+/* Whether pids left by a poll over its budget are due to be read now. */
+bool native_store__pending(const struct native_store *s);
 /*
  * Check every tracked process against /proc (the caller does this about
  * once a second): the exited and those whose pid is another's now are

@@ -79,7 +79,7 @@ static int64_t ns_of(const struct timespec *ts)
  * close the fd.
  */
 static int open_file(int dirfd, const struct addr_space *as, const struct mapping *m,
-		     struct table_key *key, bool *owned)
+		     struct table_key *key, uid_t *owner, bool *owned)
 {
 	struct file_identity id;
 	struct stat st;
@@ -96,6 +96,7 @@ static int open_file(int dirfd, const struct addr_space *as, const struct mappin
 				close(fd);
 			return -EPERM;
 		}
+		*owner = st.st_uid;
 		key->dev = m->dev;
 		key->ino = m->ino;
 		key->ctime_ns = id.ctime_ns;
@@ -107,6 +108,7 @@ static int open_file(int dirfd, const struct addr_space *as, const struct mappin
 	if (fd < 0)
 		return alive(dirfd) ? -EPERM : -ESRCH;
 	*owned = true;
+	*owner = st.st_uid;
 	key->dev = st.st_dev;
 	key->ino = st.st_ino;
 	key->ctime_ns = ns_of(&st.st_ctim);
@@ -131,9 +133,43 @@ static bool key_equal(const void *a, const void *b)
 	       x->vdso == y->vdso && build_id__equal(&x->bid, &y->bid);
 }
 
+/* What the loaded tables of one user's files take (NATIVE_OWNER_SHARE). */
+struct owner_use {
+	uid_t uid;		/* the key */
+	uint64_t rows, rules, index, bytes;
+};
+
+static uint64_t uid_hash(const void *k)
+{
+	return hash_u64(*(const uid_t *)k);
+}
+
+static bool uid_equal(const void *a, const void *b)
+{
+	return *(const uid_t *)a == *(const uid_t *)b;
+}
+
 void native_tables__init(struct native_store *s)
 {
 	hashmap__init(&s->tables, key_hash, key_equal);
+	hashmap__init(&s->owners, uid_hash, uid_equal);
+}
+
+static struct owner_use *owner_use(struct native_store *s, uid_t uid)
+{
+	struct owner_use *u = hashmap__find(&s->owners, &uid);
+
+	if (u)
+		return u;
+	u = calloc(1, sizeof(*u));
+	if (!u)
+		return NULL;
+	u->uid = uid;
+	if (hashmap__add(&s->owners, &u->uid, u)) {
+		free(u);
+		return NULL;
+	}
+	return u;
 }
 
 /* Delete the first n index entries of t (a load undone, or a drop). */
@@ -197,6 +233,7 @@ static int load(struct native_store *s, struct ntable *t, const struct unwind_ta
 	uint64_t base_page = c->base >> NATIVE_PAGE_SHIFT, need;
 	uint32_t nr_index = 0, *rows = NULL, r = 0, i, *fresh_ids = NULL, nr_fresh = 0;
 	struct unwind_rule *fresh_rules = NULL;
+	struct owner_use *u = NULL;
 	int err;
 
 	for (uint32_t p = 0; p < c->nr_pages; p++)
@@ -210,6 +247,26 @@ static int load(struct native_store *s, struct ntable *t, const struct unwind_ta
 	if (!c->nr_rows || !nr_index) {
 		snprintf(t->why, sizeof(t->why), "no rows");
 		return -ENOENT;
+	}
+	/* A user's files: within that user's share of each (root's and the vdso: the rest). */
+	if (t->owner) {
+		u = owner_use(s, t->owner);
+		if (!u) {
+			snprintf(t->why, sizeof(t->why), "not loaded: %s", strerror(ENOMEM));
+			return -ENOMEM;
+		}
+		if (u->rows + c->nr_rows > s->sizes.rows / NATIVE_OWNER_SHARE ||
+		    u->rules + c->nr_rules > s->sizes.rules / NATIVE_OWNER_SHARE ||
+		    u->index + nr_index > s->sizes.index / NATIVE_OWNER_SHARE ||
+		    u->bytes + need > s->budget / NATIVE_OWNER_SHARE) {
+			snprintf(t->why, sizeof(t->why),
+				 "over its owner's share (uid %u: 1/%d of the maps; %" PRIu64
+				 " bytes)",
+				 (unsigned int)t->owner, NATIVE_OWNER_SHARE, need);
+			s->st.budget_refusals++;
+			s->st.owner_refusals++;
+			return -ENOSPC;
+		}
 	}
 	if (native_store__bytes_used(s) + need > s->budget ||
 	    s->index_used + nr_index > s->sizes.index) {
@@ -281,6 +338,12 @@ static int load(struct native_store *s, struct ntable *t, const struct unwind_ta
 	t->nr_index = nr_index;
 	s->index_used += nr_index;
 	t->bytes = need;
+	if (u) {
+		u->rows += c->nr_rows;
+		u->rules += c->nr_rules;
+		u->index += nr_index;
+		u->bytes += need;
+	}
 	return 0;
 undo_rules:
 	if (!t->why[0])
@@ -360,6 +423,14 @@ static struct ntable *new_table(struct native_store *s, const struct table_key *
 static void free_table(struct native_store *s, struct ntable *t)
 {
 	if (t->way == NATIVE_WAY_TABLE) {
+		struct owner_use *u = t->owner ? hashmap__find(&s->owners, &t->owner) : NULL;
+
+		if (u) {
+			u->rows -= t->nr_rows;
+			u->rules -= t->nr_rules;
+			u->index -= t->nr_index;
+			u->bytes -= t->bytes;
+		}
 		delete_index(s, t, t->nr_index);
 		native_ranges__free(&s->rows, t->first, t->nr_rows);
 		put_rules(s, t, t->nr_rules);
@@ -376,11 +447,12 @@ int ntable__get(struct native_store *s, int dirfd, const struct addr_space *as,
 	struct unwind_image img;
 	struct table_key key;
 	struct ntable *t;
+	uid_t owner = 0;
 	bool owned;
 	int fd, err;
 
 	*out = NULL;
-	fd = open_file(dirfd, as, m, &key, &owned);
+	fd = open_file(dirfd, as, m, &key, &owner, &owned);
 	if (fd < 0) {
 		if (fd == -EPERM) {
 			s->st.trust_refusals++;
@@ -407,6 +479,7 @@ int ntable__get(struct native_store *s, int dirfd, const struct addr_space *as,
 			close(fd);
 		return -ENOMEM;
 	}
+	t->owner = owner;
 	err = unwind_image__open_fd(&img, fd);
 	if (owned)
 		close(fd);
@@ -477,4 +550,7 @@ void ntable__free_all(struct native_store *s)
 	if (s->vdso)
 		free_table(s, s->vdso);
 	s->vdso = NULL;
+	hashmap__for_each(&s->owners, bkt, ent)
+		free(ent->value);
+	hashmap__clear(&s->owners);
 }
