@@ -397,11 +397,20 @@ static bool unnamed_leaf(const struct line *l, long in, const struct pyt_frame *
 
 void pyt_match(const char *folded, const struct pyt_stack *t, struct pyt_match *m)
 {
-	pyt_match_tolerant(folded, t, 0, m);
+	pyt_match_tolerant(folded, t, 0, NULL, m);
+}
+
+/* Whether f is one of the recorded functions that C code calls (c_called, NULL-terminated). */
+static bool called_by_c(const char *const *c_called, const struct pyt_frame *f)
+{
+	for (; c_called && *c_called; c_called++)
+		if (!strcmp(*c_called, f->name))
+			return true;
+	return false;
 }
 
 void pyt_match_tolerant(const char *folded, const struct pyt_stack *t, unsigned int tolerate,
-			struct pyt_match *m)
+			const char *const *c_called, struct pyt_match *m)
 {
 	bool cut = t->nr > MAX_PY_FRAMES;
 	/* The frames expected before the leaf, root first. */
@@ -423,7 +432,8 @@ void pyt_match_tolerant(const char *folded, const struct pyt_stack *t, unsigned 
 	memset(m, 0, sizeof(*m));
 	for (const char *s = next_line(folded, &l); s; s = next_line(s, &l)) {
 		long in = innermost(&l);
-		bool anchored = false, exact;
+		bool anchored = false, exact = true;
+		size_t pos = (size_t)in;
 
 		if (in < 0 ||
 		    (!frame_of(&l, in, &t->frames[t->nr - 1], tolerate) &&
@@ -435,10 +445,15 @@ void pyt_match_tolerant(const char *folded, const struct pyt_stack *t, unsigned 
 		if (!anchored)
 			continue;
 		m->candidates += l.count;
-		exact = (size_t)in >= nr_want + 1;
-		for (size_t i = 0; exact && i < nr_want; i++)
-			exact = of[i] ? frame_at(&l, in - nr_want + i, want[i], of[i], tolerate)
-				      : frame_is(&l, in - nr_want + i, want[i]);
+		/* Leaf to root: want[i]'s callee is frames[first + i + 1 - cut]. */
+		for (size_t i = nr_want; exact && i-- > 0;) {
+			if (called_by_c(c_called, &t->frames[first + i + 1 - cut]))
+				while (pos > 1 && !pyt_is_python_frame(l.frame[pos - 1], l.len[pos - 1]))
+					pos--;
+			exact = --pos >= 1;
+			exact = exact && (of[i] ? frame_at(&l, pos, want[i], of[i], tolerate)
+						: frame_is(&l, pos, want[i]));
+		}
 		if (exact)
 			m->exact += l.count;
 	}

@@ -85,7 +85,8 @@ const struct pyt_stack *pyt_find(const struct pyt_stack *s, size_t nr, const cha
  * file: the line moves) and that holds the recorded root (or, above 128
  * frames, the "[python: truncated]" mark); it is exact when the frames
  * before that leaf are the recorded ones, each "name (file:line)", in
- * order and consecutive (the innermost 128 after the mark when cut).
+ * order and consecutive (the innermost 128 after the mark when cut; native
+ * frames between them only where pyt_match_tolerant's c_called says).
  */
 struct pyt_match {
 	uint64_t exact, candidates;
@@ -161,10 +162,15 @@ void pyt_match(const char *folded, const struct pyt_stack *t, struct pyt_match *
  * pyt_match letting by, in place of a recorded frame (its leaf and root
  * too), what the bugs in tolerate (PYT_BUG4) make of it: "[python:
  * unreadable]", or the frame without its line (the leaf unreadable where
- * the stack has the recorded depth from the root's frame).
+ * the stack has the recorded depth from the root's frame). c_called
+ * (NULL-terminated, or NULL) names recorded functions that C code calls:
+ * native frames, none or any number, may stand between such a function and
+ * its recorded caller, nowhere else. A complete native stack (--unwind
+ * dwarf or auto) has there the C code of an extension module (_asyncio's
+ * task_step); a frame-pointer walk cut in the interpreter has nothing.
  */
 void pyt_match_tolerant(const char *folded, const struct pyt_stack *t, unsigned int tolerate,
-			struct pyt_match *m);
+			const char *const *c_called, struct pyt_match *m);
 /*
  * A failure of the known bugs (bits 1u << N) alone: said on stderr as
  * "KNOWN (issue 35 bug N): ..." where each bug's flag is true and
