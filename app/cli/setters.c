@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "compat/cgroup.h"
+#include "core/proc/proctrack.h"
 
 void parsed__init(struct parsed *p)
 {
@@ -51,23 +52,6 @@ int parsed__check(struct parsed *p, struct errmsg *err)
 	return 0;
 }
 
-/* The thread group of tid, from /proc; 0 if it cannot be read. */
-static pid_t tgid_of(pid_t tid)
-{
-	char path[64], line[128];
-	pid_t tgid = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
-	f = fopen(path, "re");
-	while (f && fgets(line, sizeof(line), f))
-		if (sscanf(line, "Tgid: %d", &tgid) == 1)
-			break;
-	if (f)
-		fclose(f);
-	return tgid;
-}
-
 int set_ids(void *o, const struct cli_option *opt, const char *label, const char *arg,
 		   struct errmsg *err)
 {
@@ -79,7 +63,7 @@ int set_ids(void *o, const struct cli_option *opt, const char *label, const char
 		return -1;
 	/* /proc/TID exists for every thread: a thread's id is not a process's. */
 	for (int i = 0; i < opts->nr_pids; i++) {
-		pid_t tgid = tgid_of(opts->pids[i]);
+		pid_t tgid = procfs__tgid_of(opts->pids[i]);
 
 		if (tgid && tgid != opts->pids[i]) {
 			errmsg__set(err, "argument %s: %d is a thread of process %d, not a process "

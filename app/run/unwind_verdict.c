@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "core/lib/log.h"
+#include "core/proc/proctrack.h"
 #include "interp/node/node.h"
 
 /* Processes decided, by thread group: their threads ask one after another. */
@@ -133,24 +134,6 @@ const struct unwind_binary *unwind_verdicts__binary(struct unwind_verdicts *v, i
 	return b;
 }
 
-/* The thread group of tid, from /proc; 0 if it cannot be read. */
-static pid_t tgid_of(pid_t tid)
-{
-	char path[64], line[128];
-	pid_t tgid = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
-	f = fopen(path, "re");
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "Tgid: %d", &tgid) == 1)
-			break;
-	fclose(f);
-	return tgid;
-}
-
 /*
  * The file of a mapping, checked to be the one mapped (dev and inode as
  * /proc/PID/maps says): map_files where allowed, else the path in the
@@ -233,7 +216,7 @@ static int process_needs_copies(struct unwind_verdicts *v, pid_t pid, bool *copi
 
 bool unwind_verdicts__needs_copies(struct unwind_verdicts *v, pid_t tid)
 {
-	pid_t tgid = tgid_of(tid);
+	pid_t tgid = procfs__tgid_of(tid);
 	bool copies;
 
 	if (!tgid)

@@ -105,3 +105,20 @@ int procfs__read_kind(pid_t pid)
 		return KIND_USER;
 	return flags & PF_KTHREAD ? KIND_KERNEL : KIND_USER;
 }
+
+pid_t procfs__tgid_of(pid_t tid)
+{
+	char path[64], line[128];
+	pid_t tgid = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Tgid: %d", &tgid) == 1)
+			break;
+	fclose(f);
+	return tgid;
+}

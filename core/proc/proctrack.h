@@ -211,6 +211,9 @@ bool proctrack__held_by(struct proctrack *pt, const struct addr_space *as, uint6
 /* Whether pid is a kernel thread (PF_KTHREAD in /proc/PID/stat), read once. */
 bool proctrack__is_kernel_thread(struct proctrack *pt, pid_t pid);
 
+/* The thread group of thread tid, from /proc/TID/status; 0 if it cannot be read. */
+pid_t procfs__tgid_of(pid_t tid);
+
 /* Thread comm: cached, else /proc/PID/task/TID/comm, else ":TID". */
 const char *proctrack__comm(struct proctrack *pt, pid_t pid, pid_t tid);
 /*
