@@ -54,7 +54,13 @@ static int open_mapped(int dirfd, const struct mapping *m, struct stat *st)
 	int fd;
 
 	snprintf(path, sizeof(path), "map_files/%" PRIx64 "-%" PRIx64, m->start, m->end);
-	fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	/*
+	 * Looked at before it is opened: a device a process maps (its open may
+	 * act) or a FIFO is never opened; the fd is checked again below.
+	 */
+	if (fstatat(dirfd, path, st, 0) || !S_ISREG(st->st_mode) || st->st_ino != m->ino)
+		return -1;
+	fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0)
 		return -1;
 	if (fstat(fd, st) || !S_ISREG(st->st_mode) || st->st_ino != m->ino ||
