@@ -461,7 +461,7 @@ static void parse_folded(const char *text, struct profile_counts *pc)
 		const char *sp = memrchr(line, ' ', len), *p = line;
 		uint64_t count, prev = 0;
 		unsigned int run = 0;
-		char *names, *o;
+		char *names, *o, *irq;
 		bool unknown = false;
 
 		ck_assert_msg(sp, "not a folded line: %.*s", (int)len, line);
@@ -493,6 +493,14 @@ static void parse_folded(const char *text, struct profile_counts *pc)
 			p += flen + (semi ? 1 : 0);
 		}
 		*o = '\0';
+		/*
+		 * The four profilers here run at once, and a ring's wake-up is an
+		 * irq_work interrupt: a sample that lands in one (on its way back
+		 * to user mode) is of another profiler's making, and each backend
+		 * meets them at its own phase. Counted with its user stack.
+		 */
+		if ((irq = strstr(names, ";asm_sysvec_irq_work")))
+			*irq = '\0';
 		if (strstr(names, "finish_task_switch")) {
 			pc->switch_ins += count;
 			free(names);
