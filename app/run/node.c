@@ -19,341 +19,14 @@
  * JavaScript records had, and the mixer's role of a native frame at such
  * an ip is the eval loop's (each stands for one JavaScript frame).
  */
-#include "app/run/node.h"
+#include "app/run/node_internal.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <gelf.h>
-#include <inttypes.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-#include "core/lib/hashmap.h"
 #include "core/lib/log.h"
 #include "core/model/interp_merge.h"
-#include "core/model/resolve.h"
-#include "core/proc/proctrack.h"
-#include "core/sym/debugfile.h"
-#include "interp/node/node.h"
-#include "interp/python/elfscan.h"
-#include "interp/python/python.h"
-
-#define NODE_TAG 0x4eULL
-#define ADDR_MASK 0xffffffffffffULL
-/* The pcs of JavaScript frames a process keeps (beyond: its frames stay unplaced), names cached. */
-#define MAX_PCS (1u << 16)
-#define MAX_NAMES (1u << 16)
-/* Where the frame-pointer chain from the sample's bp meets no JavaScript: starts tried above. */
-#define MAX_RESTARTS 4
-#define MAX_RESTART_DEPTH 64
-/* Files named in -v as refused, at most. */
-#define MAX_REFUSED_NAMED 16
-
-/* A mapped file, by identity: Node or not, decided once. */
-struct node_file {
-	uint64_t dev, ino;
-	int res;			/* node_detect: 1, 0, -ENOTSUP, -errno */
-	struct node_interp ni;
-	char *path;
-	/* Its Builtins_* code (the interpreter's trampolines...), as file offsets; 0, 0: none. */
-	uint64_t builtins_off, builtins_end;
-};
-
-/* A name read while the process lived, by the frame's words. */
-struct node_name {
-	struct interp_frame key;
-	char *name, *file;
-	uint32_t line, first_line;
-};
-
-struct node_proc {
-	pid_t pid;
-	unsigned int as_id;
-	const struct node_file *file;
-	uint64_t builtins_start, builtins_end;	/* its file's Builtins_* code, mapped here */
-	struct py_proc_mem mem;
-	struct py_snap snap;
-	struct node_mem heap;		/* through snap */
-	struct hashmap pcs;		/* return addresses of JavaScript frames: the set */
-	struct hashmap names;		/* struct interp_frame * -> struct node_name * */
-	bool gone;
-};
-
-struct seen {
-	unsigned int generation;
-	struct node_proc *p;
-};
-
-struct node_stats {
-	size_t processes, refused, no_handle, handed_over;
-	uint64_t walks, no_copy, off_cpu, with_js, restarted, js_frames, truncated, faults;
-	uint64_t named, not_cached, unnamed, stale, ended, pcs_full, early_failed;
-};
-
-struct run_node {
-	struct pipeline_interp next;	/* Python's, or none */
-	struct interp_ops next_ops;
-	struct proctrack *pt;
-	bool raw, full_paths;
-	struct hashmap images;		/* as->id + 1 -> struct seen * */
-	struct hashmap files;		/* struct node_file * (dev, ino) -> itself */
-	size_t nr_refused_named;
-	struct node_stats st;
-	struct node_stack stack;
-	struct node_fn_info fi;
-	struct node_name tmp;		/* a name not cached: fi's */
-	char short_file[NODE_PATH_MAX];
-	unsigned char *joined;		/* a BPF sample's pieces joined */
-	size_t joined_cap;
-};
-
-static uint64_t id_hash(const void *k)
-{
-	return hash_u64((uint64_t)(uintptr_t)k);
-}
-
-static bool id_equal(const void *a, const void *b)
-{
-	return a == b;
-}
-
-static uint64_t file_hash(const void *k)
-{
-	const struct node_file *f = k;
-
-	return hash_u64(f->dev * 0x9e3779b97f4a7c15ULL ^ f->ino);
-}
-
-static bool file_equal(const void *a, const void *b)
-{
-	const struct node_file *x = a, *y = b;
-
-	return x->dev == y->dev && x->ino == y->ino;
-}
-
-static uint64_t frame_hash(const void *k)
-{
-	return hash_bytes(k, sizeof(struct interp_frame), 0);
-}
-
-static bool frame_equal(const void *a, const void *b)
-{
-	return !memcmp(a, b, sizeof(struct interp_frame));
-}
-
-#define IMAGE_KEY(as) ((void *)(uintptr_t)((as)->id + 1ULL))
-
-static struct node_proc *find(const struct run_node *rn, const struct addr_space *as)
-{
-	struct seen *s = as ? hashmap__find(&rn->images, IMAGE_KEY(as)) : NULL;
-
-	return s ? s->p : NULL;
-}
-
-static uint32_t fold(uint64_t ident)
-{
-	uint32_t f = (uint32_t)(ident ^ (ident >> 32));
-
-	return f ? f : 1;
-}
-
-/* ---- Finding the processes ------------------------------------------------ */
-
-struct builtins_range {
-	uint64_t lo, hi;
-};
-
-static int builtin_symbol(void *ctx, const GElf_Sym *sym, const char *name, size_t avail)
-{
-	struct builtins_range *b = ctx;
-
-	if (avail < 9 || strncmp(name, "Builtins_", 9) || GELF_ST_TYPE(sym->st_info) != STT_FUNC ||
-	    !sym->st_value)
-		return 0;
-	if (!b->lo || sym->st_value < b->lo)
-		b->lo = sym->st_value;
-	if (sym->st_value + sym->st_size > b->hi)
-		b->hi = sym->st_value + sym->st_size;
-	return 0;
-}
-
-/*
- * Where f's Builtins_* functions are, as file offsets (the PT_LOAD segment
- * that holds them): a native frame there is V8's, and may have JavaScript
- * frames above it (the interpreter's trampolines run those).
- */
-static void find_builtins(Elf *elf, struct node_file *f)
-{
-	struct builtins_range b = { 0, 0 };
-	size_t nr = 0;
-
-	elf_file__each_symbol(elf, elf_file__section(elf, SHT_SYMTAB, NULL), builtin_symbol, &b);
-	if (!b.lo || b.hi <= b.lo || elf_getphdrnum(elf, &nr))
-		return;
-	for (size_t i = 0; i < nr; i++) {
-		GElf_Phdr ph;
-
-		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD ||
-		    b.lo < ph.p_vaddr || b.hi > ph.p_vaddr + ph.p_filesz)
-			continue;
-		f->builtins_off = b.lo - ph.p_vaddr + ph.p_offset;
-		f->builtins_end = b.hi - ph.p_vaddr + ph.p_offset;
-		return;
-	}
-}
-
-/* Whether the file of mapping m of as is Node's: its cached verdict, decided now if new. */
-static const struct node_file *file_of(struct run_node *rn, const struct addr_space *as,
-				       const struct mapping *m)
-{
-	struct node_file key = { .dev = m->dev, .ino = m->ino }, *f;
-	struct errmsg why = { "" };
-	struct elf_file h;
-	bool owned = false, opened;
-	uint64_t bias = 0;
-	int fd, own, err;
-
-	f = hashmap__find(&rn->files, &key);
-	if (f)
-		return f;
-	f = calloc(1, sizeof(*f));
-	if (!f)
-		return NULL;
-	*f = key;
-	f->path = strdup(m->path);
-	fd = file_table__open(as->files, m, &owned);
-	if (fd < 0) {
-		/* Not the file that was mapped: not decided (another image may open it). */
-		free(f->path);
-		free(f);
-		return NULL;
-	}
-	own = elf_file__ready() ? fcntl(fd, F_DUPFD_CLOEXEC, 0) : -1;
-	opened = own >= 0 && !elf_file__open_fd(own, &h);
-	err = opened ? py_elf__load_bias(h.elf, m->start, m->pgoff, &bias) : -ENOENT;
-	f->res = err ? err : node_detect(fd, bias, &f->ni, &why);
-	if (f->res == 1)
-		find_builtins(h.elf, f);
-	if (opened)
-		elf_file__close(&h);
-	if (owned)
-		close(fd);
-	if (f->res == -ENOTSUP) {
-		rn->st.refused++;
-		if (rn->nr_refused_named++ < MAX_REFUSED_NAMED)
-			pr_info("node: %s (pid %d): %s; its samples keep their native frames\n",
-				m->path, (int)as->pid, why.text[0] ? why.text : "not readable here");
-	} else if (f->res < 0) {
-		pr_debug("node: %s of pid %d: %s\n", m->path, (int)as->pid, strerror(-f->res));
-	}
-	if (!f->path || hashmap__add(&rn->files, f, f)) {
-		free(f->path);
-		free(f);
-		return NULL;
-	}
-	return f;
-}
-
-static void proc_free(struct node_proc *p)
-{
-	struct hashmap_entry *ent;
-	size_t bkt;
-
-	if (!p)
-		return;
-	py_proc_mem__close(&p->mem);
-	hashmap__clear(&p->pcs);
-	hashmap__for_each(&p->names, bkt, ent) {
-		struct node_name *n = ent->value;
-
-		free(n->name);
-		free(n->file);
-		free(n);
-	}
-	hashmap__clear(&p->names);
-	free(p);
-}
-
-/*
- * The process of image as, running the Node of file f: its memory through
- * a handle that is as's (a process that took the pid since, even within a
- * tick of its exit, is never read for it: proctrack__held_by).
- */
-static struct node_proc *proc_new(struct run_node *rn, const struct addr_space *as,
-				  const struct node_file *f)
-{
-	struct node_proc *p = calloc(1, sizeof(*p));
-
-	if (!p)
-		return NULL;
-	p->pid = as->pid;
-	p->as_id = as->id;
-	p->file = f;
-	hashmap__init(&p->pcs, id_hash, id_equal);
-	hashmap__init(&p->names, frame_hash, frame_equal);
-	py_proc_mem__init(&p->mem, as->pid);
-	if (py_proc_mem__open(&p->mem, as->pid)) {
-		rn->st.no_handle++;
-		proc_free(p);
-		return NULL;
-	}
-	if (rn->pt && !proctrack__held_by(rn->pt, as, proctrack__records_now(rn->pt))) {
-		rn->st.handed_over++;
-		proc_free(p);
-		return NULL;
-	}
-	py_snap__init(&p->snap, &p->mem.mem);
-	p->heap = (struct node_mem){ p->snap.mem.read, p->snap.mem.ctx };
-	for (size_t i = 0; i < as->nr_maps && f->builtins_end; i++) {
-		const struct mapping *m = &as->maps[i];
-
-		if (m->exec && m->dev == f->dev && m->ino == f->ino &&
-		    m->pgoff <= f->builtins_off && f->builtins_end <= m->pgoff + (m->end - m->start)) {
-			p->builtins_start = m->start + (f->builtins_off - m->pgoff);
-			p->builtins_end = m->start + (f->builtins_end - m->pgoff);
-		}
-	}
-	rn->st.processes++;
-	if (f->ni.node_major >= 0)
-		pr_info("node: pid %d runs Node.js %d.%d.%d (V8 %d.%d.%d) (%s)\n", (int)as->pid,
-			f->ni.node_major, f->ni.node_minor, f->ni.node_patch, f->ni.v8_major,
-			f->ni.v8_minor, f->ni.v8_build, f->path);
-	else
-		pr_info("node: pid %d runs Node.js (V8 %d.%d.%d) (%s)\n", (int)as->pid,
-			f->ni.v8_major, f->ni.v8_minor, f->ni.v8_build, f->path);
-	return p;
-}
-
-/* Looks at image as: its first time, or its mappings changed since without Node found. */
-static void look(struct run_node *rn, const struct addr_space *as)
-{
-	struct seen *s = hashmap__find(&rn->images, IMAGE_KEY(as));
-
-	if (s && (s->p || s->generation == as->generation || as->end_time || as->released))
-		return;
-	if (!s) {
-		s = calloc(1, sizeof(*s));
-		if (!s || hashmap__add(&rn->images, IMAGE_KEY(as), s)) {
-			free(s);
-			return;
-		}
-	}
-	s->generation = as->generation;
-	for (size_t i = 0; i < as->nr_maps; i++) {
-		const struct mapping *m = &as->maps[i];
-		const struct node_file *f;
-
-		if (!m->exec || !mapping__is_file(m) || !m->path)
-			continue;
-		f = file_of(rn, as, m);
-		if (f && f->res == 1) {
-			s->p = proc_new(rn, as, f);
-			return;
-		}
-	}
-}
 
 /* ---- The pipeline's hooks ------------------------------------------------- */
 
@@ -361,8 +34,8 @@ static void saw_image(void *ctx, const struct addr_space *as, uint32_t status)
 {
 	struct run_node *rn = ctx;
 
-	look(rn, as);
-	if (!find(rn, as) && rn->next.saw_image)
+	node_look(rn, as);
+	if (!node_find(rn, as) && rn->next.saw_image)
 		rn->next.saw_image(rn->next.ctx, as, status);
 }
 
@@ -371,7 +44,7 @@ static void name_now(void *ctx, const struct addr_space *as, const struct interp
 {
 	struct run_node *rn = ctx;
 
-	if (!find(rn, as) && rn->next.name_now)
+	if (!node_find(rn, as) && rn->next.name_now)
 		rn->next.name_now(rn->next.ctx, as, frames, nr);
 }
 
@@ -381,63 +54,6 @@ static void mapped(void *ctx, pid_t pid, const char *path)
 
 	if (rn->next.mapped)
 		rn->next.mapped(rn->next.ctx, pid, path);
-}
-
-/*
- * The name of f, read from p's memory now (the identity f was walked with
- * checked first) and kept by f's words: a later stack of the same frame
- * costs no read, and a process that ended keeps the names it had.
- */
-static int lookup(struct run_node *rn, struct node_proc *p, const struct addr_space *as,
-		  const struct interp_frame *f, const struct node_name **out)
-{
-	struct node_frame nf = { 0 };
-	struct node_name *n = hashmap__find(&p->names, f);
-	uint64_t ident;
-	int err;
-
-	if (n) {
-		*out = n;
-		return 0;
-	}
-	nf.sfi = f->code & ADDR_MASK;
-	nf.kind = (uint8_t)((f->code >> 48) & 0xff);
-	nf.code = f->lasti;
-	nf.offset = (int32_t)(uint32_t)(f->ident >> 32);
-	ident = node_sfi_ident(&p->file->ni.v8, &p->heap, nf.sfi);
-	err = ident && fold(ident) == (uint32_t)f->ident ? 0 : -ESTALE;
-	nf.ident = ident;
-	if (!err)
-		err = node_name_frame(&p->file->ni.v8, &p->heap, &nf, &rn->fi);
-	/* Not named while it lived: its memory is not another's to read for it. */
-	if (err && (p->gone || as->end_time || as->leader_exited))
-		err = -ESRCH;
-	if (err)
-		return err;
-	rn->st.named++;
-	/* A full cache: named for this stack alone (a frame walked later is read again then). */
-	n = p->names.size < MAX_NAMES ? calloc(1, sizeof(*n)) : NULL;
-	if (!n) {
-		rn->st.not_cached++;
-		rn->tmp = (struct node_name){ .key = *f, .name = rn->fi.name, .file = rn->fi.file };
-		rn->tmp.line = rn->fi.line > 0 ? (uint32_t)rn->fi.line : 0;
-		rn->tmp.first_line = rn->fi.first_line > 0 ? (uint32_t)rn->fi.first_line : 0;
-		*out = &rn->tmp;
-		return 0;
-	}
-	n->key = *f;
-	n->name = strdup(rn->fi.name);
-	n->file = strdup(rn->fi.file);
-	n->line = rn->fi.line > 0 ? (uint32_t)rn->fi.line : 0;
-	n->first_line = rn->fi.first_line > 0 ? (uint32_t)rn->fi.first_line : 0;
-	if (!n->name || !n->file || hashmap__add(&p->names, &n->key, n)) {
-		free(n->name);
-		free(n->file);
-		free(n);
-		return -ENOMEM;
-	}
-	*out = n;
-	return 0;
 }
 
 /* The sample's stack copy as one buffer. */
@@ -538,7 +154,7 @@ static unsigned int walk(void *ctx, const struct addr_space *as, const struct sa
 			 struct interp_frame *out, unsigned int max, uint32_t *status)
 {
 	struct run_node *rn = ctx;
-	struct node_proc *p = find(rn, as);
+	struct node_proc *p = node_find(rn, as);
 	const struct node_stack *st = &rn->stack;
 	const struct user_snapshot *snap = s->user_snapshot ? s->user_snapshot
 							    : s->unwound_snapshot;
@@ -580,7 +196,7 @@ static unsigned int walk(void *ctx, const struct addr_space *as, const struct sa
 		out[n++] = (struct interp_frame){
 			.code = f->sfi | (uint64_t)f->kind << 48 | NODE_TAG << 56,
 			.lasti = code,
-			.ident = fold(f->ident) | (uint64_t)(uint32_t)f->offset << 32,
+			.ident = node_fold(f->ident) | (uint64_t)(uint32_t)f->offset << 32,
 		};
 		if (!hashmap__find(&p->pcs, (void *)(uintptr_t)f->pc)) {
 			if (p->pcs.size >= MAX_PCS)
@@ -599,7 +215,7 @@ static unsigned int walk(void *ctx, const struct addr_space *as, const struct sa
 	for (unsigned int i = 0; i < n; i++) {
 		const struct node_name *nm;
 
-		rn->st.early_failed += lookup(rn, p, as, &out[i], &nm) != 0;
+		rn->st.early_failed += node_lookup(rn, p, as, &out[i], &nm) != 0;
 	}
 	rn->st.with_js++;
 	rn->st.js_frames += n;
@@ -616,151 +232,26 @@ static unsigned int walk(void *ctx, const struct addr_space *as, const struct sa
 	return n;
 }
 
-/* ---- The model's hooks ---------------------------------------------------- */
-
-static void begin(void *ctx, const struct addr_space *as)
-{
-	struct run_node *rn = ctx;
-	struct node_proc *p = find(rn, as);
-
-	if (p)
-		py_snap__reset(&p->snap);
-	else if (rn->next_ops.begin)
-		rn->next_ops.begin(rn->next_ops.ctx, as);
-}
-
-/* node: modules whole, a package's file from its node_modules/ on, else the base name. */
-static const char *short_file(struct run_node *rn, const char *file)
-{
-	const char *nm = NULL, *p, *base;
-
-	if (!strncmp(file, "node:", 5))
-		return file;
-	for (p = strstr(file, "node_modules/"); p; p = strstr(p + 1, "node_modules/"))
-		nm = p + strlen("node_modules/");
-	if (nm && *nm)
-		return nm;
-	base = strrchr(file, '/');
-	if (base && base[1]) {
-		snprintf(rn->short_file, sizeof(rn->short_file), "%s", base + 1);
-		return rn->short_file;
-	}
-	return file;
-}
-
-static int name(void *ctx, const struct addr_space *as, const struct interp_frame *f,
-		struct interp_name *out)
-{
-	struct run_node *rn = ctx;
-	struct node_proc *p = find(rn, as);
-	const struct node_name *n;
-	int err;
-
-	if (!p)
-		return rn->next_ops.name ? rn->next_ops.name(rn->next_ops.ctx, as, f, out) : -ENOENT;
-	err = lookup(rn, p, as, f, &n);
-	if (err) {
-		rn->st.stale += err == -ESTALE;
-		rn->st.ended += err == -ESRCH;
-		rn->st.unnamed += err != -ESTALE && err != -ESRCH;
-		return err;
-	}
-	out->name = n->name;
-	out->file = n->file;
-	out->short_file = rn->full_paths ? n->file : short_file(rn, n->file);
-	out->line = n->line;
-	out->first_line = n->first_line;
-	return 0;
-}
-
-static bool is_marker(void *ctx, const struct addr_space *as, const struct interp_frame *f)
-{
-	struct run_node *rn = ctx;
-
-	if (find(rn, as))
-		return false;
-	return rn->next_ops.is_marker && rn->next_ops.is_marker(rn->next_ops.ctx, as, f);
-}
-
-/* Each JavaScript frame is one native frame of V8's code: a run of its own. */
-static bool run_end(void *ctx, const struct addr_space *as, const struct interp_frame *frames,
-		    unsigned int i, unsigned int n)
-{
-	struct run_node *rn = ctx;
-
-	if (find(rn, as))
-		return true;
-	return !rn->next_ops.run_end || rn->next_ops.run_end(rn->next_ops.ctx, as, frames, i, n);
-}
-
-/*
- * A native frame at a JavaScript frame's pc stands for it; V8's builtins
- * (Builtins_*: entry, trampolines, calls) and other code V8 generated
- * between them go; the rest (C++, libraries) stays.
- */
-static uint8_t role(void *ctx, const struct addr_space *as, uint64_t ip, const char *fn)
-{
-	struct run_node *rn = ctx;
-	struct node_proc *p = find(rn, as);
-	const struct mapping *m;
-
-	if (!p)
-		return rn->next_ops.role ? rn->next_ops.role(rn->next_ops.ctx, as, ip, fn)
-					 : NATIVE_OTHER;
-	if (hashmap__find(&p->pcs, (void *)(uintptr_t)ip))
-		return NATIVE_EVAL;
-	if (fn && !strncmp(fn, "Builtins_", 9))
-		return NATIVE_INTERP;
-	m = as->released ? NULL : addr_space__find(as, ip);
-	if (m && m->exec && !mapping__is_file(m) && strcmp(m->path, "[vdso]"))
-		return NATIVE_INTERP;
-	return NATIVE_OTHER;
-}
-
-static const char *label(void *ctx, const struct addr_space *as)
-{
-	struct run_node *rn = ctx;
-
-	if (find(rn, as))
-		return "node";
-	return rn->next_ops.label ? rn->next_ops.label(rn->next_ops.ctx, as) : NULL;
-}
-
-static bool raw(void *ctx, const struct addr_space *as)
-{
-	struct run_node *rn = ctx;
-
-	if (find(rn, as))
-		return rn->raw;
-	return rn->next_ops.raw ? rn->next_ops.raw(rn->next_ops.ctx, as) : rn->next_ops.keep_native;
-}
-
 /* ---- The run -------------------------------------------------------------- */
 
 struct run_node *run_node__new(struct pipeline *pl, struct resolver *res, bool raw_frames,
 			       bool full_paths)
 {
 	struct run_node *rn = calloc(1, sizeof(*rn));
+	struct interp_ops ops;
 
 	if (!rn)
 		return NULL;
-	hashmap__init(&rn->images, id_hash, id_equal);
-	hashmap__init(&rn->files, file_hash, file_equal);
+	hashmap__init(&rn->images, node_id_hash, node_id_equal);
+	hashmap__init(&rn->files, node_file_hash, node_file_equal);
 	rn->pt = pl->procs;
 	rn->raw = raw_frames;
 	rn->full_paths = full_paths;
 	rn->next = pl->interp;
 	resolver__get_interp(res, &rn->next_ops);
 	pipeline__set_interp(pl, &(struct pipeline_interp){ rn, saw_image, walk, name_now, mapped });
-	resolver__set_interp(res, &(struct interp_ops){ .ctx = rn,
-							.begin = begin,
-							.name = name,
-							.is_marker = is_marker,
-							.run_end = run_end,
-							.role = role,
-							.keep_native = raw_frames,
-							.label = label,
-							.raw = raw });
+	node_model_ops(rn, raw_frames, &ops);
+	resolver__set_interp(res, &ops);
 	return rn;
 }
 
@@ -773,7 +264,7 @@ void run_node__ended(struct run_node *rn, const struct addr_space *as)
 	s = hashmap__remove(&rn->images, IMAGE_KEY(as));
 	if (!s)
 		return;
-	proc_free(s->p);
+	node_proc_free(s->p);
 	free(s);
 }
 
@@ -787,7 +278,7 @@ void run_node__free(struct run_node *rn)
 	hashmap__for_each(&rn->images, bkt, ent) {
 		struct seen *s = ent->value;
 
-		proc_free(s->p);
+		node_proc_free(s->p);
 		free(s);
 	}
 	hashmap__clear(&rn->images);
