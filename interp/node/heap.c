@@ -8,18 +8,12 @@
 #include <errno.h>
 #include <string.h>
 
+#include "core/lib/usermem.h"
 #include "interp/node/nodeint.h"
 
 int node_mem__read(const struct node_mem *mem, uint64_t addr, void *buf, size_t len)
 {
-	if (len > NODE_MEM_MAX_READ)
-		return -E2BIG;
-	if (!len)
-		return 0;
-	/* Nothing lives at page 0 or wraps around: a NULL pointer is not a read. */
-	if (addr < 4096 || addr + len < addr)
-		return -EFAULT;
-	return mem->read(mem->ctx, addr, buf, len);
+	return user_mem__read(mem->read, mem->ctx, addr, buf, len, NODE_MEM_MAX_READ);
 }
 
 int node_read_word(const struct node_mem *mem, uint64_t addr, uint64_t *w)

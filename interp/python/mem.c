@@ -14,18 +14,12 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "core/lib/usermem.h"
 #include "interp/python/pyint.h"
 
 int py_mem__read(const struct py_mem *mem, uint64_t addr, void *buf, size_t len)
 {
-	if (len > PY_MEM_MAX_READ)
-		return -E2BIG;
-	if (!len)
-		return 0;
-	/* Nothing lives at page 0 or wraps around: a NULL pointer is not a read. */
-	if (addr < 4096 || addr + len < addr)
-		return -EFAULT;
-	return mem->read(mem->ctx, addr, buf, len);
+	return user_mem__read(mem->read, mem->ctx, addr, buf, len, PY_MEM_MAX_READ);
 }
 
 /* ---- a live process ---- */
