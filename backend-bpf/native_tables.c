@@ -21,6 +21,7 @@
 #include "core/lib/clock.h"
 #include "core/lib/log.h"
 #include "core/sym/elfsym.h"
+#include "unwind/tables/verdict.h"
 
 #define ROW_BYTES 4
 #define RULE_BYTES 12
@@ -394,14 +395,12 @@ static void compile_and_load(struct native_store *s, struct ntable *t, struct un
 	unwind_table__fp_share(c, &t->fp);
 	if (t->fp.keeps) {
 		t->way = NATIVE_WAY_FP;
-		snprintf(t->why, sizeof(t->why), "keeps frame pointers: %u rbp frames in %u functions",
-			 t->fp.rbp_frames, t->fp.functions);
+		unwind_verdict__share_words(&t->fp, t->why, sizeof(t->why));
 		goto out;
 	}
 	if (!load(s, t, c)) {
 		t->way = NATIVE_WAY_TABLE;
-		snprintf(t->why, sizeof(t->why), "no frame pointers: %u rbp frames in %u functions",
-			 t->fp.rbp_frames, t->fp.functions);
+		unwind_verdict__share_words(&t->fp, t->why, sizeof(t->why));
 	}
 out:
 	unwind_table__free(c);

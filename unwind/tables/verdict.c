@@ -44,6 +44,12 @@ bool unwind_verdict__needs_tables(const struct unwind_verdict *v)
 	return v->err || !v->share.keeps;
 }
 
+void unwind_verdict__share_words(const struct unwind_fp_share *share, char *buf, size_t len)
+{
+	snprintf(buf, len, "%" PRIu32 " of %" PRIu32 " functions set up rbp", share->rbp_frames,
+		 share->functions);
+}
+
 void unwind_verdict__describe(const struct unwind_verdict *v, enum unwind_way way, char *buf,
 			      size_t len)
 {
@@ -58,8 +64,7 @@ void unwind_verdict__describe(const struct unwind_verdict *v, enum unwind_way wa
 	if (v->err)
 		snprintf(share, sizeof(share), "not read: %s", strerror(-v->err));
 	else
-		snprintf(share, sizeof(share), "%" PRIu32 " of %" PRIu32 " functions set up rbp",
-			 v->share.rbp_frames, v->share.functions);
+		unwind_verdict__share_words(&v->share, share, sizeof(share));
 	switch (way) {
 	case UNWIND_WAY_FP:
 		snprintf(buf, len, "frame pointers (%s)", share);

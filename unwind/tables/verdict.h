@@ -45,9 +45,12 @@ int unwind_verdict__of_fd(int fd, struct unwind_verdict *out);
  */
 bool unwind_verdict__needs_tables(const struct unwind_verdict *v);
 
+/* "N of M functions set up rbp": the words every -v line gives a binary's share in. */
+void unwind_verdict__share_words(const struct unwind_fp_share *share, char *buf, size_t len);
+
 /*
  * -v's words for a binary unwound by way, e.g. "frame pointers (52 of 53
- * functions set up rbp)", ".eh_frame tables (14662 rows, 72528 bytes; 181
+ * functions set up rbp)", ".eh_frame tables (14662 rows, 72528 bytes; 93
  * of 3713 functions set up rbp)", "copies (.eh_frame over each sample's
  * stack copy; ...)".
  */
