@@ -23,13 +23,18 @@ enum unwind_mode {
 	UNWIND_DWARF,		/* .eh_frame over a copy of the user stack, in user space */
 	/*
 	 * Per binary: frame pointers for code that keeps them, .eh_frame for
-	 * code that does not (app/run/unwind_choice.c says how on each backend).
+	 * code that does not (app/run/unwind_verdict.c says how on each backend).
 	 */
 	UNWIND_AUTO,
 };
 
-/* --unwind when not given: 1 is the one change that makes auto the default (help text too). */
+/*
+ * --unwind when not given: 1 is the one change that makes auto the default
+ * (help text too); a build can try it with CFLAGS+=-DUNWIND_AUTO_IS_DEFAULT=1.
+ */
+#ifndef UNWIND_AUTO_IS_DEFAULT
 #define UNWIND_AUTO_IS_DEFAULT 0
+#endif
 #if UNWIND_AUTO_IS_DEFAULT
 #define DEFAULT_UNWIND UNWIND_AUTO
 #define DEFAULT_UNWIND_NAME "auto"
