@@ -454,7 +454,8 @@ static bool may_read(struct native_store *s, pid_t tgid, int64_t now)
 
 /*
  * tgid was read (or refused) at a cost of cost_ns, compiling aside: not
- * again before NATIVE_REREAD_MS, nor before NATIVE_REREAD_COST times that.
+ * again before NATIVE_REREAD_MS, nor before NATIVE_REREAD_COST times that,
+ * unless it is a process in its first NATIVE_REREAD_EARLY reads.
  */
 static void read_later(struct native_store *s, pid_t tgid, int64_t cost_ns)
 {
@@ -462,6 +463,14 @@ static void read_later(struct native_store *s, pid_t tgid, int64_t cost_ns)
 	struct nproc *np = find_proc(s, tgid);
 	struct polled *p;
 
+	/*
+	 * A process just started maps its libraries, and its interpreter's
+	 * modules, in its first moments, each a walk that ends at code in no
+	 * known mapping: the cost's wait, a second and more on a loaded host,
+	 * would leave them all to frame pointers.
+	 */
+	if (np && np->gen < NATIVE_REREAD_EARLY)
+		wait = 0;
 	next = mono_ms() + (wait > NATIVE_REREAD_MS ? wait : NATIVE_REREAD_MS);
 	if (np) {
 		np->next_ms = next;

@@ -131,6 +131,8 @@ void native_store__remove_process(struct native_store *s, pid_t tgid);
  */
 #define NATIVE_REREAD_MS 100
 #define NATIVE_REREAD_COST 10
+/* The first reads of a tracked process come at NATIVE_REREAD_MS, whatever they cost. */
+#define NATIVE_REREAD_EARLY 4
 /*
  * A poll reads for NATIVE_POLL_BUDGET_MS at most (a storm of pids, each
  * with thousands of mappings, would hold the run for minutes): the pids

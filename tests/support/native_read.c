@@ -3,8 +3,10 @@
 #include "tests/support/native_read.h"
 
 #include <bpf/bpf.h>
+#include <check.h>
 #include <errno.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "unwind/tables/tables.h"
 
@@ -79,4 +81,40 @@ int native_read__lookup(const struct native_maps_fds *fds, uint32_t tgid, uint64
 	out->rule.fold_at = 0;
 	out->rule.fold_off = 0;
 	return 0;
+}
+
+void native_read__make_maps(struct native_maps_fds *fds)
+{
+	struct native_map_sizes sz;
+
+	native_store__map_sizes(NULL, &sz);
+	fds->procs = bpf_map_create(BPF_MAP_TYPE_HASH, "native_procs", 4,
+				    sizeof(struct native_proc), sz.procs, NULL);
+	fds->pages = bpf_map_create(BPF_MAP_TYPE_HASH, "native_pages",
+				    sizeof(struct native_page_key), sizeof(struct native_page),
+				    sz.pages, NULL);
+	fds->index = bpf_map_create(BPF_MAP_TYPE_HASH, "native_index",
+				    sizeof(struct native_index_key), sizeof(struct native_range),
+				    sz.index, NULL);
+	fds->rows = bpf_map_create(BPF_MAP_TYPE_ARRAY, "native_rows", 4, 4, sz.rows, NULL);
+	fds->rules = bpf_map_create(BPF_MAP_TYPE_ARRAY, "native_rules", 4,
+				    sizeof(struct native_rule), sz.rules, NULL);
+	fds->unknown = bpf_map_create(BPF_MAP_TYPE_HASH, "native_unknown", 4, 4, sz.unknown,
+				      NULL);
+	ck_assert_int_ge(fds->procs, 0);
+	ck_assert_int_ge(fds->pages, 0);
+	ck_assert_int_ge(fds->index, 0);
+	ck_assert_int_ge(fds->rows, 0);
+	ck_assert_int_ge(fds->rules, 0);
+	ck_assert_int_ge(fds->unknown, 0);
+}
+
+void native_read__close_maps(struct native_maps_fds *fds)
+{
+	close(fds->procs);
+	close(fds->pages);
+	close(fds->index);
+	close(fds->rows);
+	close(fds->rules);
+	close(fds->unknown);
 }

@@ -29,42 +29,6 @@
 #include "unwind/image.h"
 #include "unwind/tables/tables.h"
 
-static void make_maps(struct native_maps_fds *fds)
-{
-	struct native_map_sizes sz;
-
-	native_store__map_sizes(NULL, &sz);
-	fds->procs = bpf_map_create(BPF_MAP_TYPE_HASH, "native_procs", 4,
-				    sizeof(struct native_proc), sz.procs, NULL);
-	fds->pages = bpf_map_create(BPF_MAP_TYPE_HASH, "native_pages",
-				    sizeof(struct native_page_key), sizeof(struct native_page),
-				    sz.pages, NULL);
-	fds->index = bpf_map_create(BPF_MAP_TYPE_HASH, "native_index",
-				    sizeof(struct native_index_key), sizeof(struct native_range),
-				    sz.index, NULL);
-	fds->rows = bpf_map_create(BPF_MAP_TYPE_ARRAY, "native_rows", 4, 4, sz.rows, NULL);
-	fds->rules = bpf_map_create(BPF_MAP_TYPE_ARRAY, "native_rules", 4,
-				    sizeof(struct native_rule), sz.rules, NULL);
-	fds->unknown = bpf_map_create(BPF_MAP_TYPE_HASH, "native_unknown", 4, 4, sz.unknown,
-				      NULL);
-	ck_assert_int_ge(fds->procs, 0);
-	ck_assert_int_ge(fds->pages, 0);
-	ck_assert_int_ge(fds->index, 0);
-	ck_assert_int_ge(fds->rows, 0);
-	ck_assert_int_ge(fds->rules, 0);
-	ck_assert_int_ge(fds->unknown, 0);
-}
-
-static void close_maps(struct native_maps_fds *fds)
-{
-	close(fds->procs);
-	close(fds->pages);
-	close(fds->index);
-	close(fds->rows);
-	close(fds->rules);
-	close(fds->unknown);
-}
-
 static unsigned int count_keys(int fd, size_t key_size)
 {
 	unsigned char key[64], next[64];
@@ -232,7 +196,7 @@ START_TEST(libc_rules_from_the_maps_equal_the_table)
 	pid_t a, b;
 	int fd;
 
-	make_maps(&fds);
+	native_read__make_maps(&fds);
 	s = native_store__new(&fds, NULL, NULL);
 	ck_assert_ptr_nonnull(s);
 	a = spawn((char *[]){ (char *)workload("nofp"), "chain", "30", NULL }, "/nofp");
@@ -327,7 +291,7 @@ START_TEST(libc_rules_from_the_maps_equal_the_table)
 	unwind_table__free(t);
 	unwind_image__close(&img);
 	native_store__free(s);
-	close_maps(&fds);
+	native_read__close_maps(&fds);
 }
 END_TEST
 
@@ -346,7 +310,7 @@ START_TEST(sweep_drops_the_exited_and_reads_the_execed_again)
 	int pipefd[2];
 	pid_t a, b;
 
-	make_maps(&fds);
+	native_read__make_maps(&fds);
 	s = native_store__new(&fds, NULL, NULL);
 	ck_assert_ptr_nonnull(s);
 	a = spawn(sleeper, "sleep");
@@ -401,7 +365,7 @@ START_TEST(sweep_drops_the_exited_and_reads_the_execed_again)
 	ck_assert_uint_eq(count_keys(fds.pages, sizeof(struct native_page_key)), 0);
 	ck_assert_uint_eq(count_keys(fds.procs, 4), 0);
 	native_store__free(s);
-	close_maps(&fds);
+	native_read__close_maps(&fds);
 }
 END_TEST
 
@@ -414,7 +378,7 @@ START_TEST(python_and_poll_unknown)
 	struct bg_proc bg;
 	pid_t py;
 
-	make_maps(&fds);
+	native_read__make_maps(&fds);
 	s = native_store__new(&fds, NULL, NULL);
 	ck_assert_ptr_nonnull(s);
 	/* Debian's; started once it has imported what it will (no dlopen after the read). */
@@ -470,7 +434,7 @@ START_TEST(python_and_poll_unknown)
 	ck_assert_uint_eq(count_keys(fds.pages, sizeof(struct native_page_key)), 0);
 	ck_assert_int_eq(native_store__add_process(s, py), -ESRCH);
 	native_store__free(s);
-	close_maps(&fds);
+	native_read__close_maps(&fds);
 }
 END_TEST
 
@@ -505,7 +469,7 @@ START_TEST(over_the_budget_no_table_and_the_tracker_opens)
 	pid_t a;
 
 	ck_assert_ptr_nonnull(pt);
-	make_maps(&fds);
+	native_read__make_maps(&fds);
 	s = native_store__new(&fds, &o, pt);
 	ck_assert_ptr_nonnull(s);
 	a = spawn((char *[]){ "/bin/sleep", "30", NULL }, "/sleep");
@@ -533,7 +497,7 @@ START_TEST(over_the_budget_no_table_and_the_tracker_opens)
 	stop(a);
 	native_store__free(s);
 	proctrack__free(pt);
-	close_maps(&fds);
+	native_read__close_maps(&fds);
 }
 END_TEST
 
@@ -558,7 +522,7 @@ START_TEST(a_users_files_keep_to_their_share)
 	snprintf(cmd, sizeof(cmd), "cp /lib/x86_64-linux-gnu/libc.so.6 %s", copy);
 	ck_assert_int_eq(system(cmd), 0);
 	ck_assert_int_eq(chown(copy, 65534, 65534), 0);
-	make_maps(&fds);
+	native_read__make_maps(&fds);
 	s = native_store__new(&fds, &o, NULL);
 	ck_assert_ptr_nonnull(s);
 
@@ -588,7 +552,7 @@ START_TEST(a_users_files_keep_to_their_share)
 	native_store__stats(s, &st);
 	ck_assert_uint_eq(st.rows, 0);
 	native_store__free(s);
-	close_maps(&fds);
+	native_read__close_maps(&fds);
 	unlink(copy);
 	rmdir(dir);
 }
@@ -605,7 +569,7 @@ START_TEST(many_mappings_bounded)
 	unsigned int split = 0;
 	double ms;
 
-	make_maps(&fds);
+	native_read__make_maps(&fds);
 	s = native_store__new(&fds, NULL, NULL);
 	ck_assert_ptr_nonnull(s);
 	bg_start(&few, (char *[]){ (char *)workload("manymaps"), "3000", "30", NULL });
@@ -674,7 +638,7 @@ START_TEST(many_mappings_bounded)
 	}
 	bg_stop(&many);
 	native_store__free(s);
-	close_maps(&fds);
+	native_read__close_maps(&fds);
 }
 END_TEST
 
@@ -695,7 +659,7 @@ START_TEST(poll_keeps_to_its_budget)
 	double ms;
 	int got;
 
-	make_maps(&fds);
+	native_read__make_maps(&fds);
 	s = native_store__new(&fds, NULL, NULL);
 	ck_assert_ptr_nonnull(s);
 	for (int i = 0; i < 3; i++) {
@@ -731,7 +695,7 @@ START_TEST(poll_keeps_to_its_budget)
 	for (int i = 0; i < 3; i++)
 		bg_stop(&many[i]);
 	native_store__free(s);
-	close_maps(&fds);
+	native_read__close_maps(&fds);
 }
 END_TEST
 
