@@ -767,7 +767,9 @@ check_py_fp() {
 		grep -q 'user stacks unwound by the program' err ||
 			wrong="not loaded: $(grep -m1 'refused the program that unwinds' err)"
 		[ -n "$wrong" ] || awk -v w="$from_start" -v n="$user" 'BEGIN { exit !(n >= 20 && w * 10 >= n * 9) }' ||
-			wrong="$from_start of $user user-mode samples in the recursion reach _start natively"
+			wrong="$from_start of $user user-mode samples in the recursion reach _start natively; the most other: $(
+				most_other 'recurse [(]deep[.]py' '^python[0-9.]*;_start;|_[[]k[]]'); $(
+				sed -n 's/.*native unwinding: \([0-9]* stacks walked.*\)/\1/p; s/.*native unwinding: \(.*re-reads put off.*\)/\1/p' err | tr '\n' ' ')"
 	fi
 	verdict "$row" "$backend" "$wrong"
 }
