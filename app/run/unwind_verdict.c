@@ -33,10 +33,36 @@ struct unwind_verdicts {
 	bool copy_node;		/* --node is not off: Node's processes take copies */
 };
 
+/* bcc's id maps: read by the frame-pointer programs only (auto gives way to them). */
+static const char *idmap_option(const struct run_opts *o)
+{
+	return o->cgroupmap ? "--cgroupmap" : o->mntnsmap ? "--mntnsmap" : NULL;
+}
+
+/*
+ * Under auto, what makes every user stack a frame-pointer walk, NULL for
+ * nothing: off-CPU time alone (the in-kernel unwinder runs in the sampling
+ * program only, and only perf copies stacks at switch-out: both backends
+ * walk frame pointers, for the same stacks), or bcc's id maps (neither the
+ * native program nor the stack-copy one reads them).
+ */
+static const char *auto_fp_reason(const struct run_opts *o)
+{
+	if (o->unwind != UNWIND_AUTO || o->kernel_only)
+		return NULL;
+	if (!run_opts__on_cpu(o))
+		return "off-CPU time";
+	return idmap_option(o);
+}
+
 void unwind_choice__config(const struct run_opts *o, struct backend_config *c)
 {
-	c->dwarf = run_opts__dwarf(o);
-	c->native_unwind = o->unwind == UNWIND_AUTO && !o->kernel_only;
+	bool fp = auto_fp_reason(o) != NULL;
+
+	c->dwarf = run_opts__dwarf(o) && !fp;
+	c->native_unwind = o->unwind == UNWIND_AUTO && !o->kernel_only && !fp;
+	/* Auto's off-CPU stacks are frame-pointer walks on both backends; dwarf's are copies. */
+	c->off_cpu_dwarf = o->unwind == UNWIND_DWARF && run_opts__dwarf(o);
 	c->needs_copies = NULL;
 	c->needs_copies_ctx = NULL;
 }
@@ -44,8 +70,18 @@ void unwind_choice__config(const struct run_opts *o, struct backend_config *c)
 void unwind_choice__print(const struct run_opts *o, const char *backend)
 {
 	bool per_task = (o->nr_pids || o->nr_tids) && !o->nr_cgroups;
+	const char *fp = auto_fp_reason(o);
 
-	if (o->unwind == UNWIND_AUTO && run_opts__dwarf(o) && !strcmp(backend, "perf") && per_task)
+	if (fp && !run_opts__on_cpu(o))
+		pr_info("unwind: auto: off-CPU stacks by frame pointers: the in-kernel unwinder "
+			"runs in the sampling program only, and stacks copied at switch-out are "
+			"the perf backend's alone (the same stacks on either backend)\n");
+	else if (fp)
+		pr_info("unwind: auto: frame pointers: %s is read only by the programs that walk "
+			"them (neither the in-kernel unwinder nor the stack-copy program reads "
+			"bcc's maps)\n", fp);
+	else if (o->unwind == UNWIND_AUTO && run_opts__dwarf(o) && !strcmp(backend, "perf") &&
+		 per_task)
 		pr_info("unwind: auto: per process, frame pointers where every binary it maps keeps "
 			"them, else .eh_frame over a %u-byte copy of each user stack\n",
 			o->stack_dump_size);
@@ -66,6 +102,10 @@ void unwind_choice__print(const struct run_opts *o, const char *backend)
 			o->stack_dump_size);
 	else
 		pr_info("unwind: frame pointers (callchains taken by the kernel)\n");
+	if (!fp && o->unwind == UNWIND_AUTO && run_opts__dwarf(o) && run_opts__off_cpu(o))
+		pr_info("unwind: auto: off-CPU stacks by frame pointers: the in-kernel unwinder "
+			"runs in the sampling program only, and stacks copied at switch-out are "
+			"the perf backend's alone; the sampled stacks as above\n");
 }
 
 static bool needs_copies(void *ctx, pid_t tid)
