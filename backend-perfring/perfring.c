@@ -470,7 +470,8 @@ static int plan_rings(struct backend *b, struct errmsg *errm)
 	err = ring_plan(needs, nr, &budget, page, why, sizeof(why));
 	if (err) {
 		errmsg__set(errm, "perf: %s", why);
-		return err;
+		/* The budget, not memory: --unwind auto may ask again with smaller records. */
+		return -ENOBUFS;
 	}
 	for (int i = 0; i < nr; i++)
 		pr_info("perf: %s rings: %u x %u data pages (%u KiB each; wanted %u for %u ms of "

@@ -333,6 +333,13 @@ static int start(struct run *r)
 	}
 	err = r->ops->open(&r->backend, &r->cfg, &r->pipeline, r->launched ? r->child.pid : -1,
 			   &em);
+	/* Rings over the locked-memory budget: auto tries smaller copies, then frame pointers. */
+	while (err == -ENOBUFS && !signals__stop_requested() &&
+	       unwind_choice__shrink(&r->eff, &r->cfg, errmsg__reason(&em, err))) {
+		em = (struct errmsg){ "" };
+		err = r->ops->open(&r->backend, &r->cfg, &r->pipeline,
+				   r->launched ? r->child.pid : -1, &em);
+	}
 	if (err) {
 		/*
 		 * A SIGTERM or SIGHUP passed on to the command during set-up ends it,

@@ -108,6 +108,35 @@ void unwind_choice__print(const struct run_opts *o, const char *backend)
 			"the perf backend's alone; the sampled stacks as above\n");
 }
 
+/* The smallest copy auto shrinks to: a few frames of a deep stack's top, libc's callers. */
+#define AUTO_MIN_STACK_DUMP 4096
+
+bool unwind_choice__shrink(struct run_opts *o, struct backend_config *c, const char *why)
+{
+	if (o->unwind != UNWIND_AUTO || !(c->dwarf || c->off_cpu_dwarf))
+		return false;
+	pr_info("unwind: auto: %s\n", why);
+	if (c->stack_dump_size / 2 >= AUTO_MIN_STACK_DUMP) {
+		c->stack_dump_size /= 2;
+		o->stack_dump_size = c->stack_dump_size;
+		pr_warn("warning: unwind auto: stack copies of %u bytes, half of what was asked, to "
+			"fit the locked memory this user may have (a deeper stack ends early; "
+			"ulimit -l or kernel.perf_event_mlock_kb would allow more)\n",
+			c->stack_dump_size);
+		return true;
+	}
+	c->dwarf = false;
+	c->off_cpu_dwarf = false;
+	c->native_unwind = false;
+	c->needs_copies = NULL;
+	c->needs_copies_ctx = NULL;
+	pr_warn("warning: unwind auto: frame pointers: even %u-byte stack copies do not fit the "
+		"locked memory this user may have (callers through code without frame pointers "
+		"are lost; ulimit -l or kernel.perf_event_mlock_kb would allow copies)\n",
+		c->stack_dump_size);
+	return true;
+}
+
 static bool needs_copies(void *ctx, pid_t tid)
 {
 	return unwind_verdicts__needs_copies(ctx, tid);
