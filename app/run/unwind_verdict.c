@@ -115,14 +115,10 @@ bool unwind_choice__shrink(struct run_opts *o, struct backend_config *c, const c
 {
 	if (o->unwind != UNWIND_AUTO || !(c->dwarf || c->off_cpu_dwarf))
 		return false;
-	pr_info("unwind: auto: %s\n", why);
 	if (c->stack_dump_size / 2 >= AUTO_MIN_STACK_DUMP) {
 		c->stack_dump_size /= 2;
 		o->stack_dump_size = c->stack_dump_size;
-		pr_warn("warning: unwind auto: stack copies of %u bytes, half of what was asked, to "
-			"fit the locked memory this user may have (a deeper stack ends early; "
-			"ulimit -l or kernel.perf_event_mlock_kb would allow more)\n",
-			c->stack_dump_size);
+		pr_info("unwind: auto: %s: trying %u-byte stack copies\n", why, c->stack_dump_size);
 		return true;
 	}
 	c->dwarf = false;
@@ -130,11 +126,22 @@ bool unwind_choice__shrink(struct run_opts *o, struct backend_config *c, const c
 	c->native_unwind = false;
 	c->needs_copies = NULL;
 	c->needs_copies_ctx = NULL;
-	pr_warn("warning: unwind auto: frame pointers: even %u-byte stack copies do not fit the "
-		"locked memory this user may have (callers through code without frame pointers "
-		"are lost; ulimit -l or kernel.perf_event_mlock_kb would allow copies)\n",
-		c->stack_dump_size);
+	pr_info("unwind: auto: %s: trying frame pointers\n", why);
 	return true;
+}
+
+void unwind_choice__warn_shrunk(const struct backend_config *c, unsigned int asked)
+{
+	if (c->dwarf || c->off_cpu_dwarf)
+		pr_warn("warning: unwind auto: stack copies of %u bytes, not %u, to fit the locked "
+			"memory this user may have (a deeper stack ends early; ulimit -l or "
+			"kernel.perf_event_mlock_kb would allow more)\n",
+			c->stack_dump_size, asked);
+	else
+		pr_warn("warning: unwind auto: frame pointers: even %u-byte stack copies do not "
+			"fit the locked memory this user may have (callers through code without "
+			"frame pointers are lost; ulimit -l or kernel.perf_event_mlock_kb would "
+			"allow copies)\n", c->stack_dump_size);
 }
 
 static bool needs_copies(void *ctx, pid_t tid)

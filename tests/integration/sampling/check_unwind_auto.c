@@ -326,7 +326,7 @@ START_TEST(unprivileged_copies_shrink_to_fit_locked_memory)
 	fclose(f);
 	ck_assert_msg(r.exit_code == 0, "exit %d: %.2000s", r.exit_code, r.err);
 	ck_assert_msg(strstr(r.err, "backend perf: usable; chosen") &&
-			      strstr(r.err, "warning: unwind auto: stack copies of 8192 bytes"),
+			      strstr(r.err, "warning: unwind auto: stack copies of 8192 bytes, not 16384"),
 		      "%s", r.err);
 	total = folded_total(r.out, NULL);
 	full = folded_count(r.out, "__libc_start_main;__libc_start_call_main;main");
