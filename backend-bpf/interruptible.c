@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <unistd.h>
 
+#include "core/lib/interrupt.h"
 #include "core/lib/log.h"
 
 int bpf_interruptible__test_slow;
@@ -62,6 +63,13 @@ int bpf_interruptible__run(int (*load)(void *arg), void *arg)
 	pthread_t t;
 	int err;
 
+	/*
+	 * A stop that came before this load (its watcher was not there to see
+	 * it) ends it unstarted: set-up's later loads each took their full
+	 * time after Ctrl-C (the stack-copy probe after the counting one).
+	 */
+	if (interrupt__pending())
+		return -EINTR;
 	if (pipe2(w.done, O_CLOEXEC))
 		return -errno;
 	sigemptyset(&kick.sa_mask);
@@ -85,12 +93,13 @@ int bpf_interruptible__run(int (*load)(void *arg), void *arg)
 		err = load(arg);
 		goto out;
 	}
-	err = load(arg);
+	/* One that came while the watcher started: handled here, unseen by it. */
+	err = interrupt__pending() ? -EINTR : load(arg);
 	close(w.done[1]);
 	w.done[1] = -1;
 	pthread_join(t, NULL);
 	pthread_sigmask(SIG_SETMASK, &orig, NULL);
-	if (err && atomic_load(&w.interrupted)) {
+	if (err && (atomic_load(&w.interrupted) || interrupt__pending())) {
 		pr_debug("bpf: a load was interrupted by a signal\n");
 		err = -EINTR;
 	}

@@ -16,6 +16,7 @@
 #include "backend-bpf/countmap.h"
 #include "backend-bpf/native.h"
 #include "core/lib/clock.h"
+#include "core/lib/interrupt.h"
 #include "unwind/tables/tables.h"
 
 /* The program steps by unwind/tables' rules as they are: the same layout and kinds. */
@@ -188,7 +189,8 @@ void bpf_native__take_unknown(struct backend *b)
 
 void bpf_native__add_targets(struct backend *b)
 {
-	for (int i = 0; b->native_store && i < b->cfg->nr_pids; i++) {
+	/* -p's processes, each compiled now: a stop during set-up ends it here. */
+	for (int i = 0; b->native_store && i < b->cfg->nr_pids && !interrupt__pending(); i++) {
 		int err = native_store__add_process(b->native_store, b->cfg->pids[i]);
 
 		if (err)

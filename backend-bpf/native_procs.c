@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "core/lib/clock.h"
+#include "core/lib/interrupt.h"
 #include "core/lib/log.h"
 
 /* Executable mappings a process may have: each is a page entry at least (-E2BIG past it). */
@@ -141,7 +142,10 @@ static int read_process(struct native_store *s, pid_t tgid, int dirfd, struct re
 		struct seen_file key = { .dev = m->dev, .ino = m->ino }, *f;
 		struct ntable *t = NULL;
 
-		if (m->path && !strcmp(m->path, "[vdso]")) {
+		/* Each binary may take long to compile: a stop ends the reading (no change). */
+		if (interrupt__pending()) {
+			err = -EINTR;
+		} else if (m->path && !strcmp(m->path, "[vdso]")) {
 			err = ntable__get_vdso(s, &t);
 		} else if (!mapping__is_file(m)) {
 			continue;	/* anonymous code (JIT): the program finds no page */
@@ -365,7 +369,7 @@ out:
 		s->st.too_big++;
 	else if (err == -ENOSPC)
 		s->st.no_room++;
-	else if (err && err != -ESRCH)
+	else if (err && err != -ESRCH && err != -EINTR)
 		s->st.failed++;
 	return err;
 }
@@ -515,9 +519,9 @@ int native_store__poll_unknown(struct native_store *s)
 		uint64_t compiled = s->st.compile_ns;
 		int64_t t0;
 
-		/* Over the budget: the rest stay noted, for a later poll. */
+		/* Over the budget, or stopped: the rest stay noted, for a later poll. */
 		spent = mono_ns() - start;
-		if (spent >= (int64_t)NATIVE_POLL_BUDGET_MS * 1000000)
+		if (spent >= (int64_t)NATIVE_POLL_BUDGET_MS * 1000000 || interrupt__pending())
 			break;
 		bpf_map_delete_elem(s->fds.unknown, &got[i]);
 		if (tgid <= 0)

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "core/lib/clock.h"
+#include "core/lib/interrupt.h"
 #include "core/lib/log.h"
 #include "core/sym/elfsym.h"
 #include "unwind/tables/verdict.h"
@@ -211,6 +212,11 @@ static int write_array(struct native_store *s, int fd, const uint32_t *keys, uin
 		const uint32_t *kk = keys ? keys + done : seq;
 		const char *vv = (const char *)values + (size_t)done * size;
 
+		/* A large table is many batches: a stop ends the run, not this fill. */
+		if (interrupt__pending()) {
+			err = -EINTR;
+			break;
+		}
 		for (uint32_t i = 0; !keys && i < k; i++)
 			seq[i] = first + done + i;
 		if (!s->no_batch) {

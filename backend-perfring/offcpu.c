@@ -74,7 +74,8 @@ static void base_attr(struct perf_event_attr *attr, const struct backend_config 
 	memset(attr, 0, sizeof(*attr));
 	attr->size = sizeof(*attr);
 	attr->sample_period = 1;
-	perfring__stack_attr(attr, c);	/* with dwarf, the user stack copied at switch-out */
+	/* With --unwind dwarf, the user stack copied at switch-out; auto walks frame pointers. */
+	perfring__stack_attr(attr, c, c->off_cpu_dwarf);
 	/* Times comparable with our own clock: the end of the run for threads still away. */
 	attr->use_clockid = 1;
 	attr->clockid = CLOCK_MONOTONIC;

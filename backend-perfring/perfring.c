@@ -410,12 +410,12 @@ static int open_off_cpu(struct backend *b, pid_t target, struct errmsg *errm)
 static void perfring_close(struct backend *b);
 
 /* The bytes of one sample record: ids, callchain, and with copies the registers and stack. */
-static void sample_bytes(const struct backend_config *c, bool copies, unsigned int frames,
-			 uint64_t *bytes)
+static void sample_bytes(const struct backend_config *c, bool dwarf, bool copies,
+			 unsigned int frames, uint64_t *bytes)
 {
 	/* header, tid, time, cpu, callchain nr and ips with their context markers */
 	*bytes = 8 + 3 * 8 + 8 + 8 * (uint64_t)(frames + 4);
-	if (c->dwarf && c->user_stacks)
+	if (dwarf && c->user_stacks)
 		*bytes += 8 + 3 * 8 + 8 + (copies ? c->stack_dump_size + 8 : 0);
 }
 
@@ -446,8 +446,9 @@ static int plan_rings(struct backend *b, struct errmsg *errm)
 		on->nr_rings = nr_cpus;
 		on->records_per_s = c->frequency ? c->frequency
 						 : 1000000000ull / (c->period ? c->period : 1);
-		sample_bytes(c, on_cpu_copies(b), TYPICAL_FRAMES, &on->record_bytes);
-		sample_bytes(c, on_cpu_copies(b), 2 * MAX_STACK_DEPTH, &on->max_record_bytes);
+		sample_bytes(c, c->dwarf, on_cpu_copies(b), TYPICAL_FRAMES, &on->record_bytes);
+		sample_bytes(c, c->dwarf, on_cpu_copies(b), 2 * MAX_STACK_DEPTH,
+			     &on->max_record_bytes);
 	}
 	if (c->off_cpu) {
 		off = &needs[nr++];
@@ -455,8 +456,8 @@ static int plan_rings(struct backend *b, struct errmsg *errm)
 		off->nr_rings = nr_cpus;
 		off->records_per_s = SWITCHES_PER_S;
 		/* The switch-out sample (a tracepoint's raw data too) and the switch records. */
-		sample_bytes(c, true, TYPICAL_FRAMES, &off->record_bytes);
-		sample_bytes(c, true, 2 * MAX_STACK_DEPTH, &off->max_record_bytes);
+		sample_bytes(c, c->off_cpu_dwarf, true, TYPICAL_FRAMES, &off->record_bytes);
+		sample_bytes(c, c->off_cpu_dwarf, true, 2 * MAX_STACK_DEPTH, &off->max_record_bytes);
 		off->record_bytes += 128 + 2 * 48;
 		off->max_record_bytes += 128;
 	}
@@ -469,7 +470,8 @@ static int plan_rings(struct backend *b, struct errmsg *errm)
 	err = ring_plan(needs, nr, &budget, page, why, sizeof(why));
 	if (err) {
 		errmsg__set(errm, "perf: %s", why);
-		return err;
+		/* The budget, not memory: --unwind auto may ask again with smaller records. */
+		return -ENOBUFS;
 	}
 	for (int i = 0; i < nr; i++)
 		pr_info("perf: %s rings: %u x %u data pages (%u KiB each; wanted %u for %u ms of "

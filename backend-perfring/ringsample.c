@@ -18,14 +18,15 @@
 #define PERF_REG_IP 8
 #define DWARF_REGS_MASK ((1ull << PERF_REG_BP) | (1ull << PERF_REG_SP) | (1ull << PERF_REG_IP))
 
-void perfring__stack_attr(struct perf_event_attr *attr, const struct backend_config *c)
+void perfring__stack_attr(struct perf_event_attr *attr, const struct backend_config *c,
+			  bool copies)
 {
 	attr->sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
 			    PERF_SAMPLE_CALLCHAIN;
 	attr->sample_max_stack = MAX_STACK_DEPTH;
 	attr->exclude_callchain_kernel = !c->kernel_stacks;
 	attr->exclude_callchain_user = !c->user_stacks;
-	if (c->dwarf && c->user_stacks) {
+	if (copies && c->user_stacks) {
 		/* The user stack is unwound from a copy; the kernel's walk is not needed. */
 		attr->sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
 		attr->sample_regs_user = DWARF_REGS_MASK;
@@ -38,7 +39,7 @@ void perfring__sample_attr(struct perf_event_attr *attr, const struct backend_co
 			   bool launch)
 {
 	ring_set__cpu_clock_attr(attr, c, launch);
-	perfring__stack_attr(attr, c);
+	perfring__stack_attr(attr, c, c->dwarf);
 	/* Without the right to sample the kernel, only user-mode samples are allowed. */
 	attr->exclude_kernel = c->user_mode_only;
 	ring_set__track_tasks(attr);

@@ -29,9 +29,11 @@ bool perfring__user_snapshot(const struct decoded_sample *ds, uint64_t mask,
 
 /*
  * The sample fields and stack bits of -U/-K/--unwind: callchains, or with
- * dwarf the user registers and a copy of the user stack (also off-CPU's).
+ * copies (cfg's dwarf on-CPU, off_cpu_dwarf off-CPU) the user registers
+ * and a copy of the user stack.
  */
-void perfring__stack_attr(struct perf_event_attr *attr, const struct backend_config *cfg);
+void perfring__stack_attr(struct perf_event_attr *attr, const struct backend_config *cfg,
+			  bool copies);
 
 /* The attribute the perf backend samples with (also to record a stream to replay). */
 void perfring__sample_attr(struct perf_event_attr *attr, const struct backend_config *cfg,

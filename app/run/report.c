@@ -192,7 +192,7 @@ static void print_warnings(const struct run *r, const struct profile *prof,
 	if (st->lost)
 		fprintf(stderr, "WARNING: %" PRIu64 " samples lost (of %" PRIu64 " seen): %s%s.\n",
 			st->lost, st->lost + st->samples + st->switches, lost_reason(st->lost_reason),
-			run_opts__dwarf(&r->eff) ? ", or lower --stack-dump-size" : "");
+			r->cfg.dwarf || r->cfg.off_cpu_dwarf ? ", or lower --stack-dump-size" : "");
 	if (st->sideband_lost)
 		pr_warn("warning: %" PRIu64 " side-band records lost: the mappings of running "
 			"processes were read again from /proc; processes that exited in the gap "

@@ -317,6 +317,7 @@ static int start(struct run *r)
 	const struct run_opts *o = &r->eff;
 	struct errmsg em = { "" };
 	int64_t t0 = mono_ms(), t_open, t_read;
+	unsigned int asked_dump = r->cfg.stack_dump_size;	/* auto may shrink it to fit */
 	int err;
 
 	if (o->command) {
@@ -333,6 +334,15 @@ static int start(struct run *r)
 	}
 	err = r->ops->open(&r->backend, &r->cfg, &r->pipeline, r->launched ? r->child.pid : -1,
 			   &em);
+	/* Rings over the locked-memory budget: auto tries smaller copies, then frame pointers. */
+	while (err == -ENOBUFS && !signals__stop_requested() &&
+	       unwind_choice__shrink(&r->eff, &r->cfg, errmsg__reason(&em, err))) {
+		em = (struct errmsg){ "" };
+		err = r->ops->open(&r->backend, &r->cfg, &r->pipeline,
+				   r->launched ? r->child.pid : -1, &em);
+		if (!err)
+			unwind_choice__warn_shrunk(&r->cfg, asked_dump);
+	}
 	if (err) {
 		/*
 		 * A SIGTERM or SIGHUP passed on to the command during set-up ends it,

@@ -33,10 +33,36 @@ struct unwind_verdicts {
 	bool copy_node;		/* --node is not off: Node's processes take copies */
 };
 
+/* bcc's id maps: read by the frame-pointer programs only (auto gives way to them). */
+static const char *idmap_option(const struct run_opts *o)
+{
+	return o->cgroupmap ? "--cgroupmap" : o->mntnsmap ? "--mntnsmap" : NULL;
+}
+
+/*
+ * Under auto, what makes every user stack a frame-pointer walk, NULL for
+ * nothing: off-CPU time alone (the in-kernel unwinder runs in the sampling
+ * program only, and only perf copies stacks at switch-out: both backends
+ * walk frame pointers, for the same stacks), or bcc's id maps (neither the
+ * native program nor the stack-copy one reads them).
+ */
+static const char *auto_fp_reason(const struct run_opts *o)
+{
+	if (o->unwind != UNWIND_AUTO || o->kernel_only)
+		return NULL;
+	if (!run_opts__on_cpu(o))
+		return "off-CPU time";
+	return idmap_option(o);
+}
+
 void unwind_choice__config(const struct run_opts *o, struct backend_config *c)
 {
-	c->dwarf = run_opts__dwarf(o);
-	c->native_unwind = o->unwind == UNWIND_AUTO && !o->kernel_only;
+	bool fp = auto_fp_reason(o) != NULL;
+
+	c->dwarf = run_opts__dwarf(o) && !fp;
+	c->native_unwind = o->unwind == UNWIND_AUTO && !o->kernel_only && !fp;
+	/* Auto's off-CPU stacks are frame-pointer walks on both backends; dwarf's are copies. */
+	c->off_cpu_dwarf = o->unwind == UNWIND_DWARF && run_opts__dwarf(o);
 	c->needs_copies = NULL;
 	c->needs_copies_ctx = NULL;
 }
@@ -44,8 +70,18 @@ void unwind_choice__config(const struct run_opts *o, struct backend_config *c)
 void unwind_choice__print(const struct run_opts *o, const char *backend)
 {
 	bool per_task = (o->nr_pids || o->nr_tids) && !o->nr_cgroups;
+	const char *fp = auto_fp_reason(o);
 
-	if (o->unwind == UNWIND_AUTO && run_opts__dwarf(o) && !strcmp(backend, "perf") && per_task)
+	if (fp && !run_opts__on_cpu(o))
+		pr_info("unwind: auto: off-CPU stacks by frame pointers: the in-kernel unwinder "
+			"runs in the sampling program only, and stacks copied at switch-out are "
+			"the perf backend's alone (the same stacks on either backend)\n");
+	else if (fp)
+		pr_info("unwind: auto: frame pointers: %s is read only by the programs that walk "
+			"them (neither the in-kernel unwinder nor the stack-copy program reads "
+			"bcc's maps)\n", fp);
+	else if (o->unwind == UNWIND_AUTO && run_opts__dwarf(o) && !strcmp(backend, "perf") &&
+		 per_task)
 		pr_info("unwind: auto: per process, frame pointers where every binary it maps keeps "
 			"them, else .eh_frame over a %u-byte copy of each user stack\n",
 			o->stack_dump_size);
@@ -66,6 +102,46 @@ void unwind_choice__print(const struct run_opts *o, const char *backend)
 			o->stack_dump_size);
 	else
 		pr_info("unwind: frame pointers (callchains taken by the kernel)\n");
+	if (!fp && o->unwind == UNWIND_AUTO && run_opts__dwarf(o) && run_opts__off_cpu(o))
+		pr_info("unwind: auto: off-CPU stacks by frame pointers: the in-kernel unwinder "
+			"runs in the sampling program only, and stacks copied at switch-out are "
+			"the perf backend's alone; the sampled stacks as above\n");
+}
+
+/* The smallest copy auto shrinks to: a few frames of a deep stack's top, libc's callers. */
+#define AUTO_MIN_STACK_DUMP 4096
+
+bool unwind_choice__shrink(struct run_opts *o, struct backend_config *c, const char *why)
+{
+	if (o->unwind != UNWIND_AUTO || !(c->dwarf || c->off_cpu_dwarf))
+		return false;
+	if (c->stack_dump_size / 2 >= AUTO_MIN_STACK_DUMP) {
+		c->stack_dump_size /= 2;
+		o->stack_dump_size = c->stack_dump_size;
+		pr_info("unwind: auto: %s: trying %u-byte stack copies\n", why, c->stack_dump_size);
+		return true;
+	}
+	c->dwarf = false;
+	c->off_cpu_dwarf = false;
+	c->native_unwind = false;
+	c->needs_copies = NULL;
+	c->needs_copies_ctx = NULL;
+	pr_info("unwind: auto: %s: trying frame pointers\n", why);
+	return true;
+}
+
+void unwind_choice__warn_shrunk(const struct backend_config *c, unsigned int asked)
+{
+	if (c->dwarf || c->off_cpu_dwarf)
+		pr_warn("warning: unwind auto: stack copies of %u bytes, not %u, to fit the locked "
+			"memory this user may have (a deeper stack ends early; ulimit -l or "
+			"kernel.perf_event_mlock_kb would allow more)\n",
+			c->stack_dump_size, asked);
+	else
+		pr_warn("warning: unwind auto: frame pointers: even %u-byte stack copies do not "
+			"fit the locked memory this user may have (callers through code without "
+			"frame pointers are lost; ulimit -l or kernel.perf_event_mlock_kb would "
+			"allow copies)\n", c->stack_dump_size);
 }
 
 static bool needs_copies(void *ctx, pid_t tid)

@@ -44,6 +44,15 @@ struct unwind_binary {
 void unwind_choice__config(const struct run_opts *o, struct backend_config *c);
 /* -v's line for the mode of o on the backend of that name. */
 void unwind_choice__print(const struct run_opts *o, const char *backend);
+/*
+ * Under --unwind auto, a backend's rings that did not fit the locked memory
+ * this user may have (why): smaller stack copies (down to 4 KiB), then
+ * frame pointers, in o and c (-v says each step). False: nothing smaller
+ * to try, the failure stands, said alone.
+ */
+bool unwind_choice__shrink(struct run_opts *o, struct backend_config *c, const char *why);
+/* Once the rings fit after shrinking: the warning that says what auto gave up (asked: bytes). */
+void unwind_choice__warn_shrunk(const struct backend_config *c, unsigned int asked);
 
 struct unwind_verdicts;
 

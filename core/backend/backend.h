@@ -81,6 +81,11 @@ struct backend_config {
 	/* Not given: the counting program's maps are sized for the rate, up to the above. */
 	bool stack_storage_given;
 	bool dwarf;			/* user stacks as register + stack snapshots */
+	/*
+	 * Off-CPU stacks copied at switch-out too (--unwind dwarf, the perf
+	 * backend only); under auto they are walked by frame pointers on both.
+	 */
+	bool off_cpu_dwarf;
 	unsigned int stack_dump_size;	/* bytes of user stack per snapshot */
 	/*
 	 * Under --unwind auto, dwarf is set too: copies where the program does

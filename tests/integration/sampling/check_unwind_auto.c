@@ -5,9 +5,15 @@
  * whose every binary keeps frame pointers takes no stack copies where
  * events are per task (perf, -p).
  */
+#include <errno.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "tests/support/tests.h"
@@ -130,6 +136,246 @@ START_TEST(frame_pointers_lose_the_callers_through_libc)
 }
 END_TEST
 
+static const char *offcputime_bin(void)
+{
+	static char path[600];
+
+	snprintf(path, sizeof(path), "%s", profile_bin());
+	strcpy(strrchr(path, '/') + 1, "offcputime");
+	return path;
+}
+
+/* The heaviest stack of comm's (its line without the count) in folded out, "" if none. */
+static void heaviest(const char *out, const char *comm, char *stack, size_t len)
+{
+	unsigned long long best = 0;
+	size_t n = strlen(comm);
+
+	stack[0] = '\0';
+	for (const char *line = out; *line;) {
+		const char *nl = strchr(line, '\n'), *sp;
+		size_t l = nl ? (size_t)(nl - line) : strlen(line);
+
+		sp = memrchr(line, ' ', l);
+		if (sp && !strncmp(line, comm, n) && line[n] == ';' &&
+		    strtoull(sp + 1, NULL, 10) > best && (size_t)(sp - line) < len) {
+			best = strtoull(sp + 1, NULL, 10);
+			memcpy(stack, line, sp - line);
+			stack[sp - line] = '\0';
+		}
+		line += l + (nl != NULL);
+	}
+}
+
+/*
+ * Off-CPU time under auto: stacks by frame pointers on both backends (the
+ * bpf one was refused: auto meant copies at switch-out), the same stack on
+ * either, and the time all there.
+ */
+START_TEST(off_cpu_stacks_are_frame_pointer_walks_the_same_on_both_backends)
+{
+	char stacks[2][1024];
+
+	for (int i = 0; i < 2; i++) {
+		unsigned long long want, got;
+
+		run_ok(&r, ((char *[]){ (char *)offcputime_bin(), "--backend",
+					(char *)test_backends[i], "--unwind", "auto", "-U", "-f",
+					"--", (char *)workload("blocking"), "sleep", "1", NULL }),
+		       30);
+		want = workload_field(r.out, "blk-sleep", "us");
+		got = folded_count_prefix(r.out, "blk-sleep;start_thread;sleep_thread;clock_nanosleep");
+		ck_assert_msg(want > 500000 && got * 100 >= want * 90 && got * 100 <= want * 110,
+			      "%s: %llu of %llu us under sleep_thread:\n%.1000s", test_backends[i],
+			      got, want, r.out);
+		heaviest(r.out, "blk-sleep", stacks[i], sizeof(stacks[i]));
+		run_result_free(&r);
+	}
+	ck_assert_msg(stacks[0][0] && !strcmp(stacks[0], stacks[1]), "bpf: %s\nperf: %s",
+		      stacks[0], stacks[1]);
+}
+END_TEST
+
+/* --wall under auto on bpf: samples by the program's tables, off-CPU stacks by frame pointers. */
+START_TEST(wall_on_bpf_unwinds_samples_natively_and_off_cpu_by_frame_pointers)
+{
+	unsigned long long want, got;
+
+	backend = "bpf";
+	run_ok(&r, PROFILE("--wall", "--unwind", "auto", "-U", "-f", "-v", "--",
+			   (char *)workload("blocking"), "sleep", "1"),
+	       30);
+	ck_assert_msg(strstr(r.err, "unwind: auto: off-CPU stacks by frame pointers: the in-kernel "
+				    "unwinder runs in the sampling program only") &&
+			      strstr(r.err, "user stacks unwound by the program from the binaries' "
+					    "tables"),
+		      "-v:\n%s", r.err);
+	want = workload_field(r.out, "blk-sleep", "us");
+	got = folded_count_prefix(r.out, "blk-sleep;start_thread;sleep_thread;");
+	ck_assert_msg(want > 500000 && got * 100 >= want * 90, "%llu of %llu us:\n%.1000s", got,
+		      want, r.out);
+}
+END_TEST
+
+/* bpftool, where Debian puts it; NULL when it is not installed. */
+static const char *bpftool(void)
+{
+	static const char *const paths[] = { "/usr/sbin/bpftool", "/usr/bin/bpftool",
+					     "/usr/local/sbin/bpftool" };
+
+	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
+		if (!access(paths[i], X_OK))
+			return paths[i];
+	return NULL;
+}
+
+/* This process's cgroup v2 id (its directory's inode), 0 if none is found. */
+static uint64_t own_cgroup_id(void)
+{
+	static const char *const roots[] = { "/sys/fs/cgroup/unified", "/sys/fs/cgroup" };
+	char line[512], dir[700];
+	struct statfs fs;
+	struct stat st;
+	FILE *f = fopen("/proc/self/cgroup", "r");
+	uint64_t id = 0;
+
+	while (f && !id && fgets(line, sizeof(line), f)) {
+		if (strncmp(line, "0::", 3))
+			continue;
+		line[strcspn(line, "\n")] = '\0';
+		for (size_t i = 0; i < 2 && !id; i++) {
+			snprintf(dir, sizeof(dir), "%s%s", roots[i], line + 3);
+			if (!statfs(dir, &fs) && fs.f_type == 0x63677270 && !stat(dir, &st))
+				id = st.st_ino;
+		}
+	}
+	if (f)
+		fclose(f);
+	return id;
+}
+
+/*
+ * --cgroupmap under auto on bpf: neither the native program nor the stack
+ * copies read bcc's maps, so frame pointers, not a refusal.
+ */
+START_TEST(cgroupmap_with_auto_walks_frame_pointers)
+{
+	char dir[] = "/tmp/unwind-auto-XXXXXX", map[128], hex[8][4], cmd[1024];
+	uint64_t id = own_cgroup_id();
+	struct run_result b;
+
+	backend = "bpf";
+	if (!bpftool() || !id) {
+		fprintf(stderr, "unwind_auto: no bpftool or cgroup v2: --cgroupmap not tested\n");
+		return;
+	}
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	/* Mounted in a mount namespace of this test's own: gone when it ends. */
+	ck_assert_msg(!unshare(CLONE_NEWNS), "unshare: %s", strerror(errno));
+	ck_assert_int_eq(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL), 0);
+	ck_assert_msg(!mount("bpf", dir, "bpf", 0, NULL), "mount bpf: %s", strerror(errno));
+	snprintf(map, sizeof(map), "%s/cgmap", dir);
+	run_ok(&b, ((char *[]){ (char *)bpftool(), "map", "create", map, "type", "hash", "key", "8",
+				"value", "8", "entries", "16", "name", "cgmap", NULL }),
+	       10);
+	run_result_free(&b);
+	for (int i = 0; i < 8; i++)
+		snprintf(hex[i], sizeof(hex[i]), "%02x", (unsigned int)(id >> (8 * i)) & 0xff);
+	run_ok(&b, ((char *[]){ (char *)bpftool(), "map", "update", "pinned", map, "key", "hex",
+				hex[0], hex[1], hex[2], hex[3], hex[4], hex[5], hex[6], hex[7],
+				"value", "hex", "01", "00", "00", "00", "00", "00", "00", "00", NULL }),
+	       10);
+	run_result_free(&b);
+	/* A command of our cgroup beside it: --cgroupmap takes no command of its own. */
+	snprintf(cmd, sizeof(cmd), "%s 2 & sleep 0.2; %s --backend bpf --cgroupmap %s --unwind auto "
+		 "-U -F 499 -f -v 1; rc=$?; wait; exit $rc", workload("ratio31"), profile_bin(), map);
+	run_ok(&r, (char *[]){ "/bin/sh", "-c", cmd, NULL }, 30);
+	umount(dir);
+	rmdir(dir);
+	ck_assert_msg(strstr(r.err, "unwind: auto: frame pointers: --cgroupmap is read only by"),
+		      "-v:\n%s", r.err);
+	ck_assert_msg(folded_count(r.out, "ratio31;start_thread;hot_thread;hot_loop") > 100,
+		      "%.1000s", r.out);
+}
+END_TEST
+
+#define AS_NOBODY "/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"
+
+/*
+ * An unprivileged user's perf under auto, 64 KiB of locked memory a CPU and
+ * 64 KiB of ulimit -l: 16 KiB copies cannot fit, smaller ones do, with a
+ * warning, and the stacks through libc's code without frame pointers are
+ * still complete.
+ */
+START_TEST(unprivileged_copies_shrink_to_fit_locked_memory)
+{
+	char old[32] = "516";
+	FILE *f = fopen("/proc/sys/kernel/perf_event_mlock_kb", "r+");
+	uint64_t total, full;
+
+	ck_assert_ptr_nonnull(f);
+	ck_assert_ptr_nonnull(fgets(old, sizeof(old), f));
+	fclose(f);
+	ck_assert_int_eq(system("echo 64 > /proc/sys/kernel/perf_event_mlock_kb"), 0);
+	run_cmd((char *[]){ "/usr/bin/prlimit", "--memlock=65536", "--", AS_NOBODY,
+			    (char *)profile_bin(), "--unwind", "auto", "-v", "-F", "499", "-f", "--",
+			    (char *)workload("nofpsort"), "2", NULL },
+		30, 0, &r);
+	f = fopen("/proc/sys/kernel/perf_event_mlock_kb", "w");
+	fputs(old, f);
+	fclose(f);
+	ck_assert_msg(r.exit_code == 0, "exit %d: %.2000s", r.exit_code, r.err);
+	ck_assert_msg(strstr(r.err, "backend perf: usable; chosen") &&
+			      strstr(r.err, "warning: unwind auto: stack copies of 8192 bytes, not 16384"),
+		      "%s", r.err);
+	total = folded_total(r.out, NULL);
+	full = folded_count(r.out, "__libc_start_main;__libc_start_call_main;main");
+	ck_assert_msg(total > 100 && full * 100 >= total * 90, "%llu of %llu reach main:\n%.1000s",
+		      (unsigned long long)full, (unsigned long long)total, r.out);
+}
+END_TEST
+
+/*
+ * Ctrl-C while the bpf backend's programs load (each made seconds long by a
+ * seam) under auto: set-up ends at once, not after the loads that follow.
+ */
+START_TEST(sigint_during_a_slow_set_up_ends_it_at_once)
+{
+	struct timespec t0, t1;
+	double s;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	run_cmd((char *[]){ "/usr/bin/env", "PROFILE_TEST_SLOW_BPF_LOAD=1", (char *)seams_bin(),
+			    "--backend", "bpf", "--unwind", "auto", "-F", "99", "-f", "5", NULL },
+		60, 0.5, &r);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	s = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
+	ck_assert_msg(s < 2.5, "ended %.1f s after the start, SIGINT at 0.5 s: %.300s", s, r.err);
+	ck_assert_msg(strstr(r.err, "interrupted during set-up"), "stderr: %.300s", r.err);
+}
+END_TEST
+
+/*
+ * perf under auto, system-wide (copies for every sample): processes that
+ * ended before the report keep their frames, unwound up to _start.
+ */
+START_TEST(processes_that_exit_keep_their_frames_with_perf)
+{
+	char cmd[1024];
+	uint64_t all, spin;
+
+	backend = "perf";
+	snprintf(cmd, sizeof(cmd), "%s --backend perf --unwind auto -F 999 -f 8 & sleep 0.5; "
+		 "%s 100 50; wait", profile_bin(), workload("shortlived"));
+	run_ok(&r, (char *[]){ "/bin/sh", "-c", cmd, NULL }, 40);
+	all = folded_count(r.out, "shortlived;");
+	spin = folded_count(r.out, ";__libc_start_call_main;main;short_lived_spin");
+	ck_assert_msg(all > 1000, "only %llu samples of shortlived", (unsigned long long)all);
+	ck_assert_msg(spin * 100 >= all * 85, "spin %llu of %llu:\n%.1000s",
+		      (unsigned long long)spin, (unsigned long long)all, r.out);
+}
+END_TEST
+
 Suite *unwind_auto_suite(void)
 {
 	Suite *s = suite_create("unwind_auto");
@@ -143,6 +389,12 @@ Suite *unwind_auto_suite(void)
 			    0, 2);
 	tcase_add_test(tc, a_process_with_frame_pointers_everywhere_takes_no_copies_with_perf);
 	tcase_add_loop_test(tc, frame_pointers_lose_the_callers_through_libc, 0, 2);
+	tcase_add_test(tc, off_cpu_stacks_are_frame_pointer_walks_the_same_on_both_backends);
+	tcase_add_test(tc, wall_on_bpf_unwinds_samples_natively_and_off_cpu_by_frame_pointers);
+	tcase_add_test(tc, cgroupmap_with_auto_walks_frame_pointers);
+	tcase_add_test(tc, unprivileged_copies_shrink_to_fit_locked_memory);
+	tcase_add_test(tc, sigint_during_a_slow_set_up_ends_it_at_once);
+	tcase_add_test(tc, processes_that_exit_keep_their_frames_with_perf);
 	suite_add_tcase(s, tc);
 	return s;
 }
