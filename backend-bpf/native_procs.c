@@ -458,8 +458,8 @@ static bool may_read(struct native_store *s, pid_t tgid, int64_t now)
 
 /*
  * tgid was read (or refused) at a cost of cost_ns, compiling aside: not
- * again before NATIVE_REREAD_MS, nor before NATIVE_REREAD_COST times that,
- * unless it is a process in its first NATIVE_REREAD_EARLY reads.
+ * again before NATIVE_REREAD_MS, nor before NATIVE_REREAD_COST times that;
+ * a process in its first NATIVE_REREAD_EARLY reads, NATIVE_REREAD_EARLY_MS.
  */
 static void read_later(struct native_store *s, pid_t tgid, int64_t cost_ns)
 {
@@ -471,11 +471,13 @@ static void read_later(struct native_store *s, pid_t tgid, int64_t cost_ns)
 	 * A process just started maps its libraries, and its interpreter's
 	 * modules, in its first moments, each a walk that ends at code in no
 	 * known mapping: the cost's wait, a second and more on a loaded host,
-	 * would leave them all to frame pointers.
+	 * would leave them all to frame pointers, and so would the floor's
+	 * 100 ms a good part of a short process (python3.11 importing _json).
 	 */
 	if (np && np->gen < NATIVE_REREAD_EARLY)
-		wait = 0;
-	next = mono_ms() + (wait > NATIVE_REREAD_MS ? wait : NATIVE_REREAD_MS);
+		next = mono_ms() + NATIVE_REREAD_EARLY_MS;
+	else
+		next = mono_ms() + (wait > NATIVE_REREAD_MS ? wait : NATIVE_REREAD_MS);
 	if (np) {
 		np->next_ms = next;
 		return;

@@ -131,8 +131,9 @@ void native_store__remove_process(struct native_store *s, pid_t tgid);
  */
 #define NATIVE_REREAD_MS 100
 #define NATIVE_REREAD_COST 10
-/* The first reads of a tracked process come at NATIVE_REREAD_MS, whatever they cost. */
+/* The first reads of a tracked process come NATIVE_REREAD_EARLY_MS apart, whatever they cost. */
 #define NATIVE_REREAD_EARLY 4
+#define NATIVE_REREAD_EARLY_MS 10
 /*
  * A poll reads for NATIVE_POLL_BUDGET_MS at most (a storm of pids, each
  * with thousands of mappings, would hold the run for minutes): the pids
