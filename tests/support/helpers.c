@@ -203,6 +203,35 @@ uint64_t folded_count_prefix(const char *out, const char *prefix)
 	return sum_lines(out, prefix, true, NULL);
 }
 
+uint64_t folded_count_from_entry(const char *out, const char *stack)
+{
+	static const struct {
+		const char *first, *entry[3];
+	} entries[] = {
+	    {"start_thread;", {"clone3;", "clone;"}},
+	    {"__libc_start_call_main;",
+	     {"_start;__libc_start_main;", "_start;__libc_start_main_impl;"}},
+	};
+	const char *rest = strchr(stack, ';');
+	uint64_t sum = folded_count(out, stack);
+	char variant[1024];
+
+	ck_assert_msg(rest, "%s: no comm", stack);
+	rest++;
+	for (size_t i = 0; i < sizeof(entries) / sizeof(entries[0]); i++) {
+		if (strncmp(rest, entries[i].first, strlen(entries[i].first)))
+			continue;
+		for (size_t j = 0; j < 3 && entries[i].entry[j]; j++) {
+			ck_assert_uint_lt(snprintf(variant, sizeof(variant), "%.*s%s%s",
+						   (int)(rest - stack), stack, entries[i].entry[j],
+						   rest),
+					  sizeof(variant));
+			sum += folded_count(out, variant);
+		}
+	}
+	return sum;
+}
+
 uint64_t folded_count_exact(const char *out, const char *stack)
 {
 	size_t n = strlen(stack);
