@@ -55,7 +55,8 @@ uint64_t folded_count_prefix(const char *out, const char *prefix);
  * (clone before glibc 2.34) and "comm;_start;__libc_start_main;
  * __libc_start_call_main;..." (__libc_start_main_impl with glibc's local
  * symbols): its lines count as well. Nothing else between comm and the
- * stack: a line that lost a caller counts with neither.
+ * stack: a line that lost a caller counts with neither. A stack that ends
+ * in a space counts the lines that end with it (its last frame the leaf).
  */
 uint64_t folded_count_from_entry(const char *out, const char *stack);
 /* The count of the folded line whose stack is exactly stack (0 if none). */
