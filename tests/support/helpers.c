@@ -203,6 +203,59 @@ uint64_t folded_count_prefix(const char *out, const char *prefix)
 	return sum_lines(out, prefix, true, NULL);
 }
 
+/* Sum of the counts of folded lines whose stack ends with the n bytes at leaf. */
+static uint64_t folded_count_leaf(const char *out, const char *leaf, size_t n)
+{
+	uint64_t sum = 0;
+
+	for (const char *line = out; *line;) {
+		const char *nl = strchrnul(line, '\n'), *sp = memrchr(line, ' ', nl - line);
+
+		if (sp && (size_t)(sp - line) >= n && !memcmp(sp - n, leaf, n))
+			sum += strtoull(sp + 1, NULL, 10);
+		line = *nl ? nl + 1 : nl;
+	}
+	return sum;
+}
+
+/* folded_count, or with a space at its end the lines whose stack ends with it. */
+static uint64_t folded_count_or_leaf(const char *out, const char *stack)
+{
+	size_t n = strlen(stack);
+
+	return n && stack[n - 1] == ' ' ? folded_count_leaf(out, stack, n - 1)
+					: folded_count(out, stack);
+}
+
+uint64_t folded_count_from_entry(const char *out, const char *stack)
+{
+	static const struct {
+		const char *first, *entry[3];
+	} entries[] = {
+	    {"start_thread;", {"clone3;", "clone;"}},
+	    {"__libc_start_call_main;",
+	     {"_start;__libc_start_main;", "_start;__libc_start_main_impl;"}},
+	};
+	const char *rest = strchr(stack, ';');
+	uint64_t sum = folded_count_or_leaf(out, stack);
+	char variant[1024];
+
+	ck_assert_msg(rest, "%s: no comm", stack);
+	rest++;
+	for (size_t i = 0; i < sizeof(entries) / sizeof(entries[0]); i++) {
+		if (strncmp(rest, entries[i].first, strlen(entries[i].first)))
+			continue;
+		for (size_t j = 0; j < 3 && entries[i].entry[j]; j++) {
+			ck_assert_uint_lt(snprintf(variant, sizeof(variant), "%.*s%s%s",
+						   (int)(rest - stack), stack, entries[i].entry[j],
+						   rest),
+					  sizeof(variant));
+			sum += folded_count_or_leaf(out, variant);
+		}
+	}
+	return sum;
+}
+
 uint64_t folded_count_exact(const char *out, const char *stack)
 {
 	size_t n = strlen(stack);

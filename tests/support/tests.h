@@ -47,6 +47,18 @@ const char *perf_record_cmd(void);
 uint64_t folded_count(const char *out, const char *needle);
 /* The same for lines whose stack starts with prefix. */
 uint64_t folded_count_prefix(const char *out, const char *prefix);
+/*
+ * folded_count of stack, written from its comm as a frame-pointer walk ends
+ * it: a thread's "comm;start_thread;...", the main thread's
+ * "comm;__libc_start_call_main;main;...". A complete unwind (--unwind dwarf,
+ * auto) has the entry frames before those too, "comm;clone3;start_thread;..."
+ * (clone before glibc 2.34) and "comm;_start;__libc_start_main;
+ * __libc_start_call_main;..." (__libc_start_main_impl with glibc's local
+ * symbols): its lines count as well. Nothing else between comm and the
+ * stack: a line that lost a caller counts with neither. A stack that ends
+ * in a space counts the lines that end with it (its last frame the leaf).
+ */
+uint64_t folded_count_from_entry(const char *out, const char *stack);
 /* The count of the folded line whose stack is exactly stack (0 if none). */
 uint64_t folded_count_exact(const char *out, const char *stack);
 /*

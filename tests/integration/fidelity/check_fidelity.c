@@ -123,6 +123,31 @@ static char *slurp(const char *path)
 }
 
 /*
+ * Of the folded lines whose leaf is frame (followed by the count's space):
+ * the sum of their counts, and in *top the largest count of one.
+ */
+static uint64_t leaf_counts(const char *text, const char *frame, uint64_t *top)
+{
+	uint64_t sum = 0;
+
+	*top = 0;
+	for (const char *l = text; *l;) {
+		const char *nl = strchrnul(l, '\n'), *sp = memrchr(l, ' ', nl - l);
+		size_t n = strlen(frame);
+
+		if (sp && (size_t)(sp - l) > n && sp[-(long)n - 1] == ';' &&
+		    !memcmp(sp - n, frame, n)) {
+			uint64_t c = strtoull(sp + 1, NULL, 10);
+
+			sum += c;
+			*top = c > *top ? c : *top;
+		}
+		l = *nl ? nl + 1 : nl;
+	}
+	return sum;
+}
+
+/*
  * Issue 45: Debian's libcrypto.so.3 is stripped to its exported names, and
  * its SHA-512 (sha512_block_data_order, generated assembly) has none: a
  * frame there printed [unknown]. It names its library now, as perf's
@@ -133,7 +158,7 @@ static char *slurp(const char *path)
 START_TEST(frames_without_symbols_name_their_library)
 {
 	char dir[] = "/tmp/profile-modnames-XXXXXX", folded[64], svg[64];
-	uint64_t total, lib, unknown;
+	uint64_t total, lib, unknown, leaf, top;
 	char *text;
 
 	if (access(OPENSSL, X_OK)) {
@@ -159,7 +184,17 @@ START_TEST(frames_without_symbols_name_their_library)
 		      "%llu samples, %llu in [libcrypto.so.3], %llu with [unknown]:\n%.1500s",
 		      (unsigned long long)total, (unsigned long long)lib,
 		      (unsigned long long)unknown, text);
-	ck_assert_uint_le(count_lines_with(text, "[libcrypto.so.3] "), 4);
+	/*
+	 * The unnamed code is one frame: the samples in it are one line under
+	 * a caller chain. The hot one, SHA-512, nine in ten of them; a
+	 * complete unwind (--unwind auto) adds a few lines of their own
+	 * callers in rarer paths (EVP_Digest's, EVP_MD_CTX_reset's).
+	 */
+	leaf = leaf_counts(text, "[libcrypto.so.3]", &top);
+	ck_assert_msg(leaf > 0 && top * 10 >= leaf * 9,
+		      "%llu samples end in [libcrypto.so.3], %llu of them on its largest line:\n"
+		      "%.1500s",
+		      (unsigned long long)leaf, (unsigned long long)top, text);
 	free(text);
 
 	run_ok(&r, ((char *[]){ (char *)profile_bin(), "--backend", (char *)test_backends[_i], "-U",

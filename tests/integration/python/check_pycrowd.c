@@ -93,7 +93,7 @@ START_TEST(idle_threads_of_another_user_leave_the_service_its_naps)
 	bg_stop(&crowd);
 	ck_assert_msg(pyt_r.exit_code == 0, "offcputime exited %d: %.2000s", pyt_r.exit_code,
 		      pyt_r.err);
-	in_nap = count_of(pyt_r.out, COMM ";", ";nap (naps.py:15);clock_nanosleep");
+	in_nap = pyt_native_under(pyt_r.out, COMM ";", "nap (naps.py:15)", "clock_nanosleep");
 	asleep = count_of(pyt_r.out, COMM ";", ";clock_nanosleep");
 	snprintf(tag, sizeof(tag), "%s %s", minor, be);
 	/*

@@ -296,7 +296,7 @@ START_TEST(waits_shorter_than_a_drain_show_the_function_that_waits)
 		return;
 	unsetenv("PROFILE_TRUTH");
 	run_offcputime_verbose(be, py, "naps.py", "1");
-	in_nap = folded_count(pyt_r.out, ";nap (naps.py:15);clock_nanosleep");
+	in_nap = pyt_native_under(pyt_r.out, "", "nap (naps.py:15)", "clock_nanosleep");
 	asleep = folded_count(pyt_r.out, ";clock_nanosleep");
 	line = late_waits(pyt_r.err, &late, &waits);
 	fprintf(stderr,
@@ -345,7 +345,7 @@ START_TEST(naps_beside_cpu_hogs_show_the_function_that_waits)
 	bg_start(&hog, (char *[]){ (char *)workload("busy"), "2", "8", NULL });
 	run_offcputime_verbose("perf", py, "naps.py", "1");
 	bg_stop(&hog);
-	in_nap = folded_count(pyt_r.out, ";nap (naps.py:15);clock_nanosleep");
+	in_nap = pyt_native_under(pyt_r.out, "", "nap (naps.py:15)", "clock_nanosleep");
 	asleep = folded_count(pyt_r.out, ";clock_nanosleep");
 	/* "offcputime: python: N switch-outs of Python threads read at the switch ..." */
 	line = strstr(pyt_r.err, " switch-outs of Python threads read at the switch");

@@ -514,6 +514,33 @@ uint64_t pyt_innermost(const char *folded, const char *prefix)
 	return sum;
 }
 
+uint64_t pyt_native_under(const char *folded, const char *prefix, const char *py,
+			  const char *native)
+{
+	struct line l = { 0 };
+	uint64_t sum = 0;
+
+	for (const char *s = folded, *next; (next = next_line(s, &l)); s = next) {
+		bool under = false;
+
+		if (strncmp(s, prefix, strlen(prefix)))
+			continue;
+		for (size_t i = 1; i < l.nr && !under; i++) {
+			if (!frame_is(&l, i, py))
+				continue;
+			for (size_t j = i + 1; j < l.nr && !under; j++) {
+				under = frame_is(&l, j, native);
+				if (pyt_is_python_frame(l.frame[j], l.len[j]))
+					break;
+			}
+		}
+		if (under)
+			sum += l.count;
+	}
+	line_free(&l);
+	return sum;
+}
+
 static bool starts_with(const struct line *l, size_t i, const char *prefix)
 {
 	return l->len[i] >= strlen(prefix) && !memcmp(l->frame[i], prefix, strlen(prefix));

@@ -206,6 +206,16 @@ uint64_t pyt_caller_samples(const char *folded, const struct pyt_stack *t);
 uint64_t pyt_with_frame(const char *folded, const char *prefix, const char *below);
 /* Sum of the counts of folded lines whose innermost Python frame starts with prefix. */
 uint64_t pyt_innermost(const char *folded, const char *prefix);
+/*
+ * Sum of the counts of folded lines that start with prefix ("" for all)
+ * where the Python frame py ("nap (naps.py:15)") has the native frame
+ * native ("clock_nanosleep") below it, with only native frames between:
+ * none where the interpreter's native frames are lost (--unwind fp on an
+ * interpreter without frame pointers), the C functions it called (time.sleep's
+ * time_sleep) in a complete native stack (--unwind dwarf, auto).
+ */
+uint64_t pyt_native_under(const char *folded, const char *prefix, const char *py,
+			  const char *native);
 
 /*
  * Appends a line to fails: a test that checks many things tells every

@@ -444,8 +444,10 @@ START_TEST(bpf_walks_user_stacks_itself)
 
 	start_ratio();
 	snprintf(pid, sizeof(pid), "%s", bg_pid);
-	run_cmd(((char *[]){ (char *)profile_bin(), "--backend", "bpf", "-v", "-f", "-F", "999",
-			     "-p", pid, "1", NULL }), 30, 0, &r);
+	/* The frame-pointer walk: the default may be auto, which unwinds by tables. */
+	run_cmd(((char *[]){(char *)profile_bin(), "--backend", "bpf", "--unwind", "fp", "-v", "-f",
+			    "-F", "999", "-p", pid, "1", NULL}),
+		30, 0, &r);
 	ck_assert_msg(r.exit_code == 0, "exit %d: %.300s", r.exit_code, r.err);
 	ck_assert_msg(strstr(r.err, "user stacks walked by the program (frame pointers"),
 		      "%.600s", r.err);
