@@ -159,10 +159,10 @@ static struct bpf_dwarf *open_dwarf(struct backend *b, bool task_regs, struct er
  * long run took a tenth of a short run's CPU to create), and made again at
  * full size if that variant is refused after all.
  */
-static int load_counting(struct backend *b, bool native, struct errmsg *errm)
+static int load_counting(struct backend *b, bool native, bool fp_only, struct errmsg *errm)
 {
 	const struct backend_config *o = b->cfg;
-	bool dwarf = o->dwarf && o->user_stacks && !native;
+	bool dwarf = o->dwarf && o->user_stacks && !native && !fp_only;
 	bool task_regs = dwarf && !o->test_no_task_regs && bpf_dwarf__task_regs_supported();
 
 	for (;;) {
@@ -254,7 +254,7 @@ int bpf_backend__open_counting(struct backend *b, struct errmsg *errm)
 {
 	const struct backend_config *o = b->cfg;
 	uint64_t ns_dev, ns_ino;
-	bool in_pidns = pidns__in_child(&ns_dev, &ns_ino);
+	bool in_pidns = pidns__in_child(&ns_dev, &ns_ino), fp_only;
 	char why[512] = "";
 	int err;
 
@@ -274,10 +274,18 @@ int bpf_backend__open_counting(struct backend *b, struct errmsg *errm)
 	 * leave them to the pipeline.
 	 */
 	b->python_wanted = o->interp && !in_pidns && !idmaps__filters(o) && o->user_stacks;
-	/* The variants for a pid namespace and bcc's id maps have no native walk. */
+	/*
+	 * The variants for a pid namespace and bcc's id maps have no native
+	 * walk; in a namespace, auto's copies need the 5.15 program, else its
+	 * stacks are frame-pointer walks (explicit dwarf is refused there).
+	 */
+	fp_only = in_pidns && o->native_unwind && o->dwarf && o->user_stacks &&
+		  (o->test_no_task_regs || !bpf_dwarf__task_regs_supported());
+	if (fp_only)
+		pr_info("bpf: %s\n", PIDNS_AUTO_FP);
 	err = load_counting(b, o->native_unwind && o->user_stacks && !in_pidns &&
 				       !idmaps__filters(o),
-			    errm);
+			    fp_only, errm);
 	if (err)
 		return err;
 	/* The stack copies' programs were refused the walk: frames read at the drain. */

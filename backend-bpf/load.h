@@ -22,6 +22,10 @@
 /* In a pid namespace, the stack-copy program has the namespace's ids only in its 5.15 variant. */
 #define PIDNS_DWARF_WHY "the profiler runs in a pid namespace, where --unwind dwarf on the bpf " \
 			"backend needs bpf_task_pt_regs (Linux 5.15 with BTF)"
+/* What --unwind auto does there instead, with kernels before that (-v). */
+#define PIDNS_AUTO_FP "in a pid namespace, user stacks by frame pointers (--unwind auto: " \
+		      "the in-kernel unwinder does not run there, and stack copies need " \
+		      "bpf_task_pt_regs, Linux 5.15 with BTF)"
 /* Before 5.7, with the records' variant (nsids.h) refused: printf format, its strerror. */
 #define PIDNS_WHY "the profiler runs in a pid namespace, whose ids the bpf backend takes " \
 		  "from bpf_get_ns_current_pid_tgid (Linux 5.7) or else from the perf " \

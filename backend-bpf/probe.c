@@ -151,11 +151,13 @@ static int probe(const struct backend_config *opts, char *why, size_t len)
 				 "dwarf: %s (-vv shows the verifier's log)", strerror(-err));
 			return err;
 		}
-		if (!task_regs && in_pidns) {
+		if (!task_regs && in_pidns && !opts->native_unwind) {
 			snprintf(why, len, "%s", PIDNS_DWARF_WHY);
 			return -EOPNOTSUPP;
 		}
-		if (!task_regs)
+		if (!task_regs && in_pidns)
+			partial = PIDNS_AUTO_FP;
+		else if (!task_regs)
 			partial = "samples taken in kernel mode would get frame-pointer user "
 				  "stacks (bpf_task_pt_regs needs Linux 5.15 with BTF)";
 	} else if (idmaps__filters(opts)) {

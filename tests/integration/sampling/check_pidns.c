@@ -159,6 +159,29 @@ START_TEST(launch_and_auto)
 END_TEST
 
 /*
+ * --unwind auto on a kernel without bpf_task_pt_regs (the seam says so
+ * here): in the namespace the in-kernel unwinder does not run and the
+ * older stack-copy program cannot name tasks, so auto walks frame pointers
+ * there, said in -v, where it refused the backend before (containers on
+ * kernels before 5.15 lost bpf to auto).
+ */
+START_TEST(auto_without_task_regs_walks_frame_pointers)
+{
+	char script[1024];
+
+	snprintf(script, sizeof(script),
+		 "PROFILE_TEST_NO_TASK_REGS=1 $PROFILE --backend bpf --unwind auto -v -f -F 99 "
+		 "-- %s/nsin-busy 1 1", dir);
+	in_pidns(script);
+	ck_assert_msg(r.exit_code == 0, "exit %d: %s", r.exit_code, r.err);
+	ck_assert_msg(strstr(r.err, "in a pid namespace, user stacks by frame pointers"), "%s",
+		      r.err);
+	ck_assert_msg(comm_total("nsin-busy") > 0, "%s: %.300s", r.err, r.out);
+	ck_assert_msg(comm_total("nsout-busy") == 0, "%.300s", r.out);
+}
+END_TEST
+
+/*
  * offcputime system-wide: blocking's thread blk-sleep inside, 10 ms sleeps
  * for 2 s, counts about 2 s; the outside copy's blk-sleep would double it.
  */
@@ -311,6 +334,7 @@ Suite *pidns_suite(void)
 	tcase_add_test(tc, pid_is_the_namespace_s);
 	tcase_add_test(tc, tid_is_the_namespace_s);
 	tcase_add_test(tc, launch_and_auto);
+	tcase_add_test(tc, auto_without_task_regs_walks_frame_pointers);
 	tcase_add_test(tc, offcputime_sees_the_namespace_only);
 	tcase_add_test(tc, offcputime_long_block_keeps_its_name);
 	tcase_add_test(tc, offcputime_thread_exit_keeps_its_name);
