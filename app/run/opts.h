@@ -33,7 +33,7 @@ enum unwind_mode {
  * (help text too); a build can try it with CFLAGS+=-DUNWIND_AUTO_IS_DEFAULT=1.
  */
 #ifndef UNWIND_AUTO_IS_DEFAULT
-#define UNWIND_AUTO_IS_DEFAULT 0
+#define UNWIND_AUTO_IS_DEFAULT 1
 #endif
 #if UNWIND_AUTO_IS_DEFAULT
 #define DEFAULT_UNWIND UNWIND_AUTO
