@@ -27,14 +27,39 @@ static unsigned int put_rest(const struct merge_input *in, unsigned int *j, uint
 	return n;
 }
 
+/* Runs of interpreted frames (an unclosed last one counts). */
+static unsigned int count_runs(const struct merge_input *in)
+{
+	unsigned int runs = 0;
+
+	for (unsigned int j = 0; j < in->nr_interp; j++)
+		runs += in->run_end[j] || j + 1 == in->nr_interp;
+	return runs;
+}
+
 unsigned int interp_merge(const struct merge_input *in, uint32_t *out, struct merge_stats *st)
 {
-	unsigned int n = 0, j = 0, i, outermost = in->nr_native;
+	unsigned int n = 0, j = 0, i, outermost = in->nr_native, evals = 0, runs, skip = 0,
+		     extra = 0;
 
 	memset(st, 0, sizeof(*st));
 	for (i = 0; i < in->nr_native; i++)
-		if (in->role[i] == NATIVE_EVAL)
+		if (in->role[i] == NATIVE_EVAL) {
 			outermost = i;
+			evals++;
+		}
+	runs = count_runs(in);
+	st->extra_eval = evals > runs;
+	st->extra_interp = evals && runs > evals;
+	/*
+	 * Lined up from the root: the leafmost eval calls whose frames had
+	 * returned by the read run nothing, or the leafmost one runs the
+	 * frames called since as well. From the leaf: the rootmost differ.
+	 */
+	if (!in->root_cut) {
+		skip = evals > runs ? evals - runs : 0;
+		extra = runs > evals ? runs - evals : 0;
+	}
 
 	if (outermost == in->nr_native) {
 		/* No eval loop call: the leaf's native frames, then every interpreted frame. */
@@ -51,13 +76,15 @@ unsigned int interp_merge(const struct merge_input *in, uint32_t *out, struct me
 		switch (in->role[i]) {
 		case NATIVE_EVAL:
 			/* The frames it ran are its callees: leafward of it where it stays. */
-			if (j == in->nr_interp)
-				st->extra_eval = true;
-			n += put_run(in, &j, out + n);
-			if (i == outermost && j < in->nr_interp) {
-				st->extra_interp = true;
-				n += put_rest(in, &j, out + n);
+			if (skip) {
+				skip--;
+			} else {
+				n += put_run(in, &j, out + n);
+				for (; extra; extra--)
+					n += put_run(in, &j, out + n);
 			}
+			if (i == outermost && j < in->nr_interp)
+				n += put_rest(in, &j, out + n);
 			if (in->keep_native)
 				out[n++] = in->native[i];
 			break;

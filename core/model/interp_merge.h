@@ -33,12 +33,21 @@ struct merge_input {
 	const bool *run_end;
 	unsigned int nr_interp;
 	bool keep_native;		/* keep every native frame (--python raw) */
+	/*
+	 * A walk was cut before its root (native frames at the depth limit,
+	 * interpreted ones truncated or unreadable): where the eval calls and
+	 * the runs differ in number they line up from the leaf. Otherwise from
+	 * the root: the interpreted frames are read after the native stack
+	 * (the perf backend's reader thread, 50-100 us later), and what
+	 * changes meanwhile is the leaf's end, returns and new calls.
+	 */
+	bool root_cut;
 };
 
 struct merge_stats {
 	bool no_eval;		/* no eval loop among the native frames: interpreted frames put under the leaf */
 	bool extra_eval;	/* more eval calls than runs of interpreted frames */
-	bool extra_interp;	/* interpreted frames left when the eval calls ran out */
+	bool extra_interp;	/* more runs of interpreted frames than eval calls */
 };
 
 /*

@@ -124,9 +124,12 @@ int resolver__mix_interp(struct resolver *r, const struct agg_stack *st, uint32_
 						 : NATIVE_OTHER;
 		unit_start[++nu] = k + 1;
 	}
-	m = interp_merge(&(struct merge_input){ natives, role, nu, interp, run_end, (unsigned int)ni,
-						ops->raw ? ops->raw(ops->ctx, st->as)
-							 : ops->keep_native },
+	m = interp_merge(&(struct merge_input){
+				 natives, role, nu, interp, run_end, (unsigned int)ni,
+				 ops->raw ? ops->raw(ops->ctx, st->as) : ops->keep_native,
+				 (st->interp_status & (INTERP_FAULT | INTERP_TRUNCATED)) ||
+					 (len && r->prof.frames[copy[len - 1]].address ==
+							 STACK_TRUNCATED_IP) },
 			 merged, &ms);
 	counts_of(r, st)->stacks++;
 	counts_of(r, st)->no_eval += ms.no_eval;

@@ -13,13 +13,20 @@
 #define I NATIVE_INTERP
 #define K NATIVE_INTERP_KEEP
 
+static unsigned int merge_cut(const uint32_t *native, const uint8_t *role, unsigned int nn,
+			      const uint32_t *py, const bool *run_end, unsigned int np, bool keep,
+			      bool cut, uint32_t *out, struct merge_stats *st)
+{
+	struct merge_input in = { native, role, nn, py, run_end, np, keep, cut };
+
+	return interp_merge(&in, out, st);
+}
+
 static unsigned int merge(const uint32_t *native, const uint8_t *role, unsigned int nn,
 			  const uint32_t *py, const bool *run_end, unsigned int np, bool keep,
 			  uint32_t *out, struct merge_stats *st)
 {
-	struct merge_input in = { native, role, nn, py, run_end, np, keep };
-
-	return interp_merge(&in, out, st);
+	return merge_cut(native, role, nn, py, run_end, np, keep, false, out, st);
 }
 
 static void assert_frames(const uint32_t *got, unsigned int n, const uint32_t *want,
@@ -120,6 +127,37 @@ START_TEST(more_runs_than_eval_calls_or_fewer)
 }
 END_TEST
 
+/*
+ * Python frames read after the native stack (perf's reader thread): the
+ * leaf Python function called another meanwhile, or returned. Lined up
+ * from the root, the C function between two eval calls (asyncio's
+ * task_step, 120) stays under the Python frame that called it (3); from
+ * the leaf it went above it (3.6 perf: `_run_once;task_step;..;_run`).
+ * A walk cut before its root lines up from the leaf.
+ */
+START_TEST(mismatches_line_up_from_the_root_unless_a_walk_was_cut)
+{
+	uint32_t native[] = { 103, 120, 103, 200 };
+	uint8_t role[] = { E, O, E, O };
+	uint32_t py[] = { 1, 2, 3 };
+	bool end[] = { true, true, true };
+	uint32_t called[] = { 1, 2, 120, 3, 200 }, cut[] = { 1, 120, 2, 3, 200 };
+	uint32_t native3[] = { 103, 120, 103, 121, 103, 200 };
+	uint8_t role3[] = { E, O, E, O, E, O };
+	uint32_t returned[] = { 120, 2, 121, 3, 200 };
+	uint32_t out[16];
+	struct merge_stats st;
+
+	/* One run more than eval calls: the newest with the leafmost call. */
+	assert_frames(out, merge(native, role, 4, py, end, 3, false, out, &st), called, 5);
+	ck_assert(st.extra_interp && !st.extra_eval);
+	assert_frames(out, merge_cut(native, role, 4, py, end, 3, false, true, out, &st), cut, 5);
+	/* One eval call more: the leafmost's frame returned before the read. */
+	assert_frames(out, merge(native3, role3, 6, py + 1, end, 2, false, out, &st), returned, 5);
+	ck_assert(st.extra_eval && !st.extra_interp);
+}
+END_TEST
+
 START_TEST(no_python_frames_leave_the_native_stack_alone)
 {
 	uint32_t native[] = { 100, 102, 103, 109 };
@@ -148,6 +186,7 @@ Suite *interp_merge_suite(void)
 	tcase_add_test(tc, without_an_eval_call_the_python_frames_call_the_native_leaf);
 	tcase_add_test(tc, raw_keeps_every_native_frame);
 	tcase_add_test(tc, more_runs_than_eval_calls_or_fewer);
+	tcase_add_test(tc, mismatches_line_up_from_the_root_unless_a_walk_was_cut);
 	tcase_add_test(tc, no_python_frames_leave_the_native_stack_alone);
 	suite_add_tcase(s, tc);
 	return s;
