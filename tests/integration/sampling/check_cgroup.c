@@ -682,6 +682,12 @@ START_TEST(cgroupmap_keeps_the_mapped_cgroup)
 	/* Not the child cgroup's: bcc matches the id itself, not its ancestors. */
 	assert_only((const char *[]){ "cgin-busy;", "cgin-sleep;", "cgin-sh;", NULL });
 	run_result_free(&r);
+	/* --unwind auto: frame pointers, since no program that unwinds by tables reads it. */
+	run_ok(&r, PROFILE("--cgroupmap", map, "--unwind", "auto", "-f", "-F", "99", "-v", "1"), 30);
+	ck_assert_msg(strstr(r.err, "unwind: auto: frame pointers: --cgroupmap is read only by"),
+		      "%s", r.err);
+	ck_assert_msg(comm_total("cgin-busy") > 0, "%s: %.300s", r.err, r.out);
+	run_result_free(&r);
 
 	run_ok(&r, ((char *[]){ (char *)offcputime_bin(), "--cgroupmap", map, "-f", "2", NULL }),
 	       30);

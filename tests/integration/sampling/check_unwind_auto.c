@@ -5,14 +5,9 @@
  * whose every binary keeps frame pointers takes no stack copies where
  * events are per task (perf, -p).
  */
-#include <errno.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mount.h>
-#include <sys/stat.h>
-#include <sys/statfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -217,88 +212,6 @@ START_TEST(wall_on_bpf_unwinds_samples_natively_and_off_cpu_by_frame_pointers)
 }
 END_TEST
 
-/* bpftool, where Debian puts it; NULL when it is not installed. */
-static const char *bpftool(void)
-{
-	static const char *const paths[] = { "/usr/sbin/bpftool", "/usr/bin/bpftool",
-					     "/usr/local/sbin/bpftool" };
-
-	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
-		if (!access(paths[i], X_OK))
-			return paths[i];
-	return NULL;
-}
-
-/* This process's cgroup v2 id (its directory's inode), 0 if none is found. */
-static uint64_t own_cgroup_id(void)
-{
-	static const char *const roots[] = { "/sys/fs/cgroup/unified", "/sys/fs/cgroup" };
-	char line[512], dir[700];
-	struct statfs fs;
-	struct stat st;
-	FILE *f = fopen("/proc/self/cgroup", "r");
-	uint64_t id = 0;
-
-	while (f && !id && fgets(line, sizeof(line), f)) {
-		if (strncmp(line, "0::", 3))
-			continue;
-		line[strcspn(line, "\n")] = '\0';
-		for (size_t i = 0; i < 2 && !id; i++) {
-			snprintf(dir, sizeof(dir), "%s%s", roots[i], line + 3);
-			if (!statfs(dir, &fs) && fs.f_type == 0x63677270 && !stat(dir, &st))
-				id = st.st_ino;
-		}
-	}
-	if (f)
-		fclose(f);
-	return id;
-}
-
-/*
- * --cgroupmap under auto on bpf: neither the native program nor the stack
- * copies read bcc's maps, so frame pointers, not a refusal.
- */
-START_TEST(cgroupmap_with_auto_walks_frame_pointers)
-{
-	char dir[] = "/tmp/unwind-auto-XXXXXX", map[128], hex[8][4], cmd[1024];
-	uint64_t id = own_cgroup_id();
-	struct run_result b;
-
-	backend = "bpf";
-	if (!bpftool() || !id) {
-		fprintf(stderr, "unwind_auto: no bpftool or cgroup v2: --cgroupmap not tested\n");
-		return;
-	}
-	ck_assert_ptr_nonnull(mkdtemp(dir));
-	/* Mounted in a mount namespace of this test's own: gone when it ends. */
-	ck_assert_msg(!unshare(CLONE_NEWNS), "unshare: %s", strerror(errno));
-	ck_assert_int_eq(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL), 0);
-	ck_assert_msg(!mount("bpf", dir, "bpf", 0, NULL), "mount bpf: %s", strerror(errno));
-	snprintf(map, sizeof(map), "%s/cgmap", dir);
-	run_ok(&b, ((char *[]){ (char *)bpftool(), "map", "create", map, "type", "hash", "key", "8",
-				"value", "8", "entries", "16", "name", "cgmap", NULL }),
-	       10);
-	run_result_free(&b);
-	for (int i = 0; i < 8; i++)
-		snprintf(hex[i], sizeof(hex[i]), "%02x", (unsigned int)(id >> (8 * i)) & 0xff);
-	run_ok(&b, ((char *[]){ (char *)bpftool(), "map", "update", "pinned", map, "key", "hex",
-				hex[0], hex[1], hex[2], hex[3], hex[4], hex[5], hex[6], hex[7],
-				"value", "hex", "01", "00", "00", "00", "00", "00", "00", "00", NULL }),
-	       10);
-	run_result_free(&b);
-	/* A command of our cgroup beside it: --cgroupmap takes no command of its own. */
-	snprintf(cmd, sizeof(cmd), "%s 2 & sleep 0.2; %s --backend bpf --cgroupmap %s --unwind auto "
-		 "-U -F 499 -f -v 1; rc=$?; wait; exit $rc", workload("ratio31"), profile_bin(), map);
-	run_ok(&r, (char *[]){ "/bin/sh", "-c", cmd, NULL }, 30);
-	umount(dir);
-	rmdir(dir);
-	ck_assert_msg(strstr(r.err, "unwind: auto: frame pointers: --cgroupmap is read only by"),
-		      "-v:\n%s", r.err);
-	ck_assert_msg(folded_count(r.out, "ratio31;start_thread;hot_thread;hot_loop") > 100,
-		      "%.1000s", r.out);
-}
-END_TEST
-
 #define AS_NOBODY "/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"
 
 /*
@@ -391,7 +304,6 @@ Suite *unwind_auto_suite(void)
 	tcase_add_loop_test(tc, frame_pointers_lose_the_callers_through_libc, 0, 2);
 	tcase_add_test(tc, off_cpu_stacks_are_frame_pointer_walks_the_same_on_both_backends);
 	tcase_add_test(tc, wall_on_bpf_unwinds_samples_natively_and_off_cpu_by_frame_pointers);
-	tcase_add_test(tc, cgroupmap_with_auto_walks_frame_pointers);
 	tcase_add_test(tc, unprivileged_copies_shrink_to_fit_locked_memory);
 	tcase_add_test(tc, sigint_during_a_slow_set_up_ends_it_at_once);
 	tcase_add_test(tc, processes_that_exit_keep_their_frames_with_perf);
