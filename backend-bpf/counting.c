@@ -159,11 +159,17 @@ static struct bpf_dwarf *open_dwarf(struct backend *b, bool task_regs, struct er
  * long run took a tenth of a short run's CPU to create), and made again at
  * full size if that variant is refused after all.
  */
-static int load_counting(struct backend *b, bool native, bool fp_only, struct errmsg *errm)
+static int load_counting(struct backend *b, bool native, bool regs_or_fp, struct errmsg *errm)
 {
 	const struct backend_config *o = b->cfg;
-	bool dwarf = o->dwarf && o->user_stacks && !native && !fp_only;
+	bool dwarf = o->dwarf && o->user_stacks && !native;
 	bool task_regs = dwarf && !o->test_no_task_regs && bpf_dwarf__task_regs_supported();
+
+	/* REGS_OR_FP: copies only by the 5.15 program, else frame-pointer walks. */
+	if (regs_or_fp && dwarf && !task_regs) {
+		pr_info("bpf: %s\n", PIDNS_AUTO_FP);
+		dwarf = false;
+	}
 
 	for (;;) {
 		b->skel = load_sized(b, (unsigned int)(o->nr_pids + o->nr_tids), dwarf, task_regs,
@@ -214,6 +220,10 @@ static int load_counting(struct backend *b, bool native, bool fp_only, struct er
 		profile_bpf__destroy(b->skel);
 		b->skel = NULL;
 		task_regs = false;
+		if (regs_or_fp) {
+			pr_info("bpf: %s\n", PIDNS_AUTO_FP);
+			dwarf = false;
+		}
 	}
 }
 
@@ -254,7 +264,7 @@ int bpf_backend__open_counting(struct backend *b, struct errmsg *errm)
 {
 	const struct backend_config *o = b->cfg;
 	uint64_t ns_dev, ns_ino;
-	bool in_pidns = pidns__in_child(&ns_dev, &ns_ino), fp_only;
+	bool in_pidns = pidns__in_child(&ns_dev, &ns_ino);
 	char why[512] = "";
 	int err;
 
@@ -279,13 +289,9 @@ int bpf_backend__open_counting(struct backend *b, struct errmsg *errm)
 	 * walk; in a namespace, auto's copies need the 5.15 program, else its
 	 * stacks are frame-pointer walks (explicit dwarf is refused there).
 	 */
-	fp_only = in_pidns && o->native_unwind && o->dwarf && o->user_stacks &&
-		  (o->test_no_task_regs || !bpf_dwarf__task_regs_supported());
-	if (fp_only)
-		pr_info("bpf: %s\n", PIDNS_AUTO_FP);
 	err = load_counting(b, o->native_unwind && o->user_stacks && !in_pidns &&
 				       !idmaps__filters(o),
-			    fp_only, errm);
+			    in_pidns && o->native_unwind, errm);
 	if (err)
 		return err;
 	/* The stack copies' programs were refused the walk: frames read at the drain. */
