@@ -59,8 +59,20 @@ struct nproc {
 	size_t nr_tables;
 };
 
+/*
+ * An ARRAY map's values mapped into the store (BPF_F_MMAPABLE, 5.5+),
+ * each at a multiple of stride (the value's size rounded up to 8, as the
+ * kernel lays them out); base NULL where the map cannot be mapped.
+ */
+struct mapped_array {
+	char *base;
+	size_t len, stride;
+	uint32_t max;
+};
+
 struct native_store {
 	struct native_maps_fds fds;
+	struct mapped_array rows_mem, rules_mem;
 	struct native_map_sizes sizes;
 	uint64_t budget;
 	struct proctrack *pt;

@@ -90,6 +90,7 @@ struct native_store_stats {
 	unsigned int failed;		/* anything else but its exit (memory, a map write) */
 	unsigned int swept;		/* processes dropped by a sweep: exited, or their pid reused */
 	unsigned int execs;		/* processes read again by a sweep: they ran exec */
+	bool mapped;			/* rows and rules written in place (BPF_F_MMAPABLE, 5.5+) */
 };
 
 enum native_way {

@@ -198,14 +198,28 @@ static void put_rules(struct native_store *s, struct ntable *t, uint32_t n)
 }
 
 /*
- * n values of an ARRAY map at keys (NULL: first, first + 1, ...), in
- * batches where the kernel takes them (5.6+), else one a call.
+ * n values of an ARRAY map at keys (NULL: first, first + 1, ...): in
+ * place where the map is mapped (mem), else in batches where the kernel
+ * takes them (5.6+), else one a call.
  */
-static int write_array(struct native_store *s, int fd, const uint32_t *keys, uint32_t first,
-		       const void *values, size_t size, uint32_t n)
+static int write_array(struct native_store *s, int fd, const struct mapped_array *mem,
+		       const uint32_t *keys, uint32_t first, const void *values, size_t size,
+		       uint32_t n)
 {
 	uint32_t seq[ROW_BATCH];
 	int err = 0;
+
+	if (mem->base && size <= mem->stride) {
+		for (uint32_t i = 0; i < n; i++) {
+			uint32_t k = keys ? keys[i] : first + i;
+
+			if (k >= mem->max)
+				return -E2BIG;
+			memcpy(mem->base + (size_t)k * mem->stride,
+			       (const char *)values + (size_t)i * size, size);
+		}
+		return 0;
+	}
 
 	for (uint32_t done = 0; done < n && !err;) {
 		uint32_t k = n - done < ROW_BATCH ? n - done : ROW_BATCH, count = k;
@@ -317,13 +331,14 @@ static int load(struct native_store *s, struct ntable *t, const struct unwind_ta
 		r++;
 	}
 	if (!err)
-		err = write_array(s, s->fds.rules, fresh_ids, 0, fresh_rules, sizeof(*fresh_rules),
-				  nr_fresh);
+		err = write_array(s, s->fds.rules, &s->rules_mem, fresh_ids, 0, fresh_rules,
+				  sizeof(*fresh_rules), nr_fresh);
 	if (err)
 		goto undo_rules;
 	for (i = 0; i < c->nr_rows; i++)
 		rows[i] = t->rule_ids[c->rows[i].rule] << 16 | c->rows[i].addr;
-	err = write_array(s, s->fds.rows, NULL, t->first, rows, sizeof(*rows), c->nr_rows);
+	err = write_array(s, s->fds.rows, &s->rows_mem, NULL, t->first, rows, sizeof(*rows),
+			  c->nr_rows);
 	if (err)
 		goto undo_rules;
 	/* Rows and rules are in place before any index entry leads to them. */

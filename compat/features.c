@@ -43,7 +43,7 @@ static enum feature_state probe_perf_event_open(int *err)
 }
 
 static enum feature_state probe_map(enum bpf_map_type type, unsigned int key, unsigned int value,
-				    int *err)
+				    unsigned int flags, int *err)
 {
 	union bpf_attr attr;
 	long fd;
@@ -53,6 +53,7 @@ static enum feature_state probe_map(enum bpf_map_type type, unsigned int key, un
 	attr.key_size = key;
 	attr.value_size = value;
 	attr.max_entries = 1;
+	attr.map_flags = flags;
 	fd = sys_bpf(BPF_MAP_CREATE, &attr);
 	if (fd >= 0) {
 		close((int)fd);
@@ -77,12 +78,18 @@ static enum feature_state probe_bpf_syscall(int *err)
 
 static enum feature_state probe_percpu_array(int *err)
 {
-	return probe_map(BPF_MAP_TYPE_PERCPU_ARRAY, 4, 8, err);
+	return probe_map(BPF_MAP_TYPE_PERCPU_ARRAY, 4, 8, 0, err);
 }
 
 static enum feature_state probe_stack_trace_map(int *err)
 {
-	return probe_map(BPF_MAP_TYPE_STACK_TRACE, 4, 8, err);
+	return probe_map(BPF_MAP_TYPE_STACK_TRACE, 4, 8, 0, err);
+}
+
+/* Before 5.5 the flag is refused (EINVAL). */
+static enum feature_state probe_mmapable_array(int *err)
+{
+	return probe_map(BPF_MAP_TYPE_ARRAY, 4, 8, BPF_F_MMAPABLE, err);
 }
 
 static enum feature_state probe_perf_event_prog(int *err)
@@ -125,6 +132,8 @@ static struct feature_probe probes[__FEAT_CNT] = {
 					   probe_stack_trace_map),
 	[FEAT_BPF_PERF_EVENT_PROG] = PROBE("BPF_PROG_TYPE_PERF_EVENT (Linux 4.9)",
 					   probe_perf_event_prog),
+	[FEAT_BPF_MMAPABLE_ARRAY] = PROBE("BPF_F_MMAPABLE arrays (Linux 5.5)",
+					  probe_mmapable_array),
 };
 #undef PROBE
 

@@ -18,6 +18,7 @@ enum kernel_feature {
 	FEAT_BPF_PERCPU_ARRAY,		/* 4.6 */
 	FEAT_BPF_STACK_TRACE_MAP,	/* 4.6 */
 	FEAT_BPF_PERF_EVENT_PROG,	/* 4.9 */
+	FEAT_BPF_MMAPABLE_ARRAY,	/* 5.5: an ARRAY's values mapped into user space */
 	__FEAT_CNT,
 };
 

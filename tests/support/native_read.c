@@ -83,8 +83,9 @@ int native_read__lookup(const struct native_maps_fds *fds, uint32_t tgid, uint64
 	return 0;
 }
 
-void native_read__make_maps(struct native_maps_fds *fds)
+void native_read__make_maps(struct native_maps_fds *fds, bool mapped)
 {
+	LIBBPF_OPTS(bpf_map_create_opts, arr, .map_flags = mapped ? BPF_F_MMAPABLE : 0);
 	struct native_map_sizes sz;
 
 	native_store__map_sizes(NULL, &sz);
@@ -96,9 +97,9 @@ void native_read__make_maps(struct native_maps_fds *fds)
 	fds->index = bpf_map_create(BPF_MAP_TYPE_HASH, "native_index",
 				    sizeof(struct native_index_key), sizeof(struct native_range),
 				    sz.index, NULL);
-	fds->rows = bpf_map_create(BPF_MAP_TYPE_ARRAY, "native_rows", 4, 4, sz.rows, NULL);
+	fds->rows = bpf_map_create(BPF_MAP_TYPE_ARRAY, "native_rows", 4, 4, sz.rows, &arr);
 	fds->rules = bpf_map_create(BPF_MAP_TYPE_ARRAY, "native_rules", 4,
-				    sizeof(struct native_rule), sz.rules, NULL);
+				    sizeof(struct native_rule), sz.rules, &arr);
 	fds->unknown = bpf_map_create(BPF_MAP_TYPE_HASH, "native_unknown", 4, 4, sz.unknown,
 				      NULL);
 	ck_assert_int_ge(fds->procs, 0);

@@ -29,8 +29,12 @@ struct native_read {
 int native_read__lookup(const struct native_maps_fds *fds, uint32_t tgid, uint64_t pc,
 			struct native_read *out);
 
-/* The store's maps, created at their default sizes (ck_assert: each made); closed. */
-void native_read__make_maps(struct native_maps_fds *fds);
+/*
+ * The store's maps, created at their default sizes (ck_assert: each made),
+ * the rows and rules mappable where mapped (as the loader makes them on
+ * 5.5+; the store then writes them in place); closed.
+ */
+void native_read__make_maps(struct native_maps_fds *fds, bool mapped);
 void native_read__close_maps(struct native_maps_fds *fds);
 
 #endif

@@ -44,7 +44,7 @@ START_TEST(early_reads_soon_then_the_cost)
 	double t0, first_ms;
 	int reads;
 
-	native_read__make_maps(&fds);
+	native_read__make_maps(&fds, false);
 	s = native_store__new(&fds, NULL, NULL);
 	ck_assert_ptr_nonnull(s);
 	/* Thousands of mappings, under the limit: tracked, and each read dear. */
