@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "backend-bpf/mapped_array.h"
 #include "backend-bpf/native_parts.h"
 #include "backend-bpf/native_store.h"
 #include "core/lib/hashmap.h"
@@ -57,17 +58,6 @@ struct nproc {
 	size_t nr_entries;
 	struct ntable **tables;		/* one reference each */
 	size_t nr_tables;
-};
-
-/*
- * An ARRAY map's values mapped into the store (BPF_F_MMAPABLE, 5.5+),
- * each at a multiple of stride (the value's size rounded up to 8, as the
- * kernel lays them out); base NULL where the map cannot be mapped.
- */
-struct mapped_array {
-	char *base;
-	size_t len, stride;
-	uint32_t max;
 };
 
 struct native_store {

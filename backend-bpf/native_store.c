@@ -9,8 +9,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 void native_store__map_sizes(const struct native_store_opts *o, struct native_map_sizes *out)
 {
@@ -35,42 +33,6 @@ static bool pid_equal(const void *a, const void *b)
 	return *(const pid_t *)a == *(const pid_t *)b;
 }
 
-/*
- * fd's values mapped, where the map was made mappable (the loader's
- * BPF_F_MMAPABLE, 5.5+) and has max values of size bytes; else the
- * store writes them by syscalls (mem->base stays NULL).
- */
-static void map_array(struct mapped_array *mem, int fd, size_t size, uint32_t max)
-{
-	struct bpf_map_info info;
-	__u32 len = sizeof(info);
-	long page = sysconf(_SC_PAGESIZE);
-	void *p;
-
-	memset(mem, 0, sizeof(*mem));
-	memset(&info, 0, sizeof(info));
-	if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len) ||
-	    !(info.map_flags & BPF_F_MMAPABLE) || info.value_size != size ||
-	    info.max_entries != max || page <= 0)
-		return;
-	mem->stride = (size + 7) & ~(size_t)7;
-	mem->len = ((size_t)max * mem->stride + (size_t)page - 1) & ~((size_t)page - 1);
-	p = mmap(NULL, mem->len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (p == MAP_FAILED) {
-		memset(mem, 0, sizeof(*mem));
-		return;
-	}
-	mem->base = p;
-	mem->max = max;
-}
-
-static void unmap_array(struct mapped_array *mem)
-{
-	if (mem->base)
-		munmap(mem->base, mem->len);
-	memset(mem, 0, sizeof(*mem));
-}
-
 struct native_store *native_store__new(const struct native_maps_fds *fds,
 				       const struct native_store_opts *o, struct proctrack *pt)
 {
@@ -92,8 +54,8 @@ struct native_store *native_store__new(const struct native_maps_fds *fds,
 		native_store__free(s);
 		return NULL;
 	}
-	map_array(&s->rows_mem, s->fds.rows, sizeof(__u32), s->sizes.rows);
-	map_array(&s->rules_mem, s->fds.rules, sizeof(struct native_rule), s->sizes.rules);
+	mapped_array__init(&s->rows_mem, s->fds.rows, sizeof(__u32), s->sizes.rows);
+	mapped_array__init(&s->rules_mem, s->fds.rules, sizeof(struct native_rule), s->sizes.rules);
 	/* Slot 0 is NONE whatever was there. */
 	bpf_map_update_elem(s->fds.rules, &zero, &none, BPF_ANY);
 	return s;
@@ -107,8 +69,6 @@ void native_store__free(struct native_store *s)
 	ntable__free_all(s);
 	native_rules__fini(&s->rules);
 	native_ranges__fini(&s->rows);
-	unmap_array(&s->rows_mem);
-	unmap_array(&s->rules_mem);
 	free(s);
 }
 
@@ -136,7 +96,7 @@ void native_store__stats(const struct native_store *s, struct native_store_stats
 	out->pages = s->pages_used;
 	out->bytes = native_store__bytes_used(s);
 	out->processes = (unsigned int)s->procs.size;
-	out->mapped = s->rows_mem.base && s->rules_mem.base;
+	out->mapped = s->rows_mem.ok && s->rules_mem.ok;
 }
 
 static void tell(const struct ntable *t,

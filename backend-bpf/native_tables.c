@@ -209,17 +209,8 @@ static int write_array(struct native_store *s, int fd, const struct mapped_array
 	uint32_t seq[ROW_BATCH];
 	int err = 0;
 
-	if (mem->base && size <= mem->stride) {
-		for (uint32_t i = 0; i < n; i++) {
-			uint32_t k = keys ? keys[i] : first + i;
-
-			if (k >= mem->max)
-				return -E2BIG;
-			memcpy(mem->base + (size_t)k * mem->stride,
-			       (const char *)values + (size_t)i * size, size);
-		}
-		return 0;
-	}
+	if (mem->ok)
+		return mapped_array__write(mem, keys, first, values, size, n);
 
 	for (uint32_t done = 0; done < n && !err;) {
 		uint32_t k = n - done < ROW_BATCH ? n - done : ROW_BATCH, count = k;

@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "backend-bpf/mapped_array.h"
 #include "backend-bpf/native_store.h"
 #include "core/proc/proctrack.h"
 #include "tests/support/native_read.h"
@@ -701,6 +702,46 @@ START_TEST(poll_keeps_to_its_budget)
 }
 END_TEST
 
+/* Values written through a window of the map's memory land where a lookup finds them. */
+START_TEST(mapped_array_writes_through_a_window)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, mm, .map_flags = BPF_F_MMAPABLE);
+	uint32_t keys[] = { 2999, 5, 1000, 512 }, vals[] = { 11, 22, 33, 44 }, run[700], got;
+	struct mapped_array m, plain;
+	int fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "mapped", 4, 4, 3000, &mm);
+	int pfd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "plain", 4, 4, 3000, NULL);
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_ge(pfd, 0);
+	mapped_array__init(&plain, pfd, 4, 3000);
+	ck_assert(!plain.ok);
+	mapped_array__init(&m, fd, 8, 3000);	/* not its value size */
+	ck_assert(!m.ok);
+	mapped_array__init(&m, fd, 4, 3000);
+	ck_assert(m.ok);
+	ck_assert_uint_eq(m.stride, 8);
+	/* Scattered keys (one window from page 0 to the last), then a run across pages. */
+	ck_assert_int_eq(mapped_array__write(&m, keys, 0, vals, 4, 4), 0);
+	for (uint32_t i = 0; i < 700; i++)
+		run[i] = 0x10000 + i;
+	ck_assert_int_eq(mapped_array__write(&m, NULL, 1500, run, 4, 700), 0);
+	for (int i = 0; i < 4; i++) {
+		ck_assert_int_eq(bpf_map_lookup_elem(fd, &keys[i], &got), 0);
+		ck_assert_uint_eq(got, vals[i]);
+	}
+	for (uint32_t k = 1499; k <= 2200; k++) {
+		ck_assert_int_eq(bpf_map_lookup_elem(fd, &k, &got), 0);
+		ck_assert_uint_eq(got, k >= 1500 && k < 2200 ? 0x10000 + (k - 1500) : 0);
+	}
+	/* Past the map: nothing written. */
+	keys[0] = 3000;
+	ck_assert_int_eq(mapped_array__write(&m, keys, 0, vals, 4, 1), -E2BIG);
+	ck_assert_int_eq(mapped_array__write(&m, NULL, 2990, run, 4, 11), -E2BIG);
+	close(fd);
+	close(pfd);
+}
+END_TEST
+
 Suite *native_store_suite(void)
 {
 	Suite *s = suite_create("native_store");
@@ -709,6 +750,7 @@ Suite *native_store_suite(void)
 	tcase_set_tags(tc, TAG_ROOT);
 	tcase_set_timeout(tc, 60);
 	tcase_add_loop_test(tc, libc_rules_from_the_maps_equal_the_table, 0, 2);
+	tcase_add_test(tc, mapped_array_writes_through_a_window);
 	tcase_add_test(tc, python_and_poll_unknown);
 	tcase_add_test(tc, over_the_budget_no_table_and_the_tracker_opens);
 	tcase_add_test(tc, many_mappings_bounded);
