@@ -132,6 +132,7 @@ static int bpf_start(struct backend *b, struct errmsg *errm)
 static int bpf_wait(struct backend *b, int wake_fd, int timeout_ms)
 {
 	struct ring_set *sets[2];
+	int fds[2] = { wake_fd, bpf_native__wake_fd(b) };
 	int64_t end;
 	int nr = 0, err;
 
@@ -156,7 +157,7 @@ static int bpf_wait(struct backend *b, int wake_fd, int timeout_ms)
 
 		if (left <= 0 || bpf_backend__python_noticed(b) || bpf_native__noticed(b))
 			return 0;
-		err = ring_set__wait_sets(sets, nr, wake_fd, slice);
+		err = ring_set__wait_sets_fds(sets, nr, fds, 2, slice);
 		/* Records to drain, or a signal: well before the slice was over. */
 		if (err || mono_ns() - t0 < (int64_t)slice * 900000)
 			return err;

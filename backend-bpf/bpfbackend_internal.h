@@ -83,6 +83,7 @@ struct backend {
 	uint64_t native_noted;		/* PROFILE_STAT_NATIVE_NOTED when last taken */
 	int64_t native_swept_ms;	/* when the store last checked its processes */
 	struct native_store *native_store;	/* fills its maps */
+	struct perf_buffer *native_wake;	/* the program's records of pids noted */
 	/* A profiler inside a pid namespace counts with tasks' ids there. */
 	struct profile_pidns_bpf *pidns;
 	struct bpf_nsids *nsids;	/* the same before Linux 5.7 */
@@ -121,6 +122,8 @@ void bpf_native__close(struct backend *b);
  */
 bool bpf_native__noticed(struct backend *b);
 void bpf_native__take_unknown(struct backend *b);
+/* An fd readable when the program noted a process (its records' rings), or -1. */
+int bpf_native__wake_fd(const struct backend *b);
 /* The processes of -p handed to the store at the start. */
 struct native_store;
 void bpf_native__add_targets(struct backend *b);

@@ -77,6 +77,13 @@ void bpf_native__open(struct backend *b)
 		bpf_native__close(b);
 		return;
 	}
+	/* Without it, the run's wait looks at the noted count every few ms. */
+	b->native_wake = perf_buffer__new(map_fd(b, "native_wake"), 1, NULL, NULL, NULL, NULL);
+	if (!b->native_wake) {
+		pr_debug("bpf: native unwinding: the rings that wake at a process noted: %s\n",
+			 strerror(errno));
+		b->native_wake = NULL;
+	}
 	b->native_prog_fd = bpf_program__fd(bpf_object__find_program_by_name(b->native,
 										"profile_native"));
 	b->config.native_slots = slots;
@@ -180,6 +187,9 @@ void bpf_native__take_unknown(struct backend *b)
 		b->native_swept_ms = mono_ms();
 		native_store__sweep(b->native_store);
 	}
+	/* The records only woke the wait: native_unknown holds the pids. */
+	if (b->native_wake)
+		perf_buffer__consume(b->native_wake);
 	if (!b->native_store ||
 	    (noted == b->native_noted && !native_store__pending(b->native_store)))
 		return;
@@ -199,12 +209,19 @@ void bpf_native__add_targets(struct backend *b)
 	}
 }
 
+int bpf_native__wake_fd(const struct backend *b)
+{
+	return b->native_wake ? perf_buffer__epoll_fd(b->native_wake) : -1;
+}
+
 void bpf_native__close(struct backend *b)
 {
 	if (b->native_store && b->skel)
 		bpf_native__report(b);
 	native_store__free(b->native_store);
 	b->native_store = NULL;
+	perf_buffer__free(b->native_wake);
+	b->native_wake = NULL;
 	profile_native_regs_bpf__destroy(b->native_regs);
 	profile_native_bpf__destroy(b->native_plain);
 	b->native_regs = NULL;

@@ -82,8 +82,14 @@ static int wait_fds(const struct ring_set *rs, struct pollfd *pfds)
 
 int ring_set__wait_sets(struct ring_set *const *sets, int nr_sets, int wake_fd, int timeout_ms)
 {
+	return ring_set__wait_sets_fds(sets, nr_sets, &wake_fd, 1, timeout_ms);
+}
+
+int ring_set__wait_sets_fds(struct ring_set *const *sets, int nr_sets, const int *fds, int nr_fds,
+			    int timeout_ms)
+{
 	struct pollfd stack_pfds[16], *pfds = stack_pfds;
-	int want = 1, n = 0;
+	int want = nr_fds, n = 0;
 
 	for (int i = 0; i < nr_sets; i++)
 		want += sets[i]->reader.on ? 1 : sets[i]->nr_events;
@@ -94,7 +100,8 @@ int ring_set__wait_sets(struct ring_set *const *sets, int nr_sets, int wake_fd, 
 	}
 	for (int i = 0; i < nr_sets; i++)
 		n += wait_fds(sets[i], pfds + n);
-	pfds[n++] = (struct pollfd){ .fd = wake_fd, .events = POLLIN };
+	for (int i = 0; i < nr_fds; i++)
+		pfds[n++] = (struct pollfd){ .fd = fds[i], .events = POLLIN };
 	if (poll(pfds, (nfds_t)n, timeout_ms) < 0 && errno != EINTR) {
 		int err = -errno;
 

@@ -121,6 +121,9 @@ int ring_set__wait(struct ring_set *rs, int wake_fd, int timeout_ms);
  * timeout_ms passed. Returns 0 or -errno.
  */
 int ring_set__wait_sets(struct ring_set *const *sets, int nr_sets, int wake_fd, int timeout_ms);
+/* The same, with nr_fds fds to wake at (wake_fd and others: -1 is none). */
+int ring_set__wait_sets_fds(struct ring_set *const *sets, int nr_sets, const int *fds, int nr_fds,
+			    int timeout_ms);
 /*
  * Read every ring, order the records by time, handle them. With a reader
  * thread, what it has copied: records written since it last read (it reads

@@ -86,6 +86,17 @@ struct {
 	__type(value, __u32);
 } native_unknown SEC(".maps");
 
+/*
+ * A record for each pid noted, which wakes user space to read it at once
+ * (its poll, 5 ms apart, was half of what a new process's first samples
+ * waited for their tables). libbpf sizes it to the CPUs.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERF_EVENT_ARRAY);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, sizeof(__u32));
+} native_wake SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
 	__uint(max_entries, 2);
@@ -165,6 +176,18 @@ struct native_scratch {
 	__u32 zero;			/* native_walk's key */
 	__u64 buf[NATIVE_UC_WORDS];
 };
+
+/* tgid noted in native_unknown for user space to read (once until it is taken), and woken. */
+static __always_inline void native_note(void *ctx, __u32 tgid)
+{
+	__u32 one = 1;
+
+	if (!bpf_map_update_elem(&native_unknown, &tgid, &one, BPF_NOEXIST)) {
+		stat_inc(PROFILE_STAT_NATIVE_NOTED);
+		/* No ring (user space could not open one): its poll finds the pid. */
+		bpf_perf_event_output(ctx, &native_wake, BPF_F_CURRENT_CPU, &tgid, sizeof(tgid));
+	}
+}
 
 static __always_inline void native_end(struct native_walk *w, __u32 why)
 {
@@ -350,7 +373,7 @@ static __always_inline void native_hand_over(struct bpf_perf_event_data *ctx,
 {
 	__u64 ip = ctx->regs.rip, sp = ctx->regs.rsp, bp = ctx->regs.rbp, cs = ctx->regs.cs;
 	struct native_walk *w;
-	__u32 zero = 0, one = 1, tgid = key->tgid;
+	__u32 zero = 0, tgid = key->tgid;
 
 	/* Loaded once: the verifier refuses a context pointer moved by a merged load. */
 	asm volatile("" : "+r"(ip), "+r"(sp), "+r"(bp), "+r"(cs));
@@ -379,8 +402,7 @@ static __always_inline void native_hand_over(struct bpf_perf_event_data *ctx,
 		return;
 	}
 	if (!bpf_map_lookup_elem(&native_procs, &tgid)) {
-		if (!bpf_map_update_elem(&native_unknown, &tgid, &one, BPF_NOEXIST))
-			stat_inc(PROFILE_STAT_NATIVE_NOTED);
+		native_note(ctx, tgid);
 		stat_inc(PROFILE_STAT_NATIVE_UNKNOWN);
 		return;
 	}

@@ -88,12 +88,8 @@ int native_finish(struct bpf_perf_event_data *ctx)
 	id = native_store(w->gen ? (void *)&ustacks1 : (void *)&ustacks0,
 			  w->gen ? (void *)&uclaims1 : (void *)&uclaims0, h, mask, &w->st);
 	/* Code in no known mapping: new, maybe (a library loaded since): user space reads it again. */
-	if (w->st.end == NATIVE_END_UNMAPPED) {
-		__u32 one = 1, tgid = w->tgid;	/* 4.9: a helper's key on the BPF stack */
-
-		if (!bpf_map_update_elem(&native_unknown, &tgid, &one, BPF_NOEXIST))
-			stat_inc(PROFILE_STAT_NATIVE_NOTED);
-	}
+	if (w->st.end == NATIVE_END_UNMAPPED)
+		native_note(ctx, w->tgid);
 	if (id >= 0) {
 		key.user_stack_id = id | PROFILE_STACK_WALKED;
 		stat_inc(PROFILE_STAT_NATIVE_WALKED);
