@@ -142,6 +142,17 @@ void cgt_kill_spawned(void)
 	run_result_free(&cgt_r);
 }
 
+TCase *cgt_tcase(const char *name, int timeout_s, SFun setup, SFun teardown)
+{
+	TCase *tc = tcase_create(name);
+
+	tcase_set_tags(tc, TAG_ROOT);
+	tcase_set_timeout(tc, timeout_s);
+	tcase_add_unchecked_fixture(tc, setup, teardown);
+	tcase_add_checked_fixture(tc, NULL, cgt_kill_spawned);
+	return tc;
+}
+
 pid_t cgt_spawn(const char *dir, const char *cmd)
 {
 	char script[1024];

@@ -50,6 +50,12 @@ void cgt_setup_v1(void);
 void cgt_remove_all(void);
 /* The checked fixture, after each test: its workloads (they would die with it anyway), cgt_r. */
 void cgt_kill_spawned(void);
+/*
+ * A tcase of root's tests on the cgroups that setup makes and teardown
+ * removes (an unchecked fixture: cgt_setup_v2 and cgt_remove_all, say),
+ * cgt_kill_spawned after each test.
+ */
+TCase *cgt_tcase(const char *name, int timeout_s, SFun setup, SFun teardown);
 
 void cgt_sleep_ms(int ms);
 /*

@@ -550,13 +550,9 @@ END_TEST
 Suite *cgroup_suite(void)
 {
 	Suite *s = suite_create("cgroup");
-	TCase *tc = tcase_create("cgroups");
+	TCase *tc = cgt_tcase("cgroups", 90, cgt_setup_v2, cgt_remove_all);
 	TCase *usage = tcase_create("usage");
 
-	tcase_set_tags(tc, TAG_ROOT);
-	tcase_set_timeout(tc, 90);
-	tcase_add_unchecked_fixture(tc, cgt_setup_v2, cgt_remove_all);
-	tcase_add_checked_fixture(tc, NULL, cgt_kill_spawned);
 	tcase_add_loop_test(tc, profile_keeps_the_cgroup_and_its_children, 0, NR_CG_BACKENDS);
 	tcase_add_loop_test(tc, offcputime_keeps_the_cgroup_and_its_children, 0, 2);
 	tcase_add_loop_test(tc, wall_keeps_the_cgroup, 0, NR_CG_BACKENDS);
@@ -566,11 +562,7 @@ Suite *cgroup_suite(void)
 	tcase_add_test(tc, unprivileged_where_paranoid_allows);
 	suite_add_tcase(s, tc);
 
-	tc = tcase_create("hybrid");
-	tcase_set_tags(tc, TAG_ROOT);
-	tcase_set_timeout(tc, 90);
-	tcase_add_unchecked_fixture(tc, setup_hybrid, teardown_hybrid);
-	tcase_add_checked_fixture(tc, NULL, cgt_kill_spawned);
+	tc = cgt_tcase("hybrid", 90, setup_hybrid, teardown_hybrid);
 	tcase_add_test(tc, hybrid_host_takes_the_table);
 	tcase_add_test(tc, hybrid_wall_keeps_the_cgroup);
 	tcase_add_test(tc, hybrid_in_a_pid_namespace_says_why);
@@ -582,11 +574,7 @@ Suite *cgroup_suite(void)
 	tcase_add_test(tc, table_fill_reads_the_thread_lists);
 	suite_add_tcase(s, tc);
 
-	tc = tcase_create("v1");
-	tcase_set_tags(tc, TAG_ROOT);
-	tcase_set_timeout(tc, 60);
-	tcase_add_unchecked_fixture(tc, cgt_setup_v1, cgt_remove_all);
-	tcase_add_checked_fixture(tc, NULL, cgt_kill_spawned);
+	tc = cgt_tcase("v1", 60, cgt_setup_v1, cgt_remove_all);
 	tcase_add_test(tc, v1_perf_event_cgroup);
 	suite_add_tcase(s, tc);
 

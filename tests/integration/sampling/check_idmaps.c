@@ -160,12 +160,8 @@ END_TEST
 Suite *idmaps_suite(void)
 {
 	Suite *s = suite_create("idmaps");
-	TCase *tc = tcase_create("maps");
+	TCase *tc = cgt_tcase("maps", 90, cgt_setup_v2, cgt_remove_all);
 
-	tcase_set_tags(tc, TAG_ROOT);
-	tcase_set_timeout(tc, 90);
-	tcase_add_unchecked_fixture(tc, cgt_setup_v2, cgt_remove_all);
-	tcase_add_checked_fixture(tc, NULL, cgt_kill_spawned);
 	tcase_add_test(tc, cgroupmap_keeps_the_mapped_cgroup);
 	tcase_add_test(tc, mntnsmap_keeps_the_mapped_namespace);
 	suite_add_tcase(s, tc);
