@@ -67,15 +67,25 @@ void unwind_choice__config(const struct run_opts *o, struct backend_config *c)
 	c->needs_copies_ctx = NULL;
 }
 
+/*
+ * Why auto's off-CPU stacks are frame-pointer walks, then @tail: off-CPU
+ * time alone says the stacks are the same on either backend, --wall that the
+ * sampled ones are unwound as the line before it says.
+ */
+static void print_off_cpu_fp(const char *tail)
+{
+	pr_info("unwind: auto: off-CPU stacks by frame pointers: the in-kernel unwinder runs in "
+		"the sampling program only, and stacks copied at switch-out are the perf "
+		"backend's alone%s\n", tail);
+}
+
 void unwind_choice__print(const struct run_opts *o, const char *backend)
 {
 	bool per_task = (o->nr_pids || o->nr_tids) && !o->nr_cgroups;
 	const char *fp = auto_fp_reason(o);
 
 	if (fp && !run_opts__on_cpu(o))
-		pr_info("unwind: auto: off-CPU stacks by frame pointers: the in-kernel unwinder "
-			"runs in the sampling program only, and stacks copied at switch-out are "
-			"the perf backend's alone (the same stacks on either backend)\n");
+		print_off_cpu_fp(" (the same stacks on either backend)");
 	else if (fp)
 		pr_info("unwind: auto: frame pointers: %s is read only by the programs that walk "
 			"them (neither the in-kernel unwinder nor the stack-copy program reads "
@@ -103,9 +113,7 @@ void unwind_choice__print(const struct run_opts *o, const char *backend)
 	else
 		pr_info("unwind: frame pointers (callchains taken by the kernel)\n");
 	if (!fp && o->unwind == UNWIND_AUTO && run_opts__dwarf(o) && run_opts__off_cpu(o))
-		pr_info("unwind: auto: off-CPU stacks by frame pointers: the in-kernel unwinder "
-			"runs in the sampling program only, and stacks copied at switch-out are "
-			"the perf backend's alone; the sampled stacks as above\n");
+		print_off_cpu_fp("; the sampled stacks as above");
 }
 
 /* The smallest copy auto shrinks to: a few frames of a deep stack's top, libc's callers. */

@@ -142,7 +142,13 @@ chosen() { sed -n 's/^[0-9.:]* *[a-z]*: backend \([a-z]*\):.* chosen.*/\1/p' err
 # What the profiler noted about the run (what it could not do), from -v: the
 # last note, the most particular (the first is often the backend's plan).
 noted() { sed -n 's/^[0-9.:]* *[a-z]*: note: //p' err | tail -1; }
-why_not_bpf() { sed -n 's/^[0-9.:]* *[a-z]*: backend bpf: not used: //p' err | head -1; }
+# Why auto did not run bpf, from -v: "not used: WHY" where bpf cannot run,
+# "usable, but WHY" where it can do only part of what was asked (a pid
+# namespace's user stacks by frame pointers, say) and auto took perf.
+why_not_bpf() {
+	sed -n -e 's/^[0-9.:]* *[a-z]*: backend bpf: not used: //p' \
+		-e 's/^[0-9.:]* *[a-z]*: backend bpf: usable, but //p' err | head -1
+}
 
 # verdict ROW BACKEND ASSERTION_RESULT...: prints the row's line from rc and
 # the assertion (empty: it held; otherwise what was wrong).
