@@ -167,6 +167,7 @@ int bpf_native__fds(const struct backend *b, struct native_maps_fds *out)
 	out->rows = map_fd(b, "native_rows");
 	out->rules = map_fd(b, "native_rules");
 	out->unknown = map_fd(b, "native_unknown");
+	out->epoch = map_fd(b, "native_epoch");
 	return 0;
 }
 

@@ -75,6 +75,7 @@ struct native_store {
 	struct hashmap polled;		/* pid_t -> struct polled: not tracked, read recently */
 	uint32_t next_table;
 	uint32_t mark;
+	uint32_t epoch;			/* native_epoch's */
 	unsigned int index_used, pages_used;
 	bool no_batch;			/* BPF_MAP_UPDATE_BATCH refused (before 5.6) */
 	bool pending;			/* native_unknown holds pids a poll did not reach */

@@ -196,22 +196,41 @@ static int cmp_key(const struct native_page_key *x, const struct native_page_key
 }
 
 /*
+ * The program's cached rules (native_cache) of every process stand no
+ * more: called after native_pages entries changed or went, never before
+ * (a walk that read the old epoch may cache what it found before the
+ * change, under the old epoch).
+ */
+static void bump_epoch(struct native_store *s)
+{
+	__u32 zero = 0;
+
+	s->epoch++;
+	if (s->fds.epoch >= 0)
+		bpf_map_update_elem(s->fds.epoch, &zero, &s->epoch, BPF_ANY);
+}
+
+/*
  * Make native_pages hold r's entries where it held old's (both sorted):
- * new and changed ones written, then the gone ones deleted. On a failed
- * write, what was written is put back as it was: -errno.
+ * new and changed ones written, then the gone ones deleted, and the
+ * epoch bumped where one changed or went. On a failed write, what was
+ * written is put back as it was: -errno.
  */
 static int write_pages(struct native_store *s, const struct native_page_entry *old, size_t nr_old,
 		       const struct native_page_entry *new, size_t nr_new)
 {
 	size_t i = 0, j = 0, done;
+	bool changed = false;
 	int err = 0;
 
 	for (j = 0; j < nr_new; j++) {
 		while (i < nr_old && cmp_key(&old[i].key, &new[j].key) < 0)
 			i++;
-		if (i < nr_old && !cmp_key(&old[i].key, &new[j].key) &&
-		    !memcmp(&old[i].val, &new[j].val, sizeof(new[j].val)))
-			continue;
+		if (i < nr_old && !cmp_key(&old[i].key, &new[j].key)) {
+			if (!memcmp(&old[i].val, &new[j].val, sizeof(new[j].val)))
+				continue;
+			changed = true;
+		}
 		if (bpf_map_update_elem(s->fds.pages, &new[j].key, &new[j].val, BPF_ANY)) {
 			err = -errno;
 			break;
@@ -228,14 +247,20 @@ static int write_pages(struct native_store *s, const struct native_page_entry *o
 			else
 				bpf_map_delete_elem(s->fds.pages, &new[j].key);
 		}
+		if (changed)
+			bump_epoch(s);
 		return err;
 	}
 	for (i = 0, j = 0; i < nr_old; i++) {
 		while (j < nr_new && cmp_key(&new[j].key, &old[i].key) < 0)
 			j++;
-		if (j == nr_new || cmp_key(&new[j].key, &old[i].key))
+		if (j == nr_new || cmp_key(&new[j].key, &old[i].key)) {
 			bpf_map_delete_elem(s->fds.pages, &old[i].key);
+			changed = true;
+		}
 	}
+	if (changed)
+		bump_epoch(s);
 	return 0;
 }
 

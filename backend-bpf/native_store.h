@@ -29,6 +29,7 @@ struct native_maps_fds {
 	int rows;	/* ARRAY: __u32 */
 	int rules;	/* ARRAY: struct native_rule */
 	int unknown;	/* HASH: __u32 tgid -> __u32 (any value): processes to (re)read */
+	int epoch;	/* ARRAY of one __u32: bumped after pages changed (native_cache's entries go) */
 };
 
 /*

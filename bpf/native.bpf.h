@@ -78,6 +78,20 @@ struct {
 	__type(value, struct native_rule);
 } native_rules SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, NATIVE_CACHE_SLOTS);
+	__type(key, __u32);
+	__type(value, struct native_cached);
+} native_cache SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} native_epoch SEC(".maps");
+
 /* Processes sampled that native_procs lacked, noted once (PROFILE_STAT_NATIVE_NOTED). */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -156,7 +170,7 @@ struct native_walk {
 	__u32 exact;			/* ip is not a return address: the leaf, a signal's */
 	__u32 bp_lost;			/* rbp is not known (a LOST rule) */
 	__u32 done;
-	__u32 pad;
+	__u32 epoch;			/* native_epoch's at the sample: native_cache's entries of it stand */
 	struct profile_ustack st;	/* st.end: why it ended */
 	__u64 spill;			/* st.ips[PROFILE_MAX_STACK_DEPTH], which a masked index may name */
 };
@@ -174,6 +188,8 @@ struct native_scratch {
 	struct native_index_key ik;
 	__u32 idx;
 	__u32 zero;			/* native_walk's key */
+	__u32 slot;			/* native_cache's */
+	__u32 pad;
 	__u64 buf[NATIVE_UC_WORDS];
 };
 
@@ -257,8 +273,9 @@ static __always_inline int native_rule(struct native_scratch *sc, __u32 table, _
 /* One frame: from w's ip, sp, bp to its caller's, the caller's pc appended. */
 static __always_inline void native_frame(struct native_walk *w, struct native_scratch *sc)
 {
-	__u32 cfa, rbp, kind, by_fp = 0;
+	__u32 cfa, rbp, kind, tgid, by_fp = 0;
 	__s32 cfa_off, rbp_off;
+	struct native_cached *ce;
 	struct native_page *pg;
 	__u64 pc, lpc, base, ca, ip, n, off;
 	struct native_walk *fresh;
@@ -267,22 +284,49 @@ static __always_inline void native_frame(struct native_walk *w, struct native_sc
 		return;
 	pc = w->ip;
 	lpc = pc - 1 + (w->exact & 1);
-	sc->pk.tgid = w->tgid;
-	sc->pk.small = 0;
-	sc->pk.page = lpc >> NATIVE_PAGE_SHIFT;
-	pg = bpf_map_lookup_elem(&native_pages, &sc->pk);
-	if (pg && pg->kind == NATIVE_PAGE_SPLIT) {
-		sc->pk.small = 1;
-		sc->pk.page = lpc >> NATIVE_SMALL_SHIFT;
-		pg = bpf_map_lookup_elem(&native_pages, &sc->pk);
-	}
-	kind = pg ? pg->kind : 0;
-	if (kind == NATIVE_PAGE_TABLE) {
-		if (native_rule(sc, pg->table, lpc - pg->bias, &cfa, &cfa_off, &rbp, &rbp_off)) {
-			native_end(w, NATIVE_END_NO_CFI);
-			return;
-		}
+	tgid = w->tgid;
+	sc->slot = (__u32)(lpc ^ (lpc >> 9) ^ ((__u64)tgid << 5)) & (NATIVE_CACHE_SLOTS - 1);
+	ce = bpf_map_lookup_elem(&native_cache, &sc->slot);
+	if (ce && ce->pc == lpc && ce->tgid == tgid && ce->epoch == w->epoch) {
+		kind = NATIVE_PAGE_TABLE;
+		cfa = ce->cfa;
+		cfa_off = ce->cfa_off;
+		rbp = ce->rbp;
+		rbp_off = ce->rbp_off;
 	} else {
+		sc->pk.tgid = tgid;
+		sc->pk.small = 0;
+		sc->pk.page = lpc >> NATIVE_PAGE_SHIFT;
+		pg = bpf_map_lookup_elem(&native_pages, &sc->pk);
+		if (pg && pg->kind == NATIVE_PAGE_SPLIT) {
+			sc->pk.small = 1;
+			sc->pk.page = lpc >> NATIVE_SMALL_SHIFT;
+			pg = bpf_map_lookup_elem(&native_pages, &sc->pk);
+		}
+		kind = pg ? pg->kind : 0;
+		if (kind == NATIVE_PAGE_TABLE) {
+			if (native_rule(sc, pg->table, lpc - pg->bias, &cfa, &cfa_off, &rbp,
+					&rbp_off)) {
+				native_end(w, NATIVE_END_NO_CFI);
+				return;
+			}
+			/*
+			 * Looked up again: 4.9's verifier loses the first
+			 * pointer's null check across the branches above.
+			 */
+			ce = bpf_map_lookup_elem(&native_cache, &sc->slot);
+			if (ce) {
+				ce->pc = lpc;
+				ce->tgid = tgid;
+				ce->epoch = w->epoch;
+				ce->cfa_off = cfa_off;
+				ce->rbp_off = (__s16)rbp_off;
+				ce->cfa = (__u8)cfa;
+				ce->rbp = (__u8)rbp;
+			}
+		}
+	}
+	if (kind != NATIVE_PAGE_TABLE) {
 		/* A frame-pointer step: the CFA is rbp + 16, the caller's rbp at CFA - 16. */
 		by_fp = kind ? NATIVE_END_FP : NATIVE_END_UNMAPPED;
 		if (!w->bp) {
@@ -373,6 +417,7 @@ static __always_inline void native_hand_over(struct bpf_perf_event_data *ctx,
 {
 	__u64 ip = ctx->regs.rip, sp = ctx->regs.rsp, bp = ctx->regs.rbp, cs = ctx->regs.cs;
 	struct native_walk *w;
+	__u32 *epoch;
 	__u32 zero = 0, tgid = key->tgid;
 
 	/* Loaded once: the verifier refuses a context pointer moved by a merged load. */
@@ -419,6 +464,8 @@ static __always_inline void native_hand_over(struct bpf_perf_event_data *ctx,
 	w->exact = 1;
 	w->bp_lost = 0;
 	w->done = 0;
+	epoch = bpf_map_lookup_elem(&native_epoch, &zero);
+	w->epoch = epoch ? *epoch : 0;
 	w->st.depth = 1;
 	w->st.end = 0;
 	w->st.ips[0] = ip;

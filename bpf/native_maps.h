@@ -102,6 +102,25 @@ enum native_rbp {
 	NATIVE_RBP_LOST,
 };
 
+/*
+ * native_cache: per CPU, the rule the walk last found for a pc of a
+ * process (slot by a hash of both), so that a hot stack's frames are found
+ * with one lookup, not two hash lookups and 18 array reads each. An entry
+ * stands while its epoch is native_epoch[0], which user space bumps after
+ * any native_pages entry changed or went (a process read again, dropped).
+ */
+#define NATIVE_CACHE_SLOTS 1024
+
+struct native_cached {
+	__u64 pc;			/* the pc looked up (a return address - 1) */
+	__u32 tgid;
+	__u32 epoch;
+	__s32 cfa_off;			/* the fold applied: this pc's */
+	__s16 rbp_off;
+	__u8 cfa;
+	__u8 rbp;
+};
+
 /* Slots of native_progs (the loader fills them): the step program, the finish program. */
 #define NATIVE_PROG_STEP 0
 #define NATIVE_PROG_FINISH 1

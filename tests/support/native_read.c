@@ -102,12 +102,14 @@ void native_read__make_maps(struct native_maps_fds *fds, bool mapped)
 				    sizeof(struct native_rule), sz.rules, &arr);
 	fds->unknown = bpf_map_create(BPF_MAP_TYPE_HASH, "native_unknown", 4, 4, sz.unknown,
 				      NULL);
+	fds->epoch = bpf_map_create(BPF_MAP_TYPE_ARRAY, "native_epoch", 4, 4, 1, NULL);
 	ck_assert_int_ge(fds->procs, 0);
 	ck_assert_int_ge(fds->pages, 0);
 	ck_assert_int_ge(fds->index, 0);
 	ck_assert_int_ge(fds->rows, 0);
 	ck_assert_int_ge(fds->rules, 0);
 	ck_assert_int_ge(fds->unknown, 0);
+	ck_assert_int_ge(fds->epoch, 0);
 }
 
 void native_read__close_maps(struct native_maps_fds *fds)
@@ -118,4 +120,5 @@ void native_read__close_maps(struct native_maps_fds *fds)
 	close(fds->rows);
 	close(fds->rules);
 	close(fds->unknown);
+	close(fds->epoch);
 }

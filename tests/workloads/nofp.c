@@ -5,6 +5,8 @@
  * Usage: nofp chain SECONDS     main and a thread in nofp_a -> nofp_b -> nofp_c
  *        nofp lib SECONDS LIB   main -> nofp_call_lib -> LIB's libnofp_outer (dlopen'ed)
  *        nofp deep SECONDS [DEPTH]  main -> nofp_recurse x DEPTH (200) -> nofp_c
+ *        nofp distinct SECONDS   main -> nofp_d01 -> ... -> nofp_d40 -> nofp_c: 40
+ *                                 different functions, each its own return address
  */
 #include <dlfcn.h>
 #include <pthread.h>
@@ -61,6 +63,28 @@ __attribute__((noinline)) void nofp_recurse(int depth)
 	sink++;
 }
 
+/* Forty functions, each calling the next: a deep stack that is no recursion. */
+#define NOFP_STEP(me, next)                                 \
+	__attribute__((noinline)) void me(unsigned long n) \
+	{                                                  \
+		next(n);                                   \
+		sink++;                                    \
+	}
+NOFP_STEP(nofp_d40, nofp_c) NOFP_STEP(nofp_d39, nofp_d40) NOFP_STEP(nofp_d38, nofp_d39)
+NOFP_STEP(nofp_d37, nofp_d38) NOFP_STEP(nofp_d36, nofp_d37) NOFP_STEP(nofp_d35, nofp_d36)
+NOFP_STEP(nofp_d34, nofp_d35) NOFP_STEP(nofp_d33, nofp_d34) NOFP_STEP(nofp_d32, nofp_d33)
+NOFP_STEP(nofp_d31, nofp_d32) NOFP_STEP(nofp_d30, nofp_d31) NOFP_STEP(nofp_d29, nofp_d30)
+NOFP_STEP(nofp_d28, nofp_d29) NOFP_STEP(nofp_d27, nofp_d28) NOFP_STEP(nofp_d26, nofp_d27)
+NOFP_STEP(nofp_d25, nofp_d26) NOFP_STEP(nofp_d24, nofp_d25) NOFP_STEP(nofp_d23, nofp_d24)
+NOFP_STEP(nofp_d22, nofp_d23) NOFP_STEP(nofp_d21, nofp_d22) NOFP_STEP(nofp_d20, nofp_d21)
+NOFP_STEP(nofp_d19, nofp_d20) NOFP_STEP(nofp_d18, nofp_d19) NOFP_STEP(nofp_d17, nofp_d18)
+NOFP_STEP(nofp_d16, nofp_d17) NOFP_STEP(nofp_d15, nofp_d16) NOFP_STEP(nofp_d14, nofp_d15)
+NOFP_STEP(nofp_d13, nofp_d14) NOFP_STEP(nofp_d12, nofp_d13) NOFP_STEP(nofp_d11, nofp_d12)
+NOFP_STEP(nofp_d10, nofp_d11) NOFP_STEP(nofp_d09, nofp_d10) NOFP_STEP(nofp_d08, nofp_d09)
+NOFP_STEP(nofp_d07, nofp_d08) NOFP_STEP(nofp_d06, nofp_d07) NOFP_STEP(nofp_d05, nofp_d06)
+NOFP_STEP(nofp_d04, nofp_d05) NOFP_STEP(nofp_d03, nofp_d04) NOFP_STEP(nofp_d02, nofp_d03)
+NOFP_STEP(nofp_d01, nofp_d02)
+
 __attribute__((noinline)) void nofp_call_lib(void (*fn)(unsigned long))
 {
 	fn(200000);
@@ -101,6 +125,9 @@ int main(int argc, char **argv)
 
 		while (now() < end)
 			nofp_recurse(depth > 0 ? depth : 200);
+	} else if (!strcmp(argv[1], "distinct")) {
+		while (now() < end)
+			nofp_d01(200000);
 	} else {
 		return 2;
 	}

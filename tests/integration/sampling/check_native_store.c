@@ -298,13 +298,26 @@ START_TEST(libc_rules_from_the_maps_equal_the_table)
 }
 END_TEST
 
+/* native_epoch's value: what the program's cached rules must carry to stand. */
+static uint32_t epoch_of(const struct native_maps_fds *fds)
+{
+	uint32_t zero = 0, v = 0;
+
+	ck_assert_int_eq(bpf_map_lookup_elem(fds->epoch, &zero, &v), 0);
+	return v;
+}
+
 /*
  * A sweep drops a process that exited (its tables go with it, nothing left
  * in the maps) and reads again one that ran exec: a shell that execs sleep
- * once the test has read it maps sleep's table afterwards.
+ * once the test has read it maps sleep's table afterwards. The epoch moves
+ * with every change of native_pages (the cached rules of the old pages go)
+ * and only then: a new process's pages, or a read that finds the same,
+ * keep every process's cached rules.
  */
 START_TEST(sweep_drops_the_exited_and_reads_the_execed_again)
 {
+	uint32_t e0, e1;
 	struct native_maps_fds fds;
 	struct native_store_stats st;
 	char *sleeper[] = { "sleep", "30", NULL };
@@ -317,8 +330,11 @@ START_TEST(sweep_drops_the_exited_and_reads_the_execed_again)
 	s = native_store__new(&fds, NULL, NULL);
 	ck_assert_ptr_nonnull(s);
 	a = spawn(sleeper, "sleep");
+	e0 = epoch_of(&fds);
 	ck_assert_int_eq(native_store__add_process(s, a), 0);
 	ck_assert_int_eq(native_store__sweep(s), 0);
+	ck_assert_int_eq(native_store__refresh_process(s, a), 0);
+	ck_assert_uint_eq(epoch_of(&fds), e0);
 
 	/* b: a shell that waits for a line on its stdin, then becomes sleep. */
 	ck_assert_int_eq(pipe(pipefd), 0);
@@ -336,11 +352,14 @@ START_TEST(sweep_drops_the_exited_and_reads_the_execed_again)
 	usleep(100000);	/* its shell's mappings, not fork's copy of the test's */
 	ck_assert_int_eq(native_store__refresh_process(s, b), 0);
 
+	e1 = epoch_of(&fds);
 	stop(a);
 	ck_assert_int_eq(native_store__sweep(s), 1);
 	native_store__stats(s, &st);
 	ck_assert_uint_eq(st.swept, 1);
 	ck_assert_uint_eq(st.processes, 1);
+	ck_assert_uint_gt(epoch_of(&fds), e1);
+	e1 = epoch_of(&fds);
 
 	ck_assert_int_eq(write(pipefd[1], "\n", 1), 1);
 	for (int i = 0; i < 500; i++) {
@@ -357,6 +376,7 @@ START_TEST(sweep_drops_the_exited_and_reads_the_execed_again)
 	native_store__stats(s, &st);
 	ck_assert_uint_eq(st.execs, 1);
 	ck_assert_uint_eq(st.processes, 1);
+	ck_assert_uint_gt(epoch_of(&fds), e1);
 
 	stop(b);
 	close(pipefd[1]);
