@@ -14,10 +14,15 @@
  * hands it to the Python walk, which counts it. Other samples go to the
  * kernel's frame-pointer walk, each reason counted.
  *
- * A frame: the pc's page in native_pages (the 4 KiB page where the 64 KiB
- * one is SPLIT); for a TABLE page the rows of vaddr's 64 KiB in
- * native_index, 16 bisection steps for the last row at or below it, the
- * row's fold, its rule; then one step by the rule (unwind/tables/README.md).
+ * A frame: the rule this CPU last found for the process's pc
+ * (native_cache, while its epoch stands: a hot stack's frames are found
+ * with one lookup); else the pc's page in native_pages (the 4 KiB page
+ * where the 64 KiB one is SPLIT); for a TABLE page the rows of vaddr's 64
+ * KiB in native_index, 16 bisection steps for the last row at or below it,
+ * the row's fold, its rule, kept in native_cache; then one step by the
+ * rule (unwind/tables/README.md). The two hash lookups and 18 array reads
+ * were two thirds of a 40-deep sample's 9,700 ns; with the cache it costs
+ * what the kernel's frame-pointer walk of the same depth does.
  * FP and NO_TABLE pages, and pcs in no known page, take one frame-pointer
  * step: rbp is then the CFA - 16 and holds the caller's rbp. A return
  * address is looked up at pc - 1 (the call may be a function's last
