@@ -25,14 +25,26 @@
 #define TITLE_MAX_CHARS 110
 
 /*
+ * What a frame is, for its palette (as flamegraph.pl's java palette tells
+ * JIT, C++ and kernel frames apart): native code, the kernel's, or a
+ * function of the program an interpreter runs (Python's, JavaScript's),
+ * which a mixed stack would otherwise blur into the native frames around it.
+ */
+enum fg_kind {
+	FG_NATIVE,
+	FG_KERNEL,
+	FG_INTERP,
+};
+
+/*
  * A frame of the graph. Siblings are told apart, sorted and coloured by key:
  * the label, with "_[k]" after kernel frames (flamegraph.pl's annotation,
- * so a kernel and a user function of one name stay apart).
+ * so a kernel and a user function of one name stay apart), and their kind.
  */
 struct fg_node {
 	char *name;		/* the key */
 	size_t label_len;	/* the label: the key without the annotation */
-	bool kernel;
+	enum fg_kind kind;
 	uint64_t count;
 	uint64_t off;		/* of count, off-CPU time (the wall-clock view colours it) */
 	uint64_t base;		/* two profiles compared: the base's value (count is the new's) */
@@ -42,7 +54,7 @@ struct fg_node {
 	bool ends_kernel_lost, ends_user_lost;
 };
 
-static struct fg_node *node_new(const char *name, size_t len, bool kernel)
+static struct fg_node *node_new(const char *name, size_t len, enum fg_kind kind)
 {
 	struct fg_node *n = calloc(1, sizeof(*n));
 
@@ -54,9 +66,9 @@ static struct fg_node *node_new(const char *name, size_t len, bool kernel)
 		return NULL;
 	}
 	memcpy(n->name, name, len);
-	strcpy(n->name + len, kernel ? "_[k]" : "");
+	strcpy(n->name + len, kind == FG_KERNEL ? "_[k]" : "");
 	n->label_len = len;
-	n->kernel = kernel;
+	n->kind = kind;
 	return n;
 }
 
@@ -69,13 +81,14 @@ static void node_free(struct fg_node *n)
 	free(n);
 }
 
-static struct fg_node *child(struct fg_node *parent, const char *name, size_t len, bool kernel)
+static struct fg_node *child(struct fg_node *parent, const char *name, size_t len,
+			     enum fg_kind kind)
 {
 	struct fg_node *c;
 
 	for (size_t i = 0; i < parent->nr_children; i++) {
 		c = parent->children[i];
-		if (c->kernel == kernel && c->label_len == len && !memcmp(c->name, name, len))
+		if (c->kind == kind && c->label_len == len && !memcmp(c->name, name, len))
 			return c;
 	}
 	if (parent->nr_children == parent->cap_children) {
@@ -87,7 +100,7 @@ static struct fg_node *child(struct fg_node *parent, const char *name, size_t le
 		parent->children = tmp;
 		parent->cap_children = ncap;
 	}
-	c = node_new(name, len, kernel);
+	c = node_new(name, len, kind);
 	if (c)
 		parent->children[parent->nr_children++] = c;
 	return c;
@@ -99,10 +112,10 @@ struct weight {
 };
 
 /* Step from *n to its child named name (created if new), adding w. */
-static int descend(struct fg_node **n, const char *name, size_t len, bool kernel,
+static int descend(struct fg_node **n, const char *name, size_t len, enum fg_kind kind,
 		   struct weight w)
 {
-	*n = child(*n, name, len, kernel);
+	*n = child(*n, name, len, kind);
 	if (!*n)
 		return -ENOMEM;
 	(*n)->count += w.count;
@@ -136,20 +149,26 @@ static int add_stack(struct fg_node *root, const struct profile *p, const struct
 	root->base += count.base;
 	strbuf__reset(sb);
 	text__escaped(sb, s->comm, strlen(s->comm), ESCAPE_CONTROLS_AND_SEMICOLONS);
-	err = sb->oom ? -ENOMEM : descend(&n, sb->buf, sb->len, false, count);
+	err = sb->oom ? -ENOMEM : descend(&n, sb->buf, sb->len, FG_NATIVE, count);
 	for (unsigned int i = s->nr_kernel + s->nr_user; i-- > s->nr_kernel && !err;) {
+		const struct profile_frame *f = profile__frame(p, s, i);
+
 		strbuf__reset(sb);
 		frame_texts__put(sb, ft, p, s, i);
-		err = sb->oom ? -ENOMEM : descend(&n, sb->buf, sb->len, false, count);
+		err = sb->oom ? -ENOMEM
+			      : descend(&n, sb->buf, sb->len,
+					f->kind == FRAME_INTERP ? FG_INTERP : FG_NATIVE, count);
 	}
 	if (!err && text__delimited(s, o))
-		err = descend(&n, "-", 1, false, count);
+		err = descend(&n, "-", 1, FG_NATIVE, count);
 	for (unsigned int i = s->nr_kernel; i-- > 0 && !err;) {
 		const struct profile_frame *f = profile__frame(p, s, i);
 
 		strbuf__reset(sb);
 		frame_texts__put(sb, ft, p, s, i);
-		err = sb->oom ? -ENOMEM : descend(&n, sb->buf, sb->len, f->kind == FRAME_KERNEL, count);
+		err = sb->oom ? -ENOMEM
+			      : descend(&n, sb->buf, sb->len,
+					f->kind == FRAME_KERNEL ? FG_KERNEL : FG_NATIVE, count);
 	}
 	if (!err) {
 		n->ends_kernel_lost |= profile_stack__kernel_lost(s);
@@ -249,11 +268,13 @@ static void xml_escape(FILE *out, const char *s, size_t len)
 }
 
 /*
- * flamegraph.pl's palettes: warm for user code, orange for the kernel,
+ * flamegraph.pl's palettes: warm for native user code, orange for the
+ * kernel, green for interpreted functions (its java palette's JIT hue),
  * grey for "-", and its blue "io" palette for frames that are mostly
  * off-CPU time.
  */
-static void frame_colour(const char *name, bool kernel, bool off_cpu, char *buf, size_t len)
+static void frame_colour(const char *name, enum fg_kind kind, bool off_cpu, char *buf,
+			 size_t len)
 {
 	uint64_t h = hash_bytes_fixed(name, strlen(name), 7);
 	unsigned int v1 = h % 1000, v2 = (h >> 10) % 1000;
@@ -263,9 +284,12 @@ static void frame_colour(const char *name, bool kernel, bool off_cpu, char *buf,
 	else if (off_cpu)
 		snprintf(buf, len, "rgb(%u,%u,%u)", 80 + v1 * 60 / 1000, 80 + v1 * 60 / 1000,
 			 190 + v2 * 55 / 1000);
-	else if (kernel)
+	else if (kind == FG_KERNEL)
 		snprintf(buf, len, "rgb(%u,%u,%u)", 205 + v1 * 50 / 1000, 110 + v2 * 60 / 1000,
 			 0);
+	else if (kind == FG_INTERP)
+		snprintf(buf, len, "rgb(%u,%u,%u)", v1 * 50 / 1000, 190 + v2 * 50 / 1000,
+			 (unsigned int)((h >> 20) % 50));
 	else
 		snprintf(buf, len, "rgb(%u,%u,%u)", 205 + v1 * 50 / 1000, v2 * 230 / 1000,
 			 (unsigned int)((h >> 20) % 55));
@@ -298,7 +322,7 @@ static void emit(struct emit_ctx *c, const struct fg_node *n, double x, unsigned
 	if (c->differential)
 		diff_colour(c, n, colour, sizeof(colour));
 	else
-		frame_colour(n->name, n->kernel, n->off * 2 > n->count, colour, sizeof(colour));
+		frame_colour(n->name, n->kind, n->off * 2 > n->count, colour, sizeof(colour));
 	fputs("<g class=\"func_g\"><title>", c->out);
 	xml_escape(c->out, is_root ? "all" : n->name, is_root ? 3 : n->label_len);
 	fprintf(c->out, " (%" PRIu64 " %s, %.2f%%)</title>", n->count, c->unit,
@@ -436,7 +460,7 @@ int writer__svg(FILE *out, const struct profile *p, const struct writer_opts *op
 {
 	/* Kernel frames are told by their kind; "-" always splits user from kernel. */
 	struct writer_opts o = { .delimited = true, .addresses = opts->addresses };
-	struct fg_node *root = node_new("all", 3, false);
+	struct fg_node *root = node_new("all", 3, FG_NATIVE);
 	struct emit_ctx c = { .out = out };
 
 	/* Time, where the profile is of time; samples otherwise. */
