@@ -164,6 +164,7 @@ static int load_counting(struct backend *b, bool native, bool regs_or_fp, struct
 	const struct backend_config *o = b->cfg;
 	bool dwarf = o->dwarf && o->user_stacks && !native;
 	bool task_regs = dwarf && !o->test_no_task_regs && bpf_dwarf__task_regs_supported();
+	bool after_native = false;	/* the copies are the tables' fallback */
 
 	/* REGS_OR_FP: copies only by the 5.15 program, else frame-pointer walks. */
 	if (regs_or_fp && dwarf && !task_regs) {
@@ -195,6 +196,7 @@ static int load_counting(struct backend *b, bool native, bool regs_or_fp, struct
 				return 0;
 			pr_info("bpf: stack copies instead (--unwind auto)\n");
 			native = false;
+			after_native = true;
 			dwarf = true;
 			task_regs = !o->test_no_task_regs && bpf_dwarf__task_regs_supported();
 			stack_cache__fini(&b->stacks[0]);
@@ -206,6 +208,23 @@ static int load_counting(struct backend *b, bool native, bool regs_or_fp, struct
 		if (!dwarf)
 			return 0;
 		b->dwarf = open_dwarf(b, task_regs, errm);
+		if (!b->dwarf && after_native && errno != EINTR) {
+			/*
+			 * The probe left the copies untried where the tables'
+			 * program runs (a load of the copy program it did not
+			 * use cost every run 10 ms): both refused, frame pointers.
+			 */
+			pr_warn("bpf: the stack copies were refused too (%s): user stacks by frame "
+				"pointers\n", errmsg__reason(errm, -errno));
+			errm->text[0] = '\0';
+			after_native = false;
+			dwarf = false;
+			stack_cache__fini(&b->stacks[0]);
+			stack_cache__fini(&b->stacks[1]);
+			profile_bpf__destroy(b->skel);
+			b->skel = NULL;
+			continue;
+		}
 		if (!b->dwarf)
 			return -errno;
 		b->kstacks_inline = bpf_dwarf__has_task_regs(b->dwarf);

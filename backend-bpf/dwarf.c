@@ -45,6 +45,7 @@ struct bpf_dwarf {
 };
 
 bool bpf_dwarf__test_pieces_on_stack;
+bool bpf_dwarf__test_refuse;
 
 unsigned int bpf_dwarf__piece(const struct bpf_dwarf *d)
 {
@@ -392,6 +393,12 @@ struct bpf_dwarf *bpf_dwarf__open(const struct bpf_dwarf_opts *o, struct errmsg 
 	if (!d) {
 		errmsg__set(errm, "out of memory");
 		errno = ENOMEM;
+		return NULL;
+	}
+	if (bpf_dwarf__test_refuse) {
+		free(d);
+		errmsg__set(errm, "bpf: loading the stack-copy program: %s", strerror(EACCES));
+		errno = EACCES;
 		return NULL;
 	}
 	d->pipeline = o->pipeline;

@@ -96,5 +96,7 @@ unsigned int bpf_dwarf__chunks(unsigned int dump_size, unsigned int piece);
 
 /* Test seam: load Linux 4.9's variant (pieces on the BPF stack) on any kernel. */
 extern bool bpf_dwarf__test_pieces_on_stack;
+/* Tests: the kernel refuses the stack-copy programs at open (EACCES). */
+extern bool bpf_dwarf__test_refuse;
 
 #endif

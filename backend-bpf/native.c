@@ -11,6 +11,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "backend-bpf/countmap.h"
@@ -56,7 +57,10 @@ void bpf_native__open(struct backend *b)
 {
 	/* A generation's stacks: a quarter of the stack map's, as the frame-pointer walk's. */
 	unsigned int slots = pow2_floor(b->stack_size / 4);
-	struct native_store_opts opts = { 0 };
+	const struct backend_config *c = b->cfg;
+	struct native_store_opts opts = {
+		.few = (c->nr_pids || c->nr_tids || c->launch) && !c->nr_cgroups,
+	};
 	struct native_maps_fds fds;
 	int err = bpf_native__test_refuse ? -EACCES
 					  : bpf_load__native_program(b->skel, slots, &opts,
@@ -96,6 +100,30 @@ void bpf_native__open(struct backend *b)
 				      : "kernel-mode samples");
 }
 
+/* What the kernel allocated for the unwinder's maps, whole at their creation (fdinfo's memlock). */
+static uint64_t maps_memlock(const struct backend *b)
+{
+	static const char *const names[] = { "native_procs", "native_pages", "native_index",
+					     "native_rows", "native_rules", "native_unknown",
+					     "native_cache" };
+	uint64_t sum = 0;
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		char path[64], line[128];
+		unsigned long long v;
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", map_fd(b, names[i]));
+		f = fopen(path, "re");
+		while (f && fgets(line, sizeof(line), f))
+			if (sscanf(line, "memlock: %llu", &v) == 1)
+				sum += v;
+		if (f)
+			fclose(f);
+	}
+	return sum;
+}
+
 /* -v: how the program walks each binary the store knows. */
 static void print_binary(void *arg, const char *path, const struct native_binary_info *info)
 {
@@ -133,10 +161,11 @@ void bpf_native__report(struct backend *b)
 	native_store__each_binary(b->native_store, print_binary, NULL);
 	pr_info("bpf: native unwinding: %u processes, %u tables (%u loaded, %u by frame "
 		"pointers, %u over the budget, %u of them their owner's share), %llu rows, %u rules, "
-		"%.1f MB in the maps (%s), compiled in %.1f ms; %u dropped as they exited, %u read "
-		"again after an exec\n",
+		"%.1f MB in the maps (of %.1f MB the kernel allocated for them; %s), compiled in "
+		"%.1f ms; %u dropped as they exited, %u read again after an exec\n",
 		st.processes, st.tables, st.tables_loaded, st.tables_fp, st.budget_refusals,
 		st.owner_refusals, (unsigned long long)st.rows, st.rules, st.bytes / 1e6,
+		maps_memlock(b) / 1e6,
 		st.mapped ? "rows written in place" : "rows written by syscalls", st.compile_ns / 1e6,
 		st.swept, st.execs);
 	pr_info("bpf: native unwinding: %u index and %u page entries; processes left to frame "

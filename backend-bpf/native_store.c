@@ -12,10 +12,12 @@
 
 void native_store__map_sizes(const struct native_store_opts *o, struct native_map_sizes *out)
 {
-	out->procs = NATIVE_DEFAULT_PROCS;
-	out->pages = NATIVE_DEFAULT_PAGES;
-	out->index = NATIVE_DEFAULT_INDEX;
-	out->rows = o && o->max_rows ? o->max_rows : NATIVE_DEFAULT_ROWS;
+	bool few = o && o->few;
+
+	out->procs = few ? NATIVE_FEW_PROCS : NATIVE_DEFAULT_PROCS;
+	out->pages = few ? NATIVE_FEW_PAGES : NATIVE_DEFAULT_PAGES;
+	out->index = few ? NATIVE_FEW_INDEX : NATIVE_DEFAULT_INDEX;
+	out->rows = o && o->max_rows ? o->max_rows : few ? NATIVE_FEW_ROWS : NATIVE_DEFAULT_ROWS;
 	out->rules = o && o->max_rules ? o->max_rules : NATIVE_DEFAULT_RULES;
 	/* A rule id is 16 bits in a row. */
 	if (out->rules > NATIVE_DEFAULT_RULES)

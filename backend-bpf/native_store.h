@@ -44,15 +44,27 @@ struct native_proc {
 struct native_store_opts {
 	uint64_t budget_bytes;		/* rows + rules + index; 0: 64 MiB */
 	unsigned int max_rows, max_rules;	/* the ARRAY maps' sizes; 0: the defaults below */
+	/*
+	 * A run of a few processes (-p, -L, a command and its children): the
+	 * NATIVE_FEW_ sizes, not the host's. The kernel allocates every map
+	 * whole at its creation (the program's hash maps must be preallocated,
+	 * and an ARRAY is): 52 MiB for the host's sizes, 19 ms of a run's CPU.
+	 */
+	bool few;
 };
 
 #define NATIVE_DEFAULT_BUDGET (64ull << 20)
-#define NATIVE_DEFAULT_ROWS (4u << 20)		/* 16 MiB: ~280 libcs, 8 libLLVMs */
+#define NATIVE_DEFAULT_ROWS (4u << 20)		/* 32 MiB: ~280 libcs, 8 libLLVMs */
 #define NATIVE_DEFAULT_RULES (1u << 16)		/* a row's rule is a u16 */
 #define NATIVE_DEFAULT_INDEX (1u << 16)		/* 64 KiB pages of code: 4 GiB */
 #define NATIVE_DEFAULT_PAGES (1u << 17)		/* ~150 a process */
 #define NATIVE_DEFAULT_PROCS (1u << 14)
 #define NATIVE_DEFAULT_UNKNOWN 4096
+/* A row is 8 bytes in the kernel (an ARRAY rounds a value up to 8): 8 MiB, ~70 libcs, 2 libLLVMs. */
+#define NATIVE_FEW_ROWS (1u << 20)
+#define NATIVE_FEW_INDEX (1u << 14)
+#define NATIVE_FEW_PAGES (1u << 14)		/* ~150 processes */
+#define NATIVE_FEW_PROCS (1u << 12)
 /*
  * The tables of files one user (not root) owns may take this share at most
  * of each of rows, rules, index entries and the budget: copies of large

@@ -136,7 +136,18 @@ static int probe(const struct backend_config *opts, char *why, size_t len)
 				 "the verifier's log)", strerror(err));
 		return -err;
 	}
-	if (opts->dwarf && opts->user_stacks) {
+	if (opts->dwarf && opts->user_stacks && opts->native_unwind && !in_pidns &&
+	    !idmaps__filters(opts)) {
+		/*
+		 * --unwind auto: the tables' program runs, not the copies (its
+		 * fallback where it is refused, tried only then): the copy
+		 * program's load here cost every run 10 ms for nothing.
+		 */
+		profile_bpf__destroy(skel);
+		if (opts->test_no_task_regs || !bpf_dwarf__task_regs_supported())
+			partial = "samples taken in kernel mode would get frame-pointer user "
+				  "stacks (bpf_task_pt_regs needs Linux 5.15 with BTF)";
+	} else if (opts->dwarf && opts->user_stacks) {
 		bool task_regs;
 		int err = bpf_dwarf__probe(skel, !opts->test_no_task_regs, &task_regs);
 

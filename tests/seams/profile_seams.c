@@ -64,6 +64,7 @@ int main(int argc, char **argv)
 	bpf_cgtrack__test_table = getenv("PROFILE_TEST_CGROUP_TABLE") != NULL;
 	bpf_nsids__test_force = getenv("PROFILE_TEST_PIDNS_RECORDS") != NULL;
 	bpf_native__test_refuse = getenv("PROFILE_TEST_NATIVE_REFUSED") != NULL;
+	bpf_dwarf__test_refuse = getenv("PROFILE_TEST_DWARF_REFUSED") != NULL;
 	bpf_offcpu__test_no_runtime = getenv("PROFILE_TEST_OFFCPU_NO_RUNTIME") != NULL;
 
 	if (getenv("PROFILE_TEST_SETTLE_GRACE_MS"))

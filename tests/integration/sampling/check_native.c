@@ -217,6 +217,26 @@ START_TEST(refused_the_program_auto_takes_stack_copies)
 }
 END_TEST
 
+/*
+ * Where the copies are refused too (the probe no longer loads them when the
+ * tables' program is what runs): a warning, and frame-pointer stacks, not a
+ * failed run.
+ */
+START_TEST(refused_the_program_and_the_copies_frame_pointers)
+{
+	run_cmd((char *[]){ "/usr/bin/env", "PROFILE_TEST_NATIVE_REFUSED=1",
+			    "PROFILE_TEST_DWARF_REFUSED=1", (char *)seams_bin(), "--backend", "bpf",
+			    "--unwind", "auto", "-F", "499", "-a", "-f", "--",
+			    (char *)workload("nofp"), "deep", "1", "40", NULL },
+		60, 0, &r);
+	ck_assert_msg(r.exit_code == 0, "exit %d: %.500s", r.exit_code, r.err);
+	ck_assert_msg(strstr(r.err, "the stack copies were refused too") &&
+			      strstr(r.err, "user stacks by frame pointers"),
+		      "stderr:\n%.3000s", r.err);
+	ck_assert_msg(ending_in(r.out, "nofp_c") >= 100, "%.3000s", r.out);
+}
+END_TEST
+
 Suite *native_suite(void)
 {
 	Suite *s = suite_create("native");
@@ -230,6 +250,7 @@ Suite *native_suite(void)
 	tcase_add_test(tc, stacks_equal_dwarf_mode_stacks);
 	tcase_add_test(tc, python_frames_follow_the_native_walk);
 	tcase_add_test(tc, refused_the_program_auto_takes_stack_copies);
+	tcase_add_test(tc, refused_the_program_and_the_copies_frame_pointers);
 	suite_add_tcase(s, tc);
 	return s;
 }
