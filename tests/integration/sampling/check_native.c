@@ -53,12 +53,23 @@ static uint64_t ending_in(const char *out, const char *leaf)
 	return total;
 }
 
+/*
+ * Loaded, and its maps made for a command and its children, not for the
+ * host (-v: "of 13.0 MB the kernel allocated"; 54 MB system-wide).
+ */
 static void assert_loaded(const struct run_result *res)
 {
+	const char *alloc;
+	double mb = -1;
+
 	ck_assert_msg(res->exit_code == 0, "exit %d: %.500s", res->exit_code, res->err);
 	ck_assert_msg(strstr(res->err, "user stacks unwound by the program from the binaries' "
 					"tables") != NULL,
 		      "not loaded: %.2000s", res->err);
+	alloc = strstr(res->err, " MB in the maps (of ");
+	if (alloc)
+		sscanf(alloc, " MB in the maps (of %lf", &mb);
+	ck_assert_msg(mb > 0 && mb < 20, "the maps' allocation: %.1f MB: %.2000s", mb, res->err);
 }
 
 /*
