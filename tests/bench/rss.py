@@ -1,11 +1,12 @@
 # SPDX-License-Identifier: GPL-2.0
 """
 make bench, section rss (issue 45): the peak RSS of a system-wide
-`profile -a -F 999 -f SECONDS` (the bpf backend's default, --unwind auto:
-.eh_frame tables of every process compiled into the BPF maps) on a host
-that is busy in two ways at once: busy.py's compile loop (compile_loop.sh,
-one gcc loop per CPU at nice 0: thousands of short-lived processes, each a
-new set of tables) and another system-wide profiler sampling beside it
+`profile -a -F 999 -f SECONDS` (no -p: every CPU; -a only adds bcc's _[k]
+annotations) with the bpf backend's default, --unwind auto (.eh_frame
+tables of every process compiled into the BPF maps), on a host that is
+busy in two ways at once: busy.py's compile loop (compile_loop.sh, one gcc
+loop per CPU at nice 0: short-lived processes whose binaries' tables come
+and go) and another system-wide profiler sampling beside it
 (bpftrace `profile:hz:999 { @[ustack, kstack] = count(); }`, or with
 BENCH_RSS_BESIDE=perf `perf record -a -g -F 999`). The same command with
 --unwind fp in the same conditions, for comparison; the two one after the
