@@ -147,8 +147,12 @@ static int bpf_wait(struct backend *b, int wake_fd, int timeout_ms)
 		sets[nr++] = b->sideband;
 	if (b->dwarf)
 		sets[nr++] = bpf_dwarf__ring_set(b->dwarf);
-	if (!bpf_backend__python_watched(b) && !b->native)
-		return ring_set__wait_sets(sets, nr, wake_fd, timeout_ms);
+	/*
+	 * The native walk's noted processes wake the wait by their records;
+	 * without those rings, or with reads a poll put off, it looks.
+	 */
+	if (!bpf_backend__python_watched(b) && !bpf_native__looks(b))
+		return ring_set__wait_sets_fds(sets, nr, fds, 2, timeout_ms);
 	/* In slices; back early for the drain that hands the unknown threads over. */
 	end = mono_ms() + timeout_ms;
 	for (;;) {

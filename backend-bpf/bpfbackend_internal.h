@@ -124,6 +124,8 @@ bool bpf_native__noticed(struct backend *b);
 void bpf_native__take_unknown(struct backend *b);
 /* An fd readable when the program noted a process (its records' rings), or -1. */
 int bpf_native__wake_fd(const struct backend *b);
+/* Whether the wait must look at the noted count every few ms (no records wake it, or reads wait). */
+bool bpf_native__looks(const struct backend *b);
 /* The processes of -p handed to the store at the start. */
 struct native_store;
 void bpf_native__add_targets(struct backend *b);

@@ -244,6 +244,12 @@ int bpf_native__wake_fd(const struct backend *b)
 	return b->native_wake ? perf_buffer__epoll_fd(b->native_wake) : -1;
 }
 
+bool bpf_native__looks(const struct backend *b)
+{
+	/* A poll over its budget left pids noted: due at next_poll_ms, which no record marks. */
+	return b->native && (!b->native_wake || (b->native_store && native_store__deferred(b->native_store)));
+}
+
 void bpf_native__close(struct backend *b)
 {
 	if (b->native_store && b->skel)

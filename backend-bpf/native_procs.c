@@ -521,6 +521,11 @@ static void read_later(struct native_store *s, pid_t tgid, int64_t cost_ns)
 	p->next_ms = next;
 }
 
+bool native_store__deferred(const struct native_store *s)
+{
+	return s->pending;
+}
+
 bool native_store__pending(const struct native_store *s)
 {
 	return s->pending && mono_ms() >= s->next_poll_ms;

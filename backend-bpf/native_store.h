@@ -159,6 +159,8 @@ void native_store__remove_process(struct native_store *s, pid_t tgid);
 int native_store__poll_unknown(struct native_store *s);
 /* Whether pids left by a poll over its budget are due to be read now. */
 bool native_store__pending(const struct native_store *s);
+/* Whether a poll left pids noted for a later one, due or not. */
+bool native_store__deferred(const struct native_store *s);
 /*
  * Check every tracked process against /proc (the caller does this about
  * once a second): the exited and those whose pid is another's now are
