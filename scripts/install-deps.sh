@@ -7,7 +7,8 @@
 #   --demo     only what building the binary and the demo workload needs
 #              (`make demo`): no test tools, no browser
 #   --kernels  the build's and what `make check-kernels` boots old kernels
-#              with: qemu, a static busybox and cpio for the initramfs
+#              with: qemu, a static busybox and cpio for the initramfs,
+#              the stock programs its rows profile
 #   --list  print the packages of the chosen set, install nothing
 set -eu
 
@@ -21,8 +22,10 @@ libunwind-dev bpftool libc6-dbg protobuf-c-compiler libprotobuf-c-dev"
 # gdb for the Python layouts' check against DWARF.
 TEST_PACKAGES="llvm linux-perf check binutils procps util-linux python3 chromium man-db
 bash-completion gzip xz-utils sqlite3 findutils golang-go gdb libpython3.11 openssl"
-# `make check-kernels` (tests/kernels/): only when kernel images are there.
-KERNEL_PACKAGES="qemu-system-x86 busybox-static cpio gzip"
+# `make check-kernels` (tests/kernels/): only when kernel images are there;
+# Debian's own xz, bzip2, zstd and sqlite3 (and gzip, coreutils' sort) are
+# copied into the guest for its stock programs rows.
+KERNEL_PACKAGES="qemu-system-x86 busybox-static cpio gzip xz-utils bzip2 zstd sqlite3"
 
 demo=0
 kernels=0

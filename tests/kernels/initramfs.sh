@@ -56,6 +56,21 @@ for w in "$build"/workloads/*; do
 	add "$w" /w
 done
 
+# Debian 12's own programs, built without frame pointers, for the stock
+# programs rows (checks.sh): in /stock, not /bin, where busybox's applets
+# of the same names are symlinks that cp would follow onto busybox. Those
+# the host lacks (scripts/install-deps.sh --kernels installs them) are
+# named in /stock/missing.
+mkdir -p "$root/stock"
+: >"$root/stock/missing"
+for p in xz gzip bzip2 zstd sqlite3 sort; do
+	if [ -x "/usr/bin/$p" ]; then
+		add "/usr/bin/$p" /stock
+	else
+		echo "$p" >>"$root/stock/missing"
+	fi
+done
+
 # The small Pythons of the Python rows (python.sh, cached in BUILD): each
 # in /py/VERSION, its libpython also where the loader looks without the
 # RUNPATH of the host's pyenv, whose path the guest lacks; the workloads in
@@ -74,6 +89,21 @@ done
 cp "$here"/../workloads/python/deep.py "$here"/../workloads/python/blocked.py \
 	"$here"/../workloads/python/truth.py "$root/w/py/"
 
+# debug_symbols LIB: the symbol table of LIB's separate debug file, found
+# by build-id where the host has one (libc6-dbg, a build dependency:
+# libc's start_thread, clone3 and __libc_start_call_main, the loader's
+# _start), without its DWARF (libc's 4 MB are 0.3 MB): the guest's stacks
+# are named as the host's are.
+debug_symbols() {
+	command -v readelf >/dev/null && command -v objcopy >/dev/null || return 0
+	dbg_id=$(readelf -n "$1" 2>/dev/null | sed -n 's/^ *Build ID: \([0-9a-f]*\)$/\1/p' | head -1)
+	[ -n "$dbg_id" ] || return 0
+	dbg=/usr/lib/debug/.build-id/$(echo "$dbg_id" | cut -c1-2)/$(echo "$dbg_id" | cut -c3-).debug
+	[ -f "$dbg" ] || return 0
+	mkdir -p "$root$(dirname "$dbg")"
+	objcopy --strip-debug "$dbg" "$root$dbg"
+}
+
 # Every library that the binaries load, at the path ldd found it under.
 # shellcheck disable=SC2086
 libs=$(for f in $elves; do ldd "$f" 2>/dev/null || true; done |
@@ -86,6 +116,7 @@ for lib in $libs; do
 	dir=$root$(readlink -f "$(dirname "$lib")")
 	mkdir -p "$dir"
 	cp -L "$lib" "$dir/$(basename "$lib")"
+	debug_symbols "$lib"
 done
 
 # su needs the users; nobody is who the unprivileged checks run as.
