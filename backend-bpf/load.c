@@ -231,11 +231,14 @@ static int load_native(struct bpf_object *obj, struct bpf_object_skeleton *skele
 }
 
 int bpf_load__native_program(struct profile_bpf *counting, unsigned int slots,
-			     const struct native_store_opts *store_opts,
+			     const struct native_store_opts *store_opts, bool regs_wanted,
 			     struct profile_native_regs_bpf **regs, struct profile_native_bpf **plain)
 {
 	int err;
 
+	*regs = NULL;
+	if (!regs_wanted)
+		goto plain;
 	*regs = profile_native_regs_bpf__open();
 	if (!*regs)
 		return -errno;
@@ -246,6 +249,7 @@ int bpf_load__native_program(struct profile_bpf *counting, unsigned int slots,
 		 "samples only\n", strerror(-err));
 	profile_native_regs_bpf__destroy(*regs);
 	*regs = NULL;
+plain:
 	*plain = profile_native_bpf__open();
 	if (!*plain)
 		return -errno;

@@ -64,12 +64,14 @@ int bpf_load__fpwalk_program(struct profile_bpf *counting, unsigned int entries,
  * (bpf/native.bpf.h), on the loaded one's maps, with slots stored stacks a
  * generation (a power of two), its tables at the sizes of the store made
  * with store_opts, its step and finish programs in its native_progs: the
- * 5.15 variant (kernel-mode samples too) into *regs, else the 4.9 one into
- * *plain. Returns 0 or -errno; the caller destroys what was opened.
+ * 5.15 variant (a kernel-mode sample's user registers by bpf_task_pt_regs)
+ * into *regs where regs_wanted, else the 4.9 one (those registers read from
+ * the top of the task's kernel stack) into *plain. Returns 0 or -errno; the
+ * caller destroys what was opened.
  */
 struct native_store_opts;
 int bpf_load__native_program(struct profile_bpf *counting, unsigned int slots,
-			     const struct native_store_opts *store_opts,
+			     const struct native_store_opts *store_opts, bool regs_wanted,
 			     struct profile_native_regs_bpf **regs, struct profile_native_bpf **plain);
 /*
  * bcc's pinned maps: the counting program's variant that reads them, on the

@@ -64,6 +64,7 @@ void bpf_native__open(struct backend *b)
 	struct native_maps_fds fds;
 	int err = bpf_native__test_refuse ? -EACCES
 					  : bpf_load__native_program(b->skel, slots, &opts,
+								     !c->test_no_task_regs,
 								     &b->native_regs, &b->native_plain);
 
 	if (err) {
@@ -94,10 +95,11 @@ void bpf_native__open(struct backend *b)
 	stack_cache__set_walked_claims(&b->stacks[0], map_fd(b, "ustacks0"), map_fd(b, "uclaims0"));
 	stack_cache__set_walked_claims(&b->stacks[1], map_fd(b, "ustacks1"), map_fd(b, "uclaims1"));
 	pr_info("bpf: user stacks unwound by the program from the binaries' tables (%u stacks a "
-		"generation); %s, 32-bit code and processes not yet loaded by frame pointers\n",
-		slots, b->native_regs ? "kernel-mode samples from the task's registers "
-					"(bpf_task_pt_regs, 5.15)"
-				      : "kernel-mode samples");
+		"generation), kernel-mode samples' from the task's user registers (%s); 32-bit "
+		"code and processes not yet loaded by frame pointers\n",
+		slots, b->native_regs ? "bpf_task_pt_regs, 5.15"
+				      : "where the entry code saved them, at the top of its kernel "
+					"stack");
 }
 
 /* What the kernel allocated for the unwinder's maps, whole at their creation (fdinfo's memlock). */

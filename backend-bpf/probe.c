@@ -141,12 +141,11 @@ static int probe(const struct backend_config *opts, char *why, size_t len)
 		/*
 		 * --unwind auto: the tables' program runs, not the copies (its
 		 * fallback where it is refused, tried only then): the copy
-		 * program's load here cost every run 10 ms for nothing.
+		 * program's load here cost every run 10 ms for nothing. Its
+		 * kernel-mode samples' user registers come from
+		 * bpf_task_pt_regs, or from the top of the task's kernel stack.
 		 */
 		profile_bpf__destroy(skel);
-		if (opts->test_no_task_regs || !bpf_dwarf__task_regs_supported())
-			partial = "samples taken in kernel mode would get frame-pointer user "
-				  "stacks (bpf_task_pt_regs needs Linux 5.15 with BTF)";
 	} else if (opts->dwarf && opts->user_stacks) {
 		bool task_regs;
 		int err = bpf_dwarf__probe(skel, !opts->test_no_task_regs, &task_regs);

@@ -161,6 +161,17 @@ struct {
 #endif
 /* __USER_CS: a 64-bit user-mode sample (32-bit code runs at __USER32_CS). */
 #define NATIVE_USER64_CS 0x33
+/* __USER_DS: a user-mode stack segment. */
+#define NATIVE_USER_DS 0x2b
+/* The highest user address (TASK_SIZE_MAX with 4-level page tables). */
+#define NATIVE_USER_TOP 0x00007ffffffff000ULL
+/*
+ * x86-64's THREAD_SIZE (16 KiB since 3.15; KASAN's 32 KiB is tried too),
+ * to whose multiple a task's kernel stack is aligned, and the 168 bytes of
+ * struct pt_regs, which the entry code saves at its top (task_pt_regs).
+ */
+#define NATIVE_THREAD_SIZE (16u << 10)
+#define NATIVE_PT_REGS_SIZE 168
 /* Where rt_sigframe's ucontext holds rbp, rsp and rip (40 + sigcontext's 80, 120, 128). */
 #define NATIVE_UC_RBP 120
 #define NATIVE_UC_WORDS 7	/* rbp, rbx, rdx, rax, rcx, rsp, rip */
@@ -409,6 +420,37 @@ static __always_inline void native_frame(struct native_walk *w, struct native_sc
 		native_end(w, NATIVE_END_TRUNCATED);
 }
 
+#ifndef NATIVE_TASK_REGS
+/*
+ * The user rip, rsp and rbp saved at the top of the kernel stack that ksp
+ * is on (16 KiB, else 32 KiB aligned), where they look like a 64-bit user
+ * task's (cs, ss, both addresses below the user top): 1, else 0.
+ */
+static __always_inline int native_stack_top_regs(__u64 ksp, __u64 *ip, __u64 *sp, __u64 *bp)
+{
+	/* pt_regs from rbp (offset 32) to ss (160): rbp ... rip, cs, flags, rsp, ss. */
+	__u64 r[17];
+
+#pragma clang loop unroll(full)
+	for (int k = 0; k < 2; k++) {
+		__u64 size = (__u64)NATIVE_THREAD_SIZE << k;
+		__u64 top = (ksp | (size - 1)) + 1;
+
+		if (bpf_probe_read(r, sizeof(r), (void *)(top - NATIVE_PT_REGS_SIZE + 32)))
+			continue;
+		/* r[0] rbp, r[12] rip, r[13] cs, r[15] rsp, r[16] ss. */
+		if (r[13] != NATIVE_USER64_CS || r[16] != NATIVE_USER_DS ||
+		    r[12] >= NATIVE_USER_TOP || r[15] >= NATIVE_USER_TOP || !r[12])
+			continue;
+		*ip = r[12];
+		*sp = r[15];
+		*bp = r[0];
+		return 1;
+	}
+	return 0;
+}
+#endif
+
 /*
  * Called by the counting program with the sample's key (its kernel stack
  * taken, its user stack not): a 64-bit user-mode sample of a process the
@@ -443,8 +485,18 @@ static __always_inline void native_hand_over(struct bpf_perf_event_data *ctx,
 		bp = regs.rbp;
 		cs = regs.cs;
 #else
-		stat_inc(PROFILE_STAT_NATIVE_KERNEL_MODE);
-		return;
+		/*
+		 * Without bpf_task_pt_regs (5.15 with BTF): the user registers
+		 * the entry code saved at the top of the task's kernel stack,
+		 * which the interrupted rsp is on (an interrupt's own stack, or
+		 * a kernel thread's, gives no user cs and ss there: the
+		 * kernel's walk, which finds none either or walks by rbp).
+		 */
+		if (!native_stack_top_regs(sp, &ip, &sp, &bp)) {
+			stat_inc(PROFILE_STAT_NATIVE_KERNEL_MODE);
+			return;
+		}
+		cs = NATIVE_USER64_CS;
 #endif
 	}
 	if (cs != NATIVE_USER64_CS) {
