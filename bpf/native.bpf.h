@@ -166,9 +166,11 @@ struct {
 /* The highest user address (TASK_SIZE_MAX with 4-level page tables). */
 #define NATIVE_USER_TOP 0x00007ffffffff000ULL
 /*
- * x86-64's THREAD_SIZE (16 KiB since 3.15; KASAN's 32 KiB is tried too),
- * to whose multiple a task's kernel stack is aligned, and the 168 bytes of
- * struct pt_regs, which the entry code saves at its top (task_pt_regs).
+ * x86-64's THREAD_SIZE (16 KiB since 3.15), to whose multiple a task's
+ * kernel stack is aligned, and the 168 bytes of struct pt_regs, which the
+ * entry code saves at its top (task_pt_regs). KASAN's 32 KiB stacks are
+ * not tried: on a 16 KiB kernel the 32 KiB-aligned top of a stack's lower
+ * half can be another task's, whose registers look as good.
  */
 #define NATIVE_THREAD_SIZE (16u << 10)
 #define NATIVE_PT_REGS_SIZE 168
@@ -422,32 +424,26 @@ static __always_inline void native_frame(struct native_walk *w, struct native_sc
 
 #ifndef NATIVE_TASK_REGS
 /*
- * The user rip, rsp and rbp saved at the top of the kernel stack that ksp
- * is on (16 KiB, else 32 KiB aligned), where they look like a 64-bit user
- * task's (cs, ss, both addresses below the user top): 1, else 0.
+ * The user rip, rsp and rbp saved at the top of the 16 KiB kernel stack
+ * that ksp is on, where they look like a 64-bit user task's (cs, ss, both
+ * addresses below the user top): 1, else 0 (a kernel thread's are zero;
+ * an interrupt's or the entry trampoline's stack has none there).
  */
 static __always_inline int native_stack_top_regs(__u64 ksp, __u64 *ip, __u64 *sp, __u64 *bp)
 {
 	/* pt_regs from rbp (offset 32) to ss (160): rbp ... rip, cs, flags, rsp, ss. */
-	__u64 r[17];
+	__u64 r[17], top = (ksp | (NATIVE_THREAD_SIZE - 1)) + 1;
 
-#pragma clang loop unroll(full)
-	for (int k = 0; k < 2; k++) {
-		__u64 size = (__u64)NATIVE_THREAD_SIZE << k;
-		__u64 top = (ksp | (size - 1)) + 1;
-
-		if (bpf_probe_read(r, sizeof(r), (void *)(top - NATIVE_PT_REGS_SIZE + 32)))
-			continue;
-		/* r[0] rbp, r[12] rip, r[13] cs, r[15] rsp, r[16] ss. */
-		if (r[13] != NATIVE_USER64_CS || r[16] != NATIVE_USER_DS ||
-		    r[12] >= NATIVE_USER_TOP || r[15] >= NATIVE_USER_TOP || !r[12])
-			continue;
-		*ip = r[12];
-		*sp = r[15];
-		*bp = r[0];
-		return 1;
-	}
-	return 0;
+	if (bpf_probe_read(r, sizeof(r), (void *)(top - NATIVE_PT_REGS_SIZE + 32)))
+		return 0;
+	/* r[0] rbp, r[12] rip, r[13] cs, r[15] rsp, r[16] ss. */
+	if (r[13] != NATIVE_USER64_CS || r[16] != NATIVE_USER_DS || r[12] >= NATIVE_USER_TOP ||
+	    r[15] >= NATIVE_USER_TOP || !r[12])
+		return 0;
+	*ip = r[12];
+	*sp = r[15];
+	*bp = r[0];
+	return 1;
 }
 #endif
 
