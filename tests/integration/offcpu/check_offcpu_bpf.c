@@ -654,7 +654,8 @@ START_TEST(deadlocked_threads_wait_in_start_then_count)
 		ck_assert_int_ge(st.user_stack_id, 0);
 		n = stack_of(st.kernel_stack_id, ips);
 		format_stack(buf, sizeof(buf), ips, n);
-		ck_assert_msg(n > 0 && !strcmp(ksym(ips[0], 0), "__schedule"), "%s", buf);
+		ck_assert_msg(n > 0 && !strcmp(ksym(ips[0], 0), "__schedule"),
+			      "kernel stack id %d, %d frames: %s", (int)st.kernel_stack_id, n, buf);
 		ck_assert_msg(strstr(buf, "futex"), "%s", buf);
 	}
 	finish_workload(&w, &r);
