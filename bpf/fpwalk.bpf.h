@@ -54,10 +54,6 @@ struct {
 
 /* The walk's answer when the kernel's must do: kernel mode, 32-bit code, no room. */
 #define FPWALK_NOT_WALKED (-1)
-/* __USER_CS: a 64-bit user-mode sample (x86-64; 32-bit code runs at __USER32_CS). */
-#define FPWALK_USER64_CS 0x33
-/* The highest user address (TASK_SIZE_MAX with 4-level page tables; 5-level is above). */
-#define FPWALK_USER_TOP 0x00007ffffffff000ULL
 #define FPWALK_ID_MASK (PROFILE_STACK_WALKED - 1)
 
 /* The walked stack s in table under key: 1 if it is there now, 0 if another is, -1 if full. */
@@ -119,7 +115,7 @@ static __always_inline int fpwalk_user(struct bpf_perf_event_data *ctx, void *ta
 		return FPWALK_NOT_WALKED;
 #endif
 	}
-	if (cs != FPWALK_USER64_CS)
+	if (cs != USTACK_USER64_CS)
 		return FPWALK_NOT_WALKED;
 	s = bpf_map_lookup_elem(&ustack_walk, &zero);
 	if (!s)
@@ -135,7 +131,7 @@ static __always_inline int fpwalk_user(struct bpf_perf_event_data *ctx, void *ta
 		 * fault: 2 us of the 2.4 a sample cost on a 6.18 VM (issue 36),
 		 * where the kernel's own walk still pays it.
 		 */
-		if (!fp || fp > FPWALK_USER_TOP - sizeof(frame))
+		if (!fp || fp > USTACK_USER_TOP - sizeof(frame))
 			break;
 		if (bpf_probe_read_user(frame, sizeof(frame), (const void *)fp) || !frame[1])
 			break;

@@ -159,12 +159,8 @@ struct {
 #ifndef NATIVE_FRAMES_PER_RUN
 #define NATIVE_FRAMES_PER_RUN 6
 #endif
-/* __USER_CS: a 64-bit user-mode sample (32-bit code runs at __USER32_CS). */
-#define NATIVE_USER64_CS 0x33
 /* __USER_DS: a user-mode stack segment. */
 #define NATIVE_USER_DS 0x2b
-/* The highest user address (TASK_SIZE_MAX with 4-level page tables). */
-#define NATIVE_USER_TOP 0x00007ffffffff000ULL
 /*
  * x86-64's THREAD_SIZE (16 KiB since 3.15), to whose multiple a task's
  * kernel stack is aligned, and the 168 bytes of struct pt_regs, which the
@@ -437,8 +433,8 @@ static __always_inline int native_stack_top_regs(__u64 ksp, __u64 *ip, __u64 *sp
 	if (bpf_probe_read(r, sizeof(r), (void *)(top - NATIVE_PT_REGS_SIZE + 32)))
 		return 0;
 	/* r[0] rbp, r[12] rip, r[13] cs, r[15] rsp, r[16] ss. */
-	if (r[13] != NATIVE_USER64_CS || r[16] != NATIVE_USER_DS || r[12] >= NATIVE_USER_TOP ||
-	    r[15] >= NATIVE_USER_TOP || !r[12])
+	if (r[13] != USTACK_USER64_CS || r[16] != NATIVE_USER_DS || r[12] >= USTACK_USER_TOP ||
+	    r[15] >= USTACK_USER_TOP || !r[12])
 		return 0;
 	*ip = r[12];
 	*sp = r[15];
@@ -492,10 +488,10 @@ static __always_inline void native_hand_over(struct bpf_perf_event_data *ctx,
 			stat_inc(PROFILE_STAT_NATIVE_KERNEL_MODE);
 			return;
 		}
-		cs = NATIVE_USER64_CS;
+		cs = USTACK_USER64_CS;
 #endif
 	}
-	if (cs != NATIVE_USER64_CS) {
+	if (cs != USTACK_USER64_CS) {
 		stat_inc(PROFILE_STAT_NATIVE_COMPAT);
 		return;
 	}

@@ -13,6 +13,11 @@
 
 #include "bpf/profile_maps.h"
 
+/* x86-64's user mode, as both user walks check it: __USER_CS (32-bit code runs at __USER32_CS). */
+#define USTACK_USER64_CS 0x33
+/* The highest user address (TASK_SIZE_MAX with 4-level page tables; 5-level is above). */
+#define USTACK_USER_TOP 0x00007ffffffff000ULL
+
 /* A stack's hash: the leaf's ip, then each return address mixed in. */
 static __always_inline __u64 ustack_hash_add(__u64 h, __u64 ip)
 {
