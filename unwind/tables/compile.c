@@ -22,22 +22,38 @@
  * (the end of one function and the start of the next both say CFA = rsp + 8).
  */
 #define GAP_ABSORB 16
-/* A rule table's hash: open addressing over twice the largest table. */
-#define RULE_HASH_SIZE (2 * UNWIND_TABLE_MAX_RULES)
-
-struct fde_ref {
-	struct cfi_fde f;
-	uint64_t off;
-	unsigned int sec;	/* enum which */
-};
+/* CIEs compared before a new one is kept: a linker merges equal ones, leaving a few. */
+#define CIE_RECENT 8
 
 /*
  * Both sections of a binary are read: code built without unwind tables
  * (-fno-asynchronous-unwind-tables -g) has its FDEs in .debug_frame, while
  * the C runtime's objects linked into it (crt1.o: _start) bring an .eh_frame.
- * Where both describe a function, .eh_frame's FDE is the one used.
+ * Where both describe a function, .eh_frame's FDE is used.
  */
 enum which { DEBUG_FRAME, EH_FRAME, NR_SECTIONS };
+
+/* What a checked FDE takes from its CIE: shared by most FDEs, kept once. */
+struct cie_ref {
+	uint64_t insn, end;
+	uint64_t code_align;
+	int64_t data_align;
+	uint64_t ra_reg;
+	uint8_t fde_enc;
+	bool signal;
+	uint8_t sec;		/* enum which */
+};
+
+/*
+ * A checked FDE, 32 bytes (libLLVM has 95,000): its offsets fit 32 bits
+ * (sections are at most IMAGE_MAX_TABLE), the rest is its CIE's.
+ */
+struct fde_ref {
+	uint64_t pc_begin, pc_range;
+	uint32_t insn, end;
+	uint32_t cie;		/* index in cies */
+	uint32_t sec;		/* enum which, for the sort: its CIE's */
+};
 
 struct compile {
 	const struct unwind_image *img;
@@ -47,9 +63,11 @@ struct compile {
 	struct debug_frame df;	/* .debug_frame, its CIEs repaired, its FDEs checked and indexed */
 	struct fde_ref *fdes;
 	size_t nr_fdes, cap_fdes;
-	struct row_list rows;
+	struct cie_ref *cies;
+	size_t nr_cies, cap_cies;
+	struct row_list rows;	/* rows not yet written: those of the page being filled */
+	struct table_writer w;
 	struct unwind_table *t;
-	uint32_t *rule_hash;	/* index + 1 of each rule by hash, 0 where free */
 };
 
 static int accept_indirect(void *ctx, uint64_t vaddr)
@@ -157,17 +175,45 @@ static bool in_code(const struct unwind_image *img, uint64_t begin, uint64_t *ra
 	return false;
 }
 
+/* The index of f's CIE in c->cies, kept if new. 0 or -ENOMEM. */
+static int cie_of(struct compile *c, enum which which, const struct cfi_fde *f, uint32_t *index)
+{
+	struct cie_ref k = {
+		.insn = f->cie_insn, .end = f->cie_end, .code_align = f->code_align,
+		.data_align = f->data_align, .ra_reg = f->ra_reg, .fde_enc = f->fde_enc,
+		.signal = f->signal, .sec = which,
+	};
+
+	for (size_t i = c->nr_cies; i > 0 && c->nr_cies - i < CIE_RECENT; i--) {
+		const struct cie_ref *x = &c->cies[i - 1];
+
+		if (x->insn == k.insn && x->end == k.end && x->code_align == k.code_align &&
+		    x->data_align == k.data_align && x->ra_reg == k.ra_reg &&
+		    x->fde_enc == k.fde_enc && x->signal == k.signal && x->sec == k.sec) {
+			*index = i - 1;
+			return 0;
+		}
+	}
+	if (c->nr_cies == c->cap_cies &&
+	    tables__grow((void **)&c->cies, &c->cap_cies, sizeof(*c->cies)))
+		return -ENOMEM;
+	c->cies[c->nr_cies] = k;
+	*index = c->nr_cies++;
+	return 0;
+}
+
 /* The FDE at off if it passes the checks and covers code. 0, -EBADMSG or -ENOMEM. */
 static int add_fde(struct compile *c, enum which which, uint64_t off)
 {
 	struct unwind_table_stats *st = &c->t->stats;
+	struct fde_ref *r;
 	struct cfi_fde f;
 	int err;
 
 	err = cfi__check_fde(&c->s[which], off, &f);
 	if (err == -E2BIG)
 		return -EBADMSG;	/* the budget is spent: hostile, none of it is used */
-	if (err) {
+	if (err || f.end > UINT32_MAX) {
 		st->fdes_refused++;
 		return 0;
 	}
@@ -179,11 +225,30 @@ static int add_fde(struct compile *c, enum which which, uint64_t off)
 	if (c->nr_fdes == c->cap_fdes &&
 	    tables__grow((void **)&c->fdes, &c->cap_fdes, sizeof(*c->fdes)))
 		return -ENOMEM;
-	c->fdes[c->nr_fdes].f = f;
-	c->fdes[c->nr_fdes].sec = which;
-	c->fdes[c->nr_fdes++].off = off;
+	r = &c->fdes[c->nr_fdes];
+	*r = (struct fde_ref){ .pc_begin = f.pc_begin, .pc_range = f.pc_range,
+			       .insn = f.insn, .end = f.end, .sec = which };
+	err = cie_of(c, which, &f, &r->cie);
+	if (err)
+		return err;
+	c->nr_fdes++;
 	st->fdes_debug_frame += which == DEBUG_FRAME;
 	return 0;
+}
+
+/* The checked FDE r stands for, whole again, and the section it is in. */
+static const struct cfi_section *fde_at(const struct compile *c, const struct fde_ref *r,
+					struct cfi_fde *f)
+{
+	const struct cie_ref *k = &c->cies[r->cie];
+
+	*f = (struct cfi_fde){
+		.end = r->end, .pc_begin = r->pc_begin, .pc_range = r->pc_range,
+		.insn = r->insn, .cie_insn = k->insn, .cie_end = k->end,
+		.code_align = k->code_align, .data_align = k->data_align, .ra_reg = k->ra_reg,
+		.fde_enc = k->fde_enc, .signal = k->signal,
+	};
+	return &c->s[k->sec];
 }
 
 /* Every FDE of both sections that passes the checks and covers code. 0, -EBADMSG or -ENOMEM. */
@@ -205,45 +270,61 @@ static int collect_fdes(struct compile *c)
 	return err;
 }
 
-static int cmp_fde(const void *a, const void *b)
+/* Two FDEs by their indexes in fdes (the context). */
+static int cmp_fde(const void *a, const void *b, void *fdes)
 {
-	const struct fde_ref *x = a, *y = b;
+	const struct fde_ref *x = (const struct fde_ref *)fdes + *(const uint32_t *)a;
+	const struct fde_ref *y = (const struct fde_ref *)fdes + *(const uint32_t *)b;
 
-	if (x->f.pc_begin != y->f.pc_begin)
-		return x->f.pc_begin < y->f.pc_begin ? -1 : 1;
+	if (x->pc_begin != y->pc_begin)
+		return x->pc_begin < y->pc_begin ? -1 : 1;
 	/* Of two at one address the last is used: .eh_frame's. */
 	if (x->sec != y->sec)
 		return x->sec < y->sec ? -1 : 1;
-	return (x->off > y->off) - (x->off < y->off);
+	return (x->insn > y->insn) - (x->insn < y->insn);
 }
 
-/* All FDEs' rows in address order; where two overlap, the later start wins (cmp_fde). */
+/*
+ * All FDEs' rows in address order, where two overlap the later start
+ * winning (cmp_fde), written page by page as they come.
+ */
 static int run_fdes(struct compile *c)
 {
 	static const struct unwind_rule none = { .cfa = UNWIND_CFA_NONE };
 	struct unwind_table_stats *st = &c->t->stats;
-	int err;
+	uint32_t *order;
+	int err = 0;
 
-	if (!c->nr_fdes)
-		return 0;
-	qsort(c->fdes, c->nr_fdes, sizeof(*c->fdes), cmp_fde);
-	for (size_t i = 0; i < c->nr_fdes; i++) {
-		const struct cfi_fde *f = &c->fdes[i].f;
-		uint64_t end = f->pc_begin + f->pc_range, next = UINT64_MAX;
+	/*
+	 * Their indexes sorted, not the FDEs: glibc's qsort sorts through a copy
+	 * of what it sorts, which for libLLVM's 95,000 FDEs was 3 MB more at the
+	 * compile's peak.
+	 */
+	order = malloc((c->nr_fdes ? c->nr_fdes : 1) * sizeof(*order));
+	if (!order)
+		return -ENOMEM;
+	for (size_t i = 0; i < c->nr_fdes; i++)
+		order[i] = i;
+	if (c->nr_fdes)
+		qsort_r(order, c->nr_fdes, sizeof(*order), cmp_fde, c->fdes);
+	for (size_t i = 0; i < c->nr_fdes && !err; i++) {
+		struct cfi_fde f;
+		const struct cfi_section *s = fde_at(c, &c->fdes[order[i]], &f);
+		uint64_t end = f.pc_begin + f.pc_range, next = UINT64_MAX;
 		bool stopped = false;
 		size_t first_row = c->rows.n;
 
 		if (i + 1 < c->nr_fdes)
-			next = c->fdes[i + 1].f.pc_begin;
+			next = c->fdes[order[i + 1]].pc_begin;
 		if (next < end) {
 			st->fdes_cut++;
 			end = next;
-			if (end == f->pc_begin)
+			if (end == f.pc_begin)
 				continue;
 		}
-		err = cfa_program__run(&c->s[c->fdes[i].sec], f, end, &c->rows, &stopped);
+		err = cfa_program__run(s, &f, end, &c->rows, &stopped);
 		if (err)
-			return err;
+			break;
 		st->fdes++;
 		st->programs_stopped += stopped;
 		/* A function that sets up a frame: its CFA is rbp-based somewhere in it. */
@@ -252,211 +333,40 @@ static int run_fdes(struct compile *c)
 				st->fdes_rbp++;
 				break;
 			}
-		if (next - end > GAP_ABSORB) {
+		if (next - end > GAP_ABSORB)
 			err = row_list__push(&c->rows, end, &none);
-			if (err)
-				return err;
-		}
+		if (!err)
+			err = table_writer__take(&c->w, &c->rows, false);
 	}
-	return 0;
-}
-
-/* The index of rule r in the table, added if new; STOP's once the table is full. */
-static int intern(struct compile *c, const struct unwind_rule *r, uint16_t *index)
-{
-	struct unwind_table *t = c->t;
-	uint64_t key[2] = { 0 };
-	uint32_t h;
-
-	memcpy(key, r, sizeof(*r));
-	h = ((key[0] ^ key[1] * 0xff51afd7ed558ccdull) * 0x9e3779b97f4a7c15ull) >> 47; /* 17 bits */
-	for (;;) {
-		uint32_t slot = c->rule_hash[h];
-
-		if (!slot)
-			break;
-		if (!memcmp(&t->rules[slot - 1], r, sizeof(*r))) {
-			*index = slot - 1;
-			return 0;
-		}
-		h = (h + 1) % RULE_HASH_SIZE;
-	}
-	if (t->nr_rules == UNWIND_TABLE_MAX_RULES) {
-		static const struct unwind_rule stop = { .cfa = UNWIND_CFA_STOP };
-
-		t->stats.rules_overflow++;
-		return intern(c, &stop, index);	/* interned early: see unwind_table__compile */
-	}
-	t->rules[t->nr_rules] = *r;
-	c->rule_hash[h] = ++t->nr_rules;
-	*index = t->nr_rules - 1;
-	return 0;
-}
-
-static void emit(struct unwind_table *t, uint64_t page_start, uint64_t addr, uint16_t rule)
-{
-	t->rows[t->nr_rows].addr = addr - page_start;
-	t->rows[t->nr_rows++].rule = rule;
-}
-
-/*
- * A push or pop folded into the row before it (otel's stack deltas do it
- * too): a row whose next one, in the same page, only moves an rsp-based
- * CFA by 8 takes the next one's address as fold_at. A third of the rows of
- * libc, python3.11 and libLLVM are such (prologues push callee-saved
- * registers one after another, epilogues pop them).
- */
-/* Whether b only moves a's rsp-based CFA by 8, within 255 bytes of a's page. */
-static bool folds(const struct full_row *a, const struct full_row *b)
-{
-	int64_t d = (int64_t)b->rule.cfa_off - a->rule.cfa_off;
-
-	return a->rule.cfa == UNWIND_CFA_RSP && b->rule.cfa == UNWIND_CFA_RSP &&
-	       !((a->addr ^ b->addr) >> UNWIND_TABLE_PAGE_SHIFT) &&
-	       b->addr - a->addr <= UINT8_MAX && a->rule.rbp == b->rule.rbp &&
-	       a->rule.rbp_off == b->rule.rbp_off && (d == 8 || d == -8);
-}
-
-static void fold_rows(struct row_list *l)
-{
-	size_t out = 0;
-
-	for (size_t i = 0; i < l->n; i++) {
-		l->v[out] = l->v[i];
-		if (i + 1 < l->n && folds(&l->v[i], &l->v[i + 1])) {
-			l->v[out].rule.fold_at = l->v[i + 1].addr - l->v[i].addr;
-			l->v[out].rule.fold_off = l->v[i + 1].rule.cfa_off - l->v[i].rule.cfa_off;
-			i++;
-		}
-		out++;
-	}
-	l->n = out;
-}
-
-/* The rule in effect at the end of a row: its fold applied. */
-static struct unwind_rule unfolded(const struct unwind_rule *r)
-{
-	struct unwind_rule u = *r;
-
-	u.cfa_off += u.fold_off;
-	u.fold_at = 0;
-	u.fold_off = 0;
-	return u;
-}
-
-/* The rows cut into pages, each page that has any starting with a row at its first byte. */
-static int make_pages(struct compile *c)
-{
-	struct unwind_table *t = c->t;
-	const struct full_row *v = c->rows.v;
-	size_t n = c->rows.n, j = 0;
-	struct unwind_rule carry = { .cfa = UNWIND_CFA_NONE };
-	uint64_t span;
-	uint16_t rule;
-	int err;
-
-	if (!n)
-		return 0;
-	t->base = v[0].addr & ~(((uint64_t)1 << UNWIND_TABLE_PAGE_SHIFT) - 1);
-	span = (v[n - 1].addr - t->base) >> UNWIND_TABLE_PAGE_SHIFT;
-	t->nr_pages = span < UNWIND_TABLE_MAX_PAGES ? span + 1 : UNWIND_TABLE_MAX_PAGES;
-	t->pages = calloc(t->nr_pages + 1, sizeof(*t->pages));
-	t->rows = malloc((n + t->nr_pages) * sizeof(*t->rows));
-	if (!t->pages || !t->rows)
-		return -ENOMEM;
-	for (uint32_t p = 0; p < t->nr_pages; p++) {
-		uint64_t start = t->base + ((uint64_t)p << UNWIND_TABLE_PAGE_SHIFT);
-		uint64_t limit = start + (1u << UNWIND_TABLE_PAGE_SHIFT);
-		bool has = j < n && v[j].addr < limit;
-
-		t->pages[p] = t->nr_rows;
-		if (!has && carry.cfa == UNWIND_CFA_NONE)
-			continue;	/* no code here: an empty page is NONE */
-		if (!has || v[j].addr != start) {
-			/* the rule the last page ended with, repeated at this one's first byte */
-			err = intern(c, &carry, &rule);
-			if (err)
-				return err;
-			emit(t, start, start, rule);
-		}
-		for (; j < n && v[j].addr < limit; j++) {
-			err = intern(c, &v[j].rule, &rule);
-			if (err)
-				return err;
-			emit(t, start, v[j].addr, rule);
-			carry = unfolded(&v[j].rule);
-		}
-	}
-	t->pages[t->nr_pages] = t->nr_rows;
-	if (j < n)
-		t->stats.fdes_cut++;	/* code past the page limit has no rows */
-	return 0;
-}
-
-/* What share of the code can be stepped, before folding. */
-static void count(struct compile *c)
-{
-	struct unwind_table_stats *st = &c->t->stats;
-	const struct full_row *v = c->rows.v;
-
-	st->rows_cfa = c->rows.n;
-	for (size_t i = 0; i + 1 < c->rows.n; i++) {
-		uint64_t len = v[i + 1].addr - v[i].addr;
-
-		if (v[i].rule.cfa == UNWIND_CFA_NONE)
-			continue;
-		st->bytes_covered += len;
-		if (v[i].rule.cfa == UNWIND_CFA_STOP) {
-			st->rows_stop++;
-			st->bytes_stop += len;
-		}
-	}
+	free(order);
+	return err ?: table_writer__take(&c->w, &c->rows, true);
 }
 
 int unwind_table__compile(const struct unwind_image *img, struct unwind_table **out)
 {
-	static const struct unwind_rule none = { .cfa = UNWIND_CFA_NONE };
-	static const struct unwind_rule stop = { .cfa = UNWIND_CFA_STOP };
 	struct compile c = { .img = img };
-	uint16_t index;
 	int err;
 
 	*out = NULL;
 	c.t = calloc(1, sizeof(*c.t));
-	c.rule_hash = calloc(RULE_HASH_SIZE, sizeof(*c.rule_hash));
-	if (c.t)
-		c.t->rules = malloc(UNWIND_TABLE_MAX_RULES * sizeof(*c.t->rules));
-	if (!c.t || !c.rule_hash || !c.t->rules) {
-		err = -ENOMEM;
-		goto out;
-	}
-	/* Rule 0 is NONE (an empty table entry reads as it), then STOP, for a full table. */
-	intern(&c, &none, &index);
-	intern(&c, &stop, &index);
-	err = read_sections(&c);
+	err = c.t ? table_writer__init(&c.w, c.t) : -ENOMEM;
+	if (!err)
+		err = read_sections(&c);
 	if (!err)
 		err = collect_fdes(&c);
 	if (!err)
 		err = run_fdes(&c);
-	if (!err) {
-		count(&c);
-		fold_rows(&c.rows);
-		err = make_pages(&c);
-	}
 	if (err)
 		goto out;
-	/* The rule table was allocated for the most a table may hold: keep what is used. */
-	c.t->rules = realloc(c.t->rules, c.t->nr_rules * sizeof(*c.t->rules)) ?: c.t->rules;
-	c.t->stats.bytes = (uint64_t)c.t->nr_rows * sizeof(*c.t->rows) +
-			   (uint64_t)(c.t->nr_pages + 1) * sizeof(*c.t->pages) +
-			   (uint64_t)c.t->nr_rules * sizeof(*c.t->rules);
+	table_writer__finish(&c.w);
 	*out = c.t;
 	c.t = NULL;
 out:
 	unwind_table__free(c.t);
-	free(c.rule_hash);
+	table_writer__free(&c.w);
 	free(c.rows.v);
 	free(c.fdes);
+	free(c.cies);
 	free(c.eh);
 	debug_frame__free(&c.df);
 	return err;

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* What compile.c and program.c share; only unwind/tables/ includes it. */
+/* What compile.c, program.c and pages.c share; only unwind/tables/ includes it. */
 #ifndef UNWIND_TABLES_INTERNAL_H
 #define UNWIND_TABLES_INTERNAL_H
 
@@ -37,5 +37,31 @@ int row_list__push(struct row_list *l, uint64_t addr, const struct unwind_rule *
  */
 int cfa_program__run(const struct cfi_section *s, const struct cfi_fde *f, uint64_t end,
 		     struct row_list *out, bool *stopped);
+
+/*
+ * The table written page by page as rows arrive (pages.c): rules interned,
+ * rows folded and cut into 64 KiB pages.
+ */
+struct table_writer {
+	struct unwind_table *t;
+	uint32_t *rule_hash;	/* index + 1 of each rule by hash, 0 where free */
+	size_t cap_rows;
+	uint32_t next_page;	/* pages [0, next_page) are written */
+	bool started;		/* t->base is set */
+	bool cut;		/* rows past the page limit were left out */
+	struct unwind_rule carry;	/* the rule in effect where the last row written ends */
+};
+
+/* The rule table and page index allocated, NONE and STOP interned. 0 or -ENOMEM. */
+int table_writer__init(struct table_writer *w, struct unwind_table *t);
+/*
+ * The rows of l (in address order, appended by row_list__push) written as
+ * far as they can no longer change, and taken out of l; with last, all of
+ * them. 0 or -ENOMEM.
+ */
+int table_writer__take(struct table_writer *w, struct row_list *l, bool last);
+/* After the last take: the page index closed, arrays cut to size, stats.bytes. */
+void table_writer__finish(struct table_writer *w);
+void table_writer__free(struct table_writer *w);
 
 #endif
