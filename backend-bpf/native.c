@@ -162,14 +162,15 @@ void bpf_native__report(struct backend *b)
 	native_store__stats(b->native_store, &st);
 	native_store__each_binary(b->native_store, print_binary, NULL);
 	pr_info("bpf: native unwinding: %u processes, %u tables (%u loaded, %u by frame "
-		"pointers, %u over the budget, %u of them their owner's share), %llu rows, %u rules, "
-		"%.1f MB in the maps (of %.1f MB the kernel allocated for them; %s), compiled in "
-		"%.1f ms; %u dropped as they exited, %u read again after an exec\n",
+		"pointers, %u over the budget, %u of them their owner's share; %u kept mapped by no "
+		"process), %llu rows, %u rules, %.1f MB in the maps (of %.1f MB the kernel allocated "
+		"for them; %s), %u compiles in %.1f ms (%u saved: a kept table mapped again); %u "
+		"dropped as they exited, %u read again after an exec\n",
 		st.processes, st.tables, st.tables_loaded, st.tables_fp, st.budget_refusals,
-		st.owner_refusals, (unsigned long long)st.rows, st.rules, st.bytes / 1e6,
-		maps_memlock(b) / 1e6,
-		st.mapped ? "rows written in place" : "rows written by syscalls", st.compile_ns / 1e6,
-		st.swept, st.execs);
+		st.owner_refusals, st.tables_idle, (unsigned long long)st.rows, st.rules,
+		st.bytes / 1e6, maps_memlock(b) / 1e6,
+		st.mapped ? "rows written in place" : "rows written by syscalls", st.compiled,
+		st.compile_ns / 1e6, st.taken_again, st.swept, st.execs);
 	pr_info("bpf: native unwinding: %u index and %u page entries; processes left to frame "
 		"pointers: %u with too many mappings, %u for want of room, %u failed; %u files "
 		"refused (not the file mapped, or not a regular file); %u re-reads put off, %u "

@@ -44,6 +44,10 @@ struct ntable {
 	uint32_t *index_pages;		/* loaded: its native_index keys' pages */
 	uint32_t nr_index;
 	uint64_t bytes, compile_ns;
+	bool no_room;			/* refused for the maps' room: tried again, not kept */
+	bool kept;			/* refs 0, kept for s->grace_ms from idle_ms */
+	int64_t idle_ms;
+	uint64_t idle_seq;		/* the order tables were kept in: the oldest gives way first */
 };
 
 struct nproc {
@@ -77,6 +81,9 @@ struct native_store {
 	uint32_t mark;
 	uint32_t epoch;			/* native_epoch's */
 	unsigned int index_used, pages_used;
+	int64_t grace_ms;		/* how long a loaded table no process maps is kept */
+	unsigned int idle;		/* tables kept so */
+	uint64_t idle_seq;
 	bool no_batch;			/* BPF_MAP_UPDATE_BATCH refused (before 5.6) */
 	bool pending;			/* native_unknown holds pids a poll did not reach */
 	int64_t next_poll_ms;		/* when they are due */
@@ -93,7 +100,15 @@ void native_tables__init(struct native_store *s);
 int ntable__get(struct native_store *s, int dirfd, const struct addr_space *as,
 		const struct mapping *m, struct ntable **out);
 int ntable__get_vdso(struct native_store *s, struct ntable **out);
+/*
+ * A reference let go. A loaded table no process maps any more is kept for
+ * s->grace_ms, and taken again by the next process that maps it (a compile
+ * loop's cc1 exits and starts again many times a second: its 255,000 rows
+ * were compiled each time), unless its room is needed first.
+ */
 void ntable__put(struct native_store *s, struct ntable *t);
+/* Tables kept past their grace dropped. */
+void ntable__drop_idle(struct native_store *s);
 void ntable__free_all(struct native_store *s);
 uint64_t native_store__bytes_used(const struct native_store *s);
 

@@ -583,7 +583,8 @@ int native_store__poll_unknown(struct native_store *s)
  * Every tracked process checked against /proc: one whose pid is gone or
  * another process's now (a different start) is dropped, so that its pages
  * never describe the next owner of its pid and its tables can go; one that
- * ran exec (another executable) is read again. Returns how many changed.
+ * ran exec (another executable) is read again; tables no process has mapped
+ * for their grace go. Returns how many processes changed.
  */
 int native_store__sweep(struct native_store *s)
 {
@@ -592,6 +593,7 @@ int native_store__sweep(struct native_store *s)
 	size_t bkt, n = 0;
 	int changed = 0;
 
+	ntable__drop_idle(s);
 	if (!s->procs.size)
 		return 0;
 	pids = malloc(s->procs.size * sizeof(*pids));

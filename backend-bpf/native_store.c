@@ -48,6 +48,7 @@ struct native_store *native_store__new(const struct native_maps_fds *fds,
 	s->pt = pt;
 	native_store__map_sizes(o, &s->sizes);
 	s->budget = o && o->budget_bytes ? o->budget_bytes : NATIVE_DEFAULT_BUDGET;
+	s->grace_ms = !o || !o->grace_ms ? NATIVE_TABLE_GRACE_MS : o->grace_ms < 0 ? 0 : o->grace_ms;
 	native_tables__init(s);
 	hashmap__init(&s->procs, pid_hash, pid_equal);
 	hashmap__init(&s->polled, pid_hash, pid_equal);
@@ -88,6 +89,7 @@ void native_store__stats(const struct native_store *s, struct native_store_stats
 
 	*out = s->st;
 	out->tables = out->tables_loaded = out->tables_fp = 0;
+	out->tables_idle = s->idle;
 	hashmap__for_each(&s->tables, bkt, ent)
 		count_table(ent->value, out);
 	if (s->vdso)

@@ -51,9 +51,12 @@ struct native_store_opts {
 	 * and an ARRAY is): 52 MiB for the host's sizes, 19 ms of a run's CPU.
 	 */
 	bool few;
+	/* How long a loaded table no process maps is kept: 0, NATIVE_TABLE_GRACE_MS; < 0, none. */
+	int grace_ms;
 };
 
 #define NATIVE_DEFAULT_BUDGET (64ull << 20)
+#define NATIVE_TABLE_GRACE_MS 10000
 #define NATIVE_DEFAULT_ROWS (4u << 20)		/* 32 MiB: ~280 libcs, 8 libLLVMs */
 #define NATIVE_DEFAULT_RULES (1u << 16)		/* a row's rule is a u16 */
 #define NATIVE_DEFAULT_INDEX (1u << 16)		/* 64 KiB pages of code: 4 GiB */
@@ -85,6 +88,9 @@ struct native_store_stats {
 	unsigned int tables;		/* distinct files (and the vdso) known, loaded or not */
 	unsigned int tables_loaded;	/* of them, with rows in native_rows */
 	unsigned int tables_fp;		/* of them, walked by frame pointers instead */
+	unsigned int tables_idle;	/* of them, mapped by no process: kept for a grace */
+	unsigned int compiled;		/* compiles, all tables */
+	unsigned int taken_again;	/* kept tables a process mapped again: compiles saved */
 	uint64_t rows;			/* native_rows in use */
 	unsigned int rules;		/* native_rules in use (slot 0 included) */
 	unsigned int index;		/* native_index entries */

@@ -246,10 +246,15 @@ static int write_array(struct native_store *s, int fd, const struct mapped_array
 }
 
 /* Load the compiled table c of t into the maps, whole, or say why not (t->why). */
-static int load(struct native_store *s, struct ntable *t, const struct unwind_table *c)
+/*
+ * c's rows and rules into the maps, its rows rewritten in place as the
+ * map's (a host-wide rule id in place of the table's: libLLVM's 2 MB not
+ * copied). -ENOSPC only before that: the caller may make room and retry.
+ */
+static int load(struct native_store *s, struct ntable *t, struct unwind_table *c)
 {
 	uint64_t base_page = c->base >> NATIVE_PAGE_SHIFT, need;
-	uint32_t nr_index = 0, *rows = NULL, r = 0, i, *fresh_ids = NULL, nr_fresh = 0;
+	uint32_t nr_index = 0, r = 0, i, *fresh_ids = NULL, nr_fresh = 0;
 	struct unwind_rule *fresh_rules = NULL;
 	struct owner_use *u = NULL;
 	int err;
@@ -300,10 +305,9 @@ static int load(struct native_store *s, struct ntable *t, const struct unwind_ta
 	}
 	t->rule_ids = malloc((c->nr_rules ? c->nr_rules : 1) * sizeof(*t->rule_ids));
 	t->index_pages = malloc(nr_index * sizeof(*t->index_pages));
-	rows = malloc(c->nr_rows * sizeof(*rows));
 	fresh_ids = malloc((c->nr_rules ? c->nr_rules : 1) * sizeof(*fresh_ids));
 	fresh_rules = malloc((c->nr_rules ? c->nr_rules : 1) * sizeof(*fresh_rules));
-	err = t->rule_ids && t->index_pages && rows && fresh_ids && fresh_rules ? 0 : -ENOMEM;
+	err = t->rule_ids && t->index_pages && fresh_ids && fresh_rules ? 0 : -ENOMEM;
 	/* r: the rules whose references are taken, put back on undo. */
 	while (r < c->nr_rules && !err) {
 		bool fresh;
@@ -326,9 +330,12 @@ static int load(struct native_store *s, struct ntable *t, const struct unwind_ta
 				  sizeof(*fresh_rules), nr_fresh);
 	if (err)
 		goto undo_rules;
-	for (i = 0; i < c->nr_rows; i++)
-		rows[i] = t->rule_ids[c->rows[i].rule] << 16 | c->rows[i].addr;
-	err = write_array(s, s->fds.rows, &s->rows_mem, NULL, t->first, rows, sizeof(*rows),
+	for (i = 0; i < c->nr_rows; i++) {
+		uint32_t row = t->rule_ids[c->rows[i].rule] << 16 | c->rows[i].addr;
+
+		memcpy(&c->rows[i], &row, sizeof(row));	/* a struct unwind_row's 4 bytes */
+	}
+	err = write_array(s, s->fds.rows, &s->rows_mem, NULL, t->first, c->rows, ROW_BYTES,
 			  c->nr_rows);
 	if (err)
 		goto undo_rules;
@@ -351,7 +358,6 @@ static int load(struct native_store *s, struct ntable *t, const struct unwind_ta
 	}
 	if (err)
 		goto undo_rules;
-	free(rows);
 	free(fresh_ids);
 	free(fresh_rules);
 	t->nr_index = nr_index;
@@ -369,7 +375,6 @@ undo_rules:
 		snprintf(t->why, sizeof(t->why), "not loaded: %s", strerror(-err));
 	put_rules(s, t, r);
 	native_ranges__free(&s->rows, t->first, c->nr_rows);
-	free(rows);
 	free(fresh_ids);
 	free(fresh_rules);
 	free(t->rule_ids);
@@ -378,10 +383,33 @@ undo_rules:
 	return err;
 }
 
+static void drop_table(struct native_store *s, struct ntable *t);
+
+/* The table kept longest (not one being compiled: those have no reference yet) dropped. */
+static bool drop_oldest_kept(struct native_store *s)
+{
+	struct ntable *oldest = s->vdso && s->vdso->kept ? s->vdso : NULL;
+	const struct hashmap_entry *ent;
+	size_t bkt;
+
+	hashmap__for_each(&s->tables, bkt, ent) {
+		struct ntable *t = ent->value;
+
+		if (t->kept && (!oldest || t->idle_seq < oldest->idle_seq))
+			oldest = t;
+	}
+	if (!oldest)
+		return false;
+	drop_table(s, oldest);
+	s->idle--;
+	return true;
+}
+
 /* Compile img into t and choose its way: rows loaded, frame pointers, or none. */
 static void compile_and_load(struct native_store *s, struct ntable *t, struct unwind_image *img)
 {
 	struct unwind_table *c = NULL;
+	unsigned int refusals, owner_refusals;
 	int64_t t0 = mono_ns();
 	int err;
 
@@ -390,6 +418,7 @@ static void compile_and_load(struct native_store *s, struct ntable *t, struct un
 	t->nr_loads = img->nr_loads;
 	err = unwind_table__compile(img, &c);
 	t->compile_ns = mono_ns() - t0;
+	s->st.compiled++;
 	s->st.compile_ns += t->compile_ns;
 	if (err) {
 		snprintf(t->why, sizeof(t->why), "%s",
@@ -410,7 +439,18 @@ static void compile_and_load(struct native_store *s, struct ntable *t, struct un
 		unwind_verdict__share_words(&t->fp, t->why, sizeof(t->why));
 		goto out;
 	}
-	if (!load(s, t, c)) {
+	refusals = s->st.budget_refusals;
+	owner_refusals = s->st.owner_refusals;
+	err = load(s, t, c);
+	/* Room that tables no process maps hold: the oldest kept goes first, one at a time. */
+	while (err == -ENOSPC && drop_oldest_kept(s)) {
+		s->st.budget_refusals = refusals;	/* counted if the last try is refused too */
+		s->st.owner_refusals = owner_refusals;
+		t->why[0] = '\0';
+		err = load(s, t, c);
+	}
+	t->no_room = err == -ENOSPC;
+	if (!err) {
 		t->way = NATIVE_WAY_TABLE;
 		unwind_verdict__share_words(&t->fp, t->why, sizeof(t->why));
 	}
@@ -483,7 +523,11 @@ int ntable__get(struct native_store *s, int dirfd, const struct addr_space *as,
 	if (t) {
 		if (owned)
 			close(fd);
-		t->refs++;
+		if (!t->refs++) {
+			t->kept = false;
+			s->idle--;
+			s->st.taken_again++;
+		}
 		*out = t;
 		return 0;
 	}
@@ -524,7 +568,11 @@ int ntable__get_vdso(struct native_store *s, struct ntable **out)
 
 	*out = NULL;
 	if (s->vdso) {
-		s->vdso->refs++;
+		if (!s->vdso->refs++) {
+			s->vdso->kept = false;
+			s->idle--;
+			s->st.taken_again++;
+		}
 		*out = s->vdso;
 		return 0;
 	}
@@ -545,15 +593,55 @@ int ntable__get_vdso(struct native_store *s, struct ntable **out)
 	return 0;
 }
 
-void ntable__put(struct native_store *s, struct ntable *t)
+static void drop_table(struct native_store *s, struct ntable *t)
 {
-	if (!t || --t->refs)
-		return;
 	if (t == s->vdso)
 		s->vdso = NULL;
 	else
 		hashmap__remove(&s->tables, &t->key);
 	free_table(s, t);
+}
+
+void ntable__put(struct native_store *s, struct ntable *t)
+{
+	if (!t || --t->refs)
+		return;
+	/* Its verdict too: a binary that keeps frame pointers, or has no usable table. */
+	if (s->grace_ms && !t->no_room) {
+		t->kept = true;
+		t->idle_ms = mono_ms();
+		t->idle_seq = ++s->idle_seq;
+		s->idle++;
+		return;
+	}
+	drop_table(s, t);
+}
+
+void ntable__drop_idle(struct native_store *s)
+{
+	int64_t now = mono_ms();
+	const struct hashmap_entry *ent;
+	struct ntable **gone;
+	size_t bkt, n = 0;
+
+	if (!s->idle)
+		return;
+	/* Collected first: the hashmap is not changed while it is walked. */
+	gone = malloc(s->idle * sizeof(*gone));
+	if (!gone)
+		return;
+	hashmap__for_each(&s->tables, bkt, ent) {
+		struct ntable *t = ent->value;
+
+		if (t->kept && n < s->idle && now - t->idle_ms >= s->grace_ms)
+			gone[n++] = t;
+	}
+	if (s->vdso && s->vdso->kept && n < s->idle && now - s->vdso->idle_ms >= s->grace_ms)
+		gone[n++] = s->vdso;
+	for (size_t i = 0; i < n; i++)
+		drop_table(s, gone[i]);
+	s->idle -= n;
+	free(gone);
 }
 
 void ntable__free_all(struct native_store *s)

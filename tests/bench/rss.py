@@ -44,11 +44,12 @@ def beside(b, seconds, tmp):
 def native_totals(err):
     """-v's native unwinding totals, short."""
     m = re.search(r"native unwinding: (\d+) processes, (\d+) tables \((\d+) loaded.*?\), "
-                  r"(\d+) rows, (\d+) rules, ([\d.]+) MB in the maps", err)
+                  r"(\d+) rows, (\d+) rules, ([\d.]+) MB in the maps.*?, (\d+) compiles in "
+                  r"([\d.]+) ms \((\d+) saved", err)
     if not m:
         return "no native unwinding line"
-    return "%s processes, %s tables (%s loaded), %s rows, %s rules, %s MB in the maps" % (
-        m.group(1), m.group(2), m.group(3), m.group(4), m.group(5), m.group(6))
+    return ("%s processes, %s tables (%s loaded), %s rows, %s rules, %s MB in the maps, "
+            "%s compiles in %s ms (%s saved by the grace)" % m.groups())
 
 
 def one(b, mode, seconds, tmp):

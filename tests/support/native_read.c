@@ -5,7 +5,13 @@
 #include <bpf/bpf.h>
 #include <check.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "unwind/tables/tables.h"
@@ -121,4 +127,67 @@ void native_read__close_maps(struct native_maps_fds *fds)
 	close(fds->rules);
 	close(fds->unknown);
 	close(fds->epoch);
+}
+
+/* argv started, once /proc/PID/maps names want (its exec done, libc mapped). */
+pid_t spawn_mapped(char *const argv[], const char *want)
+{
+	char path[64], line[4200];
+	pid_t pid = fork();
+
+	ck_assert_int_ge(pid, 0);
+	if (!pid) {
+		int null = open("/dev/null", O_RDWR);
+
+		dup2(null, 0);
+		dup2(null, 1);
+		execvp(argv[0], argv);
+		_exit(126);
+	}
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	for (int i = 0; i < 500; i++) {
+		FILE *f = fopen(path, "r");
+		bool got = false, libc = false;
+
+		while (f && fgets(line, sizeof(line), f)) {
+			got |= strstr(line, want) != NULL;
+			libc |= strstr(line, "libc.so.6") != NULL;
+		}
+		if (f)
+			fclose(f);
+		if (got && libc)
+			return pid;
+		usleep(10000);
+	}
+	ck_abort_msg("%s did not start", argv[0]);
+	return -1;
+}
+
+void stop_child(pid_t pid)
+{
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+}
+
+/* The executable mapping of libc in pid: start, end, pgoff and path. */
+void libc_mapping(pid_t pid, uint64_t *start, uint64_t *end, uint64_t *pgoff, char *file,
+		  size_t len)
+{
+	char path[64], line[4200], perms[8], name[4096];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	f = fopen(path, "r");
+	ck_assert_ptr_nonnull(f);
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %*s %*s %4095s", start,
+			   end, perms, pgoff, name) == 5 &&
+		    strchr(perms, 'x') && strstr(name, "libc.so.6")) {
+			fclose(f);
+			snprintf(file, len, "%s", name);
+			return;
+		}
+	}
+	fclose(f);
+	ck_abort_msg("no libc in pid %d", (int)pid);
 }

@@ -9,7 +9,9 @@
 #ifndef TESTS_SUPPORT_NATIVE_READ_H
 #define TESTS_SUPPORT_NATIVE_READ_H
 
+#include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "backend-bpf/native_store.h"
 
@@ -36,5 +38,13 @@ int native_read__lookup(const struct native_maps_fds *fds, uint32_t tgid, uint64
  */
 void native_read__make_maps(struct native_maps_fds *fds, bool mapped);
 void native_read__close_maps(struct native_maps_fds *fds);
+
+/* argv started, once its /proc/PID/maps names want and libc (its exec done); ck_abort else. */
+pid_t spawn_mapped(char *const argv[], const char *want);
+/* A child of spawn_mapped killed and reaped. */
+void stop_child(pid_t pid);
+/* The executable mapping of libc in pid: start, end, pgoff and path (ck_abort if none). */
+void libc_mapping(pid_t pid, uint64_t *start, uint64_t *end, uint64_t *pgoff, char *file,
+		  size_t len);
 
 #endif

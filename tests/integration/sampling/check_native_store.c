@@ -43,68 +43,8 @@ static unsigned int count_keys(int fd, size_t key_size)
 	return n;
 }
 
-/* argv started, once /proc/PID/maps names want (its exec done, libc mapped). */
-static pid_t spawn(char *const argv[], const char *want)
-{
-	char path[64], line[4200];
-	pid_t pid = fork();
-
-	ck_assert_int_ge(pid, 0);
-	if (!pid) {
-		int null = open("/dev/null", O_RDWR);
-
-		dup2(null, 0);
-		dup2(null, 1);
-		execvp(argv[0], argv);
-		_exit(126);
-	}
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	for (int i = 0; i < 500; i++) {
-		FILE *f = fopen(path, "r");
-		bool got = false, libc = false;
-
-		while (f && fgets(line, sizeof(line), f)) {
-			got |= strstr(line, want) != NULL;
-			libc |= strstr(line, "libc.so.6") != NULL;
-		}
-		if (f)
-			fclose(f);
-		if (got && libc)
-			return pid;
-		usleep(10000);
-	}
-	ck_abort_msg("%s did not start", argv[0]);
-	return -1;
-}
-
-static void stop(pid_t pid)
-{
-	kill(pid, SIGKILL);
-	waitpid(pid, NULL, 0);
-}
-
-/* The executable mapping of libc in pid: start, end, pgoff and path. */
-static void libc_mapping(pid_t pid, uint64_t *start, uint64_t *end, uint64_t *pgoff,
-			 char *file, size_t len)
-{
-	char path[64], line[4200], perms[8], name[4096];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	f = fopen(path, "r");
-	ck_assert_ptr_nonnull(f);
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %*s %*s %4095s", start,
-			   end, perms, pgoff, name) == 5 &&
-		    strchr(perms, 'x') && strstr(name, "libc.so.6")) {
-			fclose(f);
-			snprintf(file, len, "%s", name);
-			return;
-		}
-	}
-	fclose(f);
-	ck_abort_msg("no libc in pid %d", (int)pid);
-}
+/* Tables go with the last process that maps them here (check_native_grace.c keeps them). */
+static const struct native_store_opts no_grace = { .grace_ms = -1 };
 
 struct ours {
 	uint64_t bias;
@@ -199,9 +139,9 @@ START_TEST(libc_rules_from_the_maps_equal_the_table)
 	int fd;
 
 	native_read__make_maps(&fds, _i == 1);
-	s = native_store__new(&fds, NULL, NULL);
+	s = native_store__new(&fds, &no_grace, NULL);
 	ck_assert_ptr_nonnull(s);
-	a = spawn((char *[]){ (char *)workload("nofp"), "chain", "30", NULL }, "/nofp");
+	a = spawn_mapped((char *[]){ (char *)workload("nofp"), "chain", "30", NULL }, "/nofp");
 	measure(s, "nofp", a);
 	native_store__stats(s, &st1);
 	ck_assert_int_eq(st1.mapped, _i == 1);
@@ -243,7 +183,7 @@ START_TEST(libc_rules_from_the_maps_equal_the_table)
 	fprintf(stderr, "native_store: %u libc pcs compared with unwind_table__lookup\n", compared);
 
 	/* A second process: libc's table is shared (one more reference, no new rows for it). */
-	b = spawn((char *[]){ "/bin/sleep", "30", NULL }, "/sleep");
+	b = spawn_mapped((char *[]){ "/bin/sleep", "30", NULL }, "/sleep");
 	measure(s, "/bin/sleep", b);
 	native_store__stats(s, &st2);
 	ck_assert_uint_eq(st2.processes, 2);
@@ -288,8 +228,8 @@ START_TEST(libc_rules_from_the_maps_equal_the_table)
 	ck_assert_uint_eq(count_keys(fds.pages, sizeof(struct native_page_key)), 0);
 	ck_assert_uint_eq(count_keys(fds.procs, 4), 0);
 
-	stop(a);
-	stop(b);
+	stop_child(a);
+	stop_child(b);
 	dlclose(libc);
 	unwind_table__free(t);
 	unwind_image__close(&img);
@@ -327,9 +267,9 @@ START_TEST(sweep_drops_the_exited_and_reads_the_execed_again)
 	pid_t a, b;
 
 	native_read__make_maps(&fds, false);
-	s = native_store__new(&fds, NULL, NULL);
+	s = native_store__new(&fds, &no_grace, NULL);
 	ck_assert_ptr_nonnull(s);
-	a = spawn(sleeper, "sleep");
+	a = spawn_mapped(sleeper, "sleep");
 	e0 = epoch_of(&fds);
 	ck_assert_int_eq(native_store__add_process(s, a), 0);
 	ck_assert_int_eq(native_store__sweep(s), 0);
@@ -353,7 +293,7 @@ START_TEST(sweep_drops_the_exited_and_reads_the_execed_again)
 	ck_assert_int_eq(native_store__refresh_process(s, b), 0);
 
 	e1 = epoch_of(&fds);
-	stop(a);
+	stop_child(a);
 	ck_assert_int_eq(native_store__sweep(s), 1);
 	native_store__stats(s, &st);
 	ck_assert_uint_eq(st.swept, 1);
@@ -378,7 +318,7 @@ START_TEST(sweep_drops_the_exited_and_reads_the_execed_again)
 	ck_assert_uint_eq(st.processes, 1);
 	ck_assert_uint_gt(epoch_of(&fds), e1);
 
-	stop(b);
+	stop_child(b);
 	close(pipefd[1]);
 	ck_assert_int_eq(native_store__sweep(s), 1);
 	native_store__stats(s, &st);
@@ -402,7 +342,7 @@ START_TEST(python_and_poll_unknown)
 	pid_t py;
 
 	native_read__make_maps(&fds, false);
-	s = native_store__new(&fds, NULL, NULL);
+	s = native_store__new(&fds, &no_grace, NULL);
 	ck_assert_ptr_nonnull(s);
 	/* Debian's; started once it has imported what it will (no dlopen after the read). */
 	bg_start(&bg, (char *[]){ "/usr/bin/python3", "-c",
@@ -480,7 +420,7 @@ static void find_libc(void *arg, const char *path, const struct native_binary_in
 
 START_TEST(over_the_budget_no_table_and_the_tracker_opens)
 {
-	struct native_store_opts o = { .budget_bytes = 40000, .max_rows = 4000 };
+	struct native_store_opts o = { .budget_bytes = 40000, .max_rows = 4000, .grace_ms = -1 };
 	struct proctrack *pt = proctrack__new();
 	struct libc_way w = { 0 };
 	struct native_store_stats st;
@@ -495,7 +435,7 @@ START_TEST(over_the_budget_no_table_and_the_tracker_opens)
 	native_read__make_maps(&fds, false);
 	s = native_store__new(&fds, &o, pt);
 	ck_assert_ptr_nonnull(s);
-	a = spawn((char *[]){ "/bin/sleep", "30", NULL }, "/sleep");
+	a = spawn_mapped((char *[]){ "/bin/sleep", "30", NULL }, "/sleep");
 	/* Through the tracker: its files opened at first sight under its rules. */
 	measure(s, "/bin/sleep (tracker, 40 KB budget)", a);
 	native_store__each_binary(s, print_binary, NULL);
@@ -517,7 +457,7 @@ START_TEST(over_the_budget_no_table_and_the_tracker_opens)
 	native_store__stats(s, &st);
 	ck_assert_uint_eq(st.rows, 0);
 	ck_assert_uint_eq(st.tables, 0);
-	stop(a);
+	stop_child(a);
 	native_store__free(s);
 	proctrack__free(pt);
 	native_read__close_maps(&fds);
@@ -532,7 +472,7 @@ END_TEST
  */
 START_TEST(a_users_files_keep_to_their_share)
 {
-	struct native_store_opts o = { .max_rows = 40000 };
+	struct native_store_opts o = { .max_rows = 40000, .grace_ms = -1 };
 	struct native_store_stats st;
 	struct native_maps_fds fds;
 	struct native_store *s;
@@ -549,7 +489,7 @@ START_TEST(a_users_files_keep_to_their_share)
 	s = native_store__new(&fds, &o, NULL);
 	ck_assert_ptr_nonnull(s);
 
-	a = spawn((char *[]){ "/lib64/ld-linux-x86-64.so.2", "--library-path", dir, "/bin/sleep",
+	a = spawn_mapped((char *[]){ "/lib64/ld-linux-x86-64.so.2", "--library-path", dir, "/bin/sleep",
 			      "30", NULL },
 		  "/sleep");
 	measure(s, "sleep with nobody's libc", a);
@@ -561,17 +501,17 @@ START_TEST(a_users_files_keep_to_their_share)
 	native_store__stats(s, &st);
 	ck_assert_uint_eq(st.owner_refusals, 1);
 	native_store__remove_process(s, a);
-	stop(a);
+	stop_child(a);
 
 	/* Root's libc: loaded. */
-	b = spawn((char *[]){ "/bin/sleep", "30", NULL }, "/sleep");
+	b = spawn_mapped((char *[]){ "/bin/sleep", "30", NULL }, "/sleep");
 	measure(s, "sleep", b);
 	memset(&w, 0, sizeof(w));
 	native_store__each_binary(s, find_libc, &w);
 	ck_assert(w.seen);
 	ck_assert_int_eq(w.way, NATIVE_WAY_TABLE);
 	native_store__remove_process(s, b);
-	stop(b);
+	stop_child(b);
 	native_store__stats(s, &st);
 	ck_assert_uint_eq(st.rows, 0);
 	native_store__free(s);
@@ -593,7 +533,7 @@ START_TEST(many_mappings_bounded)
 	double ms;
 
 	native_read__make_maps(&fds, false);
-	s = native_store__new(&fds, NULL, NULL);
+	s = native_store__new(&fds, &no_grace, NULL);
 	ck_assert_ptr_nonnull(s);
 	bg_start(&few, (char *[]){ (char *)workload("manymaps"), "3000", "30", NULL });
 	ck_assert_str_eq(few.first_line, "ready");
@@ -683,7 +623,7 @@ START_TEST(poll_keeps_to_its_budget)
 	int got;
 
 	native_read__make_maps(&fds, false);
-	s = native_store__new(&fds, NULL, NULL);
+	s = native_store__new(&fds, &no_grace, NULL);
 	ck_assert_ptr_nonnull(s);
 	for (int i = 0; i < 3; i++) {
 		__u32 key;
