@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <linux/magic.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +30,8 @@
 #define INDEX_BYTES 16		/* key and value */
 /* Rows written a call when the kernel takes batches (5.6+). */
 #define ROW_BATCH 4096
+/* A compile this large (its temporaries ~5 MB) gives its memory back at once. */
+#define TRIM_AFTER_ROWS 100000
 
 uint64_t native_store__bytes_used(const struct native_store *s)
 {
@@ -456,6 +459,13 @@ static void compile_and_load(struct native_store *s, struct ntable *t, struct un
 	}
 out:
 	unwind_table__free(c);
+	/*
+	 * A large compile's temporaries (a copy of the section, its FDEs: 10 MB
+	 * for libLLVM) go back to the system now, not at the run's next sweep:
+	 * freed in the heap, they stayed resident under what the run grew into.
+	 */
+	if (t->nr_rows >= TRIM_AFTER_ROWS)
+		malloc_trim(0);
 }
 
 static struct ntable *new_table(struct native_store *s, const struct table_key *key,

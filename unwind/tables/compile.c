@@ -45,14 +45,15 @@ struct cie_ref {
 };
 
 /*
- * A checked FDE, 32 bytes (libLLVM has 95,000): its offsets fit 32 bits
- * (sections are at most IMAGE_MAX_TABLE), the rest is its CIE's.
+ * A checked FDE in 24 bytes (libLLVM has 95,000): its offsets fit 32 bits
+ * (sections are at most IMAGE_MAX_TABLE), its range too (cut there: no
+ * function is 4 GiB), the rest is its CIE's.
  */
 struct fde_ref {
-	uint64_t pc_begin, pc_range;
+	uint64_t pc_begin;
+	uint32_t pc_range;
 	uint32_t insn, end;
 	uint32_t cie;		/* index in cies */
-	uint32_t sec;		/* enum which, for the sort: its CIE's */
 };
 
 struct compile {
@@ -222,12 +223,12 @@ static int add_fde(struct compile *c, enum which which, uint64_t off)
 		st->fdes_outside++;
 		return 0;
 	}
-	if (c->nr_fdes == c->cap_fdes &&
-	    tables__grow((void **)&c->fdes, &c->cap_fdes, sizeof(*c->fdes)))
-		return -ENOMEM;
+	if (c->nr_fdes == c->cap_fdes)
+		return 0;	/* not counted by collect_fdes: cannot be */
 	r = &c->fdes[c->nr_fdes];
-	*r = (struct fde_ref){ .pc_begin = f.pc_begin, .pc_range = f.pc_range,
-			       .insn = f.insn, .end = f.end, .sec = which };
+	*r = (struct fde_ref){ .pc_begin = f.pc_begin,
+			       .pc_range = f.pc_range < UINT32_MAX ? f.pc_range : UINT32_MAX,
+			       .insn = f.insn, .end = f.end };
 	err = cie_of(c, which, &f, &r->cie);
 	if (err)
 		return err;
@@ -251,8 +252,8 @@ static const struct cfi_section *fde_at(const struct compile *c, const struct fd
 	return &c->s[k->sec];
 }
 
-/* Every FDE of both sections that passes the checks and covers code. 0, -EBADMSG or -ENOMEM. */
-static int collect_fdes(struct compile *c)
+/* The entries of .eh_frame, FDE or not: fn(c, off) for each FDE, until it fails. */
+static int each_eh_fde(struct compile *c, int (*fn)(struct compile *c, uint64_t off))
 {
 	uint64_t off = 0, next;
 	bool is_fde;
@@ -262,25 +263,57 @@ static int collect_fdes(struct compile *c)
 	while (!err && off < c->eh_size &&
 	       !next_entry(&c->s[EH_FRAME], off, c->eh_size, &next, &is_fde)) {
 		if (is_fde)
-			err = add_fde(c, EH_FRAME, off);
+			err = fn(c, off);
 		off = next;
 	}
+	return err;
+}
+
+static int count_one(struct compile *c, uint64_t off)
+{
+	(void)off;
+	c->cap_fdes++;
+	return 0;
+}
+
+static int add_eh_fde(struct compile *c, uint64_t off)
+{
+	return add_fde(c, EH_FRAME, off);
+}
+
+/*
+ * Every FDE of both sections that passes the checks and covers code, in an
+ * array of the size counted first (doubling left up to half of it unused).
+ * 0, -EBADMSG or -ENOMEM.
+ */
+static int collect_fdes(struct compile *c)
+{
+	int err;
+
+	each_eh_fde(c, count_one);
+	c->cap_fdes += c->df.nr_index;
+	c->fdes = malloc((c->cap_fdes ? c->cap_fdes : 1) * sizeof(*c->fdes));
+	if (!c->fdes)
+		return -ENOMEM;
+	err = each_eh_fde(c, add_eh_fde);
 	for (size_t i = 0; !err && i < c->df.nr_index; i++)
 		err = add_fde(c, DEBUG_FRAME, (uint32_t)c->df.index[i].fde);
 	return err;
 }
 
-/* Two FDEs by their indexes in fdes (the context). */
-static int cmp_fde(const void *a, const void *b, void *fdes)
+/* Two FDEs by their indexes in c's fdes (the context). */
+static int cmp_fde(const void *a, const void *b, void *ctx)
 {
-	const struct fde_ref *x = (const struct fde_ref *)fdes + *(const uint32_t *)a;
-	const struct fde_ref *y = (const struct fde_ref *)fdes + *(const uint32_t *)b;
+	const struct compile *c = ctx;
+	const struct fde_ref *x = &c->fdes[*(const uint32_t *)a];
+	const struct fde_ref *y = &c->fdes[*(const uint32_t *)b];
+	unsigned int xs = c->cies[x->cie].sec, ys = c->cies[y->cie].sec;
 
 	if (x->pc_begin != y->pc_begin)
 		return x->pc_begin < y->pc_begin ? -1 : 1;
 	/* Of two at one address the last is used: .eh_frame's. */
-	if (x->sec != y->sec)
-		return x->sec < y->sec ? -1 : 1;
+	if (xs != ys)
+		return xs < ys ? -1 : 1;
 	return (x->insn > y->insn) - (x->insn < y->insn);
 }
 
@@ -306,7 +339,7 @@ static int run_fdes(struct compile *c)
 	for (size_t i = 0; i < c->nr_fdes; i++)
 		order[i] = i;
 	if (c->nr_fdes)
-		qsort_r(order, c->nr_fdes, sizeof(*order), cmp_fde, c->fdes);
+		qsort_r(order, c->nr_fdes, sizeof(*order), cmp_fde, c);
 	for (size_t i = 0; i < c->nr_fdes && !err; i++) {
 		struct cfi_fde f;
 		const struct cfi_section *s = fde_at(c, &c->fdes[order[i]], &f);
