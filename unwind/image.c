@@ -574,8 +574,8 @@ int unwind_image__section_addr(const struct unwind_image *img, const char *name,
 	return 0;
 }
 
-int unwind_image__copy_section(const struct unwind_image *img, const char *name,
-			       unsigned char **out, size_t *size)
+int unwind_image__section_place(const struct unwind_image *img, const char *name,
+				uint64_t *off, uint64_t *size)
 {
 	Elf64_Shdr sh;
 	struct stat st;
@@ -583,22 +583,41 @@ int unwind_image__copy_section(const struct unwind_image *img, const char *name,
 
 	if (err)
 		return err;
-	if ((sh.sh_flags & SHF_COMPRESSED) || sh.sh_size > IMAGE_MAX_TABLE)
+	if ((sh.sh_flags & SHF_COMPRESSED) || sh.sh_size > IMAGE_MAX_TABLE ||
+	    sh.sh_offset > img->size || sh.sh_size > img->size - sh.sh_offset)
 		return -EBADMSG;
 	/* Reopened for a read after a long time: is it still the file we read before? */
 	if (img->fd >= 0 && (fstat(img->fd, &st) || (uint64_t)st.st_size != img->size)) {
 		img->state->shrunk |= (uint64_t)st.st_size < img->size;
 		return -EBADMSG;
 	}
-	*out = alloc_padded(sh.sh_size);
+	*off = sh.sh_offset;
+	*size = sh.sh_size;
+	return 0;
+}
+
+int unwind_image__pread_file(const struct unwind_image *img, uint64_t off, void *buf, size_t len)
+{
+	return image_pread(img, buf, len, off);
+}
+
+int unwind_image__copy_section(const struct unwind_image *img, const char *name,
+			       unsigned char **out, size_t *size)
+{
+	uint64_t off, n;
+	int err = unwind_image__section_place(img, name, &off, &n);
+
+	if (err)
+		return err;
+	*out = alloc_padded(n);
 	if (!*out)
 		return -ENOMEM;
-	if (image_pread(img, *out, sh.sh_size, sh.sh_offset)) {
+	if (image_pread(img, *out, n, off)) {
 		free(*out);
 		*out = NULL;
 		return -EBADMSG;
 	}
-	*size = sh.sh_size;
+	*size = n;
 	return 0;
 }
 

@@ -42,6 +42,7 @@ struct cie_ref {
 	uint8_t fde_enc;
 	bool signal;
 	uint8_t sec;		/* enum which */
+	struct cfi_window bytes;	/* windowed .eh_frame: a copy of [insn, end) */
 };
 
 /*
@@ -59,8 +60,10 @@ struct fde_ref {
 struct compile {
 	const struct unwind_image *img;
 	struct cfi_section s[NR_SECTIONS];
-	unsigned char *eh;	/* our copy of .eh_frame */
+	unsigned char *eh;	/* our copy of .eh_frame, where it is not read through ew */
 	size_t eh_size;
+	struct eh_window ew;
+	bool windowed;
 	struct debug_frame df;	/* .debug_frame, its CIEs repaired, its FDEs checked and indexed */
 	struct fde_ref *fdes;
 	size_t nr_fdes, cap_fdes;
@@ -86,13 +89,16 @@ static int read_eh_frame(struct compile *c)
 	uint64_t vaddr = 0;
 	int err;
 
-	err = unwind_image__copy_section(img, ".eh_frame", &c->eh, &c->eh_size);
-	if (!err && unwind_image__section_addr(img, ".eh_frame", &vaddr)) {
-		free(c->eh);
-		c->eh = NULL;
+	err = eh_window__open(&c->ew, img);
+	if (!err && unwind_image__section_addr(img, ".eh_frame", &vaddr))
 		err = -ENOENT;
-	}
-	if (err && err != -ENOMEM && img->has_table && img->eh_size <= IMAGE_MAX_TABLE) {
+	if (!err) {
+		c->windowed = true;
+		c->eh_size = c->ew.size;
+		cfi__init_windows(&c->s[EH_FRAME], NULL, 0, vaddr, CFI_EH_FRAME);
+		/* as cfi__init's for the section whole */
+		c->s[EH_FRAME].budget = c->ew.size * 8 + 65536;
+	} else if (err != -ENOMEM && img->has_table && img->eh_size <= IMAGE_MAX_TABLE) {
 		c->eh = malloc(img->eh_size + 8);
 		if (!c->eh)
 			return -ENOMEM;
@@ -104,10 +110,11 @@ static int read_eh_frame(struct compile *c)
 			c->eh = NULL;
 			c->eh_size = 0;
 		}
+		if (!err)
+			cfi__init(&c->s[EH_FRAME], c->eh, c->eh_size, vaddr, CFI_EH_FRAME);
 	}
 	if (err)
 		return err == -ENOMEM ? err : -ENOENT;
-	cfi__init(&c->s[EH_FRAME], c->eh, c->eh_size, vaddr, CFI_EH_FRAME);
 	/* Indirect pointers (a C++ personality) make libunwind read a word; we read none. */
 	c->s[EH_FRAME].indirect = accept_indirect;
 	return 0;
@@ -132,7 +139,7 @@ static int read_sections(struct compile *c)
 	/* .debug_frame's addresses are absolute: no section address */
 	if (!err)
 		cfi__init(&c->s[DEBUG_FRAME], c->df.data, c->df.size, 0, CFI_DEBUG_FRAME);
-	return c->eh || c->df.data ? 0 : -ENOENT;
+	return c->windowed || c->eh || c->df.data ? 0 : -ENOENT;
 }
 
 /*
@@ -176,6 +183,30 @@ static bool in_code(const struct unwind_image *img, uint64_t begin, uint64_t *ra
 	return false;
 }
 
+/*
+ * Windowed: a copy of a CIE's instructions, from the window its FDE was
+ * checked through, for when its FDEs run (that window is gone by then).
+ * None where no window holds them: those FDEs' programs stop. 0 or -ENOMEM.
+ */
+static int keep_cie_bytes(const struct cfi_section *s, struct cie_ref *k)
+{
+	for (unsigned int i = 0; i < s->nr_windows && k->end >= k->insn; i++) {
+		const struct cfi_window *w = &s->windows[i];
+		size_t n = k->end - k->insn;
+		unsigned char *p;
+
+		if (k->insn < w->off || k->end > w->off + w->size)
+			continue;
+		p = malloc(n ? n : 1);
+		if (!p)
+			return -ENOMEM;
+		memcpy(p, w->data + (k->insn - w->off), n);
+		k->bytes = (struct cfi_window){ .off = k->insn, .data = p, .size = n };
+		return 0;
+	}
+	return 0;
+}
+
 /* The index of f's CIE in c->cies, kept if new. 0 or -ENOMEM. */
 static int cie_of(struct compile *c, enum which which, const struct cfi_fde *f, uint32_t *index)
 {
@@ -197,6 +228,8 @@ static int cie_of(struct compile *c, enum which which, const struct cfi_fde *f, 
 	}
 	if (c->nr_cies == c->cap_cies &&
 	    tables__grow((void **)&c->cies, &c->cap_cies, sizeof(*c->cies)))
+		return -ENOMEM;
+	if (c->windowed && which == EH_FRAME && keep_cie_bytes(&c->s[EH_FRAME], &k))
 		return -ENOMEM;
 	c->cies[c->nr_cies] = k;
 	*index = c->nr_cies++;
@@ -237,8 +270,11 @@ static int add_fde(struct compile *c, enum which which, uint64_t off)
 	return 0;
 }
 
-/* The checked FDE r stands for, whole again, and the section it is in. */
-static const struct cfi_section *fde_at(const struct compile *c, const struct fde_ref *r,
+/*
+ * The checked FDE r stands for, whole again, and the section it is in, its
+ * bytes readable there: NULL if they are not (the file changed meanwhile).
+ */
+static const struct cfi_section *fde_at(struct compile *c, const struct fde_ref *r,
 					struct cfi_fde *f)
 {
 	const struct cie_ref *k = &c->cies[r->cie];
@@ -249,19 +285,24 @@ static const struct cfi_section *fde_at(const struct compile *c, const struct fd
 		.code_align = k->code_align, .data_align = k->data_align, .ra_reg = k->ra_reg,
 		.fde_enc = k->fde_enc, .signal = k->signal,
 	};
+	if (c->windowed && k->sec == EH_FRAME &&
+	    eh_window__fde(&c->ew, &c->s[EH_FRAME], r->insn, r->end, &k->bytes))
+		return NULL;
 	return &c->s[k->sec];
 }
 
 /* The entries of .eh_frame, FDE or not: fn(c, off) for each FDE, until it fails. */
 static int each_eh_fde(struct compile *c, int (*fn)(struct compile *c, uint64_t off))
 {
+	struct cfi_section *s = &c->s[EH_FRAME];
 	uint64_t off = 0, next;
 	bool is_fde;
 	int err = 0;
 
 	/* Each entry moves off forward by at least 8 bytes: bounded by the section. */
 	while (!err && off < c->eh_size &&
-	       !next_entry(&c->s[EH_FRAME], off, c->eh_size, &next, &is_fde)) {
+	       !(c->windowed ? eh_window__entry(&c->ew, s, off, &next, &is_fde)
+			     : next_entry(s, off, c->eh_size, &next, &is_fde))) {
 		if (is_fde)
 			err = fn(c, off);
 		off = next;
@@ -340,6 +381,7 @@ static int run_fdes(struct compile *c)
 		order[i] = i;
 	if (c->nr_fdes)
 		qsort_r(order, c->nr_fdes, sizeof(*order), cmp_fde, c);
+	c->ew.bytes_read = 0;	/* this pass's reads, not the entries' first */
 	for (size_t i = 0; i < c->nr_fdes && !err; i++) {
 		struct cfi_fde f;
 		const struct cfi_section *s = fde_at(c, &c->fdes[order[i]], &f);
@@ -349,6 +391,10 @@ static int run_fdes(struct compile *c)
 
 		if (i + 1 < c->nr_fdes)
 			next = c->fdes[order[i + 1]].pc_begin;
+		if (!s) {
+			err = -EBADMSG;
+			break;
+		}
 		if (next < end) {
 			st->fdes_cut++;
 			end = next;
@@ -399,8 +445,11 @@ out:
 	table_writer__free(&c.w);
 	free(c.rows.v);
 	free(c.fdes);
+	for (size_t i = 0; i < c.nr_cies; i++)
+		free((void *)c.cies[i].bytes.data);
 	free(c.cies);
 	free(c.eh);
+	eh_window__close(&c.ew);
 	debug_frame__free(&c.df);
 	return err;
 }

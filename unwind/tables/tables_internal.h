@@ -38,6 +38,38 @@ int row_list__push(struct row_list *l, uint64_t addr, const struct unwind_rule *
 int cfa_program__run(const struct cfi_section *s, const struct cfi_fde *f, uint64_t end,
 		     struct row_list *out, bool *stopped);
 
+/* .eh_frame through a window of the file (ehwindow.c). */
+#define EH_CIE_SLOTS 8
+struct eh_cie_slot {
+	uint64_t off;
+	size_t len;
+	unsigned char *data;
+};
+struct eh_window {
+	const struct unwind_image *img;
+	uint64_t file_off, size;	/* the section in the file */
+	unsigned char *chunk;		/* section bytes [at, at + len) */
+	uint64_t at;
+	size_t len, cap;
+	struct eh_cie_slot cie[EH_CIE_SLOTS];
+	unsigned int next_cie;
+	uint64_t bytes_read;		/* since the last reset: against a copy of it whole */
+};
+
+/* The image's .eh_frame by its section header. 0, -ENOENT, -EBADMSG or -ENOMEM. */
+int eh_window__open(struct eh_window *w, const struct unwind_image *img);
+void eh_window__close(struct eh_window *w);
+/*
+ * As compile.c's next_entry, on s: the entry at off made readable in s's
+ * windows, with its CIE if it is an FDE. 0, or -1 at a terminator, the
+ * end, lost framing or an unreadable file.
+ */
+int eh_window__entry(struct eh_window *w, struct cfi_section *s, uint64_t off, uint64_t *next,
+		     bool *fde);
+/* An FDE's instructions [insn, end) and its CIE's (cie) readable in s. 0 or -EFAULT. */
+int eh_window__fde(struct eh_window *w, struct cfi_section *s, uint64_t insn, uint64_t end,
+		   const struct cfi_window *cie);
+
 /*
  * The table written page by page as rows arrive (pages.c): rules interned,
  * rows folded and cut into 64 KiB pages.
