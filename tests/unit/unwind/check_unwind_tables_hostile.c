@@ -370,6 +370,44 @@ START_TEST(eh_frame_wins_over_debug_frame)
 END_TEST
 
 /* A real library cut short at many places: refused or compiled, never a fault. */
+/*
+ * A section larger than the compile's window (256 KiB), its FDEs in
+ * address order and then against it (each FDE below the one before: a
+ * window read at each, until the compile reads the section whole), the CIE
+ * at the start, far behind them: every function's rule as its FDE says.
+ */
+START_TEST(a_section_larger_than_the_window_either_way)
+{
+	enum { N = 30000, SIZE = 0x40, BASE = 0x100000 };
+
+	for (int reverse = 0; reverse < 2; reverse++) {
+		struct unwind_table *t;
+		int32_t off;
+
+		sec_len = 0;
+		put(cie, sizeof(cie));
+		for (uint32_t i = 0; i < N; i++) {
+			uint32_t f = reverse ? N - 1 - i : i;
+			/* advance 1; def_cfa_offset 8 * (2 + f % 5) */
+			unsigned char cfi[] = { 0x41, 0x0e, (unsigned char)(8 * (2 + f % 5)) };
+
+			put_fde(0, BASE + f * SIZE, SIZE, cfi, sizeof(cfi));
+		}
+		ck_assert_uint_gt(sec_len, 2 * (256u << 10));
+		ck_assert_int_eq(compile(BASE + N * SIZE + 0x10000, &t), 0);
+		ck_assert_uint_eq(t->stats.fdes, N);
+		ck_assert_uint_eq(t->stats.fdes_refused, 0);
+		for (uint32_t f = 0; f < N; f++) {
+			ck_assert_uint_eq(kind_at(t, BASE + f * SIZE, &off), UNWIND_CFA_RSP);
+			ck_assert_int_eq(off, 8);
+			ck_assert_uint_eq(kind_at(t, BASE + f * SIZE + 1, &off), UNWIND_CFA_RSP);
+			ck_assert_int_eq(off, 8 * (2 + f % 5));
+		}
+		unwind_table__free(t);
+	}
+}
+END_TEST
+
 START_TEST(a_real_file_cut_short)
 {
 	const char *path = "/usr/lib/x86_64-linux-gnu/libc.so.6";
@@ -418,6 +456,7 @@ Suite *unwind_tables_hostile_suite(void)
 	tcase_add_test(tc, a_section_that_spends_the_budget_is_refused);
 	tcase_add_test(tc, eh_frame_wins_over_debug_frame);
 	tcase_add_test(tc, a_real_file_cut_short);
+	tcase_add_test(tc, a_section_larger_than_the_window_either_way);
 	suite_add_tcase(s, tc);
 	return s;
 }
