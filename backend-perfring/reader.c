@@ -695,6 +695,11 @@ void ring_set__memory(const struct ring_set *rs, struct backend_stats *st)
 	if (!rs)
 		return;
 	st->ring_bytes += (size_t)rs->nr_events * (1 + (size_t)rs->data_pages) * page;
+	/* data_head counts every byte written since the ring was made, wraps and all. */
+	for (int i = 0; i < rs->nr_events; i++)
+		if (rs->events[i].ring.meta)
+			st->ring_data += __atomic_load_n(&rs->events[i].ring.meta->data_head,
+							 __ATOMIC_ACQUIRE);
 	st->copy_bytes += rs->batch.cap + rs->batch.cap_recs * sizeof(struct batch_rec) +
 			  rs->reader.pending.cap +
 			  rs->reader.pending.cap_recs * sizeof(struct batch_rec);

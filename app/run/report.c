@@ -349,6 +349,10 @@ int run__finish(struct run *r)
 			st.stack_overflows, st.orphan_stacks, st.stale_stacks);
 	if (log_verbosity() >= LOG_INFO)
 		print_memory(r, &st);
+	/* What crossed to user space through them (bench native: bytes per sample). */
+	if (st.ring_data)
+		pr_info("%s: records written by the kernel into the rings: %" PRIu64 " bytes "
+			"(libbpf's perf buffers not counted)\n", r->ops->name, st.ring_data);
 	/* Every sample is unwound: the tables go before the report is built (its peak). */
 	if (r->unwinder)
 		unwinder__release(r->unwinder);

@@ -182,6 +182,7 @@ struct backend_stats {
 	bool maps_shrunk;		/* those sizes are below the ones asked */
 	/* Memory of the perf rings read in user space and of the records copied out of them. */
 	size_t ring_bytes;		/* the mmap rings */
+	uint64_t ring_data;		/* bytes of records the kernel wrote into them */
 	size_t copy_bytes;		/* buffers of records copied out (stack copies, mostly) */
 	size_t copies_peak;		/* most bytes of records waiting for a drain */
 	size_t copies_budget;		/* the most that may wait */
