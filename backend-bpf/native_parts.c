@@ -137,12 +137,6 @@ int native_rules__init(struct native_rules *ri, uint32_t max)
 	hashmap__init(&ri->by_rule, rule_hash, rule_equal);
 	if (max < 1)
 		max = 1;
-	ri->by_id = calloc(max, sizeof(*ri->by_id));
-	ri->free_ids = malloc(max * sizeof(*ri->free_ids));
-	if (!ri->by_id || !ri->free_ids) {
-		native_rules__fini(ri);
-		return -ENOMEM;
-	}
 	ri->max = max;
 	ri->next = 1;
 	ri->used = 1;
@@ -151,12 +145,36 @@ int native_rules__init(struct native_rules *ri, uint32_t max)
 
 void native_rules__fini(struct native_rules *ri)
 {
-	for (uint32_t i = 0; ri->by_id && i < ri->max; i++)
+	for (uint32_t i = 0; ri->by_id && i < ri->cap; i++)
 		free(ri->by_id[i]);
 	hashmap__clear(&ri->by_rule);
 	free(ri->by_id);
 	free(ri->free_ids);
 	memset(ri, 0, sizeof(*ri));
+}
+
+/* by_id and free_ids grown to hold id (doubling, at most max). 0 or -ENOMEM. */
+static int grow_ids(struct native_rules *ri, uint32_t id)
+{
+	uint32_t cap = ri->cap ? ri->cap : 1024;
+	struct native_rule_ent **by_id;
+	uint32_t *free_ids;
+
+	while (cap <= id)
+		cap *= 2;
+	if (cap > ri->max)
+		cap = ri->max;
+	by_id = realloc(ri->by_id, cap * sizeof(*by_id));
+	if (!by_id)
+		return -ENOMEM;
+	ri->by_id = by_id;
+	memset(by_id + ri->cap, 0, (cap - ri->cap) * sizeof(*by_id));
+	free_ids = realloc(ri->free_ids, cap * sizeof(*free_ids));
+	if (!free_ids)
+		return -ENOMEM;	/* by_id larger than cap says: harmless */
+	ri->free_ids = free_ids;
+	ri->cap = cap;
+	return 0;
 }
 
 int native_rules__get(struct native_rules *ri, const void *rule, uint32_t *id, bool *fresh)
@@ -182,6 +200,12 @@ int native_rules__get(struct native_rules *ri, const void *rule, uint32_t *id, b
 		nid = ri->next++;
 	else
 		return -ENOSPC;
+	/* Room for id nid: the ids in use, not the most there may be (65,536: 768 KB). */
+	if (nid >= ri->cap && grow_ids(ri, nid)) {
+		if (nid == ri->next - 1)
+			ri->next--;
+		return -ENOMEM;
+	}
 	e = malloc(sizeof(*e));
 	if (e)
 		memcpy(e->rule, rule, RULE_BYTES);
@@ -203,7 +227,7 @@ void native_rules__put(struct native_rules *ri, uint32_t id)
 {
 	struct native_rule_ent *e;
 
-	if (!id || id >= ri->max || !(e = ri->by_id[id]))
+	if (!id || id >= ri->cap || !(e = ri->by_id[id]))
 		return;
 	if (--e->refs)
 		return;

@@ -45,9 +45,10 @@ struct native_rule_ent;
 
 struct native_rules {
 	struct hashmap by_rule;
-	struct native_rule_ent **by_id;		/* max */
-	uint32_t *free_ids;			/* a stack */
+	struct native_rule_ent **by_id;		/* cap, grown as ids are first given */
+	uint32_t *free_ids;			/* a stack, as large as by_id */
 	uint32_t nr_free, next, max, used;	/* used: ids held, 0 included */
+	uint32_t cap;
 };
 
 int native_rules__init(struct native_rules *ri, uint32_t max);

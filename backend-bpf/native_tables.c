@@ -30,8 +30,8 @@
 #define INDEX_BYTES 16		/* key and value */
 /* Rows written a call when the kernel takes batches (5.6+). */
 #define ROW_BATCH 4096
-/* A compile this large (its temporaries ~5 MB) gives its memory back at once. */
-#define TRIM_AFTER_ROWS 100000
+/* A compile this large (libc's and up) gives its memory back at once. */
+#define TRIM_AFTER_ROWS 10000
 
 uint64_t native_store__bytes_used(const struct native_store *s)
 {

@@ -239,7 +239,10 @@ int addr_space__load_maps_file(struct addr_space *as, const char *path)
 	for (size_t i = 1; i < nr; i++)
 		disjoint &= got[i - 1].end <= got[i].start;
 	if (!err && disjoint && !as->nr_maps) {
-		addr_space__adopt_maps(as, got, nr, nr);
+		/* Kept as long as the process: without the doubling's room (64 for cc1's 10). */
+		struct mapping *fit = nr ? realloc(got, nr * sizeof(*got)) : NULL;
+
+		addr_space__adopt_maps(as, fit ? fit : got, nr, nr);
 		return 0;
 	}
 	for (size_t i = 0; i < nr; i++) {
