@@ -248,11 +248,11 @@ static int write_array(struct native_store *s, int fd, const struct mapped_array
 	return err;
 }
 
-/* Load the compiled table c of t into the maps, whole, or say why not (t->why). */
 /*
- * c's rows and rules into the maps, its rows rewritten in place as the
- * map's (a host-wide rule id in place of the table's: libLLVM's 2 MB not
- * copied). -ENOSPC only before that: the caller may make room and retry.
+ * Load the compiled table c of t into the maps, whole, or say why not
+ * (t->why): its rows rewritten in place as the map's (a host-wide rule id
+ * in place of the table's: libLLVM's 2 MB not copied). -ENOSPC only
+ * before that: the caller may make room and retry.
  */
 static int load(struct native_store *s, struct ntable *t, struct unwind_table *c)
 {
@@ -460,8 +460,8 @@ static void compile_and_load(struct native_store *s, struct ntable *t, struct un
 out:
 	unwind_table__free(c);
 	/*
-	 * A large compile's temporaries (a copy of the section, its FDEs: 10 MB
-	 * for libLLVM) go back to the system now, not at the run's next sweep:
+	 * A large compile's temporaries (its FDEs, rows, the window: 6 MB for
+	 * libLLVM) go back to the system now, not at the run's next sweep:
 	 * freed in the heap, they stayed resident under what the run grew into.
 	 */
 	if (t->nr_rows >= TRIM_AFTER_ROWS)

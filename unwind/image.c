@@ -596,11 +596,6 @@ int unwind_image__section_place(const struct unwind_image *img, const char *name
 	return 0;
 }
 
-int unwind_image__pread_file(const struct unwind_image *img, uint64_t off, void *buf, size_t len)
-{
-	return image_pread(img, buf, len, off);
-}
-
 int unwind_image__copy_section(const struct unwind_image *img, const char *name,
 			       unsigned char **out, size_t *size)
 {

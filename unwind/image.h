@@ -124,8 +124,6 @@ const unsigned char *unwind_image__section(const struct unwind_image *img, const
  */
 int unwind_image__section_place(const struct unwind_image *img, const char *name,
 				uint64_t *off, uint64_t *size);
-/* len bytes at file offset off. 0, or -EFAULT (outside the file, or it is shorter now). */
-int unwind_image__pread_file(const struct unwind_image *img, uint64_t off, void *buf, size_t len);
 /*
  * Section name copied into a new buffer of the caller's, padded with zeros
  * to a multiple of 8 and 8 more. Returns 0, -ENOENT, -EBADMSG (compressed,

@@ -42,7 +42,7 @@ struct cie_ref {
 	uint8_t fde_enc;
 	bool signal;
 	uint8_t sec;		/* enum which */
-	struct cfi_window bytes;	/* windowed .eh_frame: a copy of [insn, end) */
+	struct cfi_window bytes;	/* .eh_frame's: a copy of [insn, end) */
 };
 
 /*
@@ -60,10 +60,8 @@ struct fde_ref {
 struct compile {
 	const struct unwind_image *img;
 	struct cfi_section s[NR_SECTIONS];
-	unsigned char *eh;	/* our copy of .eh_frame, where it is not read through ew */
-	size_t eh_size;
-	struct eh_window ew;
-	bool windowed;
+	struct eh_window ew;	/* .eh_frame, read through a window */
+	bool eh;		/* the file has one */
 	struct debug_frame df;	/* .debug_frame, its CIEs repaired, its FDEs checked and indexed */
 	struct fde_ref *fdes;
 	size_t nr_fdes, cap_fdes;
@@ -81,40 +79,26 @@ static int accept_indirect(void *ctx, uint64_t vaddr)
 
 /*
  * .eh_frame by its section header, or by .eh_frame_hdr where a file has no
- * section headers. Returns 0, -ENOENT or -ENOMEM.
+ * section headers. Returns 0 or -ENOENT.
  */
 static int read_eh_frame(struct compile *c)
 {
 	const struct unwind_image *img = c->img;
-	uint64_t vaddr = 0;
-	int err;
+	uint64_t vaddr, off, size;
 
-	err = eh_window__open(&c->ew, img);
-	if (!err && unwind_image__section_addr(img, ".eh_frame", &vaddr))
-		err = -ENOENT;
-	if (!err) {
-		c->windowed = true;
-		c->eh_size = c->ew.size;
-		cfi__init_windows(&c->s[EH_FRAME], NULL, 0, vaddr, CFI_EH_FRAME);
-		/* as cfi__init's for the section whole */
-		c->s[EH_FRAME].budget = c->ew.size * 8 + 65536;
-	} else if (err != -ENOMEM && img->has_table && img->eh_size <= IMAGE_MAX_TABLE) {
-		c->eh = malloc(img->eh_size + 8);
-		if (!c->eh)
-			return -ENOMEM;
-		err = unwind_image__pread(img, img->eh_frame, c->eh, img->eh_size);
-		c->eh_size = img->eh_size;
+	if (!unwind_image__section_place(img, ".eh_frame", &off, &size) &&
+	    !unwind_image__section_addr(img, ".eh_frame", &vaddr)) {
+		eh_window__open(&c->ew, img, vaddr, size);
+	} else if (img->has_table && img->eh_size <= IMAGE_MAX_TABLE) {
+		eh_window__open(&c->ew, img, img->eh_frame, img->eh_size);
 		vaddr = img->eh_frame;
-		if (err) {
-			free(c->eh);
-			c->eh = NULL;
-			c->eh_size = 0;
-		}
-		if (!err)
-			cfi__init(&c->s[EH_FRAME], c->eh, c->eh_size, vaddr, CFI_EH_FRAME);
+	} else {
+		return -ENOENT;
 	}
-	if (err)
-		return err == -ENOMEM ? err : -ENOENT;
+	c->eh = true;
+	cfi__init_windows(&c->s[EH_FRAME], NULL, 0, vaddr, CFI_EH_FRAME);
+	/* as cfi__init's for the section whole */
+	c->s[EH_FRAME].budget = c->ew.size * 8 + 65536;
 	/* Indirect pointers (a C++ personality) make libunwind read a word; we read none. */
 	c->s[EH_FRAME].indirect = accept_indirect;
 	return 0;
@@ -123,10 +107,9 @@ static int read_eh_frame(struct compile *c)
 /* .eh_frame and .debug_frame, those the file has. Returns 0, -ENOENT (neither) or -ENOMEM. */
 static int read_sections(struct compile *c)
 {
-	int err = read_eh_frame(c);
+	int err;
 
-	if (err == -ENOMEM)
-		return err;
+	read_eh_frame(c);
 	/*
 	 * The libunwind path's reading of it: clang's version 4 CIEs are
 	 * rewritten as version 3, which unwind/cfi.c checks, and which mean the
@@ -139,30 +122,7 @@ static int read_sections(struct compile *c)
 	/* .debug_frame's addresses are absolute: no section address */
 	if (!err)
 		cfi__init(&c->s[DEBUG_FRAME], c->df.data, c->df.size, 0, CFI_DEBUG_FRAME);
-	return c->windowed || c->eh || c->df.data ? 0 : -ENOENT;
-}
-
-/*
- * The .eh_frame entry at off: *next is the offset after it, *fde whether it
- * is an FDE. Returns -1 at a terminator (length 0), the end, or lost framing.
- */
-static int next_entry(const struct cfi_section *s, uint64_t off, uint64_t size, uint64_t *next,
-		      bool *fde)
-{
-	struct cfi_cur c = cfi__cur(s, off, size);
-	uint64_t len = cfi__get(&c, 4), id;
-	bool dwarf64 = len == 0xffffffff;
-
-	if (c.bad || !len)
-		return -1;
-	if (dwarf64)
-		len = cfi__get(&c, 8);
-	if (c.bad || len > c.end - c.pos)
-		return -1;
-	*next = c.pos + len;
-	id = cfi__get(&c, dwarf64 ? 8 : 4);
-	*fde = id != 0;
-	return c.bad ? -1 : 0;
+	return c->eh || c->df.data ? 0 : -ENOENT;
 }
 
 /* Cut [*begin, *begin + *range) to the executable segment that holds its start. */
@@ -184,7 +144,7 @@ static bool in_code(const struct unwind_image *img, uint64_t begin, uint64_t *ra
 }
 
 /*
- * Windowed: a copy of a CIE's instructions, from the window its FDE was
+ * A copy of an .eh_frame CIE's instructions, from the window its FDE was
  * checked through, for when its FDEs run (that window is gone by then).
  * None where no window holds them: those FDEs' programs stop. 0 or -ENOMEM.
  */
@@ -229,7 +189,7 @@ static int cie_of(struct compile *c, enum which which, const struct cfi_fde *f, 
 	if (c->nr_cies == c->cap_cies &&
 	    tables__grow((void **)&c->cies, &c->cap_cies, sizeof(*c->cies)))
 		return -ENOMEM;
-	if (c->windowed && which == EH_FRAME && keep_cie_bytes(&c->s[EH_FRAME], &k))
+	if (which == EH_FRAME && keep_cie_bytes(&c->s[EH_FRAME], &k))
 		return -ENOMEM;
 	c->cies[c->nr_cies] = k;
 	*index = c->nr_cies++;
@@ -285,7 +245,7 @@ static const struct cfi_section *fde_at(struct compile *c, const struct fde_ref 
 		.code_align = k->code_align, .data_align = k->data_align, .ra_reg = k->ra_reg,
 		.fde_enc = k->fde_enc, .signal = k->signal,
 	};
-	if (c->windowed && k->sec == EH_FRAME &&
+	if (k->sec == EH_FRAME &&
 	    eh_window__fde(&c->ew, &c->s[EH_FRAME], r->insn, r->end, &k->bytes))
 		return NULL;
 	return &c->s[k->sec];
@@ -300,9 +260,8 @@ static int each_eh_fde(struct compile *c, int (*fn)(struct compile *c, uint64_t 
 	int err = 0;
 
 	/* Each entry moves off forward by at least 8 bytes: bounded by the section. */
-	while (!err && off < c->eh_size &&
-	       !(c->windowed ? eh_window__entry(&c->ew, s, off, &next, &is_fde)
-			     : next_entry(s, off, c->eh_size, &next, &is_fde))) {
+	while (!err && c->eh && off < c->ew.size &&
+	       !eh_window__entry(&c->ew, s, off, &next, &is_fde)) {
 		if (is_fde)
 			err = fn(c, off);
 		off = next;
@@ -448,7 +407,6 @@ out:
 	for (size_t i = 0; i < c.nr_cies; i++)
 		free((void *)c.cies[i].bytes.data);
 	free(c.cies);
-	free(c.eh);
 	eh_window__close(&c.ew);
 	debug_frame__free(&c.df);
 	return err;

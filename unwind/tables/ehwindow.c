@@ -21,11 +21,13 @@
 #define EH_MAX_ENTRY (1u << 20)
 #define EH_READ_LIMIT 4
 
-int eh_window__open(struct eh_window *w, const struct unwind_image *img)
+void eh_window__open(struct eh_window *w, const struct unwind_image *img, uint64_t vaddr,
+		     uint64_t size)
 {
 	memset(w, 0, sizeof(*w));
 	w->img = img;
-	return unwind_image__section_place(img, ".eh_frame", &w->file_off, &w->size);
+	w->vaddr = vaddr;
+	w->size = size;
 }
 
 void eh_window__close(struct eh_window *w)
@@ -65,7 +67,7 @@ static bool in_chunk(struct eh_window *w, uint64_t off, uint64_t len)
 		w->cap = n;
 	}
 	w->len = 0;
-	if (unwind_image__pread_file(w->img, w->file_off + at, w->chunk, n))
+	if (unwind_image__pread(w->img, w->vaddr + at, w->chunk, n))
 		return false;
 	w->at = at;
 	w->len = n;
@@ -87,7 +89,7 @@ static bool read_at(struct eh_window *w, uint64_t off, void *buf, size_t n)
 		memcpy(buf, w->chunk + (off - w->at), n);
 		return true;
 	}
-	return !unwind_image__pread_file(w->img, w->file_off + off, buf, n);
+	return !unwind_image__pread(w->img, w->vaddr + off, buf, n);
 }
 
 /*

@@ -47,7 +47,7 @@ struct eh_cie_slot {
 };
 struct eh_window {
 	const struct unwind_image *img;
-	uint64_t file_off, size;	/* the section in the file */
+	uint64_t vaddr, size;		/* the section: read by address, as libunwind reads it */
 	unsigned char *chunk;		/* section bytes [at, at + len) */
 	uint64_t at;
 	size_t len, cap;
@@ -56,13 +56,14 @@ struct eh_window {
 	uint64_t bytes_read;		/* since the last reset: against a copy of it whole */
 };
 
-/* The image's .eh_frame by its section header. 0, -ENOENT, -EBADMSG or -ENOMEM. */
-int eh_window__open(struct eh_window *w, const struct unwind_image *img);
+/* The .eh_frame of size bytes at vaddr in img; nothing is read yet. */
+void eh_window__open(struct eh_window *w, const struct unwind_image *img, uint64_t vaddr,
+		     uint64_t size);
 void eh_window__close(struct eh_window *w);
 /*
- * As compile.c's next_entry, on s: the entry at off made readable in s's
- * windows, with its CIE if it is an FDE. 0, or -1 at a terminator, the
- * end, lost framing or an unreadable file.
+ * The entry at off made readable in s's windows, with its CIE if it is an
+ * FDE: *next is the offset after it, *fde whether it is one. 0, or -1 at a
+ * terminator, the end, lost framing or an unreadable file.
  */
 int eh_window__entry(struct eh_window *w, struct cfi_section *s, uint64_t off, uint64_t *next,
 		     bool *fde);
