@@ -34,7 +34,8 @@ struct unwinder *unwinder__new(void)
 
 	if (!u)
 		return NULL;
-	u->steps = calloc((size_t)1 << STEP_CACHE_BITS, sizeof(*u->steps));
+	u->step_bits = STEP_CACHE_FIRST_BITS;
+	u->steps = calloc((size_t)1 << u->step_bits, sizeof(*u->steps));
 	u->uas = unw_create_addr_space(&unwind_accessors, 0);
 	if (image_cache__init(u) || !u->steps || !u->uas) {
 		unwinder__free(u);
@@ -115,7 +116,7 @@ void unwinder__stats(const struct unwinder *u, struct unwind_stats *st)
 	*st = u->st;
 	st->images = u->steps ? u->images.size : u->images_released;
 	st->table_bytes = image_cache__bytes(u) +
-			  (u->steps ? ((size_t)1 << STEP_CACHE_BITS) * sizeof(*u->steps) : 0);
+			  (u->steps ? ((size_t)1 << u->step_bits) * sizeof(*u->steps) : 0);
 	st->median_ns = 0;
 	for (unsigned int i = 0; i < HIST_BUCKETS && u->st.stacks; i++) {
 		seen += u->hist[i];

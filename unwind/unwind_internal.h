@@ -22,6 +22,11 @@
 #include "unwind/unwind.h"
 
 #define MAX_STEP_READS 4		/* stack words a cached step may depend on */
+/*
+ * The step cache's size: from 2^STEP_CACHE_FIRST_BITS entries, doubled up
+ * to 2^STEP_CACHE_BITS while it pays (steps_grow in walk.c).
+ */
+#define STEP_CACHE_FIRST_BITS 10
 #define STEP_CACHE_BITS 15
 #define HIST_BUCKETS 1000		/* 100 ns each */
 #define FDE_CACHE_BITS 12
@@ -48,7 +53,7 @@ struct step_key {
 };
 
 /*
- * 120 bytes, 32768 of them: the stack words a step read are kept by their
+ * 120 bytes, up to 32768 of them: the stack words a step read are kept by their
  * offset from the frame's sp (any CFI reads near it), not by address.
  */
 struct step_entry {
@@ -106,7 +111,10 @@ struct unwinder {
 	int64_t now_ms;
 	struct image_entry vdso;
 	bool vdso_tried;
-	struct step_entry *steps;	/* 2^STEP_CACHE_BITS, direct-mapped; NULL once released */
+	struct step_entry *steps;	/* 2^step_bits, direct-mapped; NULL once released */
+	unsigned int step_bits;
+	/* The steps run by libunwind and replayed when the cache's size was last weighed. */
+	uint64_t weighed_run, weighed_replayed;
 	size_t images_released;	/* images held when the unwinder was released */
 	struct unwind_stats st;
 	uint32_t hist[HIST_BUCKETS];

@@ -4,6 +4,7 @@
  * they read hold the same values, libunwind run (and its steps recorded)
  * from the first frame whose step is new. unwind.c says why that holds.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/lib/clock.h"
@@ -15,7 +16,37 @@ static struct step_entry *step_slot(struct unwinder *u, const struct step_key *k
 	uint64_t h = hash_u64(k->ip ^ hash_u64(k->sp ^ hash_u64(k->bp + k->exact)) ^
 			      ((uint64_t)k->space_id << 32 | k->space_gen));
 
-	return &u->steps[h & (((uint64_t)1 << STEP_CACHE_BITS) - 1)];
+	return &u->steps[h & (((uint64_t)1 << u->step_bits) - 1)];
+}
+
+/*
+ * Each time libunwind has run as many steps as half the cache holds, its
+ * size is weighed: doubled (emptied) where at least twice as many steps
+ * were replayed as run since, else kept. The same stacks sampled again (a
+ * program's hot loops: 99% replayed) grow it to its full 3.9 MB within
+ * seconds; stacks seen a few times (a new process's first samples, copied
+ * while the bpf backend's tables are compiled: a compile loop's thousands)
+ * replay a fifth to a half of them and keep it at 120 KB, where the full
+ * size was most of such a run's unwinding memory.
+ */
+static void steps_grow(struct unwinder *u)
+{
+	uint64_t replayed = u->st.cached_steps - u->weighed_replayed;
+	uint64_t run = u->st.steps - u->st.cached_steps - u->weighed_run;
+	struct step_entry *bigger;
+
+	if (u->step_bits >= STEP_CACHE_BITS || run < ((uint64_t)1 << u->step_bits) / 2)
+		return;
+	u->weighed_run += run;
+	u->weighed_replayed += replayed;
+	if (replayed < 2 * run)
+		return;
+	bigger = calloc((size_t)1 << (u->step_bits + 1), sizeof(*bigger));
+	if (!bigger)
+		return;
+	free(u->steps);
+	u->steps = bigger;
+	u->step_bits++;
 }
 
 static bool same_key(const struct step_key *a, const struct step_key *b)
@@ -168,6 +199,7 @@ unsigned int unwind_walk(struct unwind_ctx *c, uint64_t *ips, unsigned int max)
 
 	if (!max || !regs->ip)
 		return 0;
+	steps_grow(u);
 	u->st.stacks++;
 	frames[0] = regs->ip;
 	while (n < limit) {
