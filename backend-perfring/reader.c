@@ -494,6 +494,19 @@ static size_t reader_budget(const struct ring_set *rs)
 	return budget > BUDGET_MIN ? budget : BUDGET_MIN;
 }
 
+void ring_set__hold_at_most(struct ring_set *rs, size_t bytes)
+{
+	struct ring_reader *rd = &rs->reader;
+
+	if (!rd->on) {
+		rd->budget = bytes;
+		return;
+	}
+	pthread_mutex_lock(&rd->lock);
+	rd->budget = bytes;
+	pthread_mutex_unlock(&rd->lock);
+}
+
 /* Start the reader thread; without one (no thread or eventfd), drains read the rings. */
 void ring_reader__start(struct ring_set *rs)
 {

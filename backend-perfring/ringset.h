@@ -104,6 +104,12 @@ void ring_set__on_switch(struct ring_set *rs, ring_switch_fn fn, void *ctx);
 /* Samples go to fn decoded, instead of to the on_sample handler (a BPF program's output). */
 void ring_set__on_raw(struct ring_set *rs, ring_raw_fn fn, void *ctx);
 void ring_set__on_lost(struct ring_set *rs, ring_lost_fn fn, void *ctx);
+/*
+ * The reader thread holds at most bytes (not its 1 MiB at least) before it
+ * spills to a file: for rings that take a few records at a time, whose
+ * backlog while the main thread is busy need not stay in memory.
+ */
+void ring_set__hold_at_most(struct ring_set *rs, size_t bytes);
 /* The set's events, one per CPU: the fd of the i-th (i < ring_set__nr_events) and its CPU. */
 int ring_set__nr_events(const struct ring_set *rs);
 int ring_set__event_fd(const struct ring_set *rs, int i, int *cpu);
