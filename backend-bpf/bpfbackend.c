@@ -131,7 +131,7 @@ static int bpf_start(struct backend *b, struct errmsg *errm)
 
 static int bpf_wait(struct backend *b, int wake_fd, int timeout_ms)
 {
-	struct ring_set *sets[2];
+	struct ring_set *sets[3];
 	int fds[2] = { wake_fd, bpf_native__wake_fd(b) };
 	int64_t end;
 	int nr = 0, err;
@@ -147,6 +147,8 @@ static int bpf_wait(struct backend *b, int wake_fd, int timeout_ms)
 		sets[nr++] = b->sideband;
 	if (b->dwarf)
 		sets[nr++] = bpf_dwarf__ring_set(b->dwarf);
+	if (b->first_copies)
+		sets[nr++] = bpf_first_copies__ring_set(b);
 	/*
 	 * The native walk's noted processes wake the wait by their records;
 	 * without those rings, or with reads a poll put off, it looks.
@@ -175,6 +177,7 @@ static void bpf_stop(struct backend *b)
 		ioctl(b->event_fds[i], PERF_EVENT_IOC_DISABLE, 0);
 	if (b->dwarf)
 		bpf_dwarf__stop(b->dwarf);
+	bpf_first_copies__stop(b);
 	if (b->sideband)
 		ring_set__disable(b->sideband);
 	b->stopped = true;
@@ -224,6 +227,7 @@ static void bpf_stats(const struct backend *b, struct backend_stats *st)
 		st->malformed_records += bpf_dwarf__bad_records(b->dwarf);
 		st->fp_fallbacks = bpf_backend__read_stat(mb, PROFILE_STAT_NO_USER_REGS);
 	}
+	bpf_first_copies__stats(b, st);
 }
 
 static void bpf_close(struct backend *b)
@@ -236,6 +240,7 @@ static void bpf_close(struct backend *b)
 	for (int i = 0; i < b->nr_events; i++)
 		close(b->event_fds[i]);
 	bpf_dwarf__close(b->dwarf);
+	bpf_first_copies__close(b);
 	bpf_offcpu__close(b->offcpu);
 	profile_pidns_bpf__destroy(b->pidns);
 	profile_fpwalk_bpf__destroy(b->fpwalk);

@@ -67,6 +67,13 @@ struct backend {
 	int poll_ms;			/* how often bpf_drain looks at the fill */
 	bool no_batch;			/* the kernel lacks batch map operations */
 	struct bpf_dwarf *dwarf;	/* --unwind dwarf: stack copies instead of counts */
+	/*
+	 * --unwind auto: the samples of processes the native unwinder's
+	 * tables do not have yet, as stack copies (a new process's first
+	 * ones), drained from first_copies_since on like dwarf's.
+	 */
+	struct bpf_dwarf *first_copies;
+	uint64_t first_copies_since;
 	bool kstacks_inline;		/* its kernel stacks come in its records, not stack maps */
 	/*
 	 * User stacks walked by the program itself, where no other variant runs:
@@ -82,6 +89,7 @@ struct backend {
 	int native_prog_fd;		/* its counting program, -1 if none */
 	uint64_t native_noted;		/* PROFILE_STAT_NATIVE_NOTED when last taken */
 	int64_t native_swept_ms;	/* when the store last checked its processes */
+	int64_t native_late_until_ms;	/* tests: no process read before (bpf_native__test_late_ms) */
 	struct native_store *native_store;	/* fills its maps */
 	struct perf_buffer *native_wake;	/* the program's records of pids noted */
 	/* A profiler inside a pid namespace counts with tasks' ids there. */
@@ -102,6 +110,13 @@ struct backend {
 
 /* counting.c: the counting program on cpu-clock events: on-CPU stacks. Returns 0 or -errno. */
 int bpf_backend__open_counting(struct backend *b, struct errmsg *errm);
+/*
+ * The stack-copy program on the counting program's maps (handed: the
+ * native unwinder's copies, first_copies.c); NULL with errno set and why
+ * in errm.
+ */
+struct bpf_dwarf *bpf_backend__open_dwarf(struct backend *b, bool task_regs, bool handed,
+					  struct errmsg *errm);
 /* Write b->config to the program's settings map. Returns 0 or -errno. */
 int bpf_backend__write_config(struct backend *b);
 /* The threads in the cgroups now; the programs keep the table from here on. */
@@ -129,6 +144,17 @@ bool bpf_native__looks(const struct backend *b);
 /* The processes of -p handed to the store at the start. */
 struct native_store;
 void bpf_native__add_targets(struct backend *b);
+
+/*
+ * first_copies.c: with the native unwinder, the samples of processes its
+ * tables do not have yet as stack copies (b->first_copies), or (refused: -v
+ * says why) by frame pointers; their rings, stop, losses and close.
+ */
+void bpf_first_copies__open(struct backend *b);
+struct ring_set *bpf_first_copies__ring_set(const struct backend *b);
+void bpf_first_copies__stop(struct backend *b);
+void bpf_first_copies__stats(const struct backend *b, struct backend_stats *st);
+void bpf_first_copies__close(struct backend *b);
 
 /* attach.c: the counting program on its cpu-clock events. Returns 0 or -errno. */
 int bpf_backend__attach_events(struct backend *b, struct errmsg *errm);

@@ -126,8 +126,13 @@ static int open_pidns(struct backend *b, uint64_t dev, uint64_t ino, struct errm
 	return 0;
 }
 
-/* The stack-copy program on the counting program's maps; NULL with errno set. */
-static struct bpf_dwarf *open_dwarf(struct backend *b, bool task_regs, struct errmsg *errm)
+/*
+ * The stack-copy program on the counting program's maps (handed: for the
+ * native unwinder's samples of processes not loaded yet); NULL with errno
+ * set.
+ */
+struct bpf_dwarf *bpf_backend__open_dwarf(struct backend *b, bool task_regs, bool handed,
+					  struct errmsg *errm)
 {
 	struct bpf_dwarf_opts dopts = {
 		.pipeline = b->pipeline, .cfg = b->cfg, .counting = b->skel,
@@ -138,8 +143,9 @@ static struct bpf_dwarf *open_dwarf(struct backend *b, bool task_regs, struct er
 		 * its own thread and wakeups, and its 128 KiB rings lost
 		 * records in fork storms that the 4 MiB ones hold.
 		 */
-		.track_tasks = b->target <= 0,
+		.track_tasks = b->target <= 0 && !handed,
 		.python = b->python_wanted,
+		.handed = handed,
 	};
 	struct bpf_dwarf *d;
 
@@ -207,7 +213,7 @@ static int load_counting(struct backend *b, bool native, bool regs_or_fp, struct
 		}
 		if (!dwarf)
 			return 0;
-		b->dwarf = open_dwarf(b, task_regs, errm);
+		b->dwarf = bpf_backend__open_dwarf(b, task_regs, false, errm);
 		if (!b->dwarf && after_native && errno != EINTR) {
 			/*
 			 * The probe left the copies untried where the tables'
@@ -313,6 +319,9 @@ int bpf_backend__open_counting(struct backend *b, struct errmsg *errm)
 			    in_pidns && o->native_unwind, errm);
 	if (err)
 		return err;
+	/* Auto's copies for the samples the tables cannot take yet (first_copies.c says where). */
+	if (b->native_prog_fd >= 0 && o->dwarf)
+		bpf_first_copies__open(b);
 	/* The stack copies' programs were refused the walk: frames read at the drain. */
 	if (b->dwarf && !bpf_dwarf__python(b->dwarf))
 		b->python_wanted = false;

@@ -270,15 +270,32 @@ static int switch_and_drain(struct backend *b)
 	return drain_generation(b, old);
 }
 
+/* The stack copies d took since *since (the last drain), if there is a d. */
+static int drain_copies(struct backend *b, struct bpf_dwarf *d, uint64_t *since)
+{
+	uint64_t from = *since;
+
+	if (!d)
+		return 0;
+	*since = (uint64_t)mono_ns();
+	set_window(b, from);
+	return bpf_dwarf__drain(d);
+}
+
+static int drain_dwarf(struct backend *b)
+{
+	return drain_copies(b, b->dwarf, &b->dwarf_since);
+}
+
 /* After stop: the last mappings first, then every record and both count maps. */
 static int drain_all(struct backend *b)
 {
 	int err = b->sideband ? ring_set__drain(b->sideband) : 0;
 
-	if (!err && b->dwarf) {
-		set_window(b, b->dwarf_since);
-		err = bpf_dwarf__drain(b->dwarf);
-	}
+	if (!err)
+		err = drain_copies(b, b->dwarf, &b->dwarf_since);
+	if (!err)
+		err = drain_copies(b, b->first_copies, &b->first_copies_since);
 	/* Stopped: the counts and then the statistics are read with no run in flight. */
 	if (!err && b->skel && !b->dwarf)
 		err = wait_runs(b);
@@ -294,16 +311,6 @@ static int drain_all(struct backend *b)
 		err = bpf_offcpu__drain(b->offcpu);
 	}
 	return err;
-}
-
-/* The stack copies taken since the last drain. */
-static int drain_dwarf(struct backend *b)
-{
-	uint64_t since = b->dwarf_since;
-
-	b->dwarf_since = (uint64_t)mono_ns();
-	set_window(b, since);
-	return bpf_dwarf__drain(b->dwarf);
 }
 
 static void unknown_thread(void *ctx, pid_t tgid)
@@ -360,8 +367,12 @@ int bpf_backend__drain(struct backend *b)
 	err = b->sideband ? ring_set__drain(b->sideband) : drain_dwarf(b);
 	if (!err)
 		take_python_notes(b);
+	/* Before the copies are unwound: each process loaded now takes no more of them. */
 	if (!err && b->native)
 		bpf_native__take_unknown(b);
+	/* After the mappings they are unwound by. */
+	if (!err)
+		err = drain_copies(b, b->first_copies, &b->first_copies_since);
 	if (!err && b->offcpu) {
 		set_window(b, b->started_ns);
 		err = bpf_offcpu__drain(b->offcpu);

@@ -41,6 +41,7 @@ struct bpf_dwarf {
 	 * drain.
 	 */
 	bool python;
+	bool handed;		/* the native unwinder's copies (bpf_dwarf_opts.handed) */
 	uint64_t py_lost;	/* samples whose frames were sent but not joined whole */
 };
 
@@ -78,13 +79,20 @@ unsigned int bpf_dwarf__chunks(unsigned int dump_size, unsigned int piece)
  * The maps settings both variants share with the counting program, and
  * the programs that hand samples to the Python walk when it is wanted.
  */
-static int prepare(struct bpf_object *obj, struct profile_bpf *counting, bool python)
+static int prepare(struct bpf_object *obj, struct profile_bpf *counting, bool python, bool handed)
 {
 	struct bpf_program *prog;
 
-	bpf_object__for_each_program(prog, obj)
-		if (!strncmp(bpf_program__name(prog), "dwarf_py_", 9))
-			bpf_program__set_autoload(prog, python);
+	bpf_object__for_each_program(prog, obj) {
+		const char *name = bpf_program__name(prog);
+		size_t n = strlen(name);
+		bool is_handed = n > 7 && !strcmp(name + n - 7, "_handed");
+
+		if (!strncmp(name, "dwarf_py_", 9))
+			bpf_program__set_autoload(prog, python && !handed);
+		else
+			bpf_program__set_autoload(prog, is_handed == handed);
+	}
 	/* The counting program's settings, filter, stack ids, statistics and Python tables. */
 	return shared_maps__reuse(obj, counting->obj);
 }
@@ -99,7 +107,8 @@ bool bpf_dwarf__task_regs_supported(void)
 }
 
 /* The variant with bpf_task_pt_regs (5.15). Returns the skeleton or NULL, errno set. */
-static struct dwarf_task_regs_bpf *load_task_regs(struct profile_bpf *counting, bool python)
+static struct dwarf_task_regs_bpf *load_task_regs(struct profile_bpf *counting, bool python,
+						  bool handed)
 {
 	struct dwarf_task_regs_bpf *skel;
 	int err;
@@ -116,7 +125,7 @@ static struct dwarf_task_regs_bpf *load_task_regs(struct profile_bpf *counting, 
 	if (err > 0)
 		err = bpf_map__set_max_entries(skel->maps.copy_buf, (__u32)err);
 	if (!err)
-		err = prepare(skel->obj, counting, python);
+		err = prepare(skel->obj, counting, python, handed);
 	if (!err)
 		err = bpf_interruptible__load(skel->skeleton);
 	if (err) {
@@ -128,10 +137,10 @@ static struct dwarf_task_regs_bpf *load_task_regs(struct profile_bpf *counting, 
 }
 
 /* Open, share the maps, load; NULL with errno set when refused. */
-#define LOAD_SKEL(name, counting, python)                                                       \
+#define LOAD_SKEL(name, counting, python, handed)                                               \
 	({                                                                                      \
 		struct name##_bpf *__s = name##_bpf__open();                                    \
-		int __err = __s ? prepare(__s->obj, (counting), (python)) : -errno;             \
+		int __err = __s ? prepare(__s->obj, (counting), (python), (handed)) : -errno;   \
 		if (!__err)                                                                     \
 			__err = bpf_interruptible__load(__s->skeleton);                         \
 		if (__err) {                                                                    \
@@ -151,7 +160,7 @@ static struct dwarf_task_regs_bpf *load_task_regs(struct profile_bpf *counting, 
 static int load_variant(struct bpf_dwarf *d, struct profile_bpf *counting, bool task_regs_wanted)
 {
 	if (task_regs_wanted) {
-		d->skel_task_regs = load_task_regs(counting, d->python);
+		d->skel_task_regs = load_task_regs(counting, d->python, d->handed);
 		if (d->skel_task_regs)
 			return 0;
 		pr_debug("bpf: the stack-copy program with bpf_task_pt_regs did not load (%s); "
@@ -159,18 +168,23 @@ static int load_variant(struct bpf_dwarf *d, struct profile_bpf *counting, bool 
 			 strerror(errno));
 	}
 	d->skel_map = bpf_dwarf__test_pieces_on_stack ? NULL
-						      : LOAD_SKEL(dwarf_map, counting, d->python);
+						      : LOAD_SKEL(dwarf_map, counting, d->python,
+								  d->handed);
 	if (d->skel_map)
 		return 0;
 	pr_debug("bpf: the stack-copy program with map-value pieces (Linux 4.10) did not load "
 		 "(%s); trying the one with pieces on the BPF stack (4.9)\n",
 		 strerror(errno));
-	d->skel = LOAD_SKEL(dwarf, counting, d->python);
+	d->skel = LOAD_SKEL(dwarf, counting, d->python, d->handed);
 	return d->skel ? 0 : -errno;
 }
 
 static struct bpf_program *copy_program(const struct bpf_dwarf *d)
 {
+	if (d->handed)
+		return d->skel_task_regs ? d->skel_task_regs->progs.dwarf_sample_task_regs_handed
+		       : d->skel_map	  ? d->skel_map->progs.dwarf_sample_map_handed
+					  : d->skel->progs.dwarf_sample_handed;
 	return d->skel_task_regs ? d->skel_task_regs->progs.dwarf_sample_task_regs
 	       : d->skel_map	  ? d->skel_map->progs.dwarf_sample_map
 				  : d->skel->progs.dwarf_sample;
@@ -332,6 +346,7 @@ static int open_rings(struct bpf_dwarf *d, const struct bpf_dwarf_opts *o, struc
 	/* A record's header, time, cpu and raw size around each piece and the head. */
 	const unsigned int around = 8 + 16 + 8 + sizeof(struct dwarf_piece);
 	uint64_t rate = c->frequency ? c->frequency : 1000000000ull / (c->period ? c->period : 1);
+	const char *what = o->track_tasks ? "stack copies and side-band" : "stack copies";
 	uint64_t largest = piece > sizeof(struct dwarf_head) ? piece : sizeof(struct dwarf_head);
 	struct perf_event_attr attr;
 	pid_t all = -1;
@@ -343,14 +358,24 @@ static int open_rings(struct bpf_dwarf *d, const struct bpf_dwarf_opts *o, struc
 		errmsg__set(errm, "bpf: cannot read the online CPUs: %s", strerror(-nr));
 		return nr;
 	}
+	if (d->handed) {
+		what = "stack copies before tables";
+		rate = rate < BPF_DWARF_HANDED_RATE ? rate : BPF_DWARF_HANDED_RATE;
+	}
 	/* Samples, each a stack copy in pieces and a head, and a Python stack's first 32 frames. */
-	pages = ring_set__plan("stack copies", nr, rate,
+	pages = ring_set__plan(what, nr, rate,
 			       c->stack_dump_size + (pieces + 1) * around +
 				       sizeof(struct dwarf_head) +
 				       (d->python ? 2 * (sizeof(struct dwarf_py) + around) : 0),
 			       largest + around, o->reserved_pages, errm);
 	if (pages < 0)
 		return pages;
+	/* The planner's floor is a sampling ring's: these rings hold a new process's first few. */
+	if (d->handed && pages > BPF_DWARF_HANDED_PAGES) {
+		pr_info("%s: %d data pages a ring, not %d: a new process's first few copies\n",
+			what, BPF_DWARF_HANDED_PAGES, pages);
+		pages = BPF_DWARF_HANDED_PAGES;
+	}
 	memset(&attr, 0, sizeof(attr));
 	attr.size = sizeof(attr);
 	attr.type = PERF_TYPE_SOFTWARE;
@@ -365,11 +390,14 @@ static int open_rings(struct bpf_dwarf *d, const struct bpf_dwarf_opts *o, struc
 	attr.watermark = 1;
 	if (o->track_tasks)
 		ring_set__track_tasks(&attr);
-	err = ring_set__open(&d->rs, o->track_tasks ? "stack copies and side-band" : "stack copies",
-			     d->pipeline, c, &attr, &all, 1, (unsigned int)pages, errm);
+	err = ring_set__open(&d->rs, what, d->pipeline, c, &attr, &all, 1, (unsigned int)pages,
+			     errm);
 	if (err)
 		return err;
 	d->timed = ring_set__monotonic(d->rs);
+	/* A few at a time, but a backlog while the main thread compiles their tables: spilled. */
+	if (d->handed)
+		ring_set__hold_at_most(d->rs, BPF_DWARF_HANDED_HELD);
 	ring_set__on_raw(d->rs, on_record, d);
 	ring_set__on_lost(d->rs, on_lost, d);
 	for (int i = 0; i < ring_set__nr_events(d->rs); i++) {
@@ -405,7 +433,8 @@ struct bpf_dwarf *bpf_dwarf__open(const struct bpf_dwarf_opts *o, struct errmsg 
 	d->cfg = o->cfg;
 	d->lookup = o->lookup;
 	d->lookup_ctx = o->lookup_ctx;
-	d->python = o->python;
+	d->handed = o->handed;
+	d->python = o->python && !o->handed;
 	err = load_programs(d, o->counting, o->task_regs_wanted);
 	if (err) {
 		errmsg__set(errm, "bpf: loading the stack-copy program: %s", strerror(-err));
@@ -420,10 +449,18 @@ struct bpf_dwarf *bpf_dwarf__open(const struct bpf_dwarf_opts *o, struct errmsg 
 	err = open_rings(d, o, errm);
 	if (err)
 		goto err_out;
-	pr_info("bpf: stack copies in pieces of %u bytes; user registers of kernel-mode samples: "
-		"%s\n",
-		longest_piece(d),
-		d->skel_task_regs ? "bpf_task_pt_regs" : "none (frame-pointer stacks for those)");
+	if (d->handed)
+		pr_info("bpf: samples of processes the tables do not have yet: stack copies in "
+			"pieces of %u bytes, unwound here; %s\n",
+			longest_piece(d),
+			d->skel_task_regs ? "kernel-mode ones' too, from bpf_task_pt_regs"
+					  : "kernel-mode ones by frame pointers");
+	else
+		pr_info("bpf: stack copies in pieces of %u bytes; user registers of kernel-mode "
+			"samples: %s\n",
+			longest_piece(d),
+			d->skel_task_regs ? "bpf_task_pt_regs"
+					  : "none (frame-pointer stacks for those)");
 	return d;
 
 err_out:

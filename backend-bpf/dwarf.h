@@ -45,7 +45,29 @@ struct bpf_dwarf_opts {
 	 * end in this object's dwarf_py_end).
 	 */
 	bool python;
+	/*
+	 * The copies of --unwind auto's samples of processes the native
+	 * unwinder's tables do not have yet (bpf/native.bpf.h tail-calls the
+	 * *_handed program; bpf_dwarf__prog_fd is that one): without the
+	 * Python walk, the rings planned for a few of them
+	 * (BPF_DWARF_HANDED_RATE a CPU), the events left to the counting
+	 * program.
+	 */
+	bool handed;
 };
+
+/*
+ * The handed copies' rings: planned for BPF_DWARF_HANDED_RATE copies a
+ * second a CPU (a new process's first samples), at most
+ * BPF_DWARF_HANDED_PAGES data pages each (256 KiB: 15 copies of 16 KiB,
+ * read by a real-time reader thread within milliseconds); their reader
+ * holds BPF_DWARF_HANDED_HELD bytes before it spills to a file
+ * (ring_set__hold_at_most). The copies are the run's memory only while a
+ * process's tables are being made.
+ */
+#define BPF_DWARF_HANDED_RATE 100
+#define BPF_DWARF_HANDED_PAGES 64
+#define BPF_DWARF_HANDED_HELD (128u << 10)
 
 /*
  * Load the stack-copy program sharing the maps of the loaded counting
@@ -60,7 +82,7 @@ struct bpf_dwarf *bpf_dwarf__open(const struct bpf_dwarf_opts *o, struct errmsg 
 bool bpf_dwarf__task_regs_supported(void);
 /* Whether the loaded variant is that one: kernel-mode samples get user registers. */
 bool bpf_dwarf__has_task_regs(const struct bpf_dwarf *d);
-/* The program the sampling events run. */
+/* The program the sampling events run (or, handed, that the native unwinder tail-calls). */
 int bpf_dwarf__prog_fd(const struct bpf_dwarf *d);
 /* Whether Python frames are walked at the sample: opts.python, and the kernel took the programs. */
 bool bpf_dwarf__python(const struct bpf_dwarf *d);

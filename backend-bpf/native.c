@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "backend-bpf/countmap.h"
 #include "backend-bpf/native.h"
@@ -52,6 +53,7 @@ static int map_fd(const struct backend *b, const char *name)
 }
 
 bool bpf_native__test_refuse;
+unsigned int bpf_native__test_late_ms;
 
 void bpf_native__open(struct backend *b)
 {
@@ -91,12 +93,13 @@ void bpf_native__open(struct backend *b)
 	}
 	b->native_prog_fd = bpf_program__fd(bpf_object__find_program_by_name(b->native,
 										"profile_native"));
+	b->native_late_until_ms = mono_ms() + bpf_native__test_late_ms;
 	b->config.native_slots = slots;
 	stack_cache__set_walked_claims(&b->stacks[0], map_fd(b, "ustacks0"), map_fd(b, "uclaims0"));
 	stack_cache__set_walked_claims(&b->stacks[1], map_fd(b, "ustacks1"), map_fd(b, "uclaims1"));
 	pr_info("bpf: user stacks unwound by the program from the binaries' tables (%u stacks a "
 		"generation), kernel-mode samples' from the task's user registers (%s); 32-bit "
-		"code and processes not yet loaded by frame pointers\n",
+		"code by frame pointers\n",
 		slots, b->native_regs ? "bpf_task_pt_regs, 5.15"
 				      : "where the entry code saved them, at the top of its kernel "
 					"stack");
@@ -155,6 +158,7 @@ void bpf_native__report(struct backend *b)
 		.read = bpf_backend__read_stat(b, PROFILE_STAT_NATIVE_READ),
 		.unmapped = bpf_backend__read_stat(b, PROFILE_STAT_NATIVE_UNMAPPED),
 		.truncated = bpf_backend__read_stat(b, PROFILE_STAT_NATIVE_TRUNCATED),
+		.copied = bpf_backend__read_stat(b, PROFILE_STAT_NATIVE_COPIED),
 	};
 
 	struct native_store_stats st;
@@ -178,15 +182,17 @@ void bpf_native__report(struct backend *b)
 		st.index, st.pages, st.too_big, st.no_room, st.failed, st.trust_refusals,
 		st.rate_limited, st.deferred, NATIVE_POLL_BUDGET_MS);
 	pr_info("bpf: native unwinding: %llu stacks walked (%llu ended without CFI, %llu at a "
-		"failed read, %llu at code in no known mapping, %llu cut at %d frames); by frame "
-		"pointers instead: %llu kernel-mode, %llu 32-bit, %llu of processes not loaded "
-		"(%llu noted), %llu for want of room, %llu without the step program\n",
+		"failed read, %llu at code in no known mapping, %llu cut at %d frames); %llu of "
+		"processes not loaded as stack copies; by frame pointers instead: %llu "
+		"kernel-mode, %llu 32-bit, %llu of processes not loaded (%llu noted), %llu for "
+		"want of room, %llu without the step program\n",
 		(unsigned long long)s.walked, (unsigned long long)s.no_cfi,
 		(unsigned long long)s.read, (unsigned long long)s.unmapped,
 		(unsigned long long)s.truncated, PROFILE_MAX_STACK_DEPTH,
-		(unsigned long long)s.kernel_mode, (unsigned long long)s.compat,
-		(unsigned long long)s.unknown, (unsigned long long)s.noted,
-		(unsigned long long)s.full, (unsigned long long)s.no_prog);
+		(unsigned long long)s.copied, (unsigned long long)s.kernel_mode,
+		(unsigned long long)s.compat, (unsigned long long)s.unknown,
+		(unsigned long long)s.noted, (unsigned long long)s.full,
+		(unsigned long long)s.no_prog);
 }
 
 int bpf_native__fds(const struct backend *b, struct native_maps_fds *out)
@@ -205,7 +211,7 @@ int bpf_native__fds(const struct backend *b, struct native_maps_fds *out)
 
 bool bpf_native__noticed(struct backend *b)
 {
-	return b->native &&
+	return b->native && mono_ms() >= b->native_late_until_ms &&
 	       (bpf_backend__read_stat(b, PROFILE_STAT_NATIVE_NOTED) != b->native_noted ||
 		(b->native_store && native_store__pending(b->native_store)));
 }
@@ -223,7 +229,7 @@ void bpf_native__take_unknown(struct backend *b)
 	/* The records only woke the wait: native_unknown holds the pids. */
 	if (b->native_wake)
 		perf_buffer__consume(b->native_wake);
-	if (!b->native_store ||
+	if (!b->native_store || mono_ms() < b->native_late_until_ms ||
 	    (noted == b->native_noted && !native_store__pending(b->native_store)))
 		return;
 	b->native_noted = noted;
@@ -232,8 +238,20 @@ void bpf_native__take_unknown(struct backend *b)
 
 void bpf_native__add_targets(struct backend *b)
 {
+	const struct backend_config *c = b->cfg;
+
+	/*
+	 * System-wide, the profiler samples itself too: loaded now, not by a
+	 * main thread busy with the first drains (its first 100 ms of samples
+	 * were stack copies, under a compile loop).
+	 */
+	if (b->native_store && !c->nr_pids && !c->nr_tids && !c->launch && !c->nr_cgroups &&
+	    !bpf_native__test_late_ms)
+		native_store__add_process(b->native_store, getpid());
 	/* -p's processes, each compiled now: a stop during set-up ends it here. */
-	for (int i = 0; b->native_store && i < b->cfg->nr_pids && !interrupt__pending(); i++) {
+	for (int i = 0; b->native_store && i < b->cfg->nr_pids && !interrupt__pending() &&
+			!bpf_native__test_late_ms;
+	     i++) {
 		int err = native_store__add_process(b->native_store, b->cfg->pids[i]);
 
 		if (err)

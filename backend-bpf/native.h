@@ -18,10 +18,13 @@
 struct native_stats {
 	uint64_t walked, kernel_mode, compat, unknown, noted, full, no_prog;
 	uint64_t no_cfi, read, unmapped, truncated;
+	uint64_t copied;	/* of processes not loaded, sent as stack copies (first_copies.c) */
 };
 
 /* Tests: the kernel refuses the program (the fallback to stack copies). */
 extern bool bpf_native__test_refuse;
+/* Tests: noted processes are read this long after the start (tables late, as under emulation). */
+extern unsigned int bpf_native__test_late_ms;
 
 struct backend;
 /* The maps of b's native program into *out: 0, or -ENOENT where it is not loaded. */

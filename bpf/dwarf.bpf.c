@@ -12,7 +12,15 @@
 SEC("perf_event")
 int dwarf_sample(struct bpf_perf_event_data *ctx)
 {
-	return snapshot(ctx, 0);
+	return snapshot(ctx, 0, 0);
+}
+
+/* A sample of a process the native unwinder's tables do not have yet (NATIVE_PROG_COPY). */
+SEC("perf_event")
+int dwarf_sample_handed(struct bpf_perf_event_data *ctx)
+{
+	snapshot(ctx, 0, 1);
+	return dwarf_handed_end();
 }
 
 char LICENSE[] SEC("license") = "GPL";

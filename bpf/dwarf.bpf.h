@@ -280,7 +280,15 @@ int dwarf_py_end(struct bpf_perf_event_data *ctx)
 	return 0;
 }
 
-static __always_inline int snapshot(struct bpf_perf_event_data *ctx, int use_task_regs)
+/*
+ * A sample's head and copy sent. Handed: tail-called by the native
+ * unwinder's counting program (bpf/native.bpf.h) for a process its tables
+ * do not have yet, which counted the sample's start and counts its end
+ * (dwarf_handed_end); no Python walk then (its frames are read from user
+ * space at the drain).
+ */
+static __always_inline int snapshot(struct bpf_perf_event_data *ctx, int use_task_regs,
+				    int handed)
 {
 	struct dwarf_stack_buf buf;
 	struct profile_config *cfg;
@@ -294,11 +302,11 @@ static __always_inline int snapshot(struct bpf_perf_event_data *ctx, int use_tas
 	 * sample. The key is the head's zeroed tgid, the value goes straight
 	 * into the head: 4.9's program has 8 bytes of BPF stack left.
 	 */
-	st = bpf_map_lookup_elem(&dwarf_py, &buf.head.tgid);
+	st = handed ? NULL : bpf_map_lookup_elem(&dwarf_py, &buf.head.tgid);
 	if (st && st->resume) {
 		st->resume = 0;
 		buf.head.py = st->py;
-	} else {
+	} else if (!handed) {
 		stat_inc(PROFILE_STAT_SAMPLES);
 	}
 	cfg = wanted(DWARF_PIDNS_MODE, &tgid, &tid);
@@ -379,6 +387,14 @@ static __always_inline int snapshot(struct bpf_perf_event_data *ctx, int use_tas
 		return 0;
 #endif
 	bpf_perf_event_output(ctx, &snapshots, BPF_F_CURRENT_CPU, &buf.head, sizeof(buf.head));
+	return 0;
+}
+
+/* The end of a handed sample's run, as the counting program's own runs end (count_sample). */
+static __always_inline int dwarf_handed_end(void)
+{
+	stat_inc(PROFILE_STAT_NATIVE_COPIED);
+	stat_inc(PROFILE_STAT_RUNS_DONE);
 	return 0;
 }
 

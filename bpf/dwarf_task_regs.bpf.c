@@ -13,7 +13,15 @@
 SEC("perf_event")
 int dwarf_sample_task_regs(struct bpf_perf_event_data *ctx)
 {
-	return snapshot(ctx, 1);
+	return snapshot(ctx, 1, 0);
+}
+
+/* A sample of a process the native unwinder's tables do not have yet (NATIVE_PROG_COPY). */
+SEC("perf_event")
+int dwarf_sample_task_regs_handed(struct bpf_perf_event_data *ctx)
+{
+	snapshot(ctx, 1, 1);
+	return dwarf_handed_end();
 }
 
 char LICENSE[] SEC("license") = "GPL";

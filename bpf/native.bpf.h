@@ -118,7 +118,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
-	__uint(max_entries, 2);
+	__uint(max_entries, NATIVE_PROGS);
 	__uint(key_size, sizeof(__u32));
 	__uint(value_size, sizeof(__u32));
 } native_progs SEC(".maps");
@@ -448,8 +448,11 @@ static __always_inline int native_stack_top_regs(__u64 ksp, __u64 *ip, __u64 *sp
  * taken, its user stack not): a 64-bit user-mode sample of a process the
  * tables have goes to the step program (a tail call: nothing after it
  * runs); with NATIVE_TASK_REGS (bpf_task_pt_regs, 5.15 with BTF) a
- * kernel-mode sample too, from the task's user registers. Otherwise it
- * counts why not and returns, for the caller to take the kernel's walk.
+ * kernel-mode sample too, from the task's user registers. A sample of a
+ * process the tables do not have yet goes to the stack-copy program where
+ * user space set one (a tail call too: its stack is unwound in user space,
+ * complete from a new process's first sample). Otherwise it counts why not
+ * and returns, for the caller to take the kernel's walk.
  */
 static __always_inline void native_hand_over(struct bpf_perf_event_data *ctx,
 					     const struct profile_key *key, __u32 gen)
@@ -457,11 +460,12 @@ static __always_inline void native_hand_over(struct bpf_perf_event_data *ctx,
 	__u64 ip = ctx->regs.rip, sp = ctx->regs.rsp, bp = ctx->regs.rbp, cs = ctx->regs.cs;
 	struct native_walk *w;
 	__u32 *epoch;
-	__u32 zero = 0, tgid = key->tgid;
+	__u32 zero = 0, tgid = key->tgid, copy = NATIVE_PROG_COPY;
 
 	/* Loaded once: the verifier refuses a context pointer moved by a merged load. */
 	asm volatile("" : "+r"(ip), "+r"(sp), "+r"(bp), "+r"(cs));
 	if (!(cs & 3)) {
+		copy = NATIVE_PROG_COPY_KERNEL;
 #ifdef NATIVE_TASK_REGS
 		struct pt_regs regs;
 
@@ -497,6 +501,7 @@ static __always_inline void native_hand_over(struct bpf_perf_event_data *ctx,
 	}
 	if (!bpf_map_lookup_elem(&native_procs, &tgid)) {
 		native_note(ctx, tgid);
+		bpf_tail_call(ctx, &native_progs, copy);
 		stat_inc(PROFILE_STAT_NATIVE_UNKNOWN);
 		return;
 	}

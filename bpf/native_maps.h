@@ -121,9 +121,20 @@ struct native_cached {
 	__u8 rbp;
 };
 
-/* Slots of native_progs (the loader fills them): the step program, the finish program. */
+/*
+ * Slots of native_progs (the loader fills them): the step program, the
+ * finish program; the stack-copy program that takes a user-mode sample of a
+ * process the tables do not have yet, and the one that takes a kernel-mode
+ * sample's too (the variant with bpf_task_pt_regs, which sends its kernel
+ * stack in the record: the others take it into generation 0's stack map,
+ * which the counting program's drain empties). Empty copy slots: the
+ * kernel's frame-pointer walk, as before.
+ */
 #define NATIVE_PROG_STEP 0
 #define NATIVE_PROG_FINISH 1
+#define NATIVE_PROG_COPY 2
+#define NATIVE_PROG_COPY_KERNEL 3
+#define NATIVE_PROGS 4
 
 /* Why a walk ended: profile_ustack.end of a stack the native walk stored. */
 enum native_end {

@@ -214,6 +214,8 @@ enum profile_stat {
 	PROFILE_STAT_NATIVE_READ,
 	PROFILE_STAT_NATIVE_UNMAPPED,
 	PROFILE_STAT_NATIVE_TRUNCATED,
+	/* Samples of processes not loaded yet sent as stack copies instead (the copy program's). */
+	PROFILE_STAT_NATIVE_COPIED,
 	PROFILE_STAT_CNT,
 };
 

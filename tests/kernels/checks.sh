@@ -968,12 +968,13 @@ stock_score() {
 	}' out
 }
 
-# What -v counted of the stacks that could not be whole: bpf's samples
-# left to frame pointers (those taken in kernel mode, where the kernel lacks
-# bpf_task_pt_regs, and those of processes whose tables were not loaded
-# yet), perf's stacks deeper than the stack copy.
+# What -v counted of the stacks that could not be whole: bpf's samples of
+# processes whose tables were not loaded yet sent as stack copies, and those
+# left to frame pointers (taken in kernel mode where the kernel lacks
+# bpf_task_pt_regs, or with the copies refused), perf's stacks deeper than
+# the stack copy.
 stock_why() {
-	sed -n -e 's/.*by frame pointers instead: \([0-9]*\) kernel-mode, [0-9]* 32-bit, \([0-9]*\) of processes not loaded.*/-v: by frame pointers \1 kernel-mode, \2 not yet loaded/p' \
+	sed -n -e 's/.* \([0-9]*\) of processes not loaded as stack copies; by frame pointers instead: \([0-9]*\) kernel-mode, [0-9]* 32-bit, \([0-9]*\) of processes not loaded.*/-v: \1 stack copies; by frame pointers \2 kernel-mode, \3 not yet loaded/p' \
 		-e 's/.*warning: \([0-9]*\) user stacks were deeper than the stack copy.*/-v: \1 deeper than the stack copy/p' \
 		err | tr '\n' ' ' | sed 's/ $//'
 }

@@ -64,6 +64,9 @@ int main(int argc, char **argv)
 	bpf_cgtrack__test_table = getenv("PROFILE_TEST_CGROUP_TABLE") != NULL;
 	bpf_nsids__test_force = getenv("PROFILE_TEST_PIDNS_RECORDS") != NULL;
 	bpf_native__test_refuse = getenv("PROFILE_TEST_NATIVE_REFUSED") != NULL;
+	if (getenv("PROFILE_TEST_NATIVE_LATE_MS"))
+		bpf_native__test_late_ms =
+			(unsigned int)strtoul(getenv("PROFILE_TEST_NATIVE_LATE_MS"), NULL, 10);
 	bpf_dwarf__test_refuse = getenv("PROFILE_TEST_DWARF_REFUSED") != NULL;
 	bpf_offcpu__test_no_runtime = getenv("PROFILE_TEST_OFFCPU_NO_RUNTIME") != NULL;
 

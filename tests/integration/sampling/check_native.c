@@ -242,6 +242,68 @@ START_TEST(refused_the_program_and_the_copies_frame_pointers)
 }
 END_TEST
 
+/* The count -v gives after `what` on its native unwinding line of walks, or -1. */
+static long long walks_count(const char *err, const char *what)
+{
+	const char *line = strstr(err, "stacks walked ("), *p;
+	const char *eol = line ? strchr(line, '\n') : NULL;
+
+	for (p = line; p && (!eol || p < eol); p++) {
+		const char *q = p;
+
+		while (q > line && q[-1] >= '0' && q[-1] <= '9')
+			q--;
+		if (q < p && p[0] == ' ' && !strncmp(p + 1, what, strlen(what)))
+			return strtoll(q, NULL, 10);
+	}
+	return -1;
+}
+
+/*
+ * A new process's samples taken before its tables are loaded (read 800 ms
+ * late here, as the kernel matrix's emulated guests compile them) go as
+ * stack copies, unwound here: whole from the first sample, counted in -v.
+ * Without the copies (refused), those samples are frame-pointer walks,
+ * counted too, and most of them lose the deep recursion's callers. The
+ * 4.9 program's copies (no bpf_task_pt_regs) take user-mode samples: the
+ * recursion's.
+ */
+START_TEST(samples_before_the_tables_are_stack_copies)
+{
+	static const char *const seams[] = { "PROFILE_TEST_NONE=1", "PROFILE_TEST_DWARF_REFUSED=1",
+					     "PROFILE_TEST_NO_TASK_REGS=1" };
+	long long copied, by_fp;
+	char chain[1024];
+	uint64_t whole, n;
+
+	run_cmd((char *[]){ "/usr/bin/env", "PROFILE_TEST_NATIVE_LATE_MS=800", (char *)seams[_i],
+			    (char *)seams_bin(), "-v", "--backend", "bpf", "-F", "499", "-f", "--",
+			    (char *)workload("nofp"), "deep", "2", "40", NULL },
+		60, 0, &r);
+	assert_loaded(&r);
+	deep_chain(chain, sizeof(chain));
+	whole = folded_count_exact(r.out, chain);
+	n = ending_in(r.out, "nofp_c");
+	copied = walks_count(r.err, "of processes not loaded as stack copies");
+	by_fp = walks_count(r.err, "of processes not loaded (");
+	ck_assert_msg(n >= 400 && copied >= 0 && by_fp >= 0, "%llu samples, -v:\n%.3000s",
+		      (unsigned long long)n, r.err);
+	if (_i == 1) {
+		ck_assert_msg(strstr(r.err, "the stack copies were refused") && copied == 0 &&
+				      by_fp >= 200 && whole * 10 < n * 7,
+			      "%llu of %llu whole, %lld copied, %lld by frame pointers:\n%.3000s",
+			      (unsigned long long)whole, (unsigned long long)n, copied, by_fp, r.err);
+		return;
+	}
+	ck_assert_msg(strstr(r.err, _i ? "kernel-mode ones by frame pointers"
+				       : "kernel-mode ones' too, from bpf_task_pt_regs"),
+		      "%.3000s", r.err);
+	ck_assert_msg(copied >= 200 && whole * 100 >= n * 97,
+		      "%llu of %llu whole, %lld copied, %lld by frame pointers:\n%.3000s\n%.3000s",
+		      (unsigned long long)whole, (unsigned long long)n, copied, by_fp, r.err, r.out);
+}
+END_TEST
+
 /*
  * dd copying a byte at a time spends most of its samples in the kernel:
  * their user stacks are unwound from the task's user registers, by
@@ -284,6 +346,7 @@ Suite *native_suite(void)
 	tcase_add_test(tc, refused_the_program_auto_takes_stack_copies);
 	tcase_add_test(tc, refused_the_program_and_the_copies_frame_pointers);
 	tcase_add_loop_test(tc, kernel_mode_samples_unwound_from_the_task_registers, 0, 2);
+	tcase_add_loop_test(tc, samples_before_the_tables_are_stack_copies, 0, 3);
 	suite_add_tcase(s, tc);
 	return s;
 }
