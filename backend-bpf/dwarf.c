@@ -342,7 +342,9 @@ static int open_rings(struct bpf_dwarf *d, const struct bpf_dwarf_opts *o, struc
 {
 	const struct backend_config *c = o->cfg;
 	unsigned int piece = longest_piece(d);
-	unsigned int pieces = (c->stack_dump_size + piece - 1) / piece;
+	unsigned int dump = d->handed ? bpf_dwarf__handed_dump(c->stack_dump_size)
+				      : c->stack_dump_size;
+	unsigned int pieces = (dump + piece - 1) / piece;
 	/* A record's header, time, cpu and raw size around each piece and the head. */
 	const unsigned int around = 8 + 16 + 8 + sizeof(struct dwarf_piece);
 	uint64_t rate = c->frequency ? c->frequency : 1000000000ull / (c->period ? c->period : 1);
@@ -364,7 +366,7 @@ static int open_rings(struct bpf_dwarf *d, const struct bpf_dwarf_opts *o, struc
 	}
 	/* Samples, each a stack copy in pieces and a head, and a Python stack's first 32 frames. */
 	pages = ring_set__plan(what, nr, rate,
-			       c->stack_dump_size + (pieces + 1) * around +
+			       dump + (pieces + 1) * around +
 				       sizeof(struct dwarf_head) +
 				       (d->python ? 2 * (sizeof(struct dwarf_py) + around) : 0),
 			       largest + around, o->reserved_pages, errm);
@@ -440,7 +442,9 @@ struct bpf_dwarf *bpf_dwarf__open(const struct bpf_dwarf_opts *o, struct errmsg 
 		errmsg__set(errm, "bpf: loading the stack-copy program: %s", strerror(-err));
 		goto err_out;
 	}
-	err = dwarf_joiner__init(&d->join, o->nr_cpus, longest_piece(d), o->cfg->stack_dump_size,
+	err = dwarf_joiner__init(&d->join, o->nr_cpus, longest_piece(d),
+				 d->handed ? bpf_dwarf__handed_dump(o->cfg->stack_dump_size)
+					   : o->cfg->stack_dump_size,
 				 on_sample, d);
 	if (err) {
 		errmsg__set(errm, "out of memory");

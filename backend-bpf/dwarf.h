@@ -68,6 +68,19 @@ struct bpf_dwarf_opts {
 #define BPF_DWARF_HANDED_RATE 100
 #define BPF_DWARF_HANDED_PAGES 64
 #define BPF_DWARF_HANDED_HELD (128u << 10)
+/*
+ * Their copies' size, whatever --stack-dump-size says (the copies of
+ * --unwind dwarf): the walk they stand in for has no such limit, and a
+ * shallow stack sends only what it has. At 16 KiB, Python 3.11's first
+ * samples (its imports) were cut, with a warning to raise
+ * --stack-dump-size that a default run should not print.
+ */
+#define BPF_DWARF_HANDED_DUMP 61440u
+/* The size of a handed copy for a --stack-dump-size of configured bytes. */
+static inline unsigned int bpf_dwarf__handed_dump(unsigned int configured)
+{
+	return configured > BPF_DWARF_HANDED_DUMP ? configured : BPF_DWARF_HANDED_DUMP;
+}
 
 /*
  * Load the stack-copy program sharing the maps of the loaded counting
