@@ -59,8 +59,9 @@ struct bpf_dwarf_opts {
 /*
  * The handed copies' rings: planned for BPF_DWARF_HANDED_RATE copies a
  * second a CPU (a new process's first samples), at most
- * BPF_DWARF_HANDED_PAGES data pages each (256 KiB: 15 copies of 16 KiB,
- * read by a real-time reader thread within milliseconds); their reader
+ * BPF_DWARF_HANDED_PAGES data pages each (256 KiB: 4 copies of the deepest
+ * stacks, most are a few KiB, read by a real-time reader thread within
+ * milliseconds); their reader
  * holds BPF_DWARF_HANDED_HELD bytes before it spills to a file
  * (ring_set__hold_at_most). The copies are the run's memory only while a
  * process's tables are being made.
