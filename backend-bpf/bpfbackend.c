@@ -100,6 +100,7 @@ static int bpf_start(struct backend *b, struct errmsg *errm)
 	/* -p's processes are there now: their tables before their first sample. */
 	if (b->native)
 		bpf_native__add_targets(b);
+	bpf_first_copies__renew(b);
 	b->last_switch_ms = mono_ms();
 	b->started_ns = b->dwarf_since = b->gen_since[0] = b->gen_since[1] = (uint64_t)mono_ns();
 	if (b->offcpu) {

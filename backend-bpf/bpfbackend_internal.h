@@ -151,6 +151,8 @@ void bpf_native__add_targets(struct backend *b);
  * says why) by frame pointers; their rings, stop, losses and close.
  */
 void bpf_first_copies__open(struct backend *b);
+/* The program takes copies for a while more (profile_config.copies_until_ns): at start, each drain. */
+void bpf_first_copies__renew(struct backend *b);
 struct ring_set *bpf_first_copies__ring_set(const struct backend *b);
 void bpf_first_copies__stop(struct backend *b);
 void bpf_first_copies__stats(const struct backend *b, struct backend_stats *st);

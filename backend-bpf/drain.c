@@ -370,9 +370,11 @@ int bpf_backend__drain(struct backend *b)
 	/* Before the copies are unwound: each process loaded now takes no more of them. */
 	if (!err && b->native)
 		bpf_native__take_unknown(b);
-	/* After the mappings they are unwound by. */
+	/* After the mappings they are unwound by; the program takes them a while more. */
 	if (!err)
 		err = drain_copies(b, b->first_copies, &b->first_copies_since);
+	if (!err)
+		bpf_first_copies__renew(b);
 	if (!err && b->offcpu) {
 		set_window(b, b->started_ns);
 		err = bpf_offcpu__drain(b->offcpu);

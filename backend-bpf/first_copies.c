@@ -80,6 +80,23 @@ void bpf_first_copies__open(struct backend *b)
 	b->first_copies = NULL;
 }
 
+/*
+ * How long the program takes copies after a drain: past the longest wait
+ * between two (250 ms). A stopped profiler's reader copies nothing, and
+ * the rings hold a few: its samples are counted in the kernel meanwhile.
+ */
+#define FIRST_COPIES_LEASE_NS 400000000ull
+
+void bpf_first_copies__renew(struct backend *b)
+{
+	if (!b->first_copies)
+		return;
+	b->config.copies_until_ns = (uint64_t)mono_ns() + FIRST_COPIES_LEASE_NS;
+	/* Written with the rest: the main thread alone writes the settings. */
+	if (bpf_backend__write_config(b))
+		b->config.copies_until_ns = 0;
+}
+
 struct ring_set *bpf_first_copies__ring_set(const struct backend *b)
 {
 	return b->first_copies ? bpf_dwarf__ring_set(b->first_copies) : NULL;

@@ -111,6 +111,9 @@ static __always_inline void count_key(struct bpf_perf_event_data *ctx, int pidns
 	struct profile_config *cfg;
 	struct profile_key key;
 	__u32 tgid, tid, gen;
+#ifdef COUNTING_NATIVE
+	int walk = 0;
+#endif
 
 	cfg = wanted(pidns_mode, &tgid, &tid);
 	if (!cfg)
@@ -119,6 +122,11 @@ static __always_inline void count_key(struct bpf_perf_event_data *ctx, int pidns
 	if (!nsid_visible(ctx, (cfg->flags & PROFILE_CFG_KEY_TID) ? tid : tgid, tgid, tid,
 			  PROFILE_STAT_NSIDS_FULL))
 		return;
+#endif
+#ifdef COUNTING_NATIVE
+	/* Before a kernel stack is taken: a sample sent as a copy takes its own. */
+	if (cfg->flags & PROFILE_CFG_USER_STACK)
+		walk = !native_not_loaded(ctx, cfg, tgid);
 #endif
 	/* Read once: the stacks and the count of one sample go to one generation. */
 	gen = cfg->active_counts;
@@ -145,7 +153,7 @@ static __always_inline void count_key(struct bpf_perf_event_data *ctx, int pidns
 	}
 #ifdef COUNTING_NATIVE
 	/* Walked by the tables where it can be: then the step program counts it. */
-	if (cfg->flags & PROFILE_CFG_USER_STACK)
+	if (walk)
 		native_hand_over(ctx, &key, gen);
 #endif
 	if (cfg->flags & PROFILE_CFG_USER_STACK)

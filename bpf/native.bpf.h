@@ -444,15 +444,40 @@ static __always_inline int native_stack_top_regs(__u64 ksp, __u64 *ip, __u64 *sp
 #endif
 
 /*
+ * Called by the counting program first: 0 for a process the tables have
+ * (native_hand_over walks it) or a 32-bit sample (it says why not). A
+ * process they do not have yet is noted, and its sample goes to the
+ * stack-copy program where user space set one and reads its copies now
+ * (a tail call: nothing after it runs; the copy takes its own kernel stack,
+ * so the caller has not taken one): its stack is unwound in user space,
+ * complete from a new process's first sample. Else 1, counted, for the
+ * kernel's walk.
+ */
+static __always_inline int native_not_loaded(struct bpf_perf_event_data *ctx,
+					     const struct profile_config *cfg, __u32 tgid)
+{
+	__u64 cs = ctx->regs.cs;
+
+	asm volatile("" : "+r"(cs));
+	if ((cs & 3) && cs != USTACK_USER64_CS)
+		return 0;
+	if (bpf_map_lookup_elem(&native_procs, &tgid))
+		return 0;
+	native_note(ctx, tgid);
+	if (bpf_ktime_get_ns() < cfg->copies_until_ns)
+		bpf_tail_call(ctx, &native_progs,
+			      (cs & 3) ? NATIVE_PROG_COPY : NATIVE_PROG_COPY_KERNEL);
+	stat_inc(PROFILE_STAT_NATIVE_UNKNOWN);
+	return 1;
+}
+
+/*
  * Called by the counting program with the sample's key (its kernel stack
- * taken, its user stack not): a 64-bit user-mode sample of a process the
- * tables have goes to the step program (a tail call: nothing after it
- * runs); with NATIVE_TASK_REGS (bpf_task_pt_regs, 5.15 with BTF) a
- * kernel-mode sample too, from the task's user registers. A sample of a
- * process the tables do not have yet goes to the stack-copy program where
- * user space set one (a tail call too: its stack is unwound in user space,
- * complete from a new process's first sample). Otherwise it counts why not
- * and returns, for the caller to take the kernel's walk.
+ * taken, its user stack not) for a process the tables have: a 64-bit
+ * user-mode sample goes to the step program (a tail call: nothing after
+ * it runs); with NATIVE_TASK_REGS (bpf_task_pt_regs, 5.15 with BTF) a
+ * kernel-mode sample too, from the task's user registers. Otherwise it
+ * counts why not and returns, for the caller to take the kernel's walk.
  */
 static __always_inline void native_hand_over(struct bpf_perf_event_data *ctx,
 					     const struct profile_key *key, __u32 gen)
@@ -460,12 +485,11 @@ static __always_inline void native_hand_over(struct bpf_perf_event_data *ctx,
 	__u64 ip = ctx->regs.rip, sp = ctx->regs.rsp, bp = ctx->regs.rbp, cs = ctx->regs.cs;
 	struct native_walk *w;
 	__u32 *epoch;
-	__u32 zero = 0, tgid = key->tgid, copy = NATIVE_PROG_COPY;
+	__u32 zero = 0, tgid = key->tgid;
 
 	/* Loaded once: the verifier refuses a context pointer moved by a merged load. */
 	asm volatile("" : "+r"(ip), "+r"(sp), "+r"(bp), "+r"(cs));
 	if (!(cs & 3)) {
-		copy = NATIVE_PROG_COPY_KERNEL;
 #ifdef NATIVE_TASK_REGS
 		struct pt_regs regs;
 
@@ -497,12 +521,6 @@ static __always_inline void native_hand_over(struct bpf_perf_event_data *ctx,
 	}
 	if (cs != USTACK_USER64_CS) {
 		stat_inc(PROFILE_STAT_NATIVE_COMPAT);
-		return;
-	}
-	if (!bpf_map_lookup_elem(&native_procs, &tgid)) {
-		native_note(ctx, tgid);
-		bpf_tail_call(ctx, &native_progs, copy);
-		stat_inc(PROFILE_STAT_NATIVE_UNKNOWN);
 		return;
 	}
 	w = bpf_map_lookup_elem(&native_walk, &zero);

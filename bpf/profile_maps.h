@@ -63,6 +63,13 @@ struct profile_config {
 	/* The profiler's pid namespace (stat of /proc/self/ns/pid), with PROFILE_CFG_PIDNS. */
 	__u64 pidns_dev;
 	__u64 pidns_ino;
+	/*
+	 * The native walk's stack copies of processes it cannot walk yet are
+	 * taken until this CLOCK_MONOTONIC time (bpf_ktime_get_ns), which
+	 * user space moves on at each drain: a stopped or starved profiler
+	 * reads no copies, and the kernel's walk counts those samples here.
+	 */
+	__u64 copies_until_ns;
 };
 
 /* Key of the count maps: bcc's key_t plus the thread id under -L. */
