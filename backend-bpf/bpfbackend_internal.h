@@ -108,6 +108,16 @@ struct backend {
 	struct bpf_python *python;
 };
 
+/*
+ * Whether the run names its processes (a command, -p, -L) rather than
+ * sampling the host (system-wide, --cgroup): the native store's few maps,
+ * the first samples' copies.
+ */
+static inline bool bpf_backend__names_processes(const struct backend_config *c)
+{
+	return (c->nr_pids || c->nr_tids || c->launch) && !c->nr_cgroups;
+}
+
 /* counting.c: the counting program on cpu-clock events: on-CPU stacks. Returns 0 or -errno. */
 int bpf_backend__open_counting(struct backend *b, struct errmsg *errm);
 /*

@@ -153,9 +153,7 @@ struct bpf_dwarf *bpf_backend__open_dwarf(struct backend *b, bool task_regs, boo
 		dopts.reserved_pages = (uint64_t)(SIDEBAND_PAGES + 1) * b->nr_cpus;
 	d = bpf_dwarf__open(&dopts, errm);
 	if (d)
-		b->config.dump_chunks = bpf_dwarf__chunks(handed ? bpf_dwarf__handed_dump(
-								     b->cfg->stack_dump_size)
-								 : b->cfg->stack_dump_size,
+		b->config.dump_chunks = bpf_dwarf__chunks(bpf_dwarf__dump_size(d),
 							  bpf_dwarf__piece(d));
 	return d;
 }

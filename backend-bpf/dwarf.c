@@ -42,6 +42,7 @@ struct bpf_dwarf {
 	 */
 	bool python;
 	bool handed;		/* the native unwinder's copies (bpf_dwarf_opts.handed) */
+	unsigned int dump_size;	/* a copy's most bytes: --stack-dump-size, or handed's */
 	uint64_t py_lost;	/* samples whose frames were sent but not joined whole */
 };
 
@@ -342,9 +343,7 @@ static int open_rings(struct bpf_dwarf *d, const struct bpf_dwarf_opts *o, struc
 {
 	const struct backend_config *c = o->cfg;
 	unsigned int piece = longest_piece(d);
-	unsigned int dump = d->handed ? bpf_dwarf__handed_dump(c->stack_dump_size)
-				      : c->stack_dump_size;
-	unsigned int pieces = (dump + piece - 1) / piece;
+	unsigned int pieces = (d->dump_size + piece - 1) / piece;
 	/* A record's header, time, cpu and raw size around each piece and the head. */
 	const unsigned int around = 8 + 16 + 8 + sizeof(struct dwarf_piece);
 	uint64_t rate = c->frequency ? c->frequency : 1000000000ull / (c->period ? c->period : 1);
@@ -366,7 +365,7 @@ static int open_rings(struct bpf_dwarf *d, const struct bpf_dwarf_opts *o, struc
 	}
 	/* Samples, each a stack copy in pieces and a head, and a Python stack's first 32 frames. */
 	pages = ring_set__plan(what, nr, rate,
-			       dump + (pieces + 1) * around +
+			       d->dump_size + (pieces + 1) * around +
 				       sizeof(struct dwarf_head) +
 				       (d->python ? 2 * (sizeof(struct dwarf_py) + around) : 0),
 			       largest + around, o->reserved_pages, errm);
@@ -436,15 +435,16 @@ struct bpf_dwarf *bpf_dwarf__open(const struct bpf_dwarf_opts *o, struct errmsg 
 	d->lookup = o->lookup;
 	d->lookup_ctx = o->lookup_ctx;
 	d->handed = o->handed;
+	d->dump_size = o->cfg->stack_dump_size;
+	if (d->handed && d->dump_size < BPF_DWARF_HANDED_DUMP)
+		d->dump_size = BPF_DWARF_HANDED_DUMP;
 	d->python = o->python && !o->handed;
 	err = load_programs(d, o->counting, o->task_regs_wanted);
 	if (err) {
 		errmsg__set(errm, "bpf: loading the stack-copy program: %s", strerror(-err));
 		goto err_out;
 	}
-	err = dwarf_joiner__init(&d->join, o->nr_cpus, longest_piece(d),
-				 d->handed ? bpf_dwarf__handed_dump(o->cfg->stack_dump_size)
-					   : o->cfg->stack_dump_size,
+	err = dwarf_joiner__init(&d->join, o->nr_cpus, longest_piece(d), d->dump_size,
 				 on_sample, d);
 	if (err) {
 		errmsg__set(errm, "out of memory");
@@ -471,6 +471,11 @@ err_out:
 	bpf_dwarf__close(d);
 	errno = -err;
 	return NULL;
+}
+
+unsigned int bpf_dwarf__dump_size(const struct bpf_dwarf *d)
+{
+	return d->dump_size;
 }
 
 bool bpf_dwarf__has_task_regs(const struct bpf_dwarf *d)

@@ -77,11 +77,6 @@ struct bpf_dwarf_opts {
  * --stack-dump-size that a default run should not print.
  */
 #define BPF_DWARF_HANDED_DUMP 61440u
-/* The size of a handed copy for a --stack-dump-size of configured bytes. */
-static inline unsigned int bpf_dwarf__handed_dump(unsigned int configured)
-{
-	return configured > BPF_DWARF_HANDED_DUMP ? configured : BPF_DWARF_HANDED_DUMP;
-}
 
 /*
  * Load the stack-copy program sharing the maps of the loaded counting
@@ -94,6 +89,8 @@ struct bpf_dwarf *bpf_dwarf__open(const struct bpf_dwarf_opts *o, struct errmsg 
  * needs; it also sends kernel stacks in its records instead of by stack id.
  */
 bool bpf_dwarf__task_regs_supported(void);
+/* The most bytes of stack a copy takes (profile_config.dump_chunks is made from it). */
+unsigned int bpf_dwarf__dump_size(const struct bpf_dwarf *d);
 /* Whether the loaded variant is that one: kernel-mode samples get user registers. */
 bool bpf_dwarf__has_task_regs(const struct bpf_dwarf *d);
 /* The program the sampling events run (or, handed, that the native unwinder tail-calls). */

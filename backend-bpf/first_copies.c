@@ -62,7 +62,7 @@ void bpf_first_copies__open(struct backend *b)
 	struct errmsg errm = { .text = "" };
 	int err;
 
-	if (!(c->launch || c->nr_pids || c->nr_tids) || c->nr_cgroups) {
+	if (!bpf_backend__names_processes(c)) {
 		pr_info("bpf: samples of processes the tables do not have yet by frame pointers "
 			"(system-wide, no stack copies: a busy host's new processes would take "
 			"them by the thousand)\n");

@@ -61,7 +61,7 @@ void bpf_native__open(struct backend *b)
 	unsigned int slots = pow2_floor(b->stack_size / 4);
 	const struct backend_config *c = b->cfg;
 	struct native_store_opts opts = {
-		.few = (c->nr_pids || c->nr_tids || c->launch) && !c->nr_cgroups,
+		.few = bpf_backend__names_processes(c),
 	};
 	struct native_maps_fds fds;
 	int err = bpf_native__test_refuse ? -EACCES
@@ -240,18 +240,17 @@ void bpf_native__add_targets(struct backend *b)
 {
 	const struct backend_config *c = b->cfg;
 
+	if (!b->native_store || bpf_native__test_late_ms)
+		return;
 	/*
 	 * System-wide, the profiler samples itself too: loaded now, not by a
 	 * main thread busy with the first drains (its first 100 ms of samples
 	 * were stack copies, under a compile loop).
 	 */
-	if (b->native_store && !c->nr_pids && !c->nr_tids && !c->launch && !c->nr_cgroups &&
-	    !bpf_native__test_late_ms)
+	if (!bpf_backend__names_processes(c) && !c->nr_cgroups)
 		native_store__add_process(b->native_store, getpid());
 	/* -p's processes, each compiled now: a stop during set-up ends it here. */
-	for (int i = 0; b->native_store && i < b->cfg->nr_pids && !interrupt__pending() &&
-			!bpf_native__test_late_ms;
-	     i++) {
+	for (int i = 0; i < c->nr_pids && !interrupt__pending(); i++) {
 		int err = native_store__add_process(b->native_store, b->cfg->pids[i]);
 
 		if (err)
