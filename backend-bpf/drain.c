@@ -115,10 +115,13 @@ uint64_t bpf_backend__read_stat(struct backend *b, enum profile_stat slot)
 	return percpu_stat(b->stats_fd, slot, b->nr_cpus);
 }
 
+/* A stack copy's stack by id: generation 1's where the program marked it so. */
 const uint64_t *bpf_backend__cached_stack(void *ctx, int32_t id)
 {
 	struct backend *b = ctx;
 
+	if (id >= 0 && (id & PROFILE_STACK_GEN1))
+		return stack_cache__get(&b->stacks[1], id & ~PROFILE_STACK_GEN1);
 	return stack_cache__get(&b->stacks[0], id);
 }
 
@@ -236,6 +239,18 @@ static int wait_runs(struct backend *b)
 	return err;
 }
 
+/* The stack copies d took since *since (the last drain), if there is a d. */
+static int drain_copies(struct backend *b, struct bpf_dwarf *d, uint64_t *since)
+{
+	uint64_t from = *since;
+
+	if (!d)
+		return 0;
+	*since = (uint64_t)mono_ns();
+	set_window(b, from);
+	return bpf_dwarf__drain(d);
+}
+
 /* Point the program at the other map, let running samples finish, drain the old one. */
 static int switch_and_drain(struct backend *b)
 {
@@ -263,23 +278,17 @@ static int switch_and_drain(struct backend *b)
 	 * command's (the report one sample short of the stack-lost statistics).
 	 */
 	err = ring_set__drain_now(b->sideband);
+	/*
+	 * The stack copies taken meanwhile, whose stack ids may be in the old
+	 * generation's maps: read before they are emptied.
+	 */
+	if (!err)
+		err = drain_copies(b, b->first_copies, &b->first_copies_since);
 	if (err)
 		return err;
 	b->drains++;
 	pr_debug("bpf: draining generation %u\n", old);
 	return drain_generation(b, old);
-}
-
-/* The stack copies d took since *since (the last drain), if there is a d. */
-static int drain_copies(struct backend *b, struct bpf_dwarf *d, uint64_t *since)
-{
-	uint64_t from = *since;
-
-	if (!d)
-		return 0;
-	*since = (uint64_t)mono_ns();
-	set_window(b, from);
-	return bpf_dwarf__drain(d);
 }
 
 static int drain_dwarf(struct backend *b)

@@ -458,13 +458,14 @@ struct bpf_dwarf *bpf_dwarf__open(const struct bpf_dwarf_opts *o, struct errmsg 
 			"pieces of %u bytes, unwound here; %s\n",
 			longest_piece(d),
 			d->skel_task_regs ? "kernel-mode ones' too, from bpf_task_pt_regs"
-					  : "kernel-mode ones by frame pointers");
+					  : "kernel-mode ones' too, from the top of the kernel stack");
 	else
 		pr_info("bpf: stack copies in pieces of %u bytes; user registers of kernel-mode "
 			"samples: %s\n",
 			longest_piece(d),
 			d->skel_task_regs ? "bpf_task_pt_regs"
-					  : "none (frame-pointer stacks for those)");
+					  : "from the top of the task's kernel stack (frame-pointer "
+					    "stacks where they are not found there)");
 	return d;
 
 err_out:

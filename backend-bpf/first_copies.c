@@ -41,15 +41,13 @@ static int hand_over(struct backend *b)
 
 	if (!m || fd < 0)
 		return -ENOENT;
-	if (bpf_map_update_elem(bpf_map__fd(m), &user, &fd, BPF_ANY))
-		return -errno;
 	/*
-	 * The older variants take a kernel-mode sample's kernel stack into
-	 * generation 0's map, which the counting program's drain empties,
-	 * and walk its user stack by frame pointers anyway: left to the
-	 * counting program.
+	 * Kernel-mode samples too: the older variants read the user registers
+	 * at the top of the task's kernel stack, and take the kernel stack
+	 * into the generation the counting program counts into, which the
+	 * drain reads the copies before it empties.
 	 */
-	if (bpf_dwarf__has_task_regs(b->first_copies) &&
+	if (bpf_map_update_elem(bpf_map__fd(m), &user, &fd, BPF_ANY) ||
 	    bpf_map_update_elem(bpf_map__fd(m), &kernel, &fd, BPF_ANY))
 		return -errno;
 	return 0;

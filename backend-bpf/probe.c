@@ -168,8 +168,10 @@ static int probe(const struct backend_config *opts, char *why, size_t len)
 		if (!task_regs && in_pidns)
 			partial = PIDNS_AUTO_FP;
 		else if (!task_regs)
-			partial = "samples taken in kernel mode would get frame-pointer user "
-				  "stacks (bpf_task_pt_regs needs Linux 5.15 with BTF)";
+			partial = "samples taken in kernel mode whose user registers are not "
+				  "found at the top of the task's kernel stack would get "
+				  "frame-pointer user stacks (bpf_task_pt_regs needs Linux 5.15 "
+				  "with BTF)";
 	} else if (idmaps__filters(opts)) {
 		struct profile_idmap_bpf *idmap = NULL;
 		struct profile_mntns_bpf *mntns = NULL;

@@ -29,31 +29,6 @@ struct {
 	__type(value, __u64);
 } counts1 SEC(".maps");
 
-/*
- * A stack map is a table of buckets indexed by the stack's hash, without
- * chaining: a different stack whose hash lands on a taken bucket gets
- * -EEXIST and is lost (BPF_F_REUSE_STACKID would overwrite the bucket and
- * give older count keys the wrong stack, which is worse). So the maps are
- * kept nearly empty: each generation has its own (`stacks` and counts0 for
- * 0, stacks1 and counts1 for 1), and the loader empties a generation's maps
- * after draining it, every second or sooner. A stack that still collides is
- * taken into its generation's small overflow map, where its bucket is almost
- * surely free.
- */
-struct {
-	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
-	__uint(max_entries, 16384);
-	__uint(key_size, sizeof(__u32));
-	__uint(value_size, PROFILE_MAX_STACK_DEPTH * sizeof(__u64));
-} stacks1 SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
-	__uint(max_entries, 2048);
-	__uint(key_size, sizeof(__u32));
-	__uint(value_size, PROFILE_MAX_STACK_DEPTH * sizeof(__u64));
-} overflow1 SEC(".maps");
-
 /* Add one to key's count; insertion races with other CPUs are retried once. */
 static __always_inline void count(void *counts, struct profile_key *key)
 {
@@ -99,10 +74,7 @@ static __always_inline int user_stack(struct bpf_perf_event_data *ctx, __u32 gen
 	if (id != FPWALK_NOT_WALKED)
 		return id;
 #endif
-	return gen ? take_stack(ctx, &stacks1, &overflow1, BPF_F_USER_STACK,
-				PROFILE_STAT_USER_STACK_LOST)
-		   : take_stack(ctx, &stacks, &overflow0, BPF_F_USER_STACK,
-				PROFILE_STAT_USER_STACK_LOST);
+	return take_gen_stack(ctx, gen, BPF_F_USER_STACK, PROFILE_STAT_USER_STACK_LOST);
 }
 
 /* One sample's key counted in the active count map. */
@@ -143,10 +115,7 @@ static __always_inline void count_key(struct bpf_perf_event_data *ctx, int pidns
 	if ((cfg->flags & PROFILE_CFG_KERNEL_STACK) && in_user_mode(ctx)) {
 		key.kernel_stack_id = -EFAULT;
 	} else if (cfg->flags & PROFILE_CFG_KERNEL_STACK) {
-		key.kernel_stack_id = gen ? take_stack(ctx, &stacks1, &overflow1, 0,
-						       PROFILE_STAT_KERNEL_STACK_LOST)
-					  : take_stack(ctx, &stacks, &overflow0, 0,
-						       PROFILE_STAT_KERNEL_STACK_LOST);
+		key.kernel_stack_id = take_gen_stack(ctx, gen, 0, PROFILE_STAT_KERNEL_STACK_LOST);
 		/* Kept so the loader can add the leaf if this kernel's stack lacks it. */
 		if (key.kernel_stack_id >= 0)
 			key.kernel_ip = ctx->regs.rip;	/* x86-64 UAPI name of ip */

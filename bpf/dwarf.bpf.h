@@ -7,11 +7,12 @@
  *
  * A sample taken in user mode has the user registers in its context. One
  * taken in kernel mode (a system call, a page fault) has the kernel's; the
- * user registers are then at the top of the task's kernel stack, which only
- * bpf_task_pt_regs() (Linux 5.15, with kernel BTF) can find: that variant is
- * bpf/dwarf_task_regs.bpf.c. bpf/dwarf.bpf.c, for every kernel from 4.9,
- * falls back to the frame-pointer user stack for those samples and counts
- * them.
+ * user registers are then at the top of the task's kernel stack, which
+ * bpf_task_pt_regs() (Linux 5.15, with kernel BTF) finds: that variant is
+ * bpf/dwarf_task_regs.bpf.c. The others, from 4.9, read them at the top of
+ * the 16 KiB-aligned stack the interrupted rsp is on (ustack_top_regs), and
+ * fall back to the frame-pointer user stack, counted, where they are not
+ * there (a sample that interrupted an interrupt, on its own stack).
  *
  * That variant sends the head and the whole copy in one record
  * (bpf/dwarf_one.bpf.h): a record per piece, as below, cost the reader more
@@ -38,6 +39,7 @@
 
 #include "bpf/stackid.bpf.h"
 #include "bpf/python.bpf.h"
+#include "bpf/ustack.bpf.h"
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERF_EVENT_ARRAY);
@@ -325,8 +327,8 @@ static __always_inline int snapshot(struct bpf_perf_event_data *ctx, int use_tas
 		if (!user_mode(ctx->regs.cs))
 			buf.head.kernel_ip = ctx->regs.rip;
 #else
-		buf.head.kernel_stack_id = take_stack(ctx, &stacks, &overflow0, 0,
-						      PROFILE_STAT_KERNEL_STACK_LOST);
+		buf.head.kernel_stack_id = take_copy_stack(ctx, cfg->active_counts, 0,
+							   PROFILE_STAT_KERNEL_STACK_LOST);
 		if (buf.head.kernel_stack_id >= 0)
 			buf.head.kernel_ip = ctx->regs.rip;
 #endif
@@ -349,6 +351,20 @@ static __always_inline int snapshot(struct bpf_perf_event_data *ctx, int use_tas
 				ip = buf.regs.rip;
 				sp = buf.regs.rsp;
 				bp = buf.regs.rbp;
+				buf.head.regs_valid = 1;
+			}
+		} else {
+			/*
+			 * Read into the piece's room, which the copy overwrites
+			 * after, and taken from there: 4.9's program has no
+			 * BPF stack left for more.
+			 */
+			__u64 *r = (__u64 *)&buf.regs;
+
+			if (ustack_kernel_mode_regs(sp, r)) {
+				ip = r[USTACK_TOP_IP];
+				sp = r[USTACK_TOP_SP];
+				bp = r[USTACK_TOP_BP];
 				buf.head.regs_valid = 1;
 			}
 		}
@@ -374,9 +390,9 @@ static __always_inline int snapshot(struct bpf_perf_event_data *ctx, int use_tas
 			 * No user registers here: the frame-pointer walk, counted
 			 * unless there is no user stack at all (a kernel thread).
 			 */
-			buf.head.user_stack_id = take_stack(ctx, &stacks, &overflow0,
-							    BPF_F_USER_STACK,
-							    PROFILE_STAT_USER_STACK_LOST);
+			buf.head.user_stack_id = take_copy_stack(ctx, cfg->active_counts,
+								 BPF_F_USER_STACK,
+								 PROFILE_STAT_USER_STACK_LOST);
 			if (buf.head.user_stack_id != -14 /* -EFAULT */)
 				stat_inc(PROFILE_STAT_NO_USER_REGS);
 		}

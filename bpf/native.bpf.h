@@ -159,17 +159,6 @@ struct {
 #ifndef NATIVE_FRAMES_PER_RUN
 #define NATIVE_FRAMES_PER_RUN 6
 #endif
-/* __USER_DS: a user-mode stack segment. */
-#define NATIVE_USER_DS 0x2b
-/*
- * x86-64's THREAD_SIZE (16 KiB since 3.15), to whose multiple a task's
- * kernel stack is aligned, and the 168 bytes of struct pt_regs, which the
- * entry code saves at its top (task_pt_regs). KASAN's 32 KiB stacks are
- * not tried: on a 16 KiB kernel the 32 KiB-aligned top of a stack's lower
- * half can be another task's, whose registers look as good.
- */
-#define NATIVE_THREAD_SIZE (16u << 10)
-#define NATIVE_PT_REGS_SIZE 168
 /* Where rt_sigframe's ucontext holds rbp, rsp and rip (40 + sigcontext's 80, 120, 128). */
 #define NATIVE_UC_RBP 120
 #define NATIVE_UC_WORDS 7	/* rbp, rbx, rdx, rax, rcx, rsp, rip */
@@ -418,30 +407,6 @@ static __always_inline void native_frame(struct native_walk *w, struct native_sc
 		native_end(w, NATIVE_END_TRUNCATED);
 }
 
-#ifndef NATIVE_TASK_REGS
-/*
- * The user rip, rsp and rbp saved at the top of the 16 KiB kernel stack
- * that ksp is on, where they look like a 64-bit user task's (cs, ss, both
- * addresses below the user top): 1, else 0 (a kernel thread's are zero;
- * an interrupt's or the entry trampoline's stack has none there).
- */
-static __always_inline int native_stack_top_regs(__u64 ksp, __u64 *ip, __u64 *sp, __u64 *bp)
-{
-	/* pt_regs from rbp (offset 32) to ss (160): rbp ... rip, cs, flags, rsp, ss. */
-	__u64 r[17], top = (ksp | (NATIVE_THREAD_SIZE - 1)) + 1;
-
-	if (bpf_probe_read(r, sizeof(r), (void *)(top - NATIVE_PT_REGS_SIZE + 32)))
-		return 0;
-	/* r[0] rbp, r[12] rip, r[13] cs, r[15] rsp, r[16] ss. */
-	if (r[13] != USTACK_USER64_CS || r[16] != NATIVE_USER_DS || r[12] >= USTACK_USER_TOP ||
-	    r[15] >= USTACK_USER_TOP || !r[12])
-		return 0;
-	*ip = r[12];
-	*sp = r[15];
-	*bp = r[0];
-	return 1;
-}
-#endif
 
 /*
  * Called by the counting program first: 0 for a process the tables have
@@ -512,10 +477,15 @@ static __always_inline void native_hand_over(struct bpf_perf_event_data *ctx,
 		 * a kernel thread's, gives no user cs and ss there: the
 		 * kernel's walk, which finds none either or walks by rbp).
 		 */
-		if (!native_stack_top_regs(sp, &ip, &sp, &bp)) {
+		__u64 r[USTACK_TOP_WORDS];
+
+		if (!ustack_kernel_mode_regs(sp, r)) {
 			stat_inc(PROFILE_STAT_NATIVE_KERNEL_MODE);
 			return;
 		}
+		ip = r[USTACK_TOP_IP];
+		sp = r[USTACK_TOP_SP];
+		bp = r[USTACK_TOP_BP];
 		cs = USTACK_USER64_CS;
 #endif
 	}

@@ -211,7 +211,8 @@ static void print_warnings(const struct run *r, const struct profile *prof,
 		pr_warn("warning: %" PRIu64 " malformed records skipped\n", st->malformed_records);
 	if (st->fp_fallbacks)
 		pr_warn("warning: %" PRIu64 " samples taken in kernel mode have frame-pointer user "
-			"stacks: this kernel cannot give a BPF program their user registers "
+			"stacks: their user registers were not found at the top of the task's "
+			"kernel stack, and this kernel cannot give a BPF program them "
 			"(bpf_task_pt_regs needs Linux 5.15 with BTF); --backend perf can\n",
 			st->fp_fallbacks);
 	if (st->maps_without_inode)
