@@ -159,6 +159,7 @@ void bpf_native__report(struct backend *b)
 		.unmapped = bpf_backend__read_stat(b, PROFILE_STAT_NATIVE_UNMAPPED),
 		.truncated = bpf_backend__read_stat(b, PROFILE_STAT_NATIVE_TRUNCATED),
 		.copied = bpf_backend__read_stat(b, PROFILE_STAT_NATIVE_COPIED),
+		.unmapped_copied = bpf_backend__read_stat(b, PROFILE_STAT_NATIVE_UNMAPPED_COPIED),
 	};
 
 	struct native_store_stats st;
@@ -185,14 +186,15 @@ void bpf_native__report(struct backend *b)
 		"failed read, %llu at code in no known mapping, %llu cut at %d frames); %llu of "
 		"processes not loaded as stack copies; by frame pointers instead: %llu "
 		"kernel-mode, %llu 32-bit, %llu of processes not loaded (%llu noted), %llu for "
-		"want of room, %llu without the step program\n",
+		"want of room, %llu without the step program; %llu walks through code "
+		"mapped since its process was read as stack copies instead\n",
 		(unsigned long long)s.walked, (unsigned long long)s.no_cfi,
 		(unsigned long long)s.read, (unsigned long long)s.unmapped,
 		(unsigned long long)s.truncated, PROFILE_MAX_STACK_DEPTH,
-		(unsigned long long)s.copied, (unsigned long long)s.kernel_mode,
+		(unsigned long long)(s.copied - s.unmapped_copied), (unsigned long long)s.kernel_mode,
 		(unsigned long long)s.compat, (unsigned long long)s.unknown,
 		(unsigned long long)s.noted, (unsigned long long)s.full,
-		(unsigned long long)s.no_prog);
+		(unsigned long long)s.no_prog, (unsigned long long)s.unmapped_copied);
 }
 
 int bpf_native__fds(const struct backend *b, struct native_maps_fds *out)

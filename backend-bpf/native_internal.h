@@ -54,6 +54,7 @@ struct nproc {
 	pid_t tgid;
 	uint32_t gen;
 	int64_t next_ms;		/* a poll reads it again from then on */
+	uint64_t copies_until_ns;	/* native_proc's */
 	/* Its start (/proc/PID/stat field 22) and executable when read: what a sweep compares. */
 	uint64_t start_ticks;
 	dev_t exe_dev;

@@ -23,6 +23,8 @@
 
 /* Executable mappings a process may have: each is a page entry at least (-E2BIG past it). */
 #define MAX_MAPPINGS NATIVE_MAX_PROC_PAGES
+unsigned int native_store__test_reread_ms;
+
 /* Entries of polled (processes not tracked, read lately) before the old ones go. */
 #define MAX_POLLED 1024
 
@@ -353,6 +355,11 @@ static int read_in(struct native_store *s, pid_t tgid, struct nproc *np)
 			goto out;
 		}
 	}
+	/* Pages it did not have (a library mapped since): their samples' copies go on a while. */
+	val.copies_until_ns = np->copies_until_ns;
+	if (fresh || r.nr_entries != np->nr_entries ||
+	    memcmp(r.entries, np->entries, r.nr_entries * sizeof(*r.entries)))
+		val.copies_until_ns = (uint64_t)mono_ns() + NATIVE_LEAF_COPIES_NS;
 	err = write_pages(s, np->entries, np->nr_entries, r.entries, r.nr_entries);
 	if (!err) {
 		val.gen = np->gen + 1;
@@ -384,6 +391,7 @@ static int read_in(struct native_store *s, pid_t tgid, struct nproc *np)
 	np->entries = r.entries;
 	np->nr_entries = r.nr_entries;
 	np->gen = val.gen;
+	np->copies_until_ns = val.copies_until_ns;
 	np->next_ms = mono_ms() + NATIVE_REREAD_MS;
 	if (proc_ident(dirfd, &np->start_ticks, &np->exe_dev, &np->exe_ino))
 		np->start_ticks = 0;	/* gone meanwhile: the next sweep drops it */
@@ -499,7 +507,9 @@ static void read_later(struct native_store *s, pid_t tgid, int64_t cost_ns)
 	 * would leave them all to frame pointers, and so would the floor's
 	 * 100 ms a good part of a short process (python3.11 importing _json).
 	 */
-	if (np && np->gen < NATIVE_REREAD_EARLY)
+	if (native_store__test_reread_ms)
+		next = mono_ms() + native_store__test_reread_ms;
+	else if (np && np->gen < NATIVE_REREAD_EARLY)
 		next = mono_ms() + NATIVE_REREAD_EARLY_MS;
 	else
 		next = mono_ms() + (wait > NATIVE_REREAD_MS ? wait : NATIVE_REREAD_MS);

@@ -23,22 +23,13 @@ struct proctrack;
 
 /* The maps, created (or loaded) by the caller. */
 struct native_maps_fds {
-	int procs;	/* HASH: __u32 tgid -> struct native_proc */
+	int procs;	/* HASH: __u32 tgid -> struct native_proc (bpf/native_maps.h) */
 	int pages;	/* HASH: struct native_page_key -> struct native_page */
 	int index;	/* HASH: struct native_index_key -> struct native_range */
 	int rows;	/* ARRAY: __u32 */
 	int rules;	/* ARRAY: struct native_rule */
 	int unknown;	/* HASH: __u32 tgid -> __u32 (any value): processes to (re)read */
 	int epoch;	/* ARRAY of one __u32: bumped after pages changed (native_cache's entries go) */
-};
-
-/*
- * Value of native_procs: present once every page of the process is
- * written. gen changes with each (re)read of its mappings.
- */
-struct native_proc {
-	__u32 gen;
-	__u32 nr_pages;		/* entries of native_pages it has (for -v; the program needs none) */
 };
 
 struct native_store_opts {
@@ -154,6 +145,14 @@ void native_store__remove_process(struct native_store *s, pid_t tgid);
 /* The first reads of a tracked process come NATIVE_REREAD_EARLY_MS apart, whatever they cost. */
 #define NATIVE_REREAD_EARLY 4
 #define NATIVE_REREAD_EARLY_MS 10
+/*
+ * How long after a read that found new pages a sample whose leaf is in no
+ * known mapping goes as a stack copy (struct native_proc): past a library's
+ * compile under emulation (a few hundred ms), short of a JIT's life.
+ */
+#define NATIVE_LEAF_COPIES_NS 1000000000ull
+/* Tests: a process read is not read again before this many ms (0: the rules above). */
+extern unsigned int native_store__test_reread_ms;
 /*
  * A poll reads for NATIVE_POLL_BUDGET_MS at most (a storm of pids, each
  * with thousands of mappings, would hold the run for minutes): the pids

@@ -52,7 +52,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 1024);
 	__type(key, __u32);
-	__type(value, __u64);		/* backend-bpf/native_store.h's struct native_proc */
+	__type(value, struct native_proc);
 } native_procs SEC(".maps");
 
 struct {
@@ -174,6 +174,8 @@ struct native_walk {
 	__u32 bp_lost;			/* rbp is not known (a LOST rule) */
 	__u32 done;
 	__u32 epoch;			/* native_epoch's at the sample: native_cache's entries of it stand */
+	__u32 unmapped;			/* a frame's pc was in no known mapping (new code, JIT) */
+	__u32 pad;
 	struct profile_ustack st;	/* st.end: why it ended */
 	__u64 spill;			/* st.ips[PROFILE_MAX_STACK_DEPTH], which a masked index may name */
 };
@@ -332,6 +334,8 @@ static __always_inline void native_frame(struct native_walk *w, struct native_sc
 	if (kind != NATIVE_PAGE_TABLE) {
 		/* A frame-pointer step: the CFA is rbp + 16, the caller's rbp at CFA - 16. */
 		by_fp = kind ? NATIVE_END_FP : NATIVE_END_UNMAPPED;
+		if (!kind)
+			w->unmapped = 1;
 		if (!w->bp) {
 			native_end(w, by_fp);
 			return;
@@ -473,9 +477,9 @@ static __always_inline void native_hand_over(struct bpf_perf_event_data *ctx,
 		/*
 		 * Without bpf_task_pt_regs (5.15 with BTF): the user registers
 		 * the entry code saved at the top of the task's kernel stack,
-		 * which the interrupted rsp is on (an interrupt's own stack, or
-		 * a kernel thread's, gives no user cs and ss there: the
-		 * kernel's walk, which finds none either or walks by rbp).
+		 * the one the interrupted rsp is on or else task_struct's (a
+		 * kernel thread's gives no user cs and ss there: the kernel's
+		 * walk, which finds none either or walks by rbp).
 		 */
 		__u64 r[USTACK_TOP_WORDS];
 
@@ -506,6 +510,7 @@ static __always_inline void native_hand_over(struct bpf_perf_event_data *ctx,
 	w->exact = 1;
 	w->bp_lost = 0;
 	w->done = 0;
+	w->unmapped = 0;
 	epoch = bpf_map_lookup_elem(&native_epoch, &zero);
 	w->epoch = epoch ? *epoch : 0;
 	w->st.depth = 1;

@@ -53,6 +53,22 @@ struct native_page {
 	__u32 kind;			/* enum native_page_kind */
 };
 
+/*
+ * Value of native_procs: present once every page of the process is
+ * written. gen changes with each (re)read of its mappings.
+ */
+struct native_proc {
+	__u32 gen;
+	__u32 nr_pages;		/* entries of native_pages it has (for -v; the program needs none) */
+	/*
+	 * Until then (bpf_ktime_get_ns), a sample whose leaf is in no known
+	 * mapping goes as a stack copy: a library the process mapped since
+	 * it was read (set when a read found new pages). After it, such a
+	 * leaf is JIT code, which frame pointers walk as before.
+	 */
+	__u64 copies_until_ns;
+};
+
 /* Key of native_index: a table's 64 KiB page of ELF vaddrs. */
 struct native_index_key {
 	__u32 table;

@@ -27,6 +27,12 @@
  * the id's other bits.
  */
 #define PROFILE_STACK_WALKED (1 << 29)
+/*
+ * Set in a stack copy's stack id taken into generation 1's stack maps
+ * (bpf/stackid.bpf.h, take_copy_stack): the counting program's ids go with
+ * their generation's counts, a copy's go to user space alone.
+ */
+#define PROFILE_STACK_GEN1 (1 << 28)
 
 /* A value of the ustacks maps: the ip, then the return addresses, depth of them. */
 struct profile_ustack {
@@ -223,6 +229,8 @@ enum profile_stat {
 	PROFILE_STAT_NATIVE_TRUNCATED,
 	/* Samples of processes not loaded yet sent as stack copies instead (the copy program's). */
 	PROFILE_STAT_NATIVE_COPIED,
+	/* Of them, walks through code mapped since the process was read (native_finish). */
+	PROFILE_STAT_NATIVE_UNMAPPED_COPIED,
 	PROFILE_STAT_CNT,
 };
 

@@ -65,6 +65,48 @@ static __always_inline void native_count_end(__u32 end)
 		stat_inc(PROFILE_STAT_NATIVE_TRUNCATED);
 }
 
+/*
+ * A walk that stepped through code in no known mapping: its process is
+ * noted, to be read again (a library mapped since it was read: ld.so maps
+ * them after the exec it was first read at, dlopen later). The step from
+ * such code took rbp for a frame pointer, which code without them does not
+ * keep (xz;[liblzma.so.5], or main lost under a dlopened library): within
+ * a second of a read that found new pages, and while the copies are read,
+ * the sample goes to the stack-copy program instead (a tail call: nothing
+ * after it runs), as a process not loaded yet does; after that second such
+ * code is a JIT's, which keeps frame pointers. Its kernel stack, taken by
+ * the counting program, is taken again there: a loss counted here is
+ * taken back.
+ */
+static __always_inline void native_unmapped(struct bpf_perf_event_data *ctx,
+					    const struct profile_config *cfg, struct native_walk *w)
+{
+	struct native_proc *proc;
+	__u64 now, cs = ctx->regs.cs;
+	__s32 kid = w->key.kernel_stack_id;
+	/* The key from the BPF stack: 4.9's helpers take no map value's. */
+	__u32 tgid = w->tgid;
+	int lost;
+
+	if (!w->unmapped)
+		return;
+	native_note(ctx, tgid);
+	now = bpf_ktime_get_ns();
+	proc = bpf_map_lookup_elem(&native_procs, &tgid);
+	if (!proc || now >= proc->copies_until_ns || now >= cfg->copies_until_ns)
+		return;
+	lost = kid < 0 && kid != -EFAULT && kid != PROFILE_STACK_NOT_TAKEN;
+	if (lost)
+		stat_add(PROFILE_STAT_KERNEL_STACK_LOST, -1);
+	stat_inc(PROFILE_STAT_NATIVE_UNMAPPED_COPIED);
+	asm volatile("" : "+r"(cs));
+	bpf_tail_call(ctx, &native_progs, (cs & 3) ? NATIVE_PROG_COPY : NATIVE_PROG_COPY_KERNEL);
+	/* No copy program there: counted here after all. */
+	stat_add(PROFILE_STAT_NATIVE_UNMAPPED_COPIED, -1);
+	if (lost)
+		stat_inc(PROFILE_STAT_KERNEL_STACK_LOST);
+}
+
 SEC("perf_event")
 int native_finish(struct bpf_perf_event_data *ctx)
 {
@@ -81,15 +123,13 @@ int native_finish(struct bpf_perf_event_data *ctx)
 		stat_inc(PROFILE_STAT_RUNS_DONE);
 		return 0;
 	}
+	native_unmapped(ctx, cfg, w);
 	mask = cfg->native_slots - 1;
 	h = ustack_hash_end(w->hash);
 	__builtin_memcpy(&key, &w->key, sizeof(key));
 	/* One copy of the store, on either generation's maps. */
 	id = native_store(w->gen ? (void *)&ustacks1 : (void *)&ustacks0,
 			  w->gen ? (void *)&uclaims1 : (void *)&uclaims0, h, mask, &w->st);
-	/* Code in no known mapping: new, maybe (a library loaded since): user space reads it again. */
-	if (w->st.end == NATIVE_END_UNMAPPED)
-		native_note(ctx, w->tgid);
 	if (id >= 0) {
 		key.user_stack_id = id | PROFILE_STACK_WALKED;
 		stat_inc(PROFILE_STAT_NATIVE_WALKED);

@@ -31,6 +31,7 @@
 #include "backend-bpf/dwarf.h"
 #include "backend-bpf/interruptible.h"
 #include "backend-bpf/native.h"
+#include "backend-bpf/native_store.h"
 #include "backend-bpf/nsids.h"
 #include "backend-bpf/offcpu.h"
 #include "core/agg/pipeline.h"
@@ -64,6 +65,9 @@ int main(int argc, char **argv)
 	bpf_cgtrack__test_table = getenv("PROFILE_TEST_CGROUP_TABLE") != NULL;
 	bpf_nsids__test_force = getenv("PROFILE_TEST_PIDNS_RECORDS") != NULL;
 	bpf_native__test_refuse = getenv("PROFILE_TEST_NATIVE_REFUSED") != NULL;
+	if (getenv("PROFILE_TEST_NATIVE_REREAD_MS"))
+		native_store__test_reread_ms =
+			(unsigned int)strtoul(getenv("PROFILE_TEST_NATIVE_REREAD_MS"), NULL, 10);
 	if (getenv("PROFILE_TEST_NATIVE_LATE_MS"))
 		bpf_native__test_late_ms =
 			(unsigned int)strtoul(getenv("PROFILE_TEST_NATIVE_LATE_MS"), NULL, 10);

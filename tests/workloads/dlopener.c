@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Loads a library with dlopen after start (so no /proc maps read at start
- * can know it) and runs its libspin_hot for N seconds.
- * Usage: dlopener LIBRARY.so [seconds]
+ * can know it) and runs its libspin_hot for N seconds. Before that it
+ * sleeps 0.3 s, or with BEFORE spins that long in its own code (sampled:
+ * the process is read before the library is mapped).
+ * Usage: dlopener LIBRARY.so [seconds [BEFORE]]
  */
 #include <dlfcn.h>
 #include <stdio.h>
@@ -18,6 +20,16 @@ static double now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+static volatile unsigned long sink;
+
+__attribute__((noinline)) static void spin_before(double seconds)
+{
+	double end = now() + seconds;
+
+	while (now() < end)
+		sink++;
+}
+
 int main(int argc, char **argv)
 {
 	void (*hot)(void);
@@ -26,7 +38,10 @@ int main(int argc, char **argv)
 
 	if (argc < 2)
 		return 2;
-	usleep(300000);
+	if (argc > 3)
+		spin_before(atof(argv[3]));
+	else
+		usleep(300000);
 	lib = dlopen(argv[1], RTLD_NOW);
 	if (!lib) {
 		fprintf(stderr, "dlopener: %s\n", dlerror());

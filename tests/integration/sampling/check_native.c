@@ -295,7 +295,7 @@ START_TEST(samples_before_the_tables_are_stack_copies)
 			      (unsigned long long)whole, (unsigned long long)n, copied, by_fp, r.err);
 		return;
 	}
-	ck_assert_msg(strstr(r.err, _i ? "kernel-mode ones by frame pointers"
+	ck_assert_msg(strstr(r.err, _i ? "kernel-mode ones' too, from the top of the kernel stack"
 				       : "kernel-mode ones' too, from bpf_task_pt_regs"),
 		      "%.3000s", r.err);
 	ck_assert_msg(copied >= 200 && whole * 100 >= n * 97,
@@ -331,6 +331,35 @@ START_TEST(kernel_mode_samples_unwound_from_the_task_registers)
 }
 END_TEST
 
+/*
+ * A library mapped after its process was read (dlopener spins 300 ms,
+ * then loads a copy of libspin built without frame pointers): until the process is
+ * read again (700 ms after its first read here, as a dear read or a slow
+ * compile puts it off), a walk whose leaf is in it is sent as a stack copy,
+ * whole. By frame pointers instead, the step from the unknown leaf took
+ * main's rbp and lost main: dlopener;__libc_start_call_main;libspin_hot.
+ */
+START_TEST(a_walk_through_a_library_mapped_since_the_read_is_a_stack_copy)
+{
+	uint64_t hot, whole;
+	long long leaf_copies;
+
+	run_cmd((char *[]){ "/usr/bin/env", "PROFILE_TEST_NATIVE_REREAD_MS=700",
+			    (char *)seams_bin(), "-v", "--backend", "bpf", "-U", "-F", "499", "-f",
+			    "--", (char *)workload("dlopener"),
+			    (char *)workload("libspin_nofp.so"), "1", "0.3", NULL },
+		60, 0, &r);
+	assert_loaded(&r);
+	hot = ending_in(r.out, "libspin_hot");
+	whole = folded_count(r.out, ";main;libspin_hot");
+	leaf_copies = walks_count(r.err, "walks through code mapped since");
+	ck_assert_msg(hot >= 300 && whole * 100 >= hot * 97 && leaf_copies >= 50,
+		      "%llu of %llu whole, %lld leaf copies:\n%.2000s\n%.2000s",
+		      (unsigned long long)whole, (unsigned long long)hot, leaf_copies, r.err,
+		      r.out);
+}
+END_TEST
+
 Suite *native_suite(void)
 {
 	Suite *s = suite_create("native");
@@ -347,6 +376,7 @@ Suite *native_suite(void)
 	tcase_add_test(tc, refused_the_program_and_the_copies_frame_pointers);
 	tcase_add_loop_test(tc, kernel_mode_samples_unwound_from_the_task_registers, 0, 2);
 	tcase_add_loop_test(tc, samples_before_the_tables_are_stack_copies, 0, 3);
+	tcase_add_test(tc, a_walk_through_a_library_mapped_since_the_read_is_a_stack_copy);
 	suite_add_tcase(s, tc);
 	return s;
 }
