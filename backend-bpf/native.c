@@ -186,7 +186,7 @@ void bpf_native__report(struct backend *b)
 		"failed read, %llu at code in no known mapping, %llu cut at %d frames); %llu of "
 		"processes not loaded as stack copies; by frame pointers instead: %llu "
 		"kernel-mode, %llu 32-bit, %llu of processes not loaded (%llu noted), %llu for "
-		"want of room, %llu without the step program; %llu walks through code "
+		"want of room, %llu without the step program; %llu walks whose leaf was in code "
 		"mapped since its process was read as stack copies instead\n",
 		(unsigned long long)s.walked, (unsigned long long)s.no_cfi,
 		(unsigned long long)s.read, (unsigned long long)s.unmapped,

@@ -19,7 +19,7 @@ struct native_stats {
 	uint64_t walked, kernel_mode, compat, unknown, noted, full, no_prog;
 	uint64_t no_cfi, read, unmapped, truncated;
 	uint64_t copied;	/* of processes not loaded, sent as stack copies (first_copies.c) */
-	uint64_t unmapped_copied;	/* walks through code mapped since, sent so instead */
+	uint64_t unmapped_copied;	/* walks whose leaf was in code mapped since, sent so instead */
 };
 
 /* Tests: the kernel refuses the program (the fallback to stack copies). */

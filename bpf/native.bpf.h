@@ -174,8 +174,6 @@ struct native_walk {
 	__u32 bp_lost;			/* rbp is not known (a LOST rule) */
 	__u32 done;
 	__u32 epoch;			/* native_epoch's at the sample: native_cache's entries of it stand */
-	__u32 unmapped;			/* a frame's pc was in no known mapping (new code, JIT) */
-	__u32 pad;
 	struct profile_ustack st;	/* st.end: why it ended */
 	__u64 spill;			/* st.ips[PROFILE_MAX_STACK_DEPTH], which a masked index may name */
 };
@@ -208,6 +206,12 @@ static __always_inline void native_note(void *ctx, __u32 tgid)
 		/* No ring (user space could not open one): its poll finds the pid. */
 		bpf_perf_event_output(ctx, &native_wake, BPF_F_CURRENT_CPU, &tgid, sizeof(tgid));
 	}
+}
+
+/* native_cache's slot of a process's pc (a return address - 1, the leaf's itself). */
+static __always_inline __u32 native_cache_slot(__u64 lpc, __u32 tgid)
+{
+	return (__u32)(lpc ^ (lpc >> 9) ^ ((__u64)tgid << 5)) & (NATIVE_CACHE_SLOTS - 1);
 }
 
 static __always_inline void native_end(struct native_walk *w, __u32 why)
@@ -290,7 +294,7 @@ static __always_inline void native_frame(struct native_walk *w, struct native_sc
 	pc = w->ip;
 	lpc = pc - 1 + (w->exact & 1);
 	tgid = w->tgid;
-	sc->slot = (__u32)(lpc ^ (lpc >> 9) ^ ((__u64)tgid << 5)) & (NATIVE_CACHE_SLOTS - 1);
+	sc->slot = native_cache_slot(lpc, tgid);
 	ce = bpf_map_lookup_elem(&native_cache, &sc->slot);
 	if (ce && ce->pc == lpc && ce->tgid == tgid && ce->epoch == w->epoch) {
 		kind = NATIVE_PAGE_TABLE;
@@ -334,8 +338,6 @@ static __always_inline void native_frame(struct native_walk *w, struct native_sc
 	if (kind != NATIVE_PAGE_TABLE) {
 		/* A frame-pointer step: the CFA is rbp + 16, the caller's rbp at CFA - 16. */
 		by_fp = kind ? NATIVE_END_FP : NATIVE_END_UNMAPPED;
-		if (!kind)
-			w->unmapped = 1;
 		if (!w->bp) {
 			native_end(w, by_fp);
 			return;
@@ -510,7 +512,6 @@ static __always_inline void native_hand_over(struct bpf_perf_event_data *ctx,
 	w->exact = 1;
 	w->bp_lost = 0;
 	w->done = 0;
-	w->unmapped = 0;
 	epoch = bpf_map_lookup_elem(&native_epoch, &zero);
 	w->epoch = epoch ? *epoch : 0;
 	w->st.depth = 1;

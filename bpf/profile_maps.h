@@ -229,7 +229,7 @@ enum profile_stat {
 	PROFILE_STAT_NATIVE_TRUNCATED,
 	/* Samples of processes not loaded yet sent as stack copies instead (the copy program's). */
 	PROFILE_STAT_NATIVE_COPIED,
-	/* Of them, walks through code mapped since the process was read (native_finish). */
+	/* Of them, walks whose leaf was in code mapped since the process was read (native_finish). */
 	PROFILE_STAT_NATIVE_UNMAPPED_COPIED,
 	PROFILE_STAT_CNT,
 };

@@ -66,17 +66,42 @@ static __always_inline void native_count_end(__u32 end)
 }
 
 /*
- * A walk that stepped through code in no known mapping: its process is
- * noted, to be read again (a library mapped since it was read: ld.so maps
- * them after the exec it was first read at, dlopen later). The step from
- * such code took rbp for a frame pointer, which code without them does not
- * keep (xz;[liblzma.so.5], or main lost under a dlopened library): within
- * a second of a read that found new pages, and while the copies are read,
- * the sample goes to the stack-copy program instead (a tail call: nothing
- * after it runs), as a process not loaded yet does; after that second such
- * code is a JIT's, which keeps frame pointers. Its kernel stack, taken by
- * the counting program, is taken again there: a loss counted here is
- * taken back.
+ * Whether the walk's leaf is in a known mapping of its process: the rule
+ * this CPU cached for it in the walk (a table's, the hot case: one array
+ * read), else its page.
+ */
+static __always_inline int native_leaf_known(struct native_walk *w, __u32 tgid)
+{
+	__u64 ip = w->st.ips[0];
+	__u32 slot = native_cache_slot(ip, tgid);
+	struct native_page_key pk = { .tgid = tgid, .page = ip >> NATIVE_PAGE_SHIFT };
+	struct native_cached *ce = bpf_map_lookup_elem(&native_cache, &slot);
+	struct native_page *pg;
+
+	if (ce && ce->pc == ip && ce->tgid == tgid && ce->epoch == w->epoch)
+		return 1;
+	pg = bpf_map_lookup_elem(&native_pages, &pk);
+	if (pg && pg->kind == NATIVE_PAGE_SPLIT) {
+		pk.small = 1;
+		pk.page = ip >> NATIVE_SMALL_SHIFT;
+		pg = bpf_map_lookup_elem(&native_pages, &pk);
+	}
+	return pg != NULL;
+}
+
+/*
+ * A walk whose leaf is in no known mapping (or no row covers it), or that
+ * ended at such code:
+ * its process is noted, to be read again (a library mapped since it was
+ * read: ld.so maps them after the exec it was first read at, dlopen
+ * later). The step from such a leaf took rbp for a frame pointer, which
+ * code without them does not keep (xz;[liblzma.so.5], or main lost under a
+ * dlopened library, the walk complete but wrong): within a second of a read
+ * that found new pages, and while the copies are read, the sample goes to
+ * the stack-copy program instead (a tail call: nothing after it runs), as
+ * a process not loaded yet does; after that second such code is a JIT's,
+ * which keeps frame pointers. Its kernel stack, taken by the counting
+ * program, is taken again there: a loss counted here is taken back.
  */
 static __always_inline void native_unmapped(struct bpf_perf_event_data *ctx,
 					    const struct profile_config *cfg, struct native_walk *w)
@@ -84,12 +109,19 @@ static __always_inline void native_unmapped(struct bpf_perf_event_data *ctx,
 	struct native_proc *proc;
 	__u64 now, cs = ctx->regs.cs;
 	__s32 kid = w->key.kernel_stack_id;
-	/* The key from the BPF stack: 4.9's helpers take no map value's. */
+	/* The keys from the BPF stack: 4.9's helpers take no map value's. */
 	__u32 tgid = w->tgid;
 	int lost;
 
-	if (!w->unmapped)
+	/*
+	 * A leaf no row covers is unknown too: a library mapped since, into
+	 * the 64 KiB page of one the process had (its entry another's table).
+	 */
+	if (!(w->st.end == NATIVE_END_NO_CFI && w->st.depth == 1) && native_leaf_known(w, tgid)) {
+		if (w->st.end == NATIVE_END_UNMAPPED)
+			native_note(ctx, tgid);
 		return;
+	}
 	native_note(ctx, tgid);
 	now = bpf_ktime_get_ns();
 	proc = bpf_map_lookup_elem(&native_procs, &tgid);

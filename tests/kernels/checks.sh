@@ -972,7 +972,7 @@ stock_score() {
 # bpf_task_pt_regs, or with the copies refused), perf's stacks deeper than
 # the stack copy.
 stock_why() {
-	sed -n -e 's/.* \([0-9]*\) of processes not loaded as stack copies; by frame pointers instead: \([0-9]*\) kernel-mode, [0-9]* 32-bit, \([0-9]*\) of processes not loaded.* \([0-9]*\) walks through code mapped since.*/-v: \1+\4 stack copies; by frame pointers \2 kernel-mode, \3 not yet loaded/p' \
+	sed -n -e 's/.* \([0-9]*\) of processes not loaded as stack copies; by frame pointers instead: \([0-9]*\) kernel-mode, [0-9]* 32-bit, \([0-9]*\) of processes not loaded.* \([0-9]*\) walks whose leaf was in code mapped since.*/-v: \1+\4 stack copies; by frame pointers \2 kernel-mode, \3 not yet loaded/p' \
 		-e 's/.*warning: \([0-9]*\) user stacks were deeper than the stack copy.*/-v: \1 deeper than the stack copy/p' \
 		err | tr '\n' ' ' | sed 's/ $//'
 }
