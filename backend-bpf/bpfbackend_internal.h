@@ -87,7 +87,8 @@ struct backend {
 	struct profile_native_bpf *native_plain;	/* user-mode samples (4.9) */
 	struct bpf_object *native;	/* the one loaded, or NULL */
 	int native_prog_fd;		/* its counting program, -1 if none */
-	uint64_t native_noted;		/* PROFILE_STAT_NATIVE_NOTED when last taken */
+	uint64_t native_noted;		/* PROFILE_STAT_NATIVE_NOTED when last read (no wake ring) */
+	bool native_woken;		/* a native_wake record (or its loss) since the last take */
 	int64_t native_swept_ms;	/* when the store last checked its processes */
 	int64_t native_late_until_ms;	/* tests: no process read before (bpf_native__test_late_ms) */
 	struct native_store *native_store;	/* fills its maps */

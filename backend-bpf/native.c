@@ -53,6 +53,25 @@ static int map_fd(const struct backend *b, const char *name)
 }
 
 bool bpf_native__test_refuse;
+/* A native_wake record: a process noted (its pid is in native_unknown). */
+static void on_wake(void *ctx, int cpu, void *data, __u32 size)
+{
+	struct backend *b = ctx;
+
+	(void)cpu;
+	(void)data;
+	(void)size;
+	b->native_woken = true;
+}
+
+/* Records lost (a full ring): some process was noted. */
+static void on_wake_lost(void *ctx, int cpu, __u64 cnt)
+{
+	(void)cpu;
+	(void)cnt;
+	on_wake(ctx, 0, NULL, 0);
+}
+
 unsigned int bpf_native__test_late_ms;
 
 void bpf_native__open(struct backend *b)
@@ -85,7 +104,8 @@ void bpf_native__open(struct backend *b)
 		return;
 	}
 	/* Without it, the run's wait looks at the noted count every few ms. */
-	b->native_wake = perf_buffer__new(map_fd(b, "native_wake"), 1, NULL, NULL, NULL, NULL);
+	b->native_wake = perf_buffer__new(map_fd(b, "native_wake"), 1, on_wake, on_wake_lost, b,
+					  NULL);
 	if (!b->native_wake) {
 		pr_debug("bpf: native unwinding: the rings that wake at a process noted: %s\n",
 			 strerror(errno));
@@ -211,30 +231,45 @@ int bpf_native__fds(const struct backend *b, struct native_maps_fds *out)
 	return 0;
 }
 
+/*
+ * Whether the program noted a process since the last take: by its wake
+ * records where the ring opened (a read of the per-CPU count each tick
+ * was most of what auto's drains read more than fp's), else the count.
+ */
+static bool noted_since(struct backend *b)
+{
+	uint64_t noted;
+
+	if (b->native_wake) {
+		perf_buffer__consume(b->native_wake);
+	} else {
+		noted = bpf_backend__read_stat(b, PROFILE_STAT_NATIVE_NOTED);
+		if (noted != b->native_noted)
+			b->native_woken = true;
+		b->native_noted = noted;
+	}
+	return b->native_woken;
+}
+
 bool bpf_native__noticed(struct backend *b)
 {
 	return b->native && mono_ms() >= b->native_late_until_ms &&
-	       (bpf_backend__read_stat(b, PROFILE_STAT_NATIVE_NOTED) != b->native_noted ||
-		(b->native_store && native_store__pending(b->native_store)));
+	       (noted_since(b) || (b->native_store && native_store__pending(b->native_store)));
 }
 
 /* The processes the program noted (not loaded yet, or a pc in no known mapping): read now. */
 void bpf_native__take_unknown(struct backend *b)
 {
-	uint64_t noted = bpf_backend__read_stat(b, PROFILE_STAT_NATIVE_NOTED);
-
 	/* Once a second: the exited processes' entries go, and their tables with the last. */
 	if (b->native_store && mono_ms() - b->native_swept_ms >= 1000) {
 		b->native_swept_ms = mono_ms();
 		native_store__sweep(b->native_store);
 	}
-	/* The records only woke the wait: native_unknown holds the pids. */
-	if (b->native_wake)
-		perf_buffer__consume(b->native_wake);
 	if (!b->native_store || mono_ms() < b->native_late_until_ms ||
-	    (noted == b->native_noted && !native_store__pending(b->native_store)))
+	    (!noted_since(b) && !native_store__pending(b->native_store)))
 		return;
-	b->native_noted = noted;
+	/* The records only say when: native_unknown holds the pids. */
+	b->native_woken = false;
 	native_store__poll_unknown(b->native_store);
 }
 
