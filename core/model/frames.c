@@ -138,12 +138,31 @@ const char *resolver__intern(struct resolver *r, const char *s)
 	return copy;
 }
 
+/*
+ * The key of a profile mapping's content, in the same table as the
+ * address spaces' keys: space_id all ones less the interned build-id's
+ * address (above any space's id + 1), ino the interned file name's.
+ */
+static struct mapping_key mapping_content_key(const struct profile_mapping *pm)
+{
+	struct mapping_key k;
+
+	memset(&k, 0, sizeof(k));
+	k.space_id = UINT64_MAX - (uint64_t)(uintptr_t)pm->build_id;
+	k.start = pm->start;
+	k.end = pm->limit;
+	k.pgoff = pm->offset;
+	k.ino = (uint64_t)(uintptr_t)pm->file;
+	return k;
+}
+
 /* 1 + the index of the profile mapping for key (created from m or as the kernel's), 0 on failure. */
 static uint32_t mapping_index(struct resolver *r, const struct mapping_key *key,
 			      const struct addr_space *as, const struct mapping *m)
 {
 	uintptr_t found = (uintptr_t)hashmap__find(&r->mappings, key);
 	struct profile_mapping pm = { 0 };
+	struct mapping_key content;
 	int idx;
 
 	if (found)
@@ -159,12 +178,26 @@ static uint32_t mapping_index(struct resolver *r, const struct mapping_key *key,
 		pm.limit = UINT64_MAX;
 		pm.file = resolver__intern(r, "[kernel.kallsyms]");
 	}
+	/*
+	 * One profile mapping for what reads the same: a process's image
+	 * before and after a change (a sample resolved by its own time's
+	 * image, as the bpf backend's first stack copies are) is another
+	 * address space with the same mapping, which made pprof two Mappings
+	 * of one file and split its Locations between them.
+	 */
+	content = mapping_content_key(&pm);
+	found = (uintptr_t)hashmap__find(&r->mappings, &content);
+	if (found) {
+		remember(r, &r->mappings, key, sizeof(*key), (int)found - 1);
+		return (uint32_t)found;
+	}
 	idx = profile__add_mapping(&r->prof, &pm);
 	if (idx < 0) {
 		r->oom = true;
 		return 0;
 	}
 	remember(r, &r->mappings, key, sizeof(*key), idx);
+	remember(r, &r->mappings, &content, sizeof(content), idx);
 	return (uint32_t)idx + 1;
 }
 
