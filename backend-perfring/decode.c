@@ -50,36 +50,73 @@ unsigned int decode__sample_id_size(uint64_t t)
 	 PERF_SAMPLE_PERIOD | PERF_SAMPLE_READ | PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_RAW |        \
 	 PERF_SAMPLE_BRANCH_STACK | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER)
 
+/* The copy's offset in the record and its room (sample_stack_user); false: not this shape. */
+static bool stack_layout(const struct perf_event_header *hdr, uint64_t t,
+			 const struct decoded_sample *ds, size_t *data, size_t *size)
+{
+	if (!(t & PERF_SAMPLE_STACK_USER) || (t & ~(uint64_t)FIELDS_TO_STACK_USER) || !ds->stack)
+		return false;
+	*data = (size_t)(ds->stack - (const unsigned char *)hdr);
+	/* size, the copy, dyn_size: the last fields of the record. */
+	if (*data < sizeof(*hdr) + 8 || *data + 8 > hdr->size)
+		return false;
+	*size = hdr->size - *data - 8;
+	return ds->stack_size <= *size;
+}
+
 size_t decode__cut_stack_len(const struct perf_event_header *hdr, uint64_t t,
 			     const struct decoded_sample *ds)
 {
 	size_t data, size, keep;
 
-	if (!(t & PERF_SAMPLE_STACK_USER) || (t & ~(uint64_t)FIELDS_TO_STACK_USER) || !ds->stack)
+	if (!stack_layout(hdr, t, ds, &data, &size))
 		return 0;
-	data = (size_t)(ds->stack - (const unsigned char *)hdr);
-	/* size, the copy, dyn_size: the last fields of the record. */
-	if (data < sizeof(*hdr) + 8 || data + 8 > hdr->size)
-		return 0;
-	size = hdr->size - data - 8;
 	keep = (ds->stack_size + 7) & ~(size_t)7;
 	return keep < size ? data + keep + 8 : 0;
+}
+
+size_t decode__stack_room(const struct perf_event_header *hdr, uint64_t t,
+			  const struct decoded_sample *ds)
+{
+	size_t data, size;
+
+	return stack_layout(hdr, t, ds, &data, &size) ? size - ds->stack_size : 0;
+}
+
+/* The record to out: up to the copy, its first n bytes, dyn_size n; the sizes for n. */
+static size_t write_stack(const struct perf_event_header *hdr, const struct decoded_sample *ds,
+			  const void *extra, size_t extra_len, void *out)
+{
+	unsigned char *o = out;
+	size_t data = (size_t)(ds->stack - (const unsigned char *)hdr);
+	uint64_t n = ds->stack_size + extra_len, keep = (n + 7) & ~(uint64_t)7;
+	struct perf_event_header h = *hdr;
+
+	memcpy(o, hdr, data + ds->stack_size);
+	if (extra_len)
+		memcpy(o + data + ds->stack_size, extra, extra_len);
+	memset(o + data + n, 0, keep - n);
+	memcpy(o + data + keep, &n, 8);
+	memcpy(o + data - 8, &keep, 8);
+	h.size = (uint16_t)(data + keep + 8);
+	memcpy(o, &h, sizeof(h));
+	return h.size;
 }
 
 void decode__cut_stack(const struct perf_event_header *hdr, const struct decoded_sample *ds,
 		       size_t len, void *out)
 {
-	unsigned char *o = out;
-	size_t data = (size_t)(ds->stack - (const unsigned char *)hdr);
-	uint64_t keep = len - data - 8;
-	struct perf_event_header h = *hdr;
+	(void)len;	/* what decode__cut_stack_len gave: write_stack's */
+	write_stack(hdr, ds, NULL, 0, out);
+}
 
-	/* Up to the copy, the part the kernel copied, dyn_size; then the new sizes. */
-	memcpy(o, hdr, data + keep);
-	memcpy(o + data + keep, &ds->stack_size, 8);
-	memcpy(o + data - 8, &keep, 8);
-	h.size = (uint16_t)len;
-	memcpy(o, &h, sizeof(h));
+size_t decode__fill_stack(const struct perf_event_header *hdr, const struct decoded_sample *ds,
+			  const void *extra, size_t extra_len, void *out)
+{
+	size_t data = (size_t)(ds->stack - (const unsigned char *)hdr);
+	size_t room = hdr->size - data - 8 - ds->stack_size;
+
+	return write_stack(hdr, ds, extra, extra_len < room ? extra_len : room, out);
 }
 
 int decode__sample(const struct perf_event_header *hdr, uint64_t t, uint64_t regs_mask,

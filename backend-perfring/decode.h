@@ -105,6 +105,22 @@ size_t decode__cut_stack_len(const struct perf_event_header *hdr, uint64_t sampl
 			     const struct decoded_sample *ds);
 void decode__cut_stack(const struct perf_event_header *hdr, const struct decoded_sample *ds,
 		       size_t len, void *out);
+/*
+ * The room in the record's copy after what the kernel copied (sample_stack_user
+ * less dyn_size): 0 when the kernel copied it all, or the record is not of
+ * the shape decode__cut_stack_len takes.
+ */
+size_t decode__stack_room(const struct perf_event_header *hdr, uint64_t sample_type,
+			  const struct decoded_sample *ds);
+/*
+ * Writes to out (hdr->size bytes at most) the record whose copy is the
+ * kernel's, then extra_len bytes of extra (at most decode__stack_room),
+ * cut after them as decode__cut_stack cuts; returns its length. For a copy
+ * the kernel ended at a page it could not read in the interrupt (a stack
+ * page never touched, or swapped out): stackfill.h reads the rest.
+ */
+size_t decode__fill_stack(const struct perf_event_header *hdr, const struct decoded_sample *ds,
+			  const void *extra, size_t extra_len, void *out);
 
 /*
  * Split a callchain into its kernel and user parts, leaf first, dropping the

@@ -298,12 +298,42 @@ static int spill_record(struct ring_set *rs, const struct perf_event_header *hdr
 	return 0;
 }
 
+/*
+ * A sample whose stack copy the kernel cut short, with the rest read from
+ * its process now (stackfill.h): the completed record, cut to it (*cut), or
+ * hdr as it was.
+ */
+static const struct perf_event_header *complete_stack(struct ring_set *rs,
+						      const struct perf_event_header *hdr,
+						      struct decoded_sample *ds, size_t *cut)
+{
+	struct ring_reader *rd = &rs->reader;
+	size_t room = decode__stack_room(hdr, rs->sample_type, ds), got;
+	const struct perf_event_header *done;
+
+	if (!room)
+		return hdr;
+	got = stack_fill__read(&rd->fill, ds, rs->regs_user, room);
+	if (!got)
+		return hdr;
+	if (!rd->fill_buf)
+		rd->fill_buf = malloc(BUDGET_SLACK);
+	if (!rd->fill_buf)	/* room for any record: sizes are 16 bits */
+		return hdr;
+	decode__fill_stack(hdr, ds, rd->fill.buf, got, rd->fill_buf);
+	done = (const struct perf_event_header *)rd->fill_buf;
+	if (decode__sample(done, rs->sample_type, rs->regs_user, ds))
+		return hdr;	/* cannot be: it decoded before */
+	*cut = 0;
+	return done;
+}
+
 static int batch_add(const struct perf_event_header *hdr, void *ctx)
 {
 	struct ring_set *rs = ctx;
 	struct batch *bt = rs->fill;
 	struct decoded_sample ds;
-	size_t cut, len = hdr->size, interp_len = 0;
+	size_t cut, ring_len = hdr->size, len, interp_len = 0;
 	uint64_t time = record_time(rs, hdr, &ds, &cut);
 	union {
 		struct early_interp ei;
@@ -315,8 +345,9 @@ static int batch_add(const struct perf_event_header *hdr, void *ctx)
 	if (bt == &rs->reader.pending &&
 	    (bt->len >= rs->reader.budget || spill__pending(&rs->reader.spill)))
 		return spill_record(rs, hdr, &ds, cut);
-	if (cut)
-		len = cut;
+	if (bt == &rs->reader.pending && hdr->type == PERF_RECORD_SAMPLE && time)
+		hdr = complete_stack(rs, hdr, &ds, &cut);
+	len = cut ? cut : hdr->size;
 	/*
 	 * The reader thread's samples only: a drain's own read of the rings is
 	 * no earlier. Not while no interpreted thread is known (no lock taken).
@@ -333,7 +364,7 @@ static int batch_add(const struct perf_event_header *hdr, void *ctx)
 		memcpy(bt->bytes + bt->len + len, &interp, interp_len);
 		rs->bytes_kept += interp_len;
 	}
-	rs->bytes_read += hdr->size;
+	rs->bytes_read += ring_len;
 	rs->bytes_kept += len;
 	if (cut)
 		decode__cut_stack(hdr, &ds, cut, bt->bytes + bt->len);
@@ -551,6 +582,7 @@ void ring_reader__stop(struct ring_set *rs)
 	rd->on = false;
 	prio_lend__release(&rd->lend);
 	report_delays(rs);
+	stack_fill__report(&rd->fill, rs->what);
 	if (rd->lend.times)
 		pr_info("%s: the reader lent its priority to the main thread %llu times (stack "
 			"copies waiting: at most %.1f MB, budget %.1f MB)\n",
@@ -573,6 +605,8 @@ void ring_reader__free(struct ring_set *rs)
 	free(rd->pending.bytes);
 	free(rd->pending.recs);
 	free(rd->cut_buf);
+	free(rd->fill_buf);
+	stack_fill__fini(&rd->fill);
 	spill__fini(&rd->spill);
 }
 

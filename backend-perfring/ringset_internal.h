@@ -16,6 +16,7 @@
 #include "backend-perfring/mapinode.h"
 #include "backend-perfring/ring.h"
 #include "backend-perfring/spill.h"
+#include "backend-perfring/stackfill.h"
 #include "backend-perfring/ringset.h"
 #include "compat/perf_event.h"
 
@@ -76,6 +77,8 @@ struct ring_reader {
 	struct spill spill;		/* records past the budget, oldest first */
 	bool spill_turn;		/* the drain's next part comes from the spill file */
 	unsigned char *cut_buf;		/* a cut record on its way to the spill file */
+	struct stack_fill fill;		/* copies the kernel cut short, completed */
+	unsigned char *fill_buf;	/* a completed record, before it is kept */
 	bool drain_soon;		/* the interp reader asked for a drain (a new thread) */
 	int64_t interp_seen_ns;		/* when a sample of an interpreted thread was last read */
 	/* Interpreted frames read: how long after their sample (READ_DELAY_EDGES_US). */

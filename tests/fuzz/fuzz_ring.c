@@ -70,6 +70,27 @@ static int on_record(const struct perf_event_header *hdr, void *ctx)
 				abort();
 			free(out);
 		}
+		/* So does one completed with more bytes (the reader's, stackfill.h). */
+		size_t room = decode__stack_room(hdr, p->sample_type, &ds);
+
+		if (room) {
+			unsigned char *out = malloc(hdr->size), *extra = malloc(room);
+			struct decoded_sample dc;
+			size_t len;
+
+			if (!out || !extra)
+				abort();
+			memset(extra, 0x5a, room);
+			len = decode__fill_stack(hdr, &ds, extra, room, out);
+			if (len > hdr->size ||
+			    decode__sample((const struct perf_event_header *)out, p->sample_type,
+					   p->regs_mask, &dc) ||
+			    dc.stack_size != ds.stack_size + room ||
+			    memcmp(dc.stack, ds.stack, ds.stack_size))
+				abort();
+			free(extra);
+			free(out);
+		}
 	}
 	decode__sample_id(hdr, p->sample_type, true, &id);
 	if (!decode__mmap(hdr, p->sample_type, true, &mm)) {

@@ -970,10 +970,12 @@ stock_score() {
 # processes whose tables were not loaded yet sent as stack copies, and those
 # left to frame pointers (taken in kernel mode where the kernel lacks
 # bpf_task_pt_regs, or with the copies refused), perf's stacks deeper than
-# the stack copy.
+# the stack copy, and its copies cut short at a page not in memory that the
+# reader completed from the process.
 stock_why() {
 	sed -n -e 's/.* \([0-9]*\) of processes not loaded as stack copies; by frame pointers instead: \([0-9]*\) kernel-mode, [0-9]* 32-bit, \([0-9]*\) of processes not loaded.* \([0-9]*\) walks whose leaf was in code mapped since.*/-v: \1+\4 stack copies; by frame pointers \2 kernel-mode, \3 not yet loaded/p' \
 		-e 's/.*warning: \([0-9]*\) user stacks were deeper than the stack copy.*/-v: \1 deeper than the stack copy/p' \
+		-e 's/.*perf: \([0-9]*\) stack copies the kernel ended at a page not in memory.*/-v: \1 copies completed from the process/p' \
 		err | tr '\n' ' ' | sed 's/ $//'
 }
 

@@ -7,12 +7,15 @@
  *        nofp deep SECONDS [DEPTH]  main -> nofp_recurse x DEPTH (200) -> nofp_c
  *        nofp distinct SECONDS   main -> nofp_d01 -> ... -> nofp_d40 -> nofp_c: 40
  *                                 different functions, each its own return address
+ *        nofp sparse SECONDS     a thread in sparse_worker -> nofp_sparse -> nofp_c,
+ *                                 nofp_sparse's 12 KiB of locals never filled
  */
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 
 static volatile unsigned long sink;
@@ -85,6 +88,53 @@ NOFP_STEP(nofp_d07, nofp_d08) NOFP_STEP(nofp_d06, nofp_d07) NOFP_STEP(nofp_d05, 
 NOFP_STEP(nofp_d04, nofp_d05) NOFP_STEP(nofp_d03, nofp_d04) NOFP_STEP(nofp_d02, nofp_d03)
 NOFP_STEP(nofp_d01, nofp_d02)
 
+/*
+ * 12 KiB of locals of which only the lowest bytes are written: the pages
+ * between them and the return address are never touched, so that a stack
+ * copy taken in the interrupt (perf's) ends at the first of them.
+ */
+static volatile unsigned int sparse_at;	/* 0, but not to the compiler: the buffer stays */
+
+__attribute__((noinline)) void nofp_sparse(unsigned long n)
+{
+	volatile char buf[12288];
+
+	buf[sparse_at] = 1;
+	nofp_c(n);
+	sink += buf[sparse_at];
+}
+
+static void *sparse_worker(void *arg)
+{
+	double end = now() + seconds;
+
+	(void)arg;
+	while (now() < end)
+		nofp_sparse(200000);
+	return NULL;
+}
+
+/*
+ * sparse_worker on a stack of its own that no huge page backs (a huge page
+ * would bring every page of the buffer in with the first).
+ */
+static int run_sparse(void)
+{
+	size_t size = 256 << 10;
+	void *stack = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	pthread_attr_t attr;
+	pthread_t t;
+
+	if (stack == MAP_FAILED)
+		return 1;
+	madvise(stack, size, MADV_NOHUGEPAGE);
+	if (pthread_attr_init(&attr) || pthread_attr_setstack(&attr, stack, size) ||
+	    pthread_create(&t, &attr, sparse_worker, NULL))
+		return 1;
+	pthread_join(t, NULL);
+	return 0;
+}
+
 __attribute__((noinline)) void nofp_call_lib(void (*fn)(unsigned long))
 {
 	fn(200000);
@@ -125,6 +175,8 @@ int main(int argc, char **argv)
 
 		while (now() < end)
 			nofp_recurse(depth > 0 ? depth : 200);
+	} else if (!strcmp(argv[1], "sparse")) {
+		return run_sparse();
 	} else if (!strcmp(argv[1], "distinct")) {
 		while (now() < end)
 			nofp_d01(200000);

@@ -126,6 +126,28 @@ START_TEST(stack_copy_is_cut_to_what_the_kernel_copied)
 	ck_assert_uint_eq(decode__cut_stack_len((struct perf_event_header *)cut, t, &dc), 0);
 	/* A field the kernel writes after the copy (PERF_SAMPLE_WEIGHT): left whole. */
 	ck_assert_uint_eq(decode__cut_stack_len(hdr, t | PERF_SAMPLE_WEIGHT, &ds), 0);
+	ck_assert_uint_eq(decode__stack_room(hdr, t | PERF_SAMPLE_WEIGHT, &ds), 0);
+
+	/*
+	 * The copy completed with bytes read since (stackfill.h): the kernel's
+	 * 20, then the extra ones, at most the 256 the ring had room for.
+	 */
+	unsigned char extra[300];
+
+	memset(extra, 0xab, sizeof(extra));
+	ck_assert_uint_eq(decode__stack_room(hdr, t, &ds), sizeof(stack) - 20);
+	len = decode__fill_stack(hdr, &ds, extra, 13, cut);
+	ck_assert_uint_eq(len, hdr->size - sizeof(stack) + 40);
+	ck_assert_int_eq(decode__sample((struct perf_event_header *)cut, t, regs_mask, &dc), 0);
+	ck_assert_uint_eq(dc.stack_size, 33);
+	ck_assert_int_eq(memcmp(dc.stack, stack, 20), 0);
+	ck_assert_int_eq(memcmp(dc.stack + 20, extra, 13), 0);
+	ck_assert_uint_eq(dc.regs[1], 0x7ffc0000);
+	len = decode__fill_stack(hdr, &ds, extra, sizeof(extra), cut);
+	ck_assert_uint_eq(len, hdr->size);
+	ck_assert_int_eq(decode__sample((struct perf_event_header *)cut, t, regs_mask, &dc), 0);
+	ck_assert_uint_eq(dc.stack_size, sizeof(stack));
+	ck_assert_int_eq(memcmp(dc.stack + 20, extra, sizeof(stack) - 20), 0);
 }
 END_TEST
 
