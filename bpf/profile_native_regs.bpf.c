@@ -7,4 +7,5 @@
  * bpf-compat: linux-5.15
  */
 #define NATIVE_TASK_REGS
+#define NATIVE_BOUNDED_LOOPS
 #include "bpf/profile_native.bpf.c"
