@@ -83,15 +83,7 @@ static __always_inline int fpwalk_store(void *table, __u32 key, const struct pro
 	 * which 4.9's programs need: 3,020 instructions became 758, and a
 	 * sample about 6% cheaper.
 	 */
-	if (old->depth != s->depth || old->end != s->end)
-		return 0;
-	for (__u32 i = 0; i < PROFILE_MAX_STACK_DEPTH; i++) {
-		if (i >= s->depth)
-			break;
-		if (old->ips[i] != s->ips[i])
-			return 0;
-	}
-	return 1;
+	return ustack_same_to_depth(old, s);
 }
 
 /*

@@ -531,15 +531,7 @@ static __always_inline int native_same(const struct profile_ustack *a,
 				       const struct profile_ustack *b)
 {
 #ifdef NATIVE_BOUNDED_LOOPS
-	if (a->depth != b->depth || a->end != b->end)
-		return 0;
-	for (__u32 i = 0; i < PROFILE_MAX_STACK_DEPTH; i++) {
-		if (i >= b->depth)
-			break;
-		if (a->ips[i] != b->ips[i])
-			return 0;
-	}
-	return 1;
+	return ustack_same_to_depth(a, b);
 #else
 	return ustack_same(a, b);
 #endif

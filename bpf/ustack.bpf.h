@@ -123,6 +123,24 @@ static __always_inline __u64 ustack_mask_le(__u64 a, __u64 b)
 	return (d >> 63) - 1;
 }
 
+/*
+ * Whether a and b are one stack, compared to b's depth: a loop, for programs
+ * of kernels with bounded loops (5.3) only; ustack_same is 4.9's.
+ */
+static __always_inline int ustack_same_to_depth(const struct profile_ustack *a,
+						const struct profile_ustack *b)
+{
+	if (a->depth != b->depth || a->end != b->end)
+		return 0;
+	for (__u32 i = 0; i < PROFILE_MAX_STACK_DEPTH; i++) {
+		if (i >= b->depth)
+			break;
+		if (a->ips[i] != b->ips[i])
+			return 0;
+	}
+	return 1;
+}
+
 /* Whether a and b are one stack (depth, end and ips), without a branch a frame. */
 static __always_inline int ustack_same(const struct profile_ustack *a,
 				       const struct profile_ustack *b)
