@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "backend-bpf/dwarf.h"
+#include "backend-bpf/native_store.h"
 #include "backend-perfring/ringset.h"
 #include "bpf/native_maps.h"
 #include "core/lib/clock.h"
@@ -70,6 +71,10 @@ void bpf_first_copies__open(struct backend *b)
 	err = b->first_copies ? hand_over(b) : -errno;
 	if (!err) {
 		b->first_copies_since = (uint64_t)mono_ns();
+		/* Node's processes: copies the whole run, for the walk of their JavaScript frames. */
+		if (c->copies_for_interp && b->native_store)
+			native_store__copies_only(b->native_store, c->copies_for_interp,
+						  c->copies_for_interp_ctx);
 		return;
 	}
 	pr_info("bpf: samples of processes the tables do not have yet by frame pointers: the "

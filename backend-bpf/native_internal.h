@@ -89,6 +89,9 @@ struct native_store {
 	bool pending;			/* native_unknown holds pids a poll did not reach */
 	int64_t next_poll_ms;		/* when they are due */
 	struct native_store_stats st;
+	/* Processes never loaded: their samples stay stack copies (native_store__copies_only). */
+	bool (*copies_only)(void *ctx, pid_t tgid);
+	void *copies_only_ctx;
 };
 
 /* native_tables.c */

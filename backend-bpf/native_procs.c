@@ -407,17 +407,38 @@ out:
 	return err;
 }
 
+/*
+ * Whether tgid is left to stack copies (native_store__copies_only): then
+ * not read, and dropped if it was (it ran exec into such a program).
+ */
+static bool left_to_copies(struct native_store *s, pid_t tgid, struct nproc **np)
+{
+	if (!s->copies_only || !s->copies_only(s->copies_only_ctx, tgid))
+		return false;
+	s->st.copies_only++;
+	if (*np)
+		drop_proc(s, *np);
+	*np = NULL;
+	return true;
+}
+
 int native_store__add_process(struct native_store *s, pid_t tgid)
 {
 	struct nproc *np = find_proc(s, tgid);
 
+	if (left_to_copies(s, tgid, &np))
+		return 0;
 	return read_in(s, tgid, np);
 }
 
 int native_store__refresh_process(struct native_store *s, pid_t tgid)
 {
 	struct nproc *np = find_proc(s, tgid);
-	int err = read_in(s, tgid, np);
+	int err;
+
+	if (left_to_copies(s, tgid, &np))
+		return 0;
+	err = read_in(s, tgid, np);
 
 	/* Gone: what it had goes too. */
 	if (err == -ESRCH && (np = find_proc(s, tgid)))
@@ -638,4 +659,11 @@ int native_store__sweep(struct native_store *s)
 	}
 	free(pids);
 	return changed;
+}
+
+void native_store__copies_only(struct native_store *s, bool (*fn)(void *ctx, pid_t tgid),
+			       void *ctx)
+{
+	s->copies_only = fn;
+	s->copies_only_ctx = ctx;
 }

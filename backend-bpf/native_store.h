@@ -99,6 +99,7 @@ struct native_store_stats {
 	unsigned int no_room;		/* native_pages full */
 	unsigned int failed;		/* anything else but its exit (memory, a map write) */
 	unsigned int swept;		/* processes dropped by a sweep: exited, or their pid reused */
+	unsigned int copies_only;	/* reads of processes left to stack copies (copies_only) */
 	unsigned int execs;		/* processes read again by a sweep: they ran exec */
 	bool mapped;			/* rows and rules written in place (BPF_F_MMAPABLE, 5.5+) */
 };
@@ -172,6 +173,15 @@ bool native_store__deferred(const struct native_store *s);
  * dropped, those that ran exec read again. Returns how many changed.
  */
 int native_store__sweep(struct native_store *s);
+/*
+ * The processes for which fn(ctx, tgid) says so are never loaded (one
+ * loaded already is dropped at its next read): the program then takes their
+ * samples as the stack copies of a process not loaded yet, which the run's
+ * copies (first_copies.c) keep taking. For Node.js, whose JavaScript frames
+ * are read from the copy (issue 48: no in-kernel walk of V8's frames yet).
+ */
+void native_store__copies_only(struct native_store *s, bool (*fn)(void *ctx, pid_t tgid),
+			       void *ctx);
 void native_store__stats(const struct native_store *s, struct native_store_stats *out);
 void native_store__each_binary(const struct native_store *s,
 			       void (*fn)(void *arg, const char *path,

@@ -25,13 +25,44 @@ struct process_verdict {
 	bool copies;
 };
 
+/* runs_node's, apart from the verdicts: a file looked at by node_detect only, nothing compiled. */
+struct node_file {
+	uint64_t dev, ino;
+	bool node;
+};
+
+struct node_verdicts {
+	struct node_file *files;
+	size_t nr_files, cap_files;
+};
+
 struct unwind_verdicts {
 	struct unwind_binary *bins;
 	size_t nr_bins, cap_bins;
 	struct process_verdict *procs;
 	size_t nr_procs, cap_procs;
 	bool copy_node;		/* --node is not off: Node's processes take copies */
+	struct node_verdicts node;	/* runs_node's, apart: no binary compiled for it */
 };
+
+/*
+ * Room in *arr (of *cap elements of size bytes, nr used) for one more: the
+ * array grown by doubling where full. False: out of memory, *arr as it was.
+ */
+static bool room_for_one(void **arr, size_t *cap, size_t nr, size_t size)
+{
+	size_t ncap = *cap ? 2 * *cap : 16;
+	void *n;
+
+	if (nr < *cap)
+		return true;
+	n = realloc(*arr, ncap * size);
+	if (!n)
+		return false;
+	*arr = n;
+	*cap = ncap;
+	return true;
+}
 
 /* bcc's id maps: read by the frame-pointer programs only (auto gives way to them). */
 static const char *idmap_option(const struct run_opts *o)
@@ -65,6 +96,8 @@ void unwind_choice__config(const struct run_opts *o, struct backend_config *c)
 	c->off_cpu_dwarf = o->unwind == UNWIND_DWARF && run_opts__dwarf(o);
 	c->needs_copies = NULL;
 	c->needs_copies_ctx = NULL;
+	c->copies_for_interp = NULL;
+	c->copies_for_interp_ctx = NULL;
 }
 
 /*
@@ -134,6 +167,8 @@ bool unwind_choice__shrink(struct run_opts *o, struct backend_config *c, const c
 	c->native_unwind = false;
 	c->needs_copies = NULL;
 	c->needs_copies_ctx = NULL;
+	c->copies_for_interp = NULL;
+	c->copies_for_interp_ctx = NULL;
 	pr_info("unwind: auto: %s: trying frame pointers\n", why);
 	return true;
 }
@@ -157,6 +192,11 @@ static bool needs_copies(void *ctx, pid_t tid)
 	return unwind_verdicts__needs_copies(ctx, tid);
 }
 
+static bool runs_node(void *ctx, pid_t tgid)
+{
+	return unwind_verdicts__runs_node(ctx, tgid);
+}
+
 void unwind_verdicts__config(struct unwind_verdicts *v, const struct run_opts *o,
 			     struct backend_config *c)
 {
@@ -165,6 +205,10 @@ void unwind_verdicts__config(struct unwind_verdicts *v, const struct run_opts *o
 	if (v && o->unwind == UNWIND_AUTO && c->dwarf) {
 		c->needs_copies = needs_copies;
 		c->needs_copies_ctx = v;
+	}
+	if (v && v->copy_node && o->unwind == UNWIND_AUTO && c->native_unwind) {
+		c->copies_for_interp = runs_node;
+		c->copies_for_interp_ctx = v;
 	}
 }
 
@@ -181,6 +225,7 @@ void unwind_verdicts__free(struct unwind_verdicts *v)
 		free(v->bins[i].path);
 	free(v->bins);
 	free(v->procs);
+	free(v->node.files);
 	free(v);
 }
 
@@ -192,15 +237,8 @@ const struct unwind_binary *unwind_verdicts__binary(struct unwind_verdicts *v, i
 	for (size_t i = 0; i < v->nr_bins; i++)
 		if (v->bins[i].dev == dev && v->bins[i].ino == ino)
 			return &v->bins[i];
-	if (v->nr_bins == v->cap_bins) {
-		size_t cap = v->cap_bins ? 2 * v->cap_bins : 16;
-		struct unwind_binary *n = realloc(v->bins, cap * sizeof(*n));
-
-		if (!n)
-			return NULL;
-		v->bins = n;
-		v->cap_bins = cap;
-	}
+	if (!room_for_one((void **)&v->bins, &v->cap_bins, v->nr_bins, sizeof(*v->bins)))
+		return NULL;
 	b = &v->bins[v->nr_bins];
 	*b = (struct unwind_binary){ .dev = dev, .ino = ino, .path = strdup(path) };
 	if (!b->path)
@@ -247,55 +285,92 @@ static int open_mapped(pid_t pid, uint64_t start, uint64_t end, const char *path
 	return fd;
 }
 
-/* Every executable file mapping of pid's: whether one needs copies. -errno if unread. */
-static int process_needs_copies(struct unwind_verdicts *v, pid_t pid, bool *copies)
+/* An executable file mapping of a process: its range, file and identity. */
+struct file_mapping {
+	uint64_t start, end, dev, ino;
+	const char *path;
+};
+
+/*
+ * fn(ctx, pid, m) for every executable file mapping of pid's ([vdso] is the
+ * kernel's: leaf code, frames kept; JIT code has no file) until it returns
+ * true; whether one did, or -errno where the maps could not be read.
+ */
+static int each_file_mapping(pid_t pid,
+			     bool (*fn)(void *ctx, pid_t pid, const struct file_mapping *m),
+			     void *ctx)
 {
 	char path[64], line[4096 + 256];
-	size_t *seen = NULL;	/* indexes: bins may move */
-	size_t nr_seen = 0;
+	int done = 0;
 	FILE *f;
 
-	*copies = false;
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
 	f = fopen(path, "re");
 	if (!f)
 		return -errno;
-	while (fgets(line, sizeof(line), f)) {
+	while (!done && fgets(line, sizeof(line), f)) {
 		unsigned long long start, end, off, ino;
 		unsigned int maj, min;
 		char perms[8], file[4096];
-		const struct unwind_binary *b;
-		size_t *n;
-		int fd;
 
 		file[0] = 0;
 		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %4095[^\n]", &start, &end, perms,
 			   &off, &maj, &min, &ino, file) < 7)
 			continue;
-		/* Files only: [vdso] is the kernel's (leaf code, frames kept), JIT code has no tables. */
 		if (perms[2] != 'x' || file[0] != '/' || !ino || strstr(file, " (deleted)"))
 			continue;
-		fd = open_mapped(pid, start, end, file, makedev(maj, min), ino);
-		b = unwind_verdicts__binary(v, fd, file, makedev(maj, min), ino);
-		if (fd >= 0)
-			close(fd);
-		if (!b) {
-			*copies = true;
-			continue;
-		}
-		*copies |= unwind_verdict__needs_tables(&b->v) || (b->node && v->copy_node);
-		n = realloc(seen, (nr_seen + 1) * sizeof(*seen));
-		if (n) {
-			seen = n;
-			seen[nr_seen++] = (size_t)(b - v->bins);
-		}
+		done = fn(ctx, pid,
+			  &(struct file_mapping){ .start = start, .end = end, .path = file,
+						  .dev = makedev(maj, min), .ino = ino });
 	}
 	fclose(f);
+	return done;
+}
+
+/* What process_needs_copies gathers over the mappings. */
+struct copies_scan {
+	struct unwind_verdicts *v;
+	bool copies;
+	size_t *seen;		/* indexes: bins may move */
+	size_t nr_seen;
+};
+
+static bool note_copies(void *ctx, pid_t pid, const struct file_mapping *m)
+{
+	struct copies_scan *cs = ctx;
+	struct unwind_verdicts *v = cs->v;
+	const struct unwind_binary *b;
+	size_t *n;
+	int fd = open_mapped(pid, m->start, m->end, m->path, m->dev, m->ino);
+
+	b = unwind_verdicts__binary(v, fd, m->path, m->dev, m->ino);
+	if (fd >= 0)
+		close(fd);
+	if (!b) {
+		cs->copies = true;
+		return false;
+	}
+	cs->copies |= unwind_verdict__needs_tables(&b->v) || (b->node && v->copy_node);
+	n = realloc(cs->seen, (cs->nr_seen + 1) * sizeof(*cs->seen));
+	if (n) {
+		cs->seen = n;
+		cs->seen[cs->nr_seen++] = (size_t)(b - v->bins);
+	}
+	return false;
+}
+
+/* Every executable file mapping of pid's: whether one needs copies. -errno if unread. */
+static int process_needs_copies(struct unwind_verdicts *v, pid_t pid, bool *copies)
+{
+	struct copies_scan cs = { .v = v };
+	int err = each_file_mapping(pid, note_copies, &cs);
+
+	*copies = cs.copies;
 	/* Every binary of a process that takes copies is unwound from them. */
-	for (size_t i = 0; i < nr_seen && *copies; i++)
-		v->bins[seen[i]].copies_seen = v->bins[seen[i]].process_copies = true;
-	free(seen);
-	return 0;
+	for (size_t i = 0; i < cs.nr_seen && cs.copies; i++)
+		v->bins[cs.seen[i]].copies_seen = v->bins[cs.seen[i]].process_copies = true;
+	free(cs.seen);
+	return err < 0 ? err : 0;
 }
 
 bool unwind_verdicts__needs_copies(struct unwind_verdicts *v, pid_t tid)
@@ -310,20 +385,44 @@ bool unwind_verdicts__needs_copies(struct unwind_verdicts *v, pid_t tid)
 			return v->procs[i].copies;
 	if (process_needs_copies(v, tgid, &copies))
 		copies = true;
-	if (v->nr_procs == v->cap_procs) {
-		size_t cap = v->cap_procs ? 2 * v->cap_procs : 8;
-		struct process_verdict *n = realloc(v->procs, cap * sizeof(*n));
-
-		if (!n)
-			return copies;
-		v->procs = n;
-		v->cap_procs = cap;
-	}
+	if (!room_for_one((void **)&v->procs, &v->cap_procs, v->nr_procs, sizeof(*v->procs)))
+		return copies;
 	v->procs[v->nr_procs++] = (struct process_verdict){ .tgid = tgid, .copies = copies };
 	pr_debug("unwind: process %d: %s\n", (int)tgid,
 		 copies ? "stack copies (a binary it maps keeps no frame pointers, or runs Node.js)"
 			: "frame pointers (every binary it maps keeps them)");
 	return copies;
+}
+
+/*
+ * Whether m is Node's (runs_node's question): node_detect once a file, kept
+ * apart from the verdicts' binaries, for which each is compiled.
+ */
+static bool is_node(void *ctx, pid_t pid, const struct file_mapping *m)
+{
+	struct node_verdicts *nv = &((struct unwind_verdicts *)ctx)->node;
+	struct node_interp ni;
+	struct errmsg why = { "" };
+	bool node;
+	int fd;
+
+	for (size_t i = 0; i < nv->nr_files; i++)
+		if (nv->files[i].dev == m->dev && nv->files[i].ino == m->ino)
+			return nv->files[i].node;
+	fd = open_mapped(pid, m->start, m->end, m->path, m->dev, m->ino);
+	if (fd < 0)
+		return false;	/* not known as any file: looked at again at the next question */
+	node = node_detect(fd, 0, &ni, &why) == 1;
+	close(fd);
+	if (!room_for_one((void **)&nv->files, &nv->cap_files, nv->nr_files, sizeof(*nv->files)))
+		return node;
+	nv->files[nv->nr_files++] = (struct node_file){ .dev = m->dev, .ino = m->ino, .node = node };
+	return node;
+}
+
+bool unwind_verdicts__runs_node(struct unwind_verdicts *v, pid_t tgid)
+{
+	return tgid > 0 && v->copy_node && each_file_mapping(tgid, is_node, v) > 0;
 }
 
 void unwind_verdicts__copied(struct unwind_verdicts *v, int fd, const char *path, uint64_t dev,

@@ -72,6 +72,12 @@ void unwind_verdicts__config(struct unwind_verdicts *v, const struct run_opts *o
  * compiled once, each process decided once.
  */
 bool unwind_verdicts__needs_copies(struct unwind_verdicts *v, pid_t tid);
+/*
+ * Whether process tgid maps a Node.js binary whose JavaScript frames are
+ * wanted (--node): the bpf backend then takes its samples as copies
+ * (backend_config.copies_for_interp), decided as needs_copies is.
+ */
+bool unwind_verdicts__runs_node(struct unwind_verdicts *v, pid_t tgid);
 /* The binary of the file open at fd (path for -v), compiled once per dev/inode; NULL: ENOMEM. */
 const struct unwind_binary *unwind_verdicts__binary(struct unwind_verdicts *v, int fd,
 						    const char *path, uint64_t dev, uint64_t ino);

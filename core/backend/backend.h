@@ -101,6 +101,15 @@ struct backend_config {
 	 */
 	bool (*needs_copies)(void *ctx, pid_t tid);
 	void *needs_copies_ctx;
+	/*
+	 * --unwind auto where the bpf backend takes a named process's samples
+	 * as stack copies until its tables load: whether process tgid's are
+	 * copies for the whole run instead, its tables never loaded, because
+	 * its interpreted frames are read from the copy (Node.js: no in-kernel
+	 * walk of V8's frames yet). NULL: none are.
+	 */
+	bool (*copies_for_interp)(void *ctx, pid_t tgid);
+	void *copies_for_interp_ctx;
 	/* Tests: use the bpf stack-copy program of kernels without bpf_task_pt_regs. */
 	bool test_no_task_regs;
 	/*

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * JavaScript frames of a real Node process on the perf backend (issue 48):
+ * JavaScript frames of a real Node process (issue 48), on the perf backend
+ * and (the default, --unwind auto) on the bpf backend:
  * the machine's node (PATH) runs tests/workloads/node/render.js with its
  * zlib part (render -> descend x10 -> scoreRow, and compressBatch ->
  * zlib.deflateSync), profiled by the real binary with --unwind auto and
@@ -192,8 +193,9 @@ static void count(const char *folded, bool strict, struct counts *c)
 }
 
 /* 4 s of render.js's zlib run by node, inlining off where strict, into c. */
-static void profile_node(const char *node, const char *unwind, const char *mode, bool strict,
-			 bool full_paths, struct counts *c, char *err, size_t err_len)
+static void profile_node(const char *node, const char *backend, const char *unwind,
+			 const char *mode, bool strict, bool full_paths, struct counts *c, char *err,
+			 size_t err_len)
 {
 	char js[1024], out[] = "/tmp/nodeframes.XXXXXX";
 	struct run_result r;
@@ -204,7 +206,7 @@ static void profile_node(const char *node, const char *unwind, const char *mode,
 	close(fd);
 	src_file("tests/workloads/node/render.js", js, sizeof(js));
 	frames_of(full_paths ? js : "render.js");
-	run_ok(&r, (char *[]){ (char *)profile_bin(), "-v", "--backend", "perf", "--unwind",
+	run_ok(&r, (char *[]){ (char *)profile_bin(), "-v", "--backend", (char *)backend, "--unwind",
 			       (char *)unwind, "--node", (char *)mode,
 			       full_paths ? "--python-full-paths" : "--quiet", "-F", "499", "-U", "-f",
 			       "--output", out, "--", (char *)node,
@@ -221,7 +223,15 @@ static void profile_node(const char *node, const char *unwind, const char *mode,
 	run_result_free(&r);
 }
 
-static const char *const unwinds[] = { "auto", "dwarf" };
+/*
+ * The bpf backend's default (auto) takes a Node process's samples as stack
+ * copies, its tables never loaded (first_copies.c): its in-kernel walk of
+ * native frames would leave the JavaScript ones unread (0.31 of the samples
+ * held scoreRow there, the first copies' only, against 0.95 now).
+ */
+static const struct {
+	const char *backend, *unwind;
+} modes[] = { { "perf", "auto" }, { "perf", "dwarf" }, { "bpf", "auto" } };
 
 START_TEST(javascript_chain_in_order)
 {
@@ -234,23 +244,24 @@ START_TEST(javascript_chain_in_order)
 		fprintf(stderr, "nodeframes: no node on PATH: skipped\n");
 		return;
 	}
-	profile_node(node, unwinds[_i], "mixed", true, false, &c, err, sizeof(err));
+	profile_node(node, modes[_i].backend, modes[_i].unwind, "mixed", true, false, &c, err,
+		     sizeof(err));
 	share = c.v8_leaf ? 100.0 * (double)c.chain / (double)c.v8_leaf : 0;
 	fprintf(stderr,
-		"nodeframes: --unwind %s: %llu samples, %llu with V8's code as leaf, %.1f%% of "
+		"nodeframes: %s --unwind %s: %llu samples, %llu with V8's code as leaf, %.1f%% of "
 		"them with render;descend x10;scoreRow; deflate %llu, %llu under compressBatch\n",
-		unwinds[_i], c.total, c.v8_leaf, share, c.deflate, c.deflate_under_js);
-	ck_assert_msg(c.v8_leaf >= 200, "--unwind %s: %llu samples of V8's code: %.3000s",
-		      unwinds[_i], c.v8_leaf, err);
+		modes[_i].backend, modes[_i].unwind, c.total, c.v8_leaf, share, c.deflate, c.deflate_under_js);
+	ck_assert_msg(c.v8_leaf >= 200, "%s --unwind %s: %llu samples of V8's code: %.3000s",
+		      modes[_i].backend, modes[_i].unwind, c.v8_leaf, err);
 	ck_assert_msg(share >= MIN_CHAIN_SHARE,
-		      "--unwind %s: the chain in %.1f%% of %llu samples (at least %.0f%%): %.3000s",
-		      unwinds[_i], share, c.v8_leaf, MIN_CHAIN_SHARE, err);
+		      "%s --unwind %s: the chain in %.1f%% of %llu samples (at least %.0f%%): %.3000s",
+		      modes[_i].backend, modes[_i].unwind, share, c.v8_leaf, MIN_CHAIN_SHARE, err);
 	ck_assert_msg(c.trampoline_between * 20 <= c.v8_leaf,
-		      "--unwind %s: %llu samples keep V8's trampoline between JavaScript frames",
-		      unwinds[_i], c.trampoline_between);
+		      "%s --unwind %s: %llu samples keep V8's trampoline between JavaScript frames",
+		      modes[_i].backend, modes[_i].unwind, c.trampoline_between);
 	ck_assert_msg(c.deflate >= 20 && c.deflate_under_js * 10 >= c.deflate * 8,
-		      "--unwind %s: %llu of %llu deflate samples under compressBatch",
-		      unwinds[_i], c.deflate_under_js, c.deflate);
+		      "%s --unwind %s: %llu of %llu deflate samples under compressBatch",
+		      modes[_i].backend, modes[_i].unwind, c.deflate_under_js, c.deflate);
 }
 END_TEST
 
@@ -265,7 +276,7 @@ START_TEST(inlined_callers_fold)
 		fprintf(stderr, "nodeframes: no node on PATH: skipped\n");
 		return;
 	}
-	profile_node(node, "dwarf", "mixed", false, false, &c, err, sizeof(err));
+	profile_node(node, "perf", "dwarf", "mixed", false, false, &c, err, sizeof(err));
 	share = c.v8_leaf ? 100.0 * (double)c.chain / (double)c.v8_leaf : 0;
 	fprintf(stderr,
 		"nodeframes: inlining on: %llu samples, %.1f%% of %llu with descend x10;scoreRow "
@@ -290,7 +301,7 @@ START_TEST(raw_keeps_v8_frames)
 		fprintf(stderr, "nodeframes: no node on PATH: skipped\n");
 		return;
 	}
-	profile_node(node, "dwarf", "raw", true, true, &c, err, sizeof(err));
+	profile_node(node, "perf", "dwarf", "raw", true, true, &c, err, sizeof(err));
 	fprintf(stderr, "nodeframes: --node raw: %llu samples, %llu with the JIT frame beside "
 			"scoreRow\n", c.total, c.raw_jit_beside_leaf);
 	ck_assert_msg(c.raw_jit_beside_leaf * 2 >= c.v8_leaf,
@@ -369,7 +380,7 @@ Suite *nodeframes_suite(void)
 
 	tcase_set_tags(tc, TAG_ROOT);
 	tcase_set_timeout(tc, 120);
-	tcase_add_loop_test(tc, javascript_chain_in_order, 0, 2);
+	tcase_add_loop_test(tc, javascript_chain_in_order, 0, 3);
 	tcase_add_test(tc, inlined_callers_fold);
 	tcase_add_test(tc, raw_keeps_v8_frames);
 	tcase_add_test(tc, offcpu_waits_under_javascript);

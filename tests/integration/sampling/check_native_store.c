@@ -702,6 +702,60 @@ START_TEST(mapped_array_writes_through_a_window)
 }
 END_TEST
 
+static pid_t copies_pid;
+
+static bool copies_for(void *ctx, pid_t tgid)
+{
+	(void)ctx;
+	return tgid == copies_pid;
+}
+
+/*
+ * A process the run says is left to stack copies (Node.js's, whose
+ * JavaScript frames are read from the copy) is never loaded: its samples
+ * stay the copies of a process not loaded yet; one loaded before is
+ * dropped at its next read (it ran exec into node).
+ */
+START_TEST(a_process_left_to_copies_is_never_loaded)
+{
+	struct native_maps_fds fds;
+	struct native_store_stats st;
+	struct native_proc val;
+	char *sleeper[] = { "sleep", "30", NULL };
+	struct native_store *s;
+	__u32 key;
+	pid_t a, b;
+
+	native_read__make_maps(&fds, false);
+	s = native_store__new(&fds, &no_grace, NULL);
+	ck_assert_ptr_nonnull(s);
+	native_store__copies_only(s, copies_for, NULL);
+	a = spawn_mapped(sleeper, "sleep");
+	b = spawn_mapped(sleeper, "sleep");
+	copies_pid = b;
+	ck_assert_int_eq(native_store__add_process(s, a), 0);
+	ck_assert_int_eq(native_store__add_process(s, b), 0);
+	key = (__u32)a;
+	ck_assert_int_eq(bpf_map_lookup_elem(fds.procs, &key, &val), 0);
+	key = (__u32)b;
+	ck_assert_int_ne(bpf_map_lookup_elem(fds.procs, &key, &val), 0);
+	native_store__stats(s, &st);
+	ck_assert_uint_eq(st.processes, 1);
+	ck_assert_uint_eq(st.copies_only, 1);
+	copies_pid = a;
+	ck_assert_int_eq(native_store__refresh_process(s, a), 0);
+	key = (__u32)a;
+	ck_assert_int_ne(bpf_map_lookup_elem(fds.procs, &key, &val), 0);
+	native_store__stats(s, &st);
+	ck_assert_uint_eq(st.processes, 0);
+	ck_assert_uint_eq(st.pages, 0);
+	stop_child(a);
+	stop_child(b);
+	native_store__free(s);
+	native_read__close_maps(&fds);
+}
+END_TEST
+
 Suite *native_store_suite(void)
 {
 	Suite *s = suite_create("native_store");
@@ -717,6 +771,7 @@ Suite *native_store_suite(void)
 	tcase_add_test(tc, poll_keeps_to_its_budget);
 	tcase_add_test(tc, a_users_files_keep_to_their_share);
 	tcase_add_test(tc, sweep_drops_the_exited_and_reads_the_execed_again);
+	tcase_add_test(tc, a_process_left_to_copies_is_never_loaded);
 	suite_add_tcase(s, tc);
 	return s;
 }

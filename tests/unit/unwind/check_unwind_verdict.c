@@ -112,14 +112,25 @@ START_TEST(the_config_of_each_mode)
 	ck_assert_ptr_null(c.needs_copies);
 	/* auto: copies where the tables are not unwound in the kernel, per process where it can. */
 	o.unwind = UNWIND_AUTO;
+	o.node = NODE_OFF;
 	unwind_choice__config(&o, &c);
 	ck_assert(c.dwarf && c.native_unwind);
 	unwind_verdicts__config(v, &o, &c);
 	ck_assert_ptr_nonnull(c.needs_copies);
+	/* Node's processes are asked about where JavaScript frames are wanted (--node). */
+	ck_assert_ptr_null(c.copies_for_interp);
+	o.node = NODE_MIXED;
+	unwind_choice__config(&o, &c);
+	unwind_verdicts__config(v, &o, &c);
+	ck_assert_ptr_nonnull(c.copies_for_interp);
+	/* This test runs no Node; a pid that is no process is no Node's either. */
+	ck_assert(!c.copies_for_interp(c.copies_for_interp_ctx, getpid()));
+	ck_assert(!c.copies_for_interp(c.copies_for_interp_ctx, 0));
+	ck_assert(!c.copies_for_interp(c.copies_for_interp_ctx, 0x3fffffff));
 	/* -K: no user stacks to unwind. */
 	o.kernel_only = true;
 	unwind_choice__config(&o, &c);
-	ck_assert(!c.dwarf && !c.native_unwind && !c.needs_copies);
+	ck_assert(!c.dwarf && !c.native_unwind && !c.needs_copies && !c.copies_for_interp);
 	unwind_verdicts__free(v);
 }
 END_TEST
