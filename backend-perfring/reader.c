@@ -310,20 +310,24 @@ static const struct perf_event_header *complete_stack(struct ring_set *rs,
 	struct ring_reader *rd = &rs->reader;
 	size_t room = decode__stack_room(hdr, rs->sample_type, ds), got;
 	const struct perf_event_header *done;
+	const unsigned char *bytes;
+	struct decoded_sample filled;
 
 	if (!room)
 		return hdr;
-	got = stack_fill__read(&rd->fill, ds, rs->regs_user, room);
+	got = stack_fill__read(&rd->fill, ds, rs->regs_user, room, &bytes);
 	if (!got)
 		return hdr;
 	if (!rd->fill_buf)
 		rd->fill_buf = malloc(BUDGET_SLACK);
 	if (!rd->fill_buf)	/* room for any record: sizes are 16 bits */
 		return hdr;
-	decode__fill_stack(hdr, ds, rd->fill.buf, got, rd->fill_buf);
+	decode__fill_stack(hdr, ds, bytes, got, rd->fill_buf);
 	done = (const struct perf_event_header *)rd->fill_buf;
-	if (decode__sample(done, rs->sample_type, rs->regs_user, ds))
-		return hdr;	/* cannot be: it decoded before */
+	/* Cannot fail (it decoded before); if it did, ds and hdr stay the ring's. */
+	if (decode__sample(done, rs->sample_type, rs->regs_user, &filled))
+		return hdr;
+	*ds = filled;
 	*cut = 0;
 	return done;
 }

@@ -3,14 +3,34 @@
 #include "backend-perfring/stackfill.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <sys/uio.h>
+#include <time.h>
 
 #include "backend-perfring/ringsample.h"
 #include "core/lib/log.h"
 
 #define PAGE 4096u
 #define MAX_PIECES (STACK_FILL_MAX / PAGE + 1)
+
+/*
+ * The reading thread and what it shares with the reader: a request (seq
+ * asked), its answer (seq done, got, buf). Freed only once the thread is
+ * joined; left allocated with a thread that never returned.
+ */
+struct stack_filler {
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;	/* on CLOCK_MONOTONIC */
+	uint64_t asked, done;
+	bool quit;
+	pid_t pid;
+	uint64_t addr;
+	size_t len;
+	ssize_t got;		/* bytes, or -errno */
+	unsigned char buf[STACK_FILL_MAX];
+};
 
 static unsigned int top_slot(pid_t tid)
 {
@@ -43,34 +63,121 @@ static ssize_t read_pages(pid_t pid, uint64_t addr, unsigned char *buf, size_t l
 	return got < 0 ? -errno : got;
 }
 
+/* The reading thread: one request at a time, read with no lock held. */
+static void *filler_main(void *arg)
+{
+	struct stack_filler *f = arg;
+
+	pthread_mutex_lock(&f->lock);
+	for (;;) {
+		ssize_t got;
+
+		while (f->done == f->asked && !f->quit)
+			pthread_cond_wait(&f->cond, &f->lock);
+		if (f->quit)
+			break;
+		pthread_mutex_unlock(&f->lock);
+		got = read_pages(f->pid, f->addr, f->buf, f->len);
+		pthread_mutex_lock(&f->lock);
+		f->got = got;
+		f->done = f->asked;
+		pthread_cond_broadcast(&f->cond);
+	}
+	pthread_mutex_unlock(&f->lock);
+	return NULL;
+}
+
+/* Started by the reader thread, whose scheduling (SCHED_FIFO 1 where allowed) it inherits. */
+static struct stack_filler *filler_start(void)
+{
+	struct stack_filler *f = calloc(1, sizeof(*f));
+	pthread_condattr_t ca;
+
+	if (!f)
+		return NULL;
+	pthread_mutex_init(&f->lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&f->cond, &ca);
+	pthread_condattr_destroy(&ca);
+	if (pthread_create(&f->thread, NULL, filler_main, f)) {
+		pthread_cond_destroy(&f->cond);
+		pthread_mutex_destroy(&f->lock);
+		free(f);
+		return NULL;
+	}
+	return f;
+}
+
+/*
+ * The filler's read of len bytes at addr of pid: its bytes or -errno, or
+ * -ETIMEDOUT where it did not return within STACK_FILL_WAIT_MS.
+ */
+static ssize_t filler_read(struct stack_filler *f, pid_t pid, uint64_t addr, size_t len)
+{
+	struct timespec until;
+	ssize_t got;
+	int err = 0;
+
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	until.tv_nsec += STACK_FILL_WAIT_MS * 1000000L;
+	until.tv_sec += until.tv_nsec / 1000000000L;
+	until.tv_nsec %= 1000000000L;
+	pthread_mutex_lock(&f->lock);
+	f->pid = pid;
+	f->addr = addr;
+	f->len = len;
+	f->asked++;
+	pthread_cond_broadcast(&f->cond);
+	while (f->done != f->asked && err != ETIMEDOUT)
+		err = pthread_cond_timedwait(&f->cond, &f->lock, &until);
+	got = f->done == f->asked ? f->got : -ETIMEDOUT;
+	pthread_mutex_unlock(&f->lock);
+	return got;
+}
+
 size_t stack_fill__read(struct stack_fill *sf, const struct decoded_sample *ds, uint64_t regs_mask,
-			size_t room)
+			size_t room, const unsigned char **bytes)
 {
 	struct user_snapshot snap;
-	unsigned int slot = top_slot((pid_t)ds->id.tid);
+	pid_t tid = (pid_t)ds->id.tid;
+	unsigned int slot = top_slot(tid);
 	uint64_t at;
 	ssize_t got;
 
-	if (sf->off || room < 8 || !ds->id.pid || !perfring__user_snapshot(ds, regs_mask, &snap))
+	/*
+	 * A copy the kernel began: what follows is read after the sample, and
+	 * belongs to its registers only where the sp's own page was copied then.
+	 */
+	if (sf->stuck || room < 8 || ds->stack_size < 8 || !ds->id.pid ||
+	    !perfring__user_snapshot(ds, regs_mask, &snap))
 		return 0;
 	at = snap.sp + ds->stack_size;
-	if (at < snap.sp || (sf->tops[slot].tid == (pid_t)ds->id.tid && sf->tops[slot].end == at))
+	if (at < snap.sp || (sf->tops[slot].tid == tid && (sf->tops[slot].end == at ||
+							    sf->tops[slot].end == STACK_FILL_REFUSED)))
 		return 0;
 	if (room > STACK_FILL_MAX)
 		room = STACK_FILL_MAX;
-	if (!sf->buf)
-		sf->buf = malloc(STACK_FILL_MAX);
-	if (!sf->buf)
+	if (!sf->filler)
+		sf->filler = filler_start();
+	if (!sf->filler)
 		return 0;
-	got = read_pages((pid_t)ds->id.pid, at, sf->buf, room);
+	got = filler_read(sf->filler, (pid_t)ds->id.pid, at, room);
+	if (got == -ETIMEDOUT) {
+		sf->stuck = true;	/* the filler is left to its read */
+		sf->stuck_pid = (pid_t)ds->id.pid;
+		return 0;
+	}
 	if (got == -EPERM) {
-		sf->off = true;	/* another user's process: every read would fail */
+		/* Another user's (a setuid child): its next samples are not tried. */
+		sf->tops[slot].tid = tid;
+		sf->tops[slot].end = STACK_FILL_REFUSED;
 		sf->refused++;
 		return 0;
 	}
 	if (got == -EFAULT || got == 0) {
 		/* The end of the thread's stack (or of what can be read of it). */
-		sf->tops[slot].tid = (pid_t)ds->id.tid;
+		sf->tops[slot].tid = tid;
 		sf->tops[slot].end = at;
 		return 0;
 	}
@@ -80,6 +187,7 @@ size_t stack_fill__read(struct stack_fill *sf, const struct decoded_sample *ds, 
 	}
 	sf->filled++;
 	sf->bytes += (uint64_t)got;
+	*bytes = sf->filler->buf;
 	return (size_t)got;
 }
 
@@ -91,14 +199,31 @@ void stack_fill__report(const struct stack_fill *sf, const char *what)
 			"sample: %.1f MB\n",
 			what, (unsigned long long)sf->filled, sf->bytes / 1e6);
 	if (sf->refused)
-		pr_info("%s: %llu stack copies ended short could not be completed (%s)\n", what,
-			(unsigned long long)sf->refused,
-			sf->off ? "the process's memory may not be read by this user"
-				: "the reads failed");
+		pr_info("%s: %llu stack copies ended short could not be completed (the process's "
+			"memory may not be read by this user, or the reads failed)\n",
+			what, (unsigned long long)sf->refused);
+	if (sf->stuck)
+		pr_warn("warning: %s: a read of process %d's memory did not return within %d ms "
+			"(its stack lies next to memory it serves itself, or to a file that does "
+			"not answer): stack copies the kernel ended short were not completed from "
+			"then on\n",
+			what, (int)sf->stuck_pid, STACK_FILL_WAIT_MS);
 }
 
 void stack_fill__fini(struct stack_fill *sf)
 {
-	free(sf->buf);
-	sf->buf = NULL;
+	struct stack_filler *f = sf->filler;
+
+	sf->filler = NULL;
+	/* One stuck in a read keeps its memory: it may still write into it. */
+	if (!f || sf->stuck)
+		return;
+	pthread_mutex_lock(&f->lock);
+	f->quit = true;
+	pthread_cond_broadcast(&f->cond);
+	pthread_mutex_unlock(&f->lock);
+	pthread_join(f->thread, NULL);
+	pthread_cond_destroy(&f->cond);
+	pthread_mutex_destroy(&f->lock);
+	free(f);
 }

@@ -23,7 +23,17 @@
  *
  * Most copies that end short end at the top of the thread's stack, where
  * nothing more can be read: a failed read there is remembered per thread,
- * so that a shallow thread costs one system call, not one a sample.
+ * so that a shallow thread costs one system call, not one a sample; so is a
+ * thread whose memory this user may not read (a setuid child).
+ *
+ * The read may block: the process owns what lies past its stack (a range
+ * registered with userfaultfd and never served, a FUSE file whose server
+ * never answers), and a root profiler must not hang on it. The reads are
+ * made by a thread of their own, which the reader waits for
+ * STACK_FILL_WAIT_MS at most, holding nothing it needs; one that does not
+ * return by then is left where it is (its memory never freed, the process's
+ * exit ends it) and the copies are not completed for the rest of the run,
+ * which -v says.
  */
 #ifndef PERFRING_STACKFILL_H
 #define PERFRING_STACKFILL_H
@@ -36,6 +46,11 @@
 
 #define STACK_FILL_TOPS 256
 #define STACK_FILL_MAX 65536	/* a record is at most 64 KiB */
+#define STACK_FILL_WAIT_MS 50
+/* tops[].end of a thread whose memory may not be read: none is that address. */
+#define STACK_FILL_REFUSED UINT64_MAX
+
+struct stack_filler;		/* the thread that reads (stackfill.c) */
 
 struct stack_fill {
 	/* Where each thread's stack was found to end (a read there failed), by tid. */
@@ -43,20 +58,21 @@ struct stack_fill {
 		pid_t tid;
 		uint64_t end;
 	} tops[STACK_FILL_TOPS];
-	unsigned char *buf;	/* STACK_FILL_MAX bytes, allocated at the first read */
-	bool off;		/* the reads were refused (no permission): none tried again */
+	struct stack_filler *filler;	/* started at the first read */
+	bool stuck;		/* a read did not return: none more */
+	pid_t stuck_pid;	/* whose */
 	uint64_t filled;	/* copies that got more bytes */
 	uint64_t bytes;		/* how many bytes in all */
 	uint64_t refused;	/* reads that failed for another reason than the stack's end */
 };
 
 /*
- * Reads the bytes that follow ds's copy in its process, up to room, into
- * sf->buf; returns how many (0: none). regs_mask is the attr's
- * sample_regs_user.
+ * Reads the bytes that follow ds's copy in its process, up to room;
+ * returns how many (0: none) and where they are in *bytes, valid until the
+ * next call. regs_mask is the attr's sample_regs_user.
  */
 size_t stack_fill__read(struct stack_fill *sf, const struct decoded_sample *ds, uint64_t regs_mask,
-			size_t room);
+			size_t room, const unsigned char **bytes);
 /* Says in -v what was read (what: "perf"). */
 void stack_fill__report(const struct stack_fill *sf, const char *what);
 void stack_fill__fini(struct stack_fill *sf);

@@ -235,7 +235,7 @@ START_TEST(a_frame_with_a_buffer_never_filled_keeps_its_callers)
 
 	backend = test_backends[_i];
 	run_ok(&r, PROFILE("-v", "-F", "499", "-U", "-f", "--", (char *)workload("nofp"), "sparse",
-			   "1"),
+			   "2"),
 		   30);
 	total = folded_total(r.out, NULL);
 	full = folded_count(r.out, "start_thread;sparse_worker;nofp_sparse;nofp_c");
@@ -245,6 +245,28 @@ START_TEST(a_frame_with_a_buffer_never_filled_keeps_its_callers)
 		ck_assert_msg(strstr(r.err, "completed from the process's memory right after the "
 					    "sample") != NULL,
 			      "stderr: %.2000s", r.err);
+}
+END_TEST
+
+/*
+ * uffdstack's thread has its stack right below memory registered with
+ * userfaultfd that nobody serves: the kernel's copy ends at it, and the
+ * reader's read of the rest blocks for good. The run must end all the same
+ * (the read is left to a thread of its own), and say so. Before the reads
+ * had a thread of their own, the profiler hung until killed.
+ */
+START_TEST(a_stack_read_that_never_returns_does_not_hang_the_run)
+{
+	backend = "perf";
+	run_cmd(PROFILE("-v", "-F", "99", "-f", "--", (char *)workload("uffdstack"), "2"), 30, 0,
+		&r);
+	if (strstr(r.err, "userfaultfd") || strstr(r.err, "UFFDIO_REGISTER")) {
+		fprintf(stderr, "dwarf: userfaultfd refused here: skipped\n");
+		return;
+	}
+	ck_assert_msg(r.exit_code == 0, "exit %d: %.2000s", r.exit_code, r.err);
+	ck_assert_msg(strstr(r.err, "did not return within") != NULL, "stderr: %.2000s", r.err);
+	ck_assert_uint_gt(folded_count(r.out, "uffd_spin"), 50);
 }
 END_TEST
 
@@ -488,6 +510,7 @@ Suite *dwarf_suite(void)
 	tcase_add_loop_test(tc, debug_frame_of_a_separate_debug_file_unwinds, 0, 2);
 	tcase_add_loop_test(tc, a_short_stack_copy_is_reported_with_a_count, 0, 2);
 	tcase_add_loop_test(tc, a_frame_with_a_buffer_never_filled_keeps_its_callers, 0, 2);
+	tcase_add_test(tc, a_stack_read_that_never_returns_does_not_hang_the_run);
 	tcase_add_loop_test(tc, samples_in_system_calls_keep_their_user_callers, 0, 2);
 	tcase_add_loop_test(tc, vdso_frames_unwind_to_their_callers, 0, 2);
 	tcase_add_loop_test(tc, jit_code_is_walked_by_its_frame_pointer, 0, 2);
