@@ -203,9 +203,9 @@ void bpf_native__report(struct backend *b)
 		st.index, st.pages, st.too_big, st.no_room, st.failed, st.trust_refusals,
 		st.rate_limited, st.deferred, NATIVE_POLL_BUDGET_MS);
 	if (st.copies_only)
-		pr_info("bpf: native unwinding: %u reads of processes that run Node.js left them "
-			"to stack copies, for the walk of their JavaScript frames (not yet done in "
-			"the program)\n",
+		pr_info("bpf: native unwinding: %u processes that run Node.js left to stack "
+			"copies, for the walk of their JavaScript frames (not yet done in the "
+			"program)\n",
 			st.copies_only);
 	pr_info("bpf: native unwinding: %llu stacks walked (%llu ended without CFI, %llu at a "
 		"failed read, %llu at code in no known mapping, %llu cut at %d frames); %llu of "

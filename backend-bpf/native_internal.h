@@ -63,6 +63,13 @@ struct nproc {
 	size_t nr_entries;
 	struct ntable **tables;		/* one reference each */
 	size_t nr_tables;
+	/*
+	 * Left to stack copies (copies_only): nothing in the maps but its key
+	 * in native_unknown, kept there so that the program, finding it noted
+	 * already, sends no record a sample; a sweep takes it out with the
+	 * process.
+	 */
+	bool copies_only;
 };
 
 struct native_store {
@@ -92,6 +99,7 @@ struct native_store {
 	/* Processes never loaded: their samples stay stack copies (native_store__copies_only). */
 	bool (*copies_only)(void *ctx, pid_t tgid);
 	void *copies_only_ctx;
+	unsigned int nr_copies_only;	/* of procs, those */
 };
 
 /* native_tables.c */

@@ -99,7 +99,7 @@ void native_store__stats(const struct native_store *s, struct native_store_stats
 	out->index = s->index_used;
 	out->pages = s->pages_used;
 	out->bytes = native_store__bytes_used(s);
-	out->processes = (unsigned int)s->procs.size;
+	out->processes = (unsigned int)s->procs.size - s->nr_copies_only;
 	out->mapped = s->rows_mem.ok && s->rules_mem.ok;
 }
 

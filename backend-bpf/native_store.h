@@ -99,7 +99,7 @@ struct native_store_stats {
 	unsigned int no_room;		/* native_pages full */
 	unsigned int failed;		/* anything else but its exit (memory, a map write) */
 	unsigned int swept;		/* processes dropped by a sweep: exited, or their pid reused */
-	unsigned int copies_only;	/* reads of processes left to stack copies (copies_only) */
+	unsigned int copies_only;	/* processes left to stack copies (copies_only) */
 	unsigned int execs;		/* processes read again by a sweep: they ran exec */
 	bool mapped;			/* rows and rules written in place (BPF_F_MMAPABLE, 5.5+) */
 };

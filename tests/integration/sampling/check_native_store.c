@@ -723,7 +723,7 @@ START_TEST(a_process_left_to_copies_is_never_loaded)
 	struct native_proc val;
 	char *sleeper[] = { "sleep", "30", NULL };
 	struct native_store *s;
-	__u32 key;
+	__u32 key, one;
 	pid_t a, b;
 
 	native_read__make_maps(&fds, false);
@@ -739,6 +739,10 @@ START_TEST(a_process_left_to_copies_is_never_loaded)
 	ck_assert_int_eq(bpf_map_lookup_elem(fds.procs, &key, &val), 0);
 	key = (__u32)b;
 	ck_assert_int_ne(bpf_map_lookup_elem(fds.procs, &key, &val), 0);
+	/* Noted for good: the program sends no record at its samples. */
+	ck_assert_int_eq(bpf_map_lookup_elem(fds.unknown, &key, &one), 0);
+	ck_assert_int_eq(native_store__poll_unknown(s), 0);
+	ck_assert_int_eq(bpf_map_lookup_elem(fds.unknown, &key, &one), 0);
 	native_store__stats(s, &st);
 	ck_assert_uint_eq(st.processes, 1);
 	ck_assert_uint_eq(st.copies_only, 1);
@@ -749,8 +753,13 @@ START_TEST(a_process_left_to_copies_is_never_loaded)
 	native_store__stats(s, &st);
 	ck_assert_uint_eq(st.processes, 0);
 	ck_assert_uint_eq(st.pages, 0);
-	stop_child(a);
+	ck_assert_uint_eq(st.copies_only, 2);
+	/* Gone: its key goes with it at the sweep. */
 	stop_child(b);
+	ck_assert_int_ge(native_store__sweep(s), 1);
+	key = (__u32)b;
+	ck_assert_int_ne(bpf_map_lookup_elem(fds.unknown, &key, &one), 0);
+	stop_child(a);
 	native_store__free(s);
 	native_read__close_maps(&fds);
 }
