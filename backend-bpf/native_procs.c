@@ -301,6 +301,21 @@ static int proc_ident(int dirfd, uint64_t *start, dev_t *dev, ino_t *ino)
 	return 0;
 }
 
+/* proc_ident of pid, by its /proc directory: 0 or -ESRCH. */
+static int proc_ident_of(pid_t pid, uint64_t *start, dev_t *dev, ino_t *ino)
+{
+	char path[32];
+	int dirfd, err;
+
+	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
+	dirfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dirfd < 0)
+		return -ESRCH;
+	err = proc_ident(dirfd, start, dev, ino);
+	close(dirfd);
+	return err;
+}
+
 static struct nproc *find_proc(const struct native_store *s, pid_t tgid)
 {
 	return hashmap__find(&s->procs, &tgid);
@@ -427,11 +442,14 @@ static bool left_to_copies(struct native_store *s, pid_t tgid, struct nproc **np
 {
 	struct nproc *cp;
 	__u32 key = (__u32)tgid, one = 1;
-	char path[32];
-	int dirfd;
 
-	if (!s->copies_only || !s->copies_only(s->copies_only_ctx, tgid))
+	if (!s->copies_only || !s->copies_only(s->copies_only_ctx, tgid)) {
+		if (*np && (*np)->copies_only) {	/* runs Node no more: loaded afresh */
+			drop_proc(s, *np);
+			*np = NULL;
+		}
 		return false;
+	}
 	if (*np && (*np)->copies_only)
 		return true;
 	if (*np)
@@ -445,16 +463,11 @@ static bool left_to_copies(struct native_store *s, pid_t tgid, struct nproc **np
 		return true;
 	cp->tgid = tgid;
 	cp->copies_only = true;
-	snprintf(path, sizeof(path), "/proc/%d", (int)tgid);
-	dirfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dirfd < 0 || proc_ident(dirfd, &cp->start_ticks, &cp->exe_dev, &cp->exe_ino) ||
+	if (proc_ident_of(tgid, &cp->start_ticks, &cp->exe_dev, &cp->exe_ino) ||
 	    hashmap__add(&s->procs, &cp->tgid, cp)) {
-		if (dirfd >= 0)
-			close(dirfd);
 		free(cp);
 		return true;
 	}
-	close(dirfd);
 	s->nr_copies_only++;
 	bpf_map_update_elem(s->fds.unknown, &key, &one, BPF_ANY);
 	*np = cp;
@@ -467,10 +480,6 @@ int native_store__add_process(struct native_store *s, pid_t tgid)
 
 	if (left_to_copies(s, tgid, &np))
 		return 0;
-	if (np && np->copies_only) {	/* runs Node no more: loaded afresh */
-		drop_proc(s, np);
-		np = NULL;
-	}
 	return read_in(s, tgid, np);
 }
 
@@ -481,10 +490,6 @@ int native_store__refresh_process(struct native_store *s, pid_t tgid)
 
 	if (left_to_copies(s, tgid, &np))
 		return 0;
-	if (np && np->copies_only) {
-		drop_proc(s, np);
-		np = NULL;
-	}
 	err = read_in(s, tgid, np);
 
 	/* Gone: what it had goes too. */
@@ -689,17 +694,10 @@ int native_store__sweep(struct native_store *s)
 		uint64_t start = 0;
 		dev_t dev = 0;
 		ino_t ino = 0;
-		char path[32];
-		int dirfd, err;
 
 		if (!np)
 			continue;
-		snprintf(path, sizeof(path), "/proc/%d", (int)pids[i]);
-		dirfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		err = dirfd < 0 ? -ESRCH : proc_ident(dirfd, &start, &dev, &ino);
-		if (dirfd >= 0)
-			close(dirfd);
-		if (err || start != np->start_ticks) {
+		if (proc_ident_of(pids[i], &start, &dev, &ino) || start != np->start_ticks) {
 			drop_proc(s, np);
 			s->st.swept++;
 			changed++;
