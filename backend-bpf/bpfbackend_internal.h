@@ -123,11 +123,12 @@ static inline bool bpf_backend__names_processes(const struct backend_config *c)
 int bpf_backend__open_counting(struct backend *b, struct errmsg *errm);
 /*
  * The stack-copy program on the counting program's maps (handed: the
- * native unwinder's copies, first_copies.c); NULL with errno set and why
- * in errm.
+ * native unwinder's copies, first_copies.c; continuous: of processes left
+ * to copies the whole run, Node's, too); NULL with errno set and why in
+ * errm.
  */
 struct bpf_dwarf *bpf_backend__open_dwarf(struct backend *b, bool task_regs, bool handed,
-					  struct errmsg *errm);
+					  bool continuous, struct errmsg *errm);
 /* Write b->config to the program's settings map. Returns 0 or -errno. */
 int bpf_backend__write_config(struct backend *b);
 /* The threads in the cgroups now; the programs keep the table from here on. */

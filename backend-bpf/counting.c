@@ -128,11 +128,11 @@ static int open_pidns(struct backend *b, uint64_t dev, uint64_t ino, struct errm
 
 /*
  * The stack-copy program on the counting program's maps (handed: for the
- * native unwinder's samples of processes not loaded yet); NULL with errno
- * set.
+ * native unwinder's samples of processes not loaded yet; continuous: and
+ * of those it leaves to copies the whole run); NULL with errno set.
  */
 struct bpf_dwarf *bpf_backend__open_dwarf(struct backend *b, bool task_regs, bool handed,
-					  struct errmsg *errm)
+					  bool continuous, struct errmsg *errm)
 {
 	struct bpf_dwarf_opts dopts = {
 		.pipeline = b->pipeline, .cfg = b->cfg, .counting = b->skel,
@@ -146,6 +146,7 @@ struct bpf_dwarf *bpf_backend__open_dwarf(struct backend *b, bool task_regs, boo
 		.track_tasks = b->target <= 0 && !handed,
 		.python = b->python_wanted,
 		.handed = handed,
+		.continuous = continuous,
 	};
 	struct bpf_dwarf *d;
 
@@ -213,7 +214,7 @@ static int load_counting(struct backend *b, bool native, bool regs_or_fp, struct
 		}
 		if (!dwarf)
 			return 0;
-		b->dwarf = bpf_backend__open_dwarf(b, task_regs, false, errm);
+		b->dwarf = bpf_backend__open_dwarf(b, task_regs, false, false, errm);
 		if (!b->dwarf && after_native && errno != EINTR) {
 			/*
 			 * The probe left the copies untried where the tables'

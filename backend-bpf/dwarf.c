@@ -42,6 +42,7 @@ struct bpf_dwarf {
 	 */
 	bool python;
 	bool handed;		/* the native unwinder's copies (bpf_dwarf_opts.handed) */
+	bool continuous;	/* ... of Node's processes too (bpf_dwarf_opts.continuous) */
 	unsigned int dump_size;	/* a copy's most bytes: --stack-dump-size, or handed's */
 	uint64_t py_lost;	/* samples whose frames were sent but not joined whole */
 };
@@ -359,9 +360,11 @@ static int open_rings(struct bpf_dwarf *d, const struct bpf_dwarf_opts *o, struc
 		errmsg__set(errm, "bpf: cannot read the online CPUs: %s", strerror(-nr));
 		return nr;
 	}
-	if (d->handed) {
+	if (d->handed && !d->continuous) {
 		what = "stack copies before tables";
 		rate = rate < BPF_DWARF_HANDED_RATE ? rate : BPF_DWARF_HANDED_RATE;
+	} else if (d->handed) {
+		what = "stack copies before tables and of Node.js";
 	}
 	/* Samples, each a stack copy in pieces and a head, and a Python stack's first 32 frames. */
 	pages = ring_set__plan(what, nr, rate,
@@ -372,7 +375,7 @@ static int open_rings(struct bpf_dwarf *d, const struct bpf_dwarf_opts *o, struc
 	if (pages < 0)
 		return pages;
 	/* The planner's floor is a sampling ring's: these rings hold a new process's first few. */
-	if (d->handed && pages > BPF_DWARF_HANDED_PAGES) {
+	if (d->handed && !d->continuous && pages > BPF_DWARF_HANDED_PAGES) {
 		pr_info("%s: %d data pages a ring, not %d: a new process's first few copies\n",
 			what, BPF_DWARF_HANDED_PAGES, pages);
 		pages = BPF_DWARF_HANDED_PAGES;
@@ -397,7 +400,7 @@ static int open_rings(struct bpf_dwarf *d, const struct bpf_dwarf_opts *o, struc
 		return err;
 	d->timed = ring_set__monotonic(d->rs);
 	/* A few at a time, but a backlog while the main thread compiles their tables: spilled. */
-	if (d->handed)
+	if (d->handed && !d->continuous)
 		ring_set__hold_at_most(d->rs, BPF_DWARF_HANDED_HELD);
 	ring_set__on_raw(d->rs, on_record, d);
 	ring_set__on_lost(d->rs, on_lost, d);
@@ -435,6 +438,7 @@ struct bpf_dwarf *bpf_dwarf__open(const struct bpf_dwarf_opts *o, struct errmsg 
 	d->lookup = o->lookup;
 	d->lookup_ctx = o->lookup_ctx;
 	d->handed = o->handed;
+	d->continuous = o->handed && o->continuous;
 	d->dump_size = o->cfg->stack_dump_size;
 	if (d->handed && d->dump_size < BPF_DWARF_HANDED_DUMP)
 		d->dump_size = BPF_DWARF_HANDED_DUMP;

@@ -54,6 +54,12 @@ struct bpf_dwarf_opts {
 	 * program.
 	 */
 	bool handed;
+	/*
+	 * Handed, and for processes left to copies the whole run (Node's,
+	 * native_store__copies_only) too: the rings planned for the sampling
+	 * rate, their reader holding as much as the sampling rings' does.
+	 */
+	bool continuous;
 };
 
 /*

@@ -19,6 +19,10 @@
  * the rings and their reader cost 2-2.5 MB more at the peak (35.0-35.4 MB
  * against 32.1-33.3, issue 45's target 35) and a tenth more CPU; those
  * samples stay frame-pointer walks, counted in -v.
+ *
+ * The processes that run Node.js take copies for the whole run, on every
+ * run (system-wide too): their JavaScript frames are read from them
+ * (issue 48). The rings are then planned for the sampling rate.
  */
 #include "backend-bpf/bpfbackend_internal.h"
 
@@ -58,27 +62,33 @@ void bpf_first_copies__open(struct backend *b)
 {
 	const struct backend_config *c = b->cfg;
 	bool task_regs = !c->test_no_task_regs && bpf_dwarf__task_regs_supported();
+	bool names = bpf_backend__names_processes(c);
+	bool node = c->copies_for_interp && b->native_store;
 	struct errmsg errm = { .text = "" };
 	int err;
 
-	if (!bpf_backend__names_processes(c)) {
+	if (!names)
 		pr_info("bpf: samples of processes the tables do not have yet by frame pointers "
 			"(system-wide, no stack copies: a busy host's new processes would take "
-			"them by the thousand)\n");
+			"them by the thousand)%s\n",
+			node ? "; copies only of the processes that run Node.js" : "");
+	if (!names && !node)
 		return;
-	}
-	b->first_copies = bpf_backend__open_dwarf(b, task_regs, true, &errm);
+	b->first_copies = bpf_backend__open_dwarf(b, task_regs, true, node, &errm);
 	err = b->first_copies ? hand_over(b) : -errno;
 	if (!err) {
 		b->first_copies_since = (uint64_t)mono_ns();
+		if (names)
+			b->config.flags |= PROFILE_CFG_COPY_NEW;
 		/* Node's processes: copies the whole run, for the walk of their JavaScript frames. */
-		if (c->copies_for_interp && b->native_store)
+		if (node)
 			native_store__copies_only(b->native_store, c->copies_for_interp,
 						  c->copies_for_interp_ctx);
 		return;
 	}
-	pr_info("bpf: samples of processes the tables do not have yet by frame pointers: the "
-		"stack copies were refused (%s)\n", errmsg__reason(&errm, err));
+	pr_info("bpf: samples of %s by frame pointers: the stack copies were refused (%s)\n",
+		names ? "processes the tables do not have yet" : "the processes that run Node.js",
+		errmsg__reason(&errm, err));
 	bpf_dwarf__close(b->first_copies);
 	b->first_copies = NULL;
 }

@@ -180,6 +180,8 @@ void bpf_native__report(struct backend *b)
 		.truncated = bpf_backend__read_stat(b, PROFILE_STAT_NATIVE_TRUNCATED),
 		.copied = bpf_backend__read_stat(b, PROFILE_STAT_NATIVE_COPIED),
 		.unmapped_copied = bpf_backend__read_stat(b, PROFILE_STAT_NATIVE_UNMAPPED_COPIED),
+		.interp_copied = bpf_backend__read_stat(b, PROFILE_STAT_NATIVE_INTERP_COPIED),
+		.interp_fp = bpf_backend__read_stat(b, PROFILE_STAT_NATIVE_INTERP_FP),
 	};
 
 	struct native_store_stats st;
@@ -205,8 +207,10 @@ void bpf_native__report(struct backend *b)
 	if (st.copies_only)
 		pr_info("bpf: native unwinding: %u processes that run Node.js left to stack "
 			"copies, for the walk of their JavaScript frames (not yet done in the "
-			"program)\n",
-			st.copies_only);
+			"program): %llu samples copied, %llu by frame pointers (the copies' "
+			"lease out: a drain late)\n",
+			st.copies_only, (unsigned long long)s.interp_copied,
+			(unsigned long long)s.interp_fp);
 	pr_info("bpf: native unwinding: %llu stacks walked (%llu ended without CFI, %llu at a "
 		"failed read, %llu at code in no known mapping, %llu cut at %d frames); %llu of "
 		"processes not loaded as stack copies; by frame pointers instead: %llu "
@@ -216,7 +220,8 @@ void bpf_native__report(struct backend *b)
 		(unsigned long long)s.walked, (unsigned long long)s.no_cfi,
 		(unsigned long long)s.read, (unsigned long long)s.unmapped,
 		(unsigned long long)s.truncated, PROFILE_MAX_STACK_DEPTH,
-		(unsigned long long)(s.copied - s.unmapped_copied), (unsigned long long)s.kernel_mode,
+		(unsigned long long)(s.copied - s.unmapped_copied - s.interp_copied),
+		(unsigned long long)s.kernel_mode,
 		(unsigned long long)s.compat, (unsigned long long)s.unknown,
 		(unsigned long long)s.noted, (unsigned long long)s.full,
 		(unsigned long long)s.no_prog, (unsigned long long)s.unmapped_copied);

@@ -20,6 +20,8 @@ struct native_stats {
 	uint64_t no_cfi, read, unmapped, truncated;
 	uint64_t copied;	/* of processes not loaded, sent as stack copies (first_copies.c) */
 	uint64_t unmapped_copied;	/* walks whose leaf was in code mapped since, sent so instead */
+	uint64_t interp_copied;	/* samples of processes left to copies (Node's), sent so */
+	uint64_t interp_fp;	/* ... walked by frame pointers instead: the lease was out */
 };
 
 /* Tests: the kernel refuses the program (the fallback to stack copies). */

@@ -64,10 +64,10 @@ struct nproc {
 	struct ntable **tables;		/* one reference each */
 	size_t nr_tables;
 	/*
-	 * Left to stack copies (copies_only): nothing in the maps but its key
-	 * in native_unknown, kept there so that the program, finding it noted
-	 * already, sends no record a sample; a sweep takes it out with the
-	 * process.
+	 * Left to stack copies (copies_only): nothing in the maps but its
+	 * native_procs entry, which says so (the program sends its every
+	 * sample as a copy, and notes it no more); a sweep takes it out with
+	 * the process.
 	 */
 	bool copies_only;
 };

@@ -327,10 +327,8 @@ static void drop_proc(struct native_store *s, struct nproc *np)
 	__u32 key = (__u32)np->tgid;
 
 	bpf_map_delete_elem(s->fds.procs, &key);
-	if (np->copies_only) {
-		bpf_map_delete_elem(s->fds.unknown, &key);	/* noted again if it runs on */
+	if (np->copies_only)
 		s->nr_copies_only--;
-	}
 	write_pages(s, np->entries, np->nr_entries, NULL, 0);
 	s->pages_used -= np->nr_entries;
 	for (size_t i = 0; i < np->nr_tables; i++)
@@ -426,22 +424,22 @@ out:
 	return err;
 }
 
-/* Most processes left to copies that keep a key of native_unknown (256 at least). */
-#define MAX_COPIES_ONLY 64
+/* Most processes left to copies: each an entry of native_procs, of its 1024 at least. */
+#define MAX_COPIES_ONLY 256
 
 /*
  * Whether tgid is left to stack copies (native_store__copies_only): then
  * not read, its tables dropped if it had some (it ran exec into such a
- * program), and tracked as copies_only: its key put back in native_unknown
- * (the poll took it out), where it stays. Before, each of its samples
- * noted it again, and the record that wakes the run came with it: the
- * main loop turned about once a sample (562 times in 3 s of node at 999
- * Hz, against 221 with --node off).
+ * program), and tracked as copies_only: an entry of native_procs that says
+ * so, by which the program sends each of its samples as a copy (and notes
+ * it no more: before, each of its samples noted it again, with a record
+ * that woke the run, 562 times in 3 s of node at 999 Hz).
  */
 static bool left_to_copies(struct native_store *s, pid_t tgid, struct nproc **np)
 {
+	struct native_proc val = { .copies_only = 1 };
 	struct nproc *cp;
-	__u32 key = (__u32)tgid, one = 1;
+	__u32 key = (__u32)tgid;
 
 	if (!s->copies_only || !s->copies_only(s->copies_only_ctx, tgid)) {
 		if (*np && (*np)->copies_only) {	/* runs Node no more: loaded afresh */
@@ -468,8 +466,12 @@ static bool left_to_copies(struct native_store *s, pid_t tgid, struct nproc **np
 		free(cp);
 		return true;
 	}
+	if (bpf_map_update_elem(s->fds.procs, &key, &val, BPF_ANY)) {
+		hashmap__remove(&s->procs, &cp->tgid);
+		free(cp);
+		return true;
+	}
 	s->nr_copies_only++;
-	bpf_map_update_elem(s->fds.unknown, &key, &one, BPF_ANY);
 	*np = cp;
 	return true;
 }
@@ -632,17 +634,12 @@ int native_store__poll_unknown(struct native_store *s)
 	for (i = 0; i < n; i++) {
 		pid_t tgid = (pid_t)got[i];
 		uint64_t compiled = s->st.compile_ns;
-		struct nproc *np;
 		int64_t t0;
 
 		/* Over the budget, or stopped: the rest stay noted, for a later poll. */
 		spent = mono_ns() - start;
 		if (spent >= (int64_t)NATIVE_POLL_BUDGET_MS * 1000000 || interrupt__pending())
 			break;
-		/* A process left to copies keeps its key: noted for good, no record a sample. */
-		np = find_proc(s, tgid);
-		if (np && np->copies_only)
-			continue;
 		bpf_map_delete_elem(s->fds.unknown, &got[i]);
 		if (tgid <= 0)
 			continue;

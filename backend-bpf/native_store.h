@@ -175,10 +175,11 @@ bool native_store__deferred(const struct native_store *s);
 int native_store__sweep(struct native_store *s);
 /*
  * The processes for which fn(ctx, tgid) says so are never loaded (one
- * loaded already is dropped at its next read): the program then takes their
- * samples as the stack copies of a process not loaded yet, which the run's
- * copies (first_copies.c) keep taking. For Node.js, whose JavaScript frames
- * are read from the copy (issue 48: no in-kernel walk of V8's frames yet).
+ * loaded already is dropped at its next read): their native_procs entry
+ * says copies_only, and the program sends their every sample to the run's
+ * copies (first_copies.c), system-wide too. For Node.js, whose JavaScript
+ * frames are read from the copy (issue 48: no in-kernel walk of V8's
+ * frames yet).
  */
 void native_store__copies_only(struct native_store *s, bool (*fn)(void *ctx, pid_t tgid),
 			       void *ctx);

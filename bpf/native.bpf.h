@@ -419,26 +419,38 @@ static __always_inline void native_frame(struct native_walk *w, struct native_sc
  * (native_hand_over walks it) or a 32-bit sample (it says why not). A
  * process they do not have yet is noted, and its sample goes to the
  * stack-copy program where user space set one and reads its copies now
- * (a tail call: nothing after it runs; the copy takes its own kernel stack,
- * so the caller has not taken one): its stack is unwound in user space,
- * complete from a new process's first sample. Else 1, counted, for the
- * kernel's walk.
+ * (PROFILE_CFG_COPY_NEW; a tail call: nothing after it runs; the copy
+ * takes its own kernel stack, so the caller has not taken one): its stack
+ * is unwound in user space, complete from a new process's first sample.
+ * A process left to copies (copies_only: it runs Node.js) is sent there
+ * too, system-wide as well. Else 1, counted, for the kernel's walk.
  */
 static __always_inline int native_not_loaded(struct bpf_perf_event_data *ctx,
 					     const struct profile_config *cfg, __u32 tgid)
 {
+	struct native_proc *proc;
 	__u64 cs = ctx->regs.cs;
+	__u32 copies_only;
 
 	asm volatile("" : "+r"(cs));
 	if ((cs & 3) && cs != USTACK_USER64_CS)
 		return 0;
-	if (bpf_map_lookup_elem(&native_procs, &tgid))
+	proc = bpf_map_lookup_elem(&native_procs, &tgid);
+	if (proc && !proc->copies_only)
 		return 0;
-	native_note(ctx, tgid);
-	if (bpf_ktime_get_ns() < cfg->copies_until_ns)
+	copies_only = proc != NULL;
+	if (!copies_only)
+		native_note(ctx, tgid);
+	if ((copies_only || (cfg->flags & PROFILE_CFG_COPY_NEW)) &&
+	    bpf_ktime_get_ns() < cfg->copies_until_ns) {
+		if (copies_only)
+			stat_inc(PROFILE_STAT_NATIVE_INTERP_COPIED);
 		bpf_tail_call(ctx, &native_progs,
 			      (cs & 3) ? NATIVE_PROG_COPY : NATIVE_PROG_COPY_KERNEL);
-	stat_inc(PROFILE_STAT_NATIVE_UNKNOWN);
+		if (copies_only)
+			stat_add(PROFILE_STAT_NATIVE_INTERP_COPIED, -1);
+	}
+	stat_inc(copies_only ? PROFILE_STAT_NATIVE_INTERP_FP : PROFILE_STAT_NATIVE_UNKNOWN);
 	return 1;
 }
 

@@ -67,6 +67,13 @@ struct native_proc {
 	 * leaf is JIT code, which frame pointers walk as before.
 	 */
 	__u64 copies_until_ns;
+	/*
+	 * Not walked: every sample goes as a stack copy while the copies'
+	 * lease lasts (a process that runs Node.js, whose JavaScript frames
+	 * are read from the copies in user space); it has no pages.
+	 */
+	__u32 copies_only;
+	__u32 pad;
 };
 
 /* Key of native_index: a table's 64 KiB page of ELF vaddrs. */

@@ -51,6 +51,13 @@ struct profile_ustack {
 #define PROFILE_CFG_CGROUP_MEMBERS (1U << 6)	/* --cgroup: the thread must be in cg_members */
 #define PROFILE_CFG_KEY_TID (1U << 7)	/* the key holds the tid without filtering by it */
 #define PROFILE_CFG_PYTHON (1U << 8)	/* walk the Python frames of py_procs' processes */
+/*
+ * The native walk's processes not loaded yet, and its walks that end at
+ * code mapped since, go to stack copies while copies_until_ns lasts: the
+ * runs that name processes (backend-bpf/first_copies.c). Without it only
+ * the processes native_procs leaves to copies (copies_only) take them.
+ */
+#define PROFILE_CFG_COPY_NEW (1U << 9)
 
 /* The one element of the config ARRAY map (no global variables before 5.2). */
 struct profile_config {
@@ -231,6 +238,14 @@ enum profile_stat {
 	PROFILE_STAT_NATIVE_COPIED,
 	/* Of them, walks whose leaf was in code mapped since the process was read (native_finish). */
 	PROFILE_STAT_NATIVE_UNMAPPED_COPIED,
+	/*
+	 * Samples of the processes left to copies (native_proc.copies_only):
+	 * sent as copies (also in PROFILE_STAT_NATIVE_COPIED), and walked by
+	 * frame pointers instead because the copies' lease was out (a drain
+	 * late) or the copy program is missing.
+	 */
+	PROFILE_STAT_NATIVE_INTERP_COPIED,
+	PROFILE_STAT_NATIVE_INTERP_FP,
 	PROFILE_STAT_CNT,
 };
 

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * JavaScript frames of a real Node process (issue 48), on the perf backend
- * and (the default, --unwind auto) on the bpf backend:
+ * and (the default, --unwind auto) on the bpf backend, a launched node and
+ * (bpf) one beside a system-wide run:
  * the machine's node (PATH) runs tests/workloads/node/render.js with its
  * zlib part (render -> descend x10 -> scoreRow, and compressBatch ->
  * zlib.deflateSync), profiled by the real binary with --unwind auto and
@@ -192,33 +193,73 @@ static void count(const char *folded, bool strict, struct counts *c)
 	}
 }
 
-/* 4 s of render.js's zlib run by node, inlining off where strict, into c. */
+/* folded's lines of processes named comm (comm;...), the rest left out; NULL-safe. */
+static char *lines_of(const char *folded, const char *comm)
+{
+	size_t n = strlen(comm), len = strlen(folded), o = 0;
+	char *keep = malloc(len + 1);
+	const char *line = folded;
+
+	if (!keep)
+		return NULL;
+	while (*line) {
+		const char *nl = strchr(line, '\n');
+		size_t l = nl ? (size_t)(nl - line) + 1 : strlen(line);
+
+		if (!strncmp(line, comm, n) && line[n] == ';') {
+			memcpy(keep + o, line, l);
+			o += l;
+		}
+		line += l;
+	}
+	keep[o] = '\0';
+	return keep;
+}
+
+/*
+ * 4 s of render.js's zlib run by node, inlining off where strict, into c;
+ * system_wide: 3 s of a system-wide run beside node, its lines only.
+ */
 static void profile_node(const char *node, const char *backend, const char *unwind,
-			 const char *mode, bool strict, bool full_paths, struct counts *c, char *err,
-			 size_t err_len)
+			 const char *mode, bool strict, bool full_paths, bool system_wide,
+			 struct counts *c, char *err, size_t err_len)
 {
 	char js[1024], out[] = "/tmp/nodeframes.XXXXXX";
+	char *inline_opt = strict ? "--no-turbo-inlining" : "--turbo-inlining";
 	struct run_result r;
+	struct bg_proc bg;
 	int fd = mkstemp(out);
-	char *folded;
+	char *folded, *mine;
 
 	ck_assert_int_ge(fd, 0);
 	close(fd);
 	src_file("tests/workloads/node/render.js", js, sizeof(js));
 	frames_of(full_paths ? js : "render.js");
-	run_ok(&r, (char *[]){ (char *)profile_bin(), "-v", "--backend", (char *)backend, "--unwind",
-			       (char *)unwind, "--node", (char *)mode,
-			       full_paths ? "--python-full-paths" : "--quiet", "-F", "499", "-U", "-f",
-			       "--output", out, "--", (char *)node,
-			       strict ? "--no-turbo-inlining" : "--turbo-inlining", js, "4", "zlib",
-			       NULL },
-	       60);
+	if (system_wide) {
+		bg_start(&bg, (char *[]){ (char *)node, inline_opt, js, "6", "zlib", NULL });
+		run_ok(&r, (char *[]){ (char *)profile_bin(), "-v", "--backend", (char *)backend,
+				       "--unwind", (char *)unwind, "--node", (char *)mode, "-F",
+				       "499", "-U", "-f", "--output", out, "3", NULL },
+		       60);
+		bg_stop(&bg);
+	} else {
+		run_ok(&r, (char *[]){ (char *)profile_bin(), "-v", "--backend", (char *)backend,
+				       "--unwind", (char *)unwind, "--node", (char *)mode,
+				       full_paths ? "--python-full-paths" : "--quiet", "-F", "499",
+				       "-U", "-f", "--output", out, "--", (char *)node, inline_opt,
+				       js, "4", "zlib", NULL },
+		       60);
+	}
 	folded = slurp(out);
 	unlink(out);
 	ck_assert_msg(folded, "no output from the run");
-	count(folded, strict, c);
+	mine = system_wide ? lines_of(folded, "node") : folded;
+	ck_assert_ptr_nonnull(mine);
+	count(mine, strict, c);
 	snprintf(err, err_len, "%s", r.err);
 	ck_assert_msg(strstr(r.err, "runs Node.js"), "-v named no Node process: %.2000s", r.err);
+	if (mine != folded)
+		free(mine);
 	free(folded);
 	run_result_free(&r);
 }
@@ -227,11 +268,17 @@ static void profile_node(const char *node, const char *backend, const char *unwi
  * The bpf backend's default (auto) takes a Node process's samples as stack
  * copies, its tables never loaded (first_copies.c): its in-kernel walk of
  * native frames would leave the JavaScript ones unread (0.31 of the samples
- * held scoreRow there, the first copies' only, against 0.95 now).
+ * held scoreRow there, the first copies' only, against 0.95 now). So does
+ * a system-wide run, for Node's processes only (other new processes' first
+ * samples stay frame-pointer walks there).
  */
 static const struct {
 	const char *backend, *unwind;
-} modes[] = { { "perf", "auto" }, { "perf", "dwarf" }, { "bpf", "auto" } };
+	bool system_wide;
+} modes[] = { { "perf", "auto", false },
+	      { "perf", "dwarf", false },
+	      { "bpf", "auto", false },
+	      { "bpf", "auto", true } };
 
 START_TEST(javascript_chain_in_order)
 {
@@ -244,13 +291,15 @@ START_TEST(javascript_chain_in_order)
 		fprintf(stderr, "nodeframes: no node on PATH: skipped\n");
 		return;
 	}
-	profile_node(node, modes[_i].backend, modes[_i].unwind, "mixed", true, false, &c, err,
-		     sizeof(err));
+	profile_node(node, modes[_i].backend, modes[_i].unwind, "mixed", true, false,
+		     modes[_i].system_wide, &c, err, sizeof(err));
 	share = c.v8_leaf ? 100.0 * (double)c.chain / (double)c.v8_leaf : 0;
 	fprintf(stderr,
-		"nodeframes: %s --unwind %s: %llu samples, %llu with V8's code as leaf, %.1f%% of "
-		"them with render;descend x10;scoreRow; deflate %llu, %llu under compressBatch\n",
-		modes[_i].backend, modes[_i].unwind, c.total, c.v8_leaf, share, c.deflate, c.deflate_under_js);
+		"nodeframes: %s --unwind %s%s: %llu samples, %llu with V8's code as leaf, %.1f%% "
+		"of them with render;descend x10;scoreRow; deflate %llu, %llu under "
+		"compressBatch\n",
+		modes[_i].backend, modes[_i].unwind, modes[_i].system_wide ? " system-wide" : "",
+		c.total, c.v8_leaf, share, c.deflate, c.deflate_under_js);
 	ck_assert_msg(c.v8_leaf >= 200, "%s --unwind %s: %llu samples of V8's code: %.3000s",
 		      modes[_i].backend, modes[_i].unwind, c.v8_leaf, err);
 	ck_assert_msg(share >= MIN_CHAIN_SHARE,
@@ -276,7 +325,7 @@ START_TEST(inlined_callers_fold)
 		fprintf(stderr, "nodeframes: no node on PATH: skipped\n");
 		return;
 	}
-	profile_node(node, "perf", "dwarf", "mixed", false, false, &c, err, sizeof(err));
+	profile_node(node, "perf", "dwarf", "mixed", false, false, false, &c, err, sizeof(err));
 	share = c.v8_leaf ? 100.0 * (double)c.chain / (double)c.v8_leaf : 0;
 	fprintf(stderr,
 		"nodeframes: inlining on: %llu samples, %.1f%% of %llu with descend x10;scoreRow "
@@ -301,7 +350,7 @@ START_TEST(raw_keeps_v8_frames)
 		fprintf(stderr, "nodeframes: no node on PATH: skipped\n");
 		return;
 	}
-	profile_node(node, "perf", "dwarf", "raw", true, true, &c, err, sizeof(err));
+	profile_node(node, "perf", "dwarf", "raw", true, true, false, &c, err, sizeof(err));
 	fprintf(stderr, "nodeframes: --node raw: %llu samples, %llu with the JIT frame beside "
 			"scoreRow\n", c.total, c.raw_jit_beside_leaf);
 	ck_assert_msg(c.raw_jit_beside_leaf * 2 >= c.v8_leaf,
@@ -380,7 +429,7 @@ Suite *nodeframes_suite(void)
 
 	tcase_set_tags(tc, TAG_ROOT);
 	tcase_set_timeout(tc, 120);
-	tcase_add_loop_test(tc, javascript_chain_in_order, 0, 3);
+	tcase_add_loop_test(tc, javascript_chain_in_order, 0, 4);
 	tcase_add_test(tc, inlined_callers_fold);
 	tcase_add_test(tc, raw_keeps_v8_frames);
 	tcase_add_test(tc, offcpu_waits_under_javascript);

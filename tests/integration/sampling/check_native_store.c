@@ -712,9 +712,11 @@ static bool copies_for(void *ctx, pid_t tgid)
 
 /*
  * A process the run says is left to stack copies (Node.js's, whose
- * JavaScript frames are read from the copy) is never loaded: its samples
- * stay the copies of a process not loaded yet; one loaded before is
- * dropped at its next read (it ran exec into node).
+ * JavaScript frames are read from the copy) is never loaded: its
+ * native_procs entry says copies_only (the program sends its every sample
+ * as a copy, and notes it no more), with no pages; one loaded before is
+ * dropped at its next read (it ran exec into node), and the entry goes
+ * with the process.
  */
 START_TEST(a_process_left_to_copies_is_never_loaded)
 {
@@ -737,28 +739,30 @@ START_TEST(a_process_left_to_copies_is_never_loaded)
 	ck_assert_int_eq(native_store__add_process(s, b), 0);
 	key = (__u32)a;
 	ck_assert_int_eq(bpf_map_lookup_elem(fds.procs, &key, &val), 0);
+	ck_assert_uint_eq(val.copies_only, 0);
+	ck_assert_uint_gt(val.nr_pages, 0);
 	key = (__u32)b;
-	ck_assert_int_ne(bpf_map_lookup_elem(fds.procs, &key, &val), 0);
-	/* Noted for good: the program sends no record at its samples. */
-	ck_assert_int_eq(bpf_map_lookup_elem(fds.unknown, &key, &one), 0);
-	ck_assert_int_eq(native_store__poll_unknown(s), 0);
-	ck_assert_int_eq(bpf_map_lookup_elem(fds.unknown, &key, &one), 0);
+	ck_assert_int_eq(bpf_map_lookup_elem(fds.procs, &key, &val), 0);
+	ck_assert_uint_eq(val.copies_only, 1);
+	ck_assert_uint_eq(val.nr_pages, 0);
+	ck_assert_int_ne(bpf_map_lookup_elem(fds.unknown, &key, &one), 0);
 	native_store__stats(s, &st);
 	ck_assert_uint_eq(st.processes, 1);
 	ck_assert_uint_eq(st.copies_only, 1);
 	copies_pid = a;
 	ck_assert_int_eq(native_store__refresh_process(s, a), 0);
 	key = (__u32)a;
-	ck_assert_int_ne(bpf_map_lookup_elem(fds.procs, &key, &val), 0);
+	ck_assert_int_eq(bpf_map_lookup_elem(fds.procs, &key, &val), 0);
+	ck_assert_uint_eq(val.copies_only, 1);
 	native_store__stats(s, &st);
 	ck_assert_uint_eq(st.processes, 0);
 	ck_assert_uint_eq(st.pages, 0);
 	ck_assert_uint_eq(st.copies_only, 2);
-	/* Gone: its key goes with it at the sweep. */
+	/* Gone: its entry goes with it at the sweep. */
 	stop_child(b);
 	ck_assert_int_ge(native_store__sweep(s), 1);
 	key = (__u32)b;
-	ck_assert_int_ne(bpf_map_lookup_elem(fds.unknown, &key, &one), 0);
+	ck_assert_int_ne(bpf_map_lookup_elem(fds.procs, &key, &val), 0);
 	stop_child(a);
 	native_store__free(s);
 	native_read__close_maps(&fds);
