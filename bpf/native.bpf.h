@@ -549,17 +549,24 @@ static __always_inline int native_same(const struct profile_ustack *a,
 #endif
 }
 
+/* A claim's value: its slot being written, then written (another CPU may compare it). */
+#define NATIVE_CLAIM_WRITING 1
+#define NATIVE_CLAIM_DONE 2
+
 /*
  * The walk's stack in slots (claims its claims) from slot h, or the next
  * one: the slot, or -1. A claimed slot is looked up before one is claimed:
  * a hot stack's is claimed already, and a failed insert takes the hash
- * bucket's lock where a lookup takes none.
+ * bucket's lock where a lookup takes none. A slot another CPU is writing
+ * is passed over: half old stack and half new, it could compare equal to
+ * this one and then hold another (x86-64 keeps the stores in order: the
+ * claim says DONE only after the stack is whole).
  */
 static __always_inline int native_store(void *slots, void *claims, __u64 h, __u32 mask,
 					const struct profile_ustack *s)
 {
 	struct profile_ustack *old;
-	__u32 one = 1, idx;
+	__u32 writing = NATIVE_CLAIM_WRITING, idx, *claim;
 
 #pragma clang loop unroll(full)
 	for (int k = 0; k < 2; k++) {
@@ -567,12 +574,17 @@ static __always_inline int native_store(void *slots, void *claims, __u64 h, __u3
 		old = bpf_map_lookup_elem(slots, &idx);
 		if (!old)
 			return -1;
-		if (!bpf_map_lookup_elem(claims, &idx) &&
-		    !bpf_map_update_elem(claims, &idx, &one, BPF_NOEXIST)) {
+		claim = bpf_map_lookup_elem(claims, &idx);
+		if (!claim && !bpf_map_update_elem(claims, &idx, &writing, BPF_NOEXIST)) {
 			__builtin_memcpy(old, s, sizeof(*s));
+			claim = bpf_map_lookup_elem(claims, &idx);
+			if (claim)
+				*(volatile __u32 *)claim = NATIVE_CLAIM_DONE;
 			return idx;
 		}
-		if (native_same(old, s))
+		if (!claim)
+			claim = bpf_map_lookup_elem(claims, &idx);
+		if (claim && *(volatile __u32 *)claim == NATIVE_CLAIM_DONE && native_same(old, s))
 			return idx;
 	}
 	return -1;
