@@ -360,11 +360,10 @@ static int open_rings(struct bpf_dwarf *d, const struct bpf_dwarf_opts *o, struc
 		errmsg__set(errm, "bpf: cannot read the online CPUs: %s", strerror(-nr));
 		return nr;
 	}
-	if (d->handed && !d->continuous) {
-		what = "stack copies before tables";
+	if (d->handed) {
+		what = d->continuous ? "stack copies before tables and of Node.js"
+				     : "stack copies before tables";
 		rate = rate < BPF_DWARF_HANDED_RATE ? rate : BPF_DWARF_HANDED_RATE;
-	} else if (d->handed) {
-		what = "stack copies before tables and of Node.js";
 	}
 	/* Samples, each a stack copy in pieces and a head, and a Python stack's first 32 frames. */
 	pages = ring_set__plan(what, nr, rate,
@@ -375,7 +374,7 @@ static int open_rings(struct bpf_dwarf *d, const struct bpf_dwarf_opts *o, struc
 	if (pages < 0)
 		return pages;
 	/* The planner's floor is a sampling ring's: these rings hold a new process's first few. */
-	if (d->handed && !d->continuous && pages > BPF_DWARF_HANDED_PAGES) {
+	if (d->handed && pages > BPF_DWARF_HANDED_PAGES) {
 		pr_info("%s: %d data pages a ring, not %d: a new process's first few copies\n",
 			what, BPF_DWARF_HANDED_PAGES, pages);
 		pages = BPF_DWARF_HANDED_PAGES;

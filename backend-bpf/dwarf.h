@@ -56,8 +56,12 @@ struct bpf_dwarf_opts {
 	bool handed;
 	/*
 	 * Handed, and for processes left to copies the whole run (Node's,
-	 * native_store__copies_only) too: the rings planned for the sampling
-	 * rate, their reader holding as much as the sampling rings' does.
+	 * native_store__copies_only) too: the rings as small (a real-time
+	 * reader empties them within milliseconds; sized for the rate, 8 MB
+	 * a ring set of 2 CPUs, whether a Node process runs or not), their
+	 * reader holding as much as the sampling rings' does (at the handed
+	 * rings' 128 KiB, 0.9-1.9 MB of Node's copies went through the spill
+	 * file in 3 s).
 	 */
 	bool continuous;
 };

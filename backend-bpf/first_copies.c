@@ -22,7 +22,7 @@
  *
  * The processes that run Node.js take copies for the whole run, on every
  * run (system-wide too): their JavaScript frames are read from them
- * (issue 48). The rings are then planned for the sampling rate.
+ * (issue 48); their reader then holds as much as a sampling ring's.
  */
 #include "backend-bpf/bpfbackend_internal.h"
 
