@@ -338,8 +338,8 @@ START_TEST(processes_that_exit_before_the_end_keep_their_symbols)
 	uint64_t all, spin, unknown;
 
 	backend = test_backends[_i];
-	/* System-wide: a storm of 200 processes of 50 ms, started after the profiler, gone before it reports. */
-	snprintf(cmd, sizeof(cmd), "%s --backend %s -F 999 -f 14 & sleep 0.5; %s 200 50; wait",
+	/* System-wide: a storm of 120 processes of 50 ms, started after the profiler, gone before it reports. */
+	snprintf(cmd, sizeof(cmd), "%s --backend %s -F 999 -f 9 & sleep 0.5; %s 120 50; wait",
 		 profile_bin(), backend, workload("shortlived"));
 	run_ok(&r, (char *[]){ "/bin/sh", "-c", cmd, NULL }, 40);
 	/*
@@ -366,8 +366,8 @@ END_TEST
 
 /*
  * A long run lets go of what processes that ended long ago held (their
- * mappings, a grace after their end: 30 s, made 10 s here by
- * profile-seams, ten times a drain period still) and their stacks keep
+ * mappings, a grace after their end: 30 s, made 5 s here by
+ * profile-seams, five times a drain period still) and their stacks keep
  * their names: the storm ends early, and later processes carry the
  * side-band's clock past its end and the grace.
  */
@@ -380,8 +380,8 @@ START_TEST(processes_ended_long_before_the_end_are_let_go_with_their_names)
 
 	backend = test_backends[_i];
 	snprintf(cmd, sizeof(cmd),
-		 "PROFILE_TEST_SETTLE_GRACE_MS=10000 %s --backend %s -v -F 999 -f 60 & P=$!; "
-		 "sleep 0.5; %s 100 50; sleep 11; "
+		 "PROFILE_TEST_SETTLE_GRACE_MS=5000 %s --backend %s -v -F 999 -f 60 & P=$!; "
+		 "sleep 0.5; %s 100 50; sleep 6; "
 		 "for i in 1 2 3 4 5 6 7 8 9 10; do /bin/true; sleep 0.5; done; kill -INT $P; wait",
 		 seams_bin(), backend, workload("shortlived"));
 	run_ok(&r, (char *[]){ "/bin/sh", "-c", cmd, NULL }, 90);
