@@ -560,13 +560,15 @@ static __always_inline int native_same(const struct profile_ustack *a,
  * bucket's lock where a lookup takes none. A slot another CPU is writing
  * is passed over: half old stack and half new, it could compare equal to
  * this one and then hold another (x86-64 keeps the stores in order: the
- * claim says DONE only after the stack is whole).
+ * claim says DONE only after the stack is whole). The walk's stack is
+ * read through a pointer looked up just before: 4.9 refuses the offset
+ * of one kept across the helpers' calls.
  */
-static __always_inline int native_store(void *slots, void *claims, __u64 h, __u32 mask,
-					const struct profile_ustack *s)
+static __always_inline int native_store(void *slots, void *claims, __u64 h, __u32 mask)
 {
 	struct profile_ustack *old;
-	__u32 writing = NATIVE_CLAIM_WRITING, idx, *claim;
+	struct native_walk *w;
+	__u32 writing = NATIVE_CLAIM_WRITING, zero = 0, idx, *claim;
 
 #pragma clang loop unroll(full)
 	for (int k = 0; k < 2; k++) {
@@ -576,7 +578,10 @@ static __always_inline int native_store(void *slots, void *claims, __u64 h, __u3
 			return -1;
 		claim = bpf_map_lookup_elem(claims, &idx);
 		if (!claim && !bpf_map_update_elem(claims, &idx, &writing, BPF_NOEXIST)) {
-			__builtin_memcpy(old, s, sizeof(*s));
+			w = bpf_map_lookup_elem(&native_walk, &zero);
+			if (!w)
+				return -1;	/* a per-CPU array's one element: not so */
+			__builtin_memcpy(old, &w->st, sizeof(w->st));
 			claim = bpf_map_lookup_elem(claims, &idx);
 			if (claim)
 				*(volatile __u32 *)claim = NATIVE_CLAIM_DONE;
@@ -584,7 +589,9 @@ static __always_inline int native_store(void *slots, void *claims, __u64 h, __u3
 		}
 		if (!claim)
 			claim = bpf_map_lookup_elem(claims, &idx);
-		if (claim && *(volatile __u32 *)claim == NATIVE_CLAIM_DONE && native_same(old, s))
+		w = bpf_map_lookup_elem(&native_walk, &zero);
+		if (claim && w && *(volatile __u32 *)claim == NATIVE_CLAIM_DONE &&
+		    native_same(old, &w->st))
 			return idx;
 	}
 	return -1;

@@ -161,7 +161,7 @@ int native_finish(struct bpf_perf_event_data *ctx)
 	__builtin_memcpy(&key, &w->key, sizeof(key));
 	/* One copy of the store, on either generation's maps. */
 	id = native_store(w->gen ? (void *)&ustacks1 : (void *)&ustacks0,
-			  w->gen ? (void *)&uclaims1 : (void *)&uclaims0, h, mask, &w->st);
+			  w->gen ? (void *)&uclaims1 : (void *)&uclaims0, h, mask);
 	if (id >= 0) {
 		key.user_stack_id = id | PROFILE_STACK_WALKED;
 		stat_inc(PROFILE_STAT_NATIVE_WALKED);
