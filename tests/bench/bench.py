@@ -670,6 +670,8 @@ def main():
                          ("offcpu", lambda: __import__("offcpu").run(sys.modules[__name__], tmp)),
                          ("python", lambda: __import__("python").run(sys.modules[__name__], tmp)),
                          ("node", lambda: __import__("node").run(sys.modules[__name__], tmp)),
+                         ("node-kernel",
+                          lambda: __import__("node_kernel").run(sys.modules[__name__], tmp)),
                          ("native", lambda: __import__("native").run(sys.modules[__name__], tmp)),
                          ("rss", lambda: __import__("rss").run(sys.modules[__name__], tmp)),
                          ("growth", lambda: bench_growth(tmp)), ("replay", bench_replay),
