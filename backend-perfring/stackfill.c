@@ -136,6 +136,20 @@ static ssize_t filler_read(struct stack_filler *f, pid_t pid, uint64_t addr, siz
 	return got;
 }
 
+/*
+ * Whether the filler's late read has returned since: then it takes requests
+ * again (a read slow under load, an emulated guest's, is no hang).
+ */
+static bool filler_back(struct stack_filler *f)
+{
+	bool back;
+
+	pthread_mutex_lock(&f->lock);
+	back = f->done == f->asked;
+	pthread_mutex_unlock(&f->lock);
+	return back;
+}
+
 size_t stack_fill__read(struct stack_fill *sf, const struct decoded_sample *ds, uint64_t regs_mask,
 			size_t room, const unsigned char **bytes)
 {
@@ -149,9 +163,14 @@ size_t stack_fill__read(struct stack_fill *sf, const struct decoded_sample *ds, 
 	 * A copy the kernel began: what follows is read after the sample, and
 	 * belongs to its registers only where the sp's own page was copied then.
 	 */
-	if (sf->stuck || room < 8 || ds->stack_size < 8 || !ds->id.pid ||
+	if (room < 8 || ds->stack_size < 8 || !ds->id.pid ||
 	    !perfring__user_snapshot(ds, regs_mask, &snap))
 		return 0;
+	if (sf->stuck && !filler_back(sf->filler)) {
+		sf->skipped++;
+		return 0;
+	}
+	sf->stuck = false;
 	at = snap.sp + ds->stack_size;
 	if (at < snap.sp || (sf->tops[slot].tid == tid && (sf->tops[slot].end == at ||
 							    sf->tops[slot].end == STACK_FILL_REFUSED)))
@@ -164,7 +183,8 @@ size_t stack_fill__read(struct stack_fill *sf, const struct decoded_sample *ds, 
 		return 0;
 	got = filler_read(sf->filler, (pid_t)ds->id.pid, at, room);
 	if (got == -ETIMEDOUT) {
-		sf->stuck = true;	/* the filler is left to its read */
+		sf->stuck = true;	/* the filler is left to its read, asked nothing until back */
+		sf->late++;
 		sf->stuck_pid = (pid_t)ds->id.pid;
 		return 0;
 	}
@@ -202,12 +222,13 @@ void stack_fill__report(const struct stack_fill *sf, const char *what)
 		pr_info("%s: %llu stack copies ended short could not be completed (the process's "
 			"memory may not be read by this user, or the reads failed)\n",
 			what, (unsigned long long)sf->refused);
-	if (sf->stuck)
-		pr_warn("warning: %s: a read of process %d's memory did not return within %d ms "
-			"(its stack lies next to memory it serves itself, or to a file that does "
-			"not answer): stack copies the kernel ended short were not completed from "
-			"then on\n",
-			what, (int)sf->stuck_pid, STACK_FILL_WAIT_MS);
+	if (sf->late)
+		pr_warn("warning: %s: %llu reads of a process's memory (the last of process %d) did "
+			"not return within %d ms (its stack lies next to memory it serves itself, "
+			"or to a file that does not answer): %llu stack copies the kernel ended "
+			"short were left so while one was out%s\n",
+			what, (unsigned long long)sf->late, (int)sf->stuck_pid, STACK_FILL_WAIT_MS,
+			(unsigned long long)sf->skipped, sf->stuck ? ", and one is out still" : "");
 }
 
 void stack_fill__fini(struct stack_fill *sf)

@@ -31,9 +31,11 @@
  * never answers), and a root profiler must not hang on it. The reads are
  * made by a thread of their own, which the reader waits for
  * STACK_FILL_WAIT_MS at most, holding nothing it needs; one that does not
- * return by then is left where it is (its memory never freed, the process's
- * exit ends it) and the copies are not completed for the rest of the run,
- * which -v says.
+ * return by then is left where it is, and no copy is completed until it
+ * has returned: a read that is only slow (an emulated guest's: on 3.10
+ * under TCG one late read left half of sort's samples short for the rest
+ * of the run) is then taken up again. One still out at the end keeps its
+ * memory (the process's exit ends it), and a warning says so.
  */
 #ifndef PERFRING_STACKFILL_H
 #define PERFRING_STACKFILL_H
@@ -59,8 +61,10 @@ struct stack_fill {
 		uint64_t end;
 	} tops[STACK_FILL_TOPS];
 	struct stack_filler *filler;	/* started at the first read */
-	bool stuck;		/* a read did not return: none more */
+	bool stuck;		/* a read has not returned: none more until it has */
 	pid_t stuck_pid;	/* whose */
+	uint64_t late;		/* reads that did not return within STACK_FILL_WAIT_MS */
+	uint64_t skipped;	/* copies left short while one was out */
 	uint64_t filled;	/* copies that got more bytes */
 	uint64_t bytes;		/* how many bytes in all */
 	uint64_t refused;	/* reads that failed for another reason than the stack's end */
