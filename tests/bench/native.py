@@ -57,12 +57,11 @@ def reach_main(folded):
     return reach, total
 
 
-def one_run(b, mode, argv, seconds):
-    """(ns per sample, profiler CPU s, samples, share reaching main) of one run."""
-    work = start_workloads(b, argv + [str(seconds + 6), str(DEPTH)])
-    pids = ",".join(str(p.pid) for p in work)
+def profiled_ns(b, mode, pids, seconds):
+    """A bpf run of -p pids under --unwind mode: (its Run, waited for; the median over
+    quarter-second windows of its busiest program's in-kernel ns per run)."""
     run = b.Run([b.PROFILE, "--backend", "bpf", "--unwind", mode, "-v", "-f", "-F", str(FREQ),
-                 "-p", pids, str(seconds + 2)])
+                 "-p", ",".join(str(p) for p in pids), str(seconds + 2)])
     fds = []
     t0 = time.monotonic()
     while not fds and time.monotonic() - t0 < 10:
@@ -77,11 +76,17 @@ def one_run(b, mode, argv, seconds):
             windows.append((now[0] - last[0]) / (now[1] - last[1]))
         last = now
     run.wait()
+    return run, sorted(windows)[len(windows) // 2] if windows else float("nan")
+
+
+def one_run(b, mode, argv, seconds):
+    """(ns per sample, profiler CPU s, samples, share reaching main) of one run."""
+    work = start_workloads(b, argv + [str(seconds + 6), str(DEPTH)])
+    run, ns = profiled_ns(b, mode, [p.pid for p in work], seconds)
     for p in work:
         p.send_signal(signal.SIGKILL)
         p.wait()
     reach, total = reach_main(run.out)
-    ns = sorted(windows)[len(windows) // 2] if windows else float("nan")
     return ns, run.cpu, total, (reach / total if total else float("nan")), run.err
 
 

@@ -25,22 +25,7 @@ def one_run(b, mode, argv, seconds):
     work = [subprocess.Popen(argv + [str(seconds + 6), str(DEPTH)], stdout=subprocess.DEVNULL)
             for _ in range(2)]
     time.sleep(0.3)
-    run = b.Run([b.PROFILE, "--backend", "bpf", "--unwind", mode, "-v", "-f", "-F", str(FREQ),
-                 "-p", ",".join(str(p.pid) for p in work), str(seconds + 2)])
-    fds = []
-    t0 = time.monotonic()
-    while not fds and time.monotonic() - t0 < 10:
-        time.sleep(0.2)
-        fds = b.prog_fds(b.command_pid(run.proc) or 0)
-    time.sleep(0.5)
-    windows, last = [], b.prog_runs(fds)
-    for _ in range(int(seconds * 4)):
-        time.sleep(0.25)
-        now = b.prog_runs(fds)
-        if now[1] > last[1]:
-            windows.append((now[0] - last[0]) / (now[1] - last[1]))
-        last = now
-    run.wait()
+    run, ns = __import__("native").profiled_ns(b, mode, [p.pid for p in work], seconds)
     for p in work:
         p.send_signal(signal.SIGKILL)
         p.wait()
@@ -51,7 +36,6 @@ def one_run(b, mode, argv, seconds):
         if count.isdigit() and max(sum(f.startswith(n) for f in frames)
                                    for n in ("down (", "deep_recurse")) >= DEPTH - 1:
             deep += int(count)
-    ns = sorted(windows)[len(windows) // 2] if windows else float("nan")
     return ns, deep
 
 
