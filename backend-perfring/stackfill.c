@@ -166,7 +166,7 @@ size_t stack_fill__read(struct stack_fill *sf, const struct decoded_sample *ds, 
 	if (room < 8 || ds->stack_size < 8 || !ds->id.pid ||
 	    !perfring__user_snapshot(ds, regs_mask, &snap))
 		return 0;
-	if (sf->stuck && !filler_back(sf->filler)) {
+	if (sf->late >= STACK_FILL_MAX_LATE || (sf->stuck && !filler_back(sf->filler))) {
 		sf->skipped++;
 		return 0;
 	}
@@ -226,9 +226,11 @@ void stack_fill__report(const struct stack_fill *sf, const char *what)
 		pr_warn("warning: %s: %llu reads of a process's memory (the last of process %d) did "
 			"not return within %d ms (its stack lies next to memory it serves itself, "
 			"or to a file that does not answer): %llu stack copies the kernel ended "
-			"short were left so while one was out%s\n",
+			"short were left so while one was out%s%s\n",
 			what, (unsigned long long)sf->late, (int)sf->stuck_pid, STACK_FILL_WAIT_MS,
-			(unsigned long long)sf->skipped, sf->stuck ? ", and one is out still" : "");
+			(unsigned long long)sf->skipped, sf->stuck ? ", and one is out still" : "",
+			sf->late >= STACK_FILL_MAX_LATE ? " or after the last one (no more are tried)"
+							: "");
 }
 
 void stack_fill__fini(struct stack_fill *sf)

@@ -34,8 +34,9 @@
  * return by then is left where it is, and no copy is completed until it
  * has returned: a read that is only slow (an emulated guest's: on 3.10
  * under TCG one late read left half of sort's samples short for the rest
- * of the run) is then taken up again. One still out at the end keeps its
- * memory (the process's exit ends it), and a warning says so.
+ * of the run) is then taken up again, STACK_FILL_MAX_LATE times a run at
+ * most. One still out at the end keeps its memory (the process's exit ends
+ * it), and a warning says so.
  */
 #ifndef PERFRING_STACKFILL_H
 #define PERFRING_STACKFILL_H
@@ -49,6 +50,12 @@
 #define STACK_FILL_TOPS 256
 #define STACK_FILL_MAX 65536	/* a record is at most 64 KiB */
 #define STACK_FILL_WAIT_MS 50
+/*
+ * Late reads a run takes up again after: then the completion stops for
+ * the run. A process that serves its faults just past the wait would
+ * otherwise hold the real-time reader 50 ms a read, run-long.
+ */
+#define STACK_FILL_MAX_LATE 8
 /* tops[].end of a thread whose memory may not be read: none is that address. */
 #define STACK_FILL_REFUSED UINT64_MAX
 
