@@ -30,24 +30,8 @@ int profile_native(struct bpf_perf_event_data *ctx)
 SEC("perf_event")
 int native_step(struct bpf_perf_event_data *ctx)
 {
-	struct native_scratch sc;
-	struct native_walk *w;
-	__u32 zero = 0;
-
-	w = bpf_map_lookup_elem(&native_walk, &zero);
-	if (!w) {
-		stat_inc(PROFILE_STAT_RUNS_DONE);
-		return 0;
-	}
-	/* Every slot written: the paths into each frame then look alike to the verifier. */
-	__builtin_memset(&sc, 0, sizeof(sc));
-#pragma clang loop unroll(full)
-	for (int i = 0; i < NATIVE_FRAMES_PER_RUN; i++)
-		native_frame(w, &sc);
-	if (!w->done)
-		bpf_tail_call(ctx, &native_progs, NATIVE_PROG_STEP);
-	bpf_tail_call(ctx, &native_progs, NATIVE_PROG_FINISH);
-	stat_inc(PROFILE_STAT_NATIVE_NO_PROG);
+	if (native_step_run(ctx))
+		stat_inc(PROFILE_STAT_NATIVE_NO_PROG);
 	stat_inc(PROFILE_STAT_RUNS_DONE);
 	return 0;
 }
