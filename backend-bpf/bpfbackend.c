@@ -21,6 +21,7 @@
 
 #include "backend-bpf/bpfbackend_internal.h"
 #include "backend-bpf/dwarf.h"
+#include "backend-bpf/native_store.h"
 #include "backend-bpf/nsids.h"
 #include "backend-bpf/python.h"
 #include "backend-bpf/offcpu.h"
@@ -43,6 +44,30 @@ static void sideband_attr(struct perf_event_attr *attr, const struct backend_con
 }
 
 static void bpf_close(struct backend *b);
+
+/*
+ * The off-CPU program; under --unwind auto, its user stacks by the native
+ * tables: the counting program's where it unwinds by them (one store),
+ * else its own, for which a store is made here.
+ */
+static int open_off_cpu(struct backend *b, struct errmsg *errm)
+{
+	const struct backend_config *o = b->cfg;
+	struct native_store_opts opts = { .few = bpf_backend__names_processes(o) };
+	struct bpf_offcpu_native native = { .tables = b->native, .opts = &opts };
+	bool walk = o->native_unwind && o->off_cpu && (b->native || !o->on_cpu);
+	struct bpf_object *own;
+	int err;
+
+	err = bpf_offcpu__open(&b->offcpu, o, b->pipeline,
+			       b->cg_mode == CGROUP_MODE_TABLE
+				       ? bpf_map__fd(b->skel->maps.cg_members) : -1,
+			       walk ? &native : NULL, errm);
+	own = err || b->native ? NULL : bpf_offcpu__native_object(b->offcpu);
+	if (own)
+		bpf_native__adopt(b, own, &opts);
+	return err;
+}
 
 static int bpf_open(struct backend **out, const struct backend_config *o, struct pipeline *p,
 		    pid_t target, struct errmsg *errm)
@@ -70,10 +95,7 @@ static int bpf_open(struct backend **out, const struct backend_config *o, struct
 	if (o->on_cpu)
 		err = bpf_backend__open_counting(b, errm);
 	if (!err && (o->off_cpu || b->cg_mode == CGROUP_MODE_TABLE))
-		err = bpf_offcpu__open(&b->offcpu, o, p,
-				       b->cg_mode == CGROUP_MODE_TABLE
-					       ? bpf_map__fd(b->skel->maps.cg_members) : -1,
-				       errm);
+		err = open_off_cpu(b, errm);
 	if (!err && b->cg_mode == CGROUP_MODE_TABLE)
 		err = bpf_backend__fill_cgroup_table(b, errm);
 	if (err)
@@ -242,10 +264,11 @@ static void bpf_close(struct backend *b)
 		close(b->event_fds[i]);
 	bpf_dwarf__close(b->dwarf);
 	bpf_first_copies__close(b);
+	/* The store first: its maps may be the off-CPU program's. */
+	bpf_native__close(b);
 	bpf_offcpu__close(b->offcpu);
 	profile_pidns_bpf__destroy(b->pidns);
 	profile_fpwalk_bpf__destroy(b->fpwalk);
-	bpf_native__close(b);
 	profile_fpwalk_regs_bpf__destroy(b->fpwalk_regs);
 	bpf_nsids__close(b->nsids);
 	profile_idmap_bpf__destroy(b->idmap);

@@ -140,6 +140,14 @@ int bpf_backend__fill_cgroup_table(struct backend *b, struct errmsg *errm);
  * statistics under -v at the end.
  */
 void bpf_native__open(struct backend *b);
+/*
+ * The store over obj's tables (made with opts) and the ring of the pids its
+ * program notes: the counting program's variant's, or the off-CPU
+ * program's when it runs alone. 0, or -errno with the unwinder closed.
+ */
+struct native_store_opts;
+int bpf_native__adopt(struct backend *b, struct bpf_object *obj,
+		      const struct native_store_opts *opts);
 void bpf_native__report(struct backend *b);
 void bpf_native__close(struct backend *b);
 /*

@@ -170,17 +170,11 @@ int bpf_load__fpwalk_program(struct profile_bpf *counting, unsigned int entries,
 	return load_fpwalk((*plain)->obj, (*plain)->skeleton, counting, entries);
 }
 
-/* One of the native unwinder's objects, sized and loaded on counting's maps, native_progs filled. */
-static int load_native(struct bpf_object *obj, struct bpf_object_skeleton *skeleton,
-		       const struct profile_bpf *counting, unsigned int slots,
-		       const struct native_store_opts *store_opts)
+int bpf_load__size_native_tables(struct bpf_object *obj, const struct native_store_opts *store_opts)
 {
-	static const char *const slotted[] = { "ustacks0", "ustacks1", "uclaims0", "uclaims1" };
 	static const char *const mapped[] = { "native_rows", "native_rules" };
 	struct native_map_sizes ns;
-	__u32 slot[] = { NATIVE_PROG_STEP, NATIVE_PROG_FINISH };
-	const char *progs[] = { "native_step", "native_finish" };
-	int err, fd;
+	int err;
 
 	/* The store's sizes, from the same options it is made with. */
 	native_store__map_sizes(store_opts, &ns);
@@ -212,15 +206,15 @@ static int load_native(struct bpf_object *obj, struct bpf_object_skeleton *skele
 			if (err)
 				return err;
 		}
-	for (size_t i = 0; i < sizeof(slotted) / sizeof(slotted[0]); i++) {
-		err = bpf_map__set_max_entries(bpf_object__find_map_by_name(obj, slotted[i]), slots);
-		if (err)
-			return err;
-	}
-	err = load_on(obj, skeleton, counting);
-	if (err)
-		return err;
-	fd = bpf_map__fd(bpf_object__find_map_by_name(obj, "native_progs"));
+	return 0;
+}
+
+int bpf_load__native_progs(struct bpf_object *obj)
+{
+	__u32 slot[] = { NATIVE_PROG_STEP, NATIVE_PROG_FINISH };
+	const char *progs[] = { "native_step", "native_finish" };
+	int fd = bpf_map__fd(bpf_object__find_map_by_name(obj, "native_progs"));
+
 	for (int i = 0; i < 2; i++) {
 		int prog = bpf_program__fd(bpf_object__find_program_by_name(obj, progs[i]));
 
@@ -228,6 +222,25 @@ static int load_native(struct bpf_object *obj, struct bpf_object_skeleton *skele
 			return -errno;
 	}
 	return 0;
+}
+
+/* One of the native unwinder's objects, sized and loaded on counting's maps, native_progs filled. */
+static int load_native(struct bpf_object *obj, struct bpf_object_skeleton *skeleton,
+		       const struct profile_bpf *counting, unsigned int slots,
+		       const struct native_store_opts *store_opts)
+{
+	static const char *const slotted[] = { "ustacks0", "ustacks1", "uclaims0", "uclaims1" };
+	int err = bpf_load__size_native_tables(obj, store_opts);
+
+	if (err)
+		return err;
+	for (size_t i = 0; i < sizeof(slotted) / sizeof(slotted[0]); i++) {
+		err = bpf_map__set_max_entries(bpf_object__find_map_by_name(obj, slotted[i]), slots);
+		if (err)
+			return err;
+	}
+	err = load_on(obj, skeleton, counting);
+	return err ? err : bpf_load__native_progs(obj);
 }
 
 int bpf_load__native_program(struct profile_bpf *counting, unsigned int slots,

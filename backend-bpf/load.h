@@ -74,6 +74,14 @@ int bpf_load__native_program(struct profile_bpf *counting, unsigned int slots,
 			     const struct native_store_opts *store_opts, bool regs_wanted,
 			     struct profile_native_regs_bpf **regs, struct profile_native_bpf **plain);
 /*
+ * Of any object that holds the native tables' maps (the counting
+ * program's variants, the off-CPU one's): their sizes for a store made
+ * with store_opts, set before its load; once loaded, its step and finish
+ * programs put in its native_progs. Both return 0 or -errno.
+ */
+int bpf_load__size_native_tables(struct bpf_object *obj, const struct native_store_opts *store_opts);
+int bpf_load__native_progs(struct bpf_object *obj);
+/*
  * bcc's pinned maps: the counting program's variant that reads them, on the
  * loaded one's maps (--mntnsmap's is CO-RE). Returns 0 or -errno; the
  * caller destroys what was opened.

@@ -74,6 +74,32 @@ static void on_wake_lost(void *ctx, int cpu, __u64 cnt)
 
 unsigned int bpf_native__test_late_ms;
 
+int bpf_native__adopt(struct backend *b, struct bpf_object *obj,
+		      const struct native_store_opts *opts)
+{
+	struct native_maps_fds fds;
+
+	b->native = obj;
+	bpf_native__fds(b, &fds);
+	b->native_store = native_store__new(&fds, opts, b->pipeline->procs);
+	if (!b->native_store) {
+		pr_info("bpf: the store of the native unwinder's tables: %s: frame pointers\n",
+			strerror(errno));
+		bpf_native__close(b);
+		return -ENOMEM;
+	}
+	/* Without it, the run's wait looks at the noted count every few ms. */
+	b->native_wake = perf_buffer__new(map_fd(b, "native_wake"), 1, on_wake, on_wake_lost, b,
+					  NULL);
+	if (!b->native_wake) {
+		pr_debug("bpf: native unwinding: the rings that wake at a process noted: %s\n",
+			 strerror(errno));
+		b->native_wake = NULL;
+	}
+	b->native_late_until_ms = mono_ms() + bpf_native__test_late_ms;
+	return 0;
+}
+
 void bpf_native__open(struct backend *b)
 {
 	/* A generation's stacks: a quarter of the stack map's, as the frame-pointer walk's. */
@@ -82,7 +108,6 @@ void bpf_native__open(struct backend *b)
 	struct native_store_opts opts = {
 		.few = bpf_backend__names_processes(c),
 	};
-	struct native_maps_fds fds;
 	int err = bpf_native__test_refuse ? -EACCES
 					  : bpf_load__native_program(b->skel, slots, &opts,
 								     !c->test_no_task_regs,
@@ -94,26 +119,11 @@ void bpf_native__open(struct backend *b)
 		bpf_native__close(b);
 		return;
 	}
-	b->native = b->native_regs ? b->native_regs->obj : b->native_plain->obj;
-	bpf_native__fds(b, &fds);
-	b->native_store = native_store__new(&fds, &opts, b->pipeline->procs);
-	if (!b->native_store) {
-		pr_info("bpf: the store of the native unwinder's tables: %s: frame pointers\n",
-			strerror(errno));
-		bpf_native__close(b);
+	if (bpf_native__adopt(b, b->native_regs ? b->native_regs->obj : b->native_plain->obj,
+			      &opts))
 		return;
-	}
-	/* Without it, the run's wait looks at the noted count every few ms. */
-	b->native_wake = perf_buffer__new(map_fd(b, "native_wake"), 1, on_wake, on_wake_lost, b,
-					  NULL);
-	if (!b->native_wake) {
-		pr_debug("bpf: native unwinding: the rings that wake at a process noted: %s\n",
-			 strerror(errno));
-		b->native_wake = NULL;
-	}
 	b->native_prog_fd = bpf_program__fd(bpf_object__find_program_by_name(b->native,
 										"profile_native"));
-	b->native_late_until_ms = mono_ms() + bpf_native__test_late_ms;
 	b->config.native_slots = slots;
 	stack_cache__set_walked_claims(&b->stacks[0], map_fd(b, "ustacks0"), map_fd(b, "uclaims0"));
 	stack_cache__set_walked_claims(&b->stacks[1], map_fd(b, "ustacks1"), map_fd(b, "uclaims1"));
@@ -164,7 +174,8 @@ static void print_binary(void *arg, const char *path, const struct native_binary
 			info->why ? info->why : "");
 }
 
-void bpf_native__report(struct backend *b)
+/* -v: the counting program's walks (its stats). */
+static void report_walks(struct backend *b, const struct native_store_stats *st)
 {
 	struct native_stats s = {
 		.walked = bpf_backend__read_stat(b, PROFILE_STAT_NATIVE_WALKED),
@@ -183,7 +194,31 @@ void bpf_native__report(struct backend *b)
 		.interp_copied = bpf_backend__read_stat(b, PROFILE_STAT_NATIVE_INTERP_COPIED),
 		.interp_fp = bpf_backend__read_stat(b, PROFILE_STAT_NATIVE_INTERP_FP),
 	};
+	if (st->copies_only)
+		pr_info("bpf: native unwinding: %u processes that run Node.js left to stack "
+			"copies, for the walk of their JavaScript frames (not yet done in the "
+			"program): %llu samples copied, %llu by frame pointers (the copies' "
+			"lease out: a drain late)\n",
+			st->copies_only, (unsigned long long)s.interp_copied,
+			(unsigned long long)s.interp_fp);
+	pr_info("bpf: native unwinding: %llu stacks walked (%llu ended without CFI, %llu at a "
+		"failed read, %llu at code in no known mapping, %llu cut at %d frames); %llu of "
+		"processes not loaded as stack copies; by frame pointers instead: %llu "
+		"kernel-mode, %llu 32-bit, %llu of processes not loaded (%llu noted), %llu for "
+		"want of room, %llu without the step program; %llu walks whose leaf was in code "
+		"mapped since its process was read as stack copies instead\n",
+		(unsigned long long)s.walked, (unsigned long long)s.no_cfi,
+		(unsigned long long)s.read, (unsigned long long)s.unmapped,
+		(unsigned long long)s.truncated, PROFILE_MAX_STACK_DEPTH,
+		(unsigned long long)(s.copied - s.unmapped_copied - s.interp_copied),
+		(unsigned long long)s.kernel_mode,
+		(unsigned long long)s.compat, (unsigned long long)s.unknown,
+		(unsigned long long)s.noted, (unsigned long long)s.full,
+		(unsigned long long)s.no_prog, (unsigned long long)s.unmapped_copied);
+}
 
+void bpf_native__report(struct backend *b)
+{
 	struct native_store_stats st;
 
 	native_store__stats(b->native_store, &st);
@@ -204,27 +239,9 @@ void bpf_native__report(struct backend *b)
 		"reads left by a poll over its %d ms to the next\n",
 		st.index, st.pages, st.too_big, st.no_room, st.failed, st.trust_refusals,
 		st.rate_limited, st.deferred, NATIVE_POLL_BUDGET_MS);
-	if (st.copies_only)
-		pr_info("bpf: native unwinding: %u processes that run Node.js left to stack "
-			"copies, for the walk of their JavaScript frames (not yet done in the "
-			"program): %llu samples copied, %llu by frame pointers (the copies' "
-			"lease out: a drain late)\n",
-			st.copies_only, (unsigned long long)s.interp_copied,
-			(unsigned long long)s.interp_fp);
-	pr_info("bpf: native unwinding: %llu stacks walked (%llu ended without CFI, %llu at a "
-		"failed read, %llu at code in no known mapping, %llu cut at %d frames); %llu of "
-		"processes not loaded as stack copies; by frame pointers instead: %llu "
-		"kernel-mode, %llu 32-bit, %llu of processes not loaded (%llu noted), %llu for "
-		"want of room, %llu without the step program; %llu walks whose leaf was in code "
-		"mapped since its process was read as stack copies instead\n",
-		(unsigned long long)s.walked, (unsigned long long)s.no_cfi,
-		(unsigned long long)s.read, (unsigned long long)s.unmapped,
-		(unsigned long long)s.truncated, PROFILE_MAX_STACK_DEPTH,
-		(unsigned long long)(s.copied - s.unmapped_copied - s.interp_copied),
-		(unsigned long long)s.kernel_mode,
-		(unsigned long long)s.compat, (unsigned long long)s.unknown,
-		(unsigned long long)s.noted, (unsigned long long)s.full,
-		(unsigned long long)s.no_prog, (unsigned long long)s.unmapped_copied);
+	/* Off-CPU time alone: the off-CPU program counts its own walks. */
+	if (b->skel)
+		report_walks(b, &st);
 }
 
 int bpf_native__fds(const struct backend *b, struct native_maps_fds *out)
@@ -252,6 +269,8 @@ static bool noted_since(struct backend *b)
 
 	if (b->native_wake) {
 		perf_buffer__consume(b->native_wake);
+	} else if (!b->skel) {
+		b->native_woken = true;	/* off-CPU time alone: its count is not ours to read */
 	} else {
 		noted = bpf_backend__read_stat(b, PROFILE_STAT_NATIVE_NOTED);
 		if (noted != b->native_noted)
@@ -319,7 +338,7 @@ bool bpf_native__looks(const struct backend *b)
 
 void bpf_native__close(struct backend *b)
 {
-	if (b->native_store && b->skel)
+	if (b->native_store)
 		bpf_native__report(b);
 	native_store__free(b->native_store);
 	b->native_store = NULL;

@@ -16,6 +16,7 @@
 #include "backend-bpf/interruptible.h"
 #include "backend-bpf/load.h"
 #include "backend-bpf/nsids.h"
+#include "backend-bpf/offcpu_native.h"
 #include "backend-bpf/python.h"
 #include "backend-bpf/stacks.h"
 #include "bpf/offcpu.skel.h"
@@ -72,6 +73,7 @@ struct bpf_offcpu {
 	bool missed_counted;
 	struct bpf_python *python;	/* Python frames walked at switch-outs, or NULL */
 	struct found_waits *found;	/* Python waits begun before their thread was known */
+	struct offcpu_native_bpf *native;	/* user stacks unwound by the tables, or NULL */
 };
 
 static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -302,6 +304,40 @@ static int fill_filter(struct bpf_offcpu *o)
 	return 0;
 }
 
+/*
+ * --unwind auto: the variant that unwinds user stacks by the native tables,
+ * attached in place of the plain program; where the kernel refuses it,
+ * frame pointers, said in -v. Its stacks stay for the run (an interval is
+ * read at its end): half the stack map's count, a power of two.
+ */
+static void open_native(struct bpf_offcpu *o, const struct bpf_offcpu_native *n)
+{
+	unsigned int slots = 1;
+
+	while (slots <= o->cfg->stack_storage_size / 4)
+		slots *= 2;
+	o->native = offcpu_native__load(o->skel->obj, n->tables, slots, n->opts);
+	if (!o->native) {
+		pr_info("bpf: the kernel refused the off-CPU program that unwinds user stacks by "
+			"the binaries' tables (%s; -vv shows why): frame pointers\n",
+			strerror(errno));
+		return;
+	}
+	o->prog = offcpu_native__switch_prog(o->native);
+	o->config.flags |= OFFCPU_CFG_NATIVE;
+	o->config.native_slots = slots;
+	stack_cache__set_walked(&o->stacks, offcpu_native__stacks_fd(o->native));
+	pr_info("bpf: off-CPU user stacks unwound by the program from the binaries' tables (%u "
+		"stacks kept for the run), from the user registers at the top of the thread's "
+		"kernel stack; 32-bit code by frame pointers\n",
+		slots);
+}
+
+struct bpf_object *bpf_offcpu__native_object(const struct bpf_offcpu *o)
+{
+	return o && o->native ? offcpu_native__object(o->native) : NULL;
+}
+
 /* A thread still switched out: its name is in use when it comes back, or at the end. */
 static bool switched_out(void *ctx, __u32 tid)
 {
@@ -311,7 +347,8 @@ static bool switched_out(void *ctx, __u32 tid)
 }
 
 int bpf_offcpu__open(struct bpf_offcpu **out, const struct backend_config *cfg,
-		     struct pipeline *p, int members_fd, struct errmsg *errm)
+		     struct pipeline *p, int members_fd, const struct bpf_offcpu_native *native,
+		     struct errmsg *errm)
 {
 	struct sched_switch_layout layout;
 	struct bpf_offcpu *o = calloc(1, sizeof(*o));
@@ -388,6 +425,9 @@ int bpf_offcpu__open(struct bpf_offcpu **out, const struct backend_config *cfg,
 	o->config.child_pid_off = child_off;
 	if (o->sums)
 		o->config.runtime_off = runtime_offset();
+	/* Not with bcc's maps (their variants walk frame pointers) nor named by records. */
+	if (o->sums && native && cfg->user_stacks && !named && !idmaps__filters(cfg))
+		open_native(o, native);
 	if (python) {
 		o->python = bpf_python__new(&(struct bpf_python_target){
 			.host = o->skel->obj,
@@ -698,6 +738,9 @@ void bpf_offcpu__close(struct bpf_offcpu *o)
 	bpf_python__free(o->python);
 	bpf_link__destroy(o->fork_link);
 	bpf_link__destroy(o->link);
+	if (o->native && o->sums)
+		offcpu_native__report(o->stats_fd, o->nr_cpus);
+	offcpu_native__destroy(o->native);
 	stack_cache__fini(&o->stacks);
 	offcpu_idmap_bpf__destroy(o->idmap);
 	offcpu_mntns_bpf__destroy(o->mntns);

@@ -25,14 +25,30 @@ struct bpf_python;
  */
 int bpf_offcpu__probe(const struct backend_config *cfg, bool track, char *why, size_t len);
 
+struct bpf_object;
+struct native_store_opts;
 /*
- * Load and attach (idle until start). Off-CPU time if cfg asks for it;
- * with members_fd >= 0, also --cgroup's thread table there for the on-CPU
+ * --unwind auto's user stacks by the native tables (backend-bpf/offcpu_native.h):
+ * those of the counting program's unwinder (tables), or, NULL, its own, for
+ * a store made with opts (bpf_offcpu__native_object).
+ */
+struct bpf_offcpu_native {
+	const struct bpf_object *tables;
+	const struct native_store_opts *opts;
+};
+
+/*
+ * Load and attach (idle until start). Off-CPU time if cfg asks for it,
+ * its user stacks by the native tables where native is not NULL; with
+ * members_fd >= 0, also --cgroup's thread table there for the on-CPU
  * programs (bpf/cgroup_members.bpf.h), kept from now on. Returns 0 or
  * -errno with a reason.
  */
 int bpf_offcpu__open(struct bpf_offcpu **out, const struct backend_config *cfg,
-		     struct pipeline *p, int members_fd, struct errmsg *err);
+		     struct pipeline *p, int members_fd, const struct bpf_offcpu_native *native,
+		     struct errmsg *err);
+/* Its variant that walks by the native tables (their maps its own where tables was NULL), or NULL. */
+struct bpf_object *bpf_offcpu__native_object(const struct bpf_offcpu *o);
 int bpf_offcpu__start(struct bpf_offcpu *o, struct errmsg *err);
 /* Stop summing; the end of the run for threads still switched out. */
 void bpf_offcpu__stop(struct bpf_offcpu *o);

@@ -27,7 +27,8 @@
  */
 static int probe_offcpu(const struct backend_config *c, bool track, char *why, size_t len)
 {
-	if (c->off_cpu && c->off_cpu_dwarf && c->user_stacks) {
+	/* auto's are unwound by the tables in the switch program (offcpu_native.c). */
+	if (c->off_cpu && c->off_cpu_dwarf && c->user_stacks && !c->native_unwind) {
 		snprintf(why, len, "off-CPU time with --unwind dwarf takes stack copies at "
 			 "switch-out, which only the perf backend does");
 		return -EOPNOTSUPP;

@@ -123,6 +123,14 @@ static __always_inline __s32 offcpu_stack(void *ctx, __u64 flags)
 	return stack_id(id);
 }
 
+#ifdef OFFCPU_NATIVE
+#include "bpf/offcpu_native.bpf.h"
+#else
+/* Without the tables: every user stack is the kernel's frame-pointer walk. */
+#define offcpu_native_loaded(cfg, tgid) 0
+#define offcpu_native_note(ctx, cfg, tgid, uid) do { } while (0)
+#endif
+
 /*
  * One of tid's intervals is dropped: its switch-in was not seen. Only this
  * CPU switches tid out now, so no other CPU updates its entry meanwhile.
@@ -334,14 +342,20 @@ static __always_inline __u32 switch_out(void *ctx, struct offcpu_config *cfg, __
 	 */
 	if (cfg->flags & (OFFCPU_CFG_USER_STACK | OFFCPU_CFG_USER_THREADS |
 			  OFFCPU_CFG_KERNEL_THREADS)) {
-		__s32 uid = offcpu_stack(ctx, BPF_F_USER_STACK);
+		/* A loaded process's is walked by the tables once it is stored (offcpu_on_switch). */
+		int walk = offcpu_native_loaded(cfg, tgid);
+		__s32 uid = PROFILE_STACK_NOT_TAKEN;
 
+		if (!walk || (cfg->flags & (OFFCPU_CFG_USER_THREADS | OFFCPU_CFG_KERNEL_THREADS)))
+			uid = offcpu_stack(ctx, BPF_F_USER_STACK);
 		if ((cfg->flags & OFFCPU_CFG_USER_THREADS) && uid == -EFAULT)
 			return 0;
 		if ((cfg->flags & OFFCPU_CFG_KERNEL_THREADS) && uid != -EFAULT)
 			return 0;
+		if (!walk)
+			offcpu_native_note(ctx, cfg, tgid, uid);
 		if (cfg->flags & OFFCPU_CFG_USER_STACK)
-			st.user_stack_id = uid;
+			st.user_stack_id = walk ? PROFILE_STACK_NOT_TAKEN : uid;
 	}
 	if (cfg->flags & OFFCPU_CFG_KERNEL_STACK) {
 		__u64 skip = cfg->kernel_skip & BPF_F_SKIP_FIELD_MASK;
@@ -452,9 +466,14 @@ static __always_inline int offcpu_on_switch(void *ctx, int id_filter)
 	}
 	if (next_pid)
 		switch_in(cfg, next_pid, now);
-	/* --cgroupmap, --mntnsmap: likewise. Last: the Python walk after it is a tail call. */
+	/* --cgroupmap, --mntnsmap: likewise. Last: the walks after it are tail calls. */
 	if (under && idmap_wanted(id_filter))
 		stored = switch_out(ctx, cfg, now);
+#ifdef OFFCPU_NATIVE
+	/* The native walk hands the thread to the Python walk when it is done. */
+	if (stored)
+		offcpu_native_hand_over(ctx, cfg, stored);
+#endif
 #ifdef OFFCPU_PYTHON
 	if (stored && (cfg->flags & OFFCPU_CFG_PYTHON)) {
 		struct offcpu_start *st = bpf_map_lookup_elem(&start, &stored);

@@ -25,6 +25,11 @@
 #define OFFCPU_CFG_NSIDS (1U << 10)
 /* Walk the Python frames of py_procs' threads as they switch out (bpf/python_offcpu.bpf.h). */
 #define OFFCPU_CFG_PYTHON (1U << 11)
+/*
+ * --unwind auto: the user stacks of processes in native_procs unwound by
+ * the tables (bpf/offcpu_native.bpf.h), the others by frame pointers.
+ */
+#define OFFCPU_CFG_NATIVE (1U << 12)
 
 /*
  * The one element of the config ARRAY map (no global variables before 5.2).
@@ -78,6 +83,9 @@ struct offcpu_config {
 	 * offcpu_start.runtime.
 	 */
 	__u32 runtime_off;
+	/* With OFFCPU_CFG_NATIVE: ustacks_off's slots, a power of two. */
+	__u32 native_slots;
+	__u32 pad2;
 };
 
 /* Key of the count maps: bcc offcputime's key_t. Values: __u64 microseconds off-CPU. */
@@ -146,6 +154,31 @@ enum offcpu_stat {
 	OFFCPU_STAT_PY_FRESH,
 	/* Stacks whose bucket in stacks held another: tried in the overflow map. */
 	OFFCPU_STAT_STACK_OVERFLOWED,
+	/*
+	 * With OFFCPU_CFG_NATIVE: user stacks unwound by the tables; processes
+	 * noted in native_unknown; user stacks walked by frame pointers instead,
+	 * for a process not loaded yet, one left to stack copies (Node's),
+	 * no user registers found, no room in ustacks_off, no step program.
+	 */
+	OFFCPU_STAT_NATIVE_WALKED,
+	OFFCPU_STAT_NATIVE_NOTED,
+	OFFCPU_STAT_NATIVE_UNKNOWN,
+	OFFCPU_STAT_NATIVE_COPIES_ONLY,
+	OFFCPU_STAT_NATIVE_NO_REGS,
+	OFFCPU_STAT_NATIVE_FULL,
+	OFFCPU_STAT_NATIVE_NO_PROG,
+	/* Of the walks, those that ended without CFI, at a failed read, in unknown code, cut. */
+	OFFCPU_STAT_NATIVE_NO_CFI,
+	OFFCPU_STAT_NATIVE_READ,
+	OFFCPU_STAT_NATIVE_UNMAPPED,
+	OFFCPU_STAT_NATIVE_TRUNCATED,
+	/*
+	 * Walks whose leaf no row covers (glibc's vfork keeps its return
+	 * address in rdi, which the rows cannot say): the kernel's
+	 * frame-pointer walk instead, which gets past it where its caller
+	 * keeps them.
+	 */
+	OFFCPU_STAT_NATIVE_LEAF_FP,
 	OFFCPU_STAT_CNT,
 };
 

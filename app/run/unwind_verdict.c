@@ -72,17 +72,13 @@ static const char *idmap_option(const struct run_opts *o)
 
 /*
  * Under auto, what makes every user stack a frame-pointer walk, NULL for
- * nothing: off-CPU time alone (the in-kernel unwinder runs in the sampling
- * program only, and only perf copies stacks at switch-out: both backends
- * walk frame pointers, for the same stacks), or bcc's id maps (neither the
- * native program nor the stack-copy one reads them).
+ * nothing: bcc's id maps (neither the native programs nor the stack-copy
+ * one reads them).
  */
 static const char *auto_fp_reason(const struct run_opts *o)
 {
 	if (o->unwind != UNWIND_AUTO || o->kernel_only)
 		return NULL;
-	if (!run_opts__on_cpu(o))
-		return "off-CPU time";
 	return idmap_option(o);
 }
 
@@ -92,24 +88,16 @@ void unwind_choice__config(const struct run_opts *o, struct backend_config *c)
 
 	c->dwarf = run_opts__dwarf(o) && !fp;
 	c->native_unwind = o->unwind == UNWIND_AUTO && !o->kernel_only && !fp;
-	/* Auto's off-CPU stacks are frame-pointer walks on both backends; dwarf's are copies. */
-	c->off_cpu_dwarf = o->unwind == UNWIND_DWARF && run_opts__dwarf(o);
+	/*
+	 * Off-CPU stacks as the sampled ones: perf copies them at switch-out
+	 * (dwarf, and auto), the bpf backend unwinds them in its switch
+	 * program by the tables (auto; it refuses dwarf's copies).
+	 */
+	c->off_cpu_dwarf = run_opts__dwarf(o) && !fp;
 	c->needs_copies = NULL;
 	c->needs_copies_ctx = NULL;
 	c->copies_for_interp = NULL;
 	c->copies_for_interp_ctx = NULL;
-}
-
-/*
- * Why auto's off-CPU stacks are frame-pointer walks, then @tail: off-CPU
- * time alone says the stacks are the same on either backend, --wall that the
- * sampled ones are unwound as the line before it says.
- */
-static void print_off_cpu_fp(const char *tail)
-{
-	pr_info("unwind: auto: off-CPU stacks by frame pointers: the in-kernel unwinder runs in "
-		"the sampling program only, and stacks copied at switch-out are the perf "
-		"backend's alone%s\n", tail);
 }
 
 void unwind_choice__print(const struct run_opts *o, const char *backend)
@@ -117,9 +105,7 @@ void unwind_choice__print(const struct run_opts *o, const char *backend)
 	bool per_task = (o->nr_pids || o->nr_tids) && !o->nr_cgroups;
 	const char *fp = auto_fp_reason(o);
 
-	if (fp && !run_opts__on_cpu(o))
-		print_off_cpu_fp(" (the same stacks on either backend)");
-	else if (fp)
+	if (fp)
 		pr_info("unwind: auto: frame pointers: %s is read only by the programs that walk "
 			"them (neither the in-kernel unwinder nor the stack-copy program reads "
 			"bcc's maps)\n", fp);
@@ -145,8 +131,6 @@ void unwind_choice__print(const struct run_opts *o, const char *backend)
 			o->stack_dump_size);
 	else
 		pr_info("unwind: frame pointers (callchains taken by the kernel)\n");
-	if (!fp && o->unwind == UNWIND_AUTO && run_opts__dwarf(o) && run_opts__off_cpu(o))
-		print_off_cpu_fp("; the sampled stacks as above");
 }
 
 /* The smallest copy auto shrinks to: a few frames of a deep stack's top, libc's callers. */

@@ -9,6 +9,9 @@
  *                                 different functions, each its own return address
  *        nofp sparse SECONDS     a thread in sparse_worker -> nofp_sparse -> nofp_c,
  *                                 nofp_sparse's 12 KiB of locals never filled
+ *        nofp block SECONDS      main -> nofp_block_a -> nofp_block_b -> nanosleep,
+ *                                 10 ms at a time: off-CPU time whose callers only
+ *                                 .eh_frame finds (libc's nanosleep keeps no frame)
  */
 #include <dlfcn.h>
 #include <pthread.h>
@@ -135,6 +138,20 @@ static int run_sparse(void)
 	return 0;
 }
 
+__attribute__((noinline)) void nofp_block_b(void)
+{
+	struct timespec ts = { 0, 10 * 1000 * 1000 };
+
+	nanosleep(&ts, NULL);
+	sink++;
+}
+
+__attribute__((noinline)) void nofp_block_a(void)
+{
+	nofp_block_b();
+	sink++;
+}
+
 __attribute__((noinline)) void nofp_call_lib(void (*fn)(unsigned long))
 {
 	fn(200000);
@@ -177,6 +194,9 @@ int main(int argc, char **argv)
 			nofp_recurse(depth > 0 ? depth : 200);
 	} else if (!strcmp(argv[1], "sparse")) {
 		return run_sparse();
+	} else if (!strcmp(argv[1], "block")) {
+		while (now() < end)
+			nofp_block_a();
 	} else if (!strcmp(argv[1], "distinct")) {
 		while (now() < end)
 			nofp_d01(200000);
