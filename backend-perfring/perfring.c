@@ -415,8 +415,9 @@ static void sample_bytes(const struct backend_config *c, bool dwarf, bool copies
 {
 	/* header, tid, time, cpu, callchain nr and ips with their context markers */
 	*bytes = 8 + 3 * 8 + 8 + 8 * (uint64_t)(frames + 4);
+	/* abi, rdi, rbp, rsp, rip (ringsample.c's DWARF_REGS_MASK), the copy's size, the copy */
 	if (dwarf && c->user_stacks)
-		*bytes += 8 + 3 * 8 + 8 + (copies ? c->stack_dump_size + 8 : 0);
+		*bytes += 8 + 4 * 8 + 8 + (copies ? c->stack_dump_size + 8 : 0);
 }
 
 /*

@@ -16,7 +16,11 @@
 #define PERF_REG_BP 6
 #define PERF_REG_SP 7
 #define PERF_REG_IP 8
-#define DWARF_REGS_MASK ((1ull << PERF_REG_BP) | (1ull << PERF_REG_SP) | (1ull << PERF_REG_IP))
+#define PERF_REG_DI 5
+/* rdi too: glibc's vfork keeps its return address there while the parent waits. */
+#define DWARF_REGS_MASK                                                                         \
+	((1ull << PERF_REG_DI) | (1ull << PERF_REG_BP) | (1ull << PERF_REG_SP) |               \
+	 (1ull << PERF_REG_IP))
 
 void perfring__stack_attr(struct perf_event_attr *attr, const struct backend_config *c,
 			  bool copies)
@@ -94,6 +98,7 @@ bool perfring__user_snapshot(const struct decoded_sample *ds, uint64_t mask,
 	    !decode__user_reg(ds, mask, PERF_REG_SP, &snap->sp) ||
 	    !decode__user_reg(ds, mask, PERF_REG_BP, &snap->bp))
 		return false;	/* a kernel thread: no user stack */
+	snap->has_di = decode__user_reg(ds, mask, PERF_REG_DI, &snap->di);
 	snap->stack = ds->stack;
 	snap->stack_size = ds->stack_size;
 	snap->pieces = NULL;	/* in one piece */

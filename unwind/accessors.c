@@ -169,6 +169,13 @@ static int access_reg(unw_addr_space_t uas, unw_regnum_t reg, unw_word_t *valp, 
 	case UNW_X86_64_RBP:
 		*valp = ctx->regs->bp;
 		return 0;
+	case UNW_X86_64_RDI:
+		if (!ctx->leaf_di || !ctx->at_leaf)
+			return -UNW_EBADREG;
+		/* A step that reads it depends on more than the cache keys on. */
+		ctx->uncacheable = true;
+		*valp = *ctx->leaf_di;
+		return 0;
 	default:
 		/* Not sampled: a step that needs it fails rather than guess. */
 		return -UNW_EBADREG;

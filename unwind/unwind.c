@@ -57,11 +57,11 @@ void unwinder__free(struct unwinder *u)
 }
 
 unsigned int unwinder__unwind(struct unwinder *u, const struct addr_space *as,
-			      const struct unwind_regs *regs, const void *stack, size_t stack_size,
-			      uint64_t *ips, unsigned int max)
+			      const struct unwind_regs *regs, const uint64_t *di, const void *stack,
+			      size_t stack_size, uint64_t *ips, unsigned int max)
 {
 	struct unwind_ctx ctx = {
-		.u = u, .as = as, .regs = regs, .copy_sp = regs->sp, .stack = stack,
+		.u = u, .as = as, .regs = regs, .leaf_di = di, .copy_sp = regs->sp, .stack = stack,
 		.stack_size = stack ? stack_size : 0,
 	};
 
@@ -76,20 +76,20 @@ unsigned int unwinder__unwind(struct unwinder *u, const struct addr_space *as,
 }
 
 unsigned int unwinder__unwind_pieces(struct unwinder *u, const struct addr_space *as,
-				     const struct unwind_regs *regs,
+				     const struct unwind_regs *regs, const uint64_t *di,
 				     const unsigned char *const *pieces, const uint32_t *lens,
 				     unsigned int nr, size_t stack_size, uint64_t *ips,
 				     unsigned int max)
 {
 	struct unwind_ctx ctx = {
-		.u = u, .as = as, .regs = regs, .copy_sp = regs->sp, .pieces = pieces,
+		.u = u, .as = as, .regs = regs, .leaf_di = di, .copy_sp = regs->sp, .pieces = pieces,
 		.piece_lens = lens, .nr_pieces = nr, .piece_size = nr ? lens[0] : 0,
 	};
 	size_t total = 0;
 
 	/* The copy in one piece (bpf/dwarf_one.bpf.h's, most of the time): read it directly. */
 	if ((nr == 1 && lens[0] >= 8) || !u->steps)
-		return unwinder__unwind(u, as, regs, pieces[0],
+		return unwinder__unwind(u, as, regs, di, pieces[0],
 					stack_size < lens[0] ? stack_size : lens[0], ips, max);
 	for (unsigned int i = 0; i < nr; i++) {
 		if (lens[i] < 8)

@@ -45,11 +45,13 @@ void unwinder__free(struct unwinder *u);
  * Unwind one user stack. stack is a copy of user memory starting at regs->sp.
  * ips receives the frames leaf first: the leaf's ip, then return addresses.
  * When the stack is deeper than max, the last slot holds STACK_TRUNCATED_IP.
+ * di: the leaf's rdi where sampled, else NULL (glibc's vfork keeps its
+ * return address there while the parent waits, and its CFI says so).
  * Returns the number of frames (at least 1 when regs->ip is non-zero).
  */
 unsigned int unwinder__unwind(struct unwinder *u, const struct addr_space *as,
-			      const struct unwind_regs *regs, const void *stack, size_t stack_size,
-			      uint64_t *ips, unsigned int max);
+			      const struct unwind_regs *regs, const uint64_t *di, const void *stack,
+			      size_t stack_size, uint64_t *ips, unsigned int max);
 /*
  * The same with the copy in nr pieces where they arrived, not joined
  * first: pieces[i] holds the lens[i] bytes (8 or more) that follow the
@@ -57,7 +59,7 @@ unsigned int unwinder__unwind(struct unwinder *u, const struct addr_space *as,
  * pieces have the same size (the rest are searched).
  */
 unsigned int unwinder__unwind_pieces(struct unwinder *u, const struct addr_space *as,
-				     const struct unwind_regs *regs,
+				     const struct unwind_regs *regs, const uint64_t *di,
 				     const unsigned char *const *pieces, const uint32_t *lens,
 				     unsigned int nr, size_t stack_size, uint64_t *ips,
 				     unsigned int max);

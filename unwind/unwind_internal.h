@@ -127,6 +127,12 @@ struct unwind_ctx {
 	struct unwinder *u;
 	const struct addr_space *as;
 	const struct unwind_regs *regs;	/* where libunwind starts */
+	/*
+	 * The leaf's rdi, or NULL: libunwind is given it only while it starts
+	 * at the leaf (at_leaf), where a caller's would be another frame's.
+	 */
+	const uint64_t *leaf_di;
+	bool at_leaf;
 	uint64_t copy_sp;		/* the sample's sp: where the stack copy starts */
 	const unsigned char *stack;	/* the copy in one piece, or NULL: */
 	const unsigned char *const *pieces;	/* in nr_pieces of piece_lens bytes */

@@ -134,6 +134,8 @@ static bool unwind_from(struct unwind_ctx *ctx, struct unwind_regs *cur, bool *e
 	if (!*exact)
 		start.ip--;
 	ctx->regs = &start;
+	/* The sample's registers are the leaf's alone: rdi is known only there. */
+	ctx->at_leaf = n == 1 && *exact;
 	if (unw_init_remote(&c, ctx->u->uas, ctx) < 0)
 		return false;
 	while (n < limit) {

@@ -137,11 +137,12 @@ static unsigned int unwind_snapshot(void *ctx, const struct addr_space *as,
 				    unsigned int max)
 {
 	struct unwind_regs regs = { .ip = snap->ip, .sp = snap->sp, .bp = snap->bp };
+	const uint64_t *di = snap->has_di ? &snap->di : NULL;
 
 	if (!snap->stack && snap->pieces)
-		return unwinder__unwind_pieces(ctx, as, &regs, snap->pieces, snap->piece_lens,
+		return unwinder__unwind_pieces(ctx, as, &regs, di, snap->pieces, snap->piece_lens,
 					       snap->nr_pieces, snap->stack_size, ips, max);
-	return unwinder__unwind(ctx, as, &regs, snap->stack, snap->stack_size, ips, max);
+	return unwinder__unwind(ctx, as, &regs, di, snap->stack, snap->stack_size, ips, max);
 }
 
 /* Choose the backend; what it cannot do changes what runs (user stacks only). */

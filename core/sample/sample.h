@@ -86,6 +86,9 @@ enum interp_status {
 /* The user registers and stack bytes an unwinder needs (--unwind dwarf). */
 struct user_snapshot {
 	uint64_t ip, sp, bp;
+	/* rdi, where sampled (has_di): glibc's vfork keeps its return address there. */
+	uint64_t di;
+	bool has_di;
 	const void *stack;	/* a copy of user memory from sp up */
 	size_t stack_size;
 	/*

@@ -144,7 +144,7 @@ static const char *name_of(uint64_t ip, bool leaf)
 START_TEST(unwinds_a_copy_through_functions_without_frame_pointers)
 {
 	uint64_t ips[MAX_STACK_DEPTH];
-	unsigned int n = unwinder__unwind(uw, as, &snap.regs, snap.stack, snap.size, ips,
+	unsigned int n = unwinder__unwind(uw, as, &snap.regs, NULL, snap.stack, snap.size, ips,
 					  MAX_STACK_DEPTH);
 	bool main_seen = false;
 
@@ -165,10 +165,10 @@ START_TEST(a_repeated_snapshot_is_replayed_from_the_cache_identically)
 	unsigned int n1, n2;
 	struct unwind_stats st;
 
-	n1 = unwinder__unwind(uw, as, &snap.regs, snap.stack, snap.size, first, MAX_STACK_DEPTH);
+	n1 = unwinder__unwind(uw, as, &snap.regs, NULL, snap.stack, snap.size, first, MAX_STACK_DEPTH);
 	unwinder__stats(uw, &st);
 	ck_assert_uint_eq(st.cached_steps, 0);
-	n2 = unwinder__unwind(uw, as, &snap.regs, snap.stack, snap.size, second, MAX_STACK_DEPTH);
+	n2 = unwinder__unwind(uw, as, &snap.regs, NULL, snap.stack, snap.size, second, MAX_STACK_DEPTH);
 	unwinder__stats(uw, &st);
 	ck_assert_uint_eq(n1, n2);
 	ck_assert_mem_eq(first, second, n1 * sizeof(first[0]));
@@ -196,7 +196,7 @@ START_TEST(a_copy_in_pieces_unwinds_as_the_copy_in_one)
 {
 	static const size_t sizes[] = { 12, 384, 4096, 1000, 65536 };
 	uint64_t whole[MAX_STACK_DEPTH], walked[MAX_STACK_DEPTH], replayed[MAX_STACK_DEPTH];
-	unsigned int n = unwinder__unwind(uw, as, &snap.regs, snap.stack, snap.size, whole,
+	unsigned int n = unwinder__unwind(uw, as, &snap.regs, NULL, snap.stack, snap.size, whole,
 					  MAX_STACK_DEPTH);
 
 	ck_assert_uint_ge(n, 5);
@@ -224,10 +224,10 @@ START_TEST(a_copy_in_pieces_unwinds_as_the_copy_in_one)
 			lens[nr] = (uint32_t)len;
 			off += len;
 		}
-		n1 = unwinder__unwind_pieces(fresh, as, &snap.regs,
+		n1 = unwinder__unwind_pieces(fresh, as, &snap.regs, NULL,
 					     (const unsigned char *const *)pieces, lens, (unsigned int)nr,
 					     snap.size, walked, MAX_STACK_DEPTH);
-		n2 = unwinder__unwind_pieces(fresh, as, &snap.regs,
+		n2 = unwinder__unwind_pieces(fresh, as, &snap.regs, NULL,
 					     (const unsigned char *const *)pieces, lens, (unsigned int)nr,
 					     snap.size, replayed, MAX_STACK_DEPTH);
 		unwinder__free(fresh);
@@ -260,12 +260,12 @@ START_TEST(new_inner_frames_rejoin_the_cache_for_their_callers)
 
 	ck_assert_ptr_nonnull(other);
 	unwind_level3_twice(&a, &b);
-	n1 = unwinder__unwind(uw, as, &a.regs, a.stack, a.size, first, MAX_STACK_DEPTH);
+	n1 = unwinder__unwind(uw, as, &a.regs, NULL, a.stack, a.size, first, MAX_STACK_DEPTH);
 	unwinder__stats(uw, &st);
 	cached = st.cached_steps;
-	n2 = unwinder__unwind(uw, as, &b.regs, b.stack, b.size, second, MAX_STACK_DEPTH);
+	n2 = unwinder__unwind(uw, as, &b.regs, NULL, b.stack, b.size, second, MAX_STACK_DEPTH);
 	unwinder__stats(uw, &st);
-	n3 = unwinder__unwind(other, as, &b.regs, b.stack, b.size, fresh, MAX_STACK_DEPTH);
+	n3 = unwinder__unwind(other, as, &b.regs, NULL, b.stack, b.size, fresh, MAX_STACK_DEPTH);
 	unwinder__free(other);
 	ck_assert_uint_ge(n1, 6);
 	ck_assert_str_eq(name_of(second[2], false), "unwind_level2b");
@@ -293,7 +293,7 @@ START_TEST(idle_images_are_dropped_and_read_again)
 
 	ck_assert_ptr_nonnull(other);
 	unwind_level3_twice(&a, &b);
-	n1 = unwinder__unwind(uw, as, &a.regs, a.stack, a.size, first, MAX_STACK_DEPTH);
+	n1 = unwinder__unwind(uw, as, &a.regs, NULL, a.stack, a.size, first, MAX_STACK_DEPTH);
 	ck_assert_uint_ge(n1, 6);
 	ck_assert_uint_eq(unwinder__drop_idle(uw, 60000), 0);	/* just used */
 	unwinder__stats(uw, &st);
@@ -307,8 +307,8 @@ START_TEST(idle_images_are_dropped_and_read_again)
 	ck_assert_uint_le(open_fds(), fds - 1);	/* this binary's at least */
 
 	/* The caller of unwind_level1 differs: libunwind runs from there. */
-	n2 = unwinder__unwind(uw, as, &b.regs, b.stack, b.size, second, MAX_STACK_DEPTH);
-	n3 = unwinder__unwind(other, as, &b.regs, b.stack, b.size, fresh, MAX_STACK_DEPTH);
+	n2 = unwinder__unwind(uw, as, &b.regs, NULL, b.stack, b.size, second, MAX_STACK_DEPTH);
+	n3 = unwinder__unwind(other, as, &b.regs, NULL, b.stack, b.size, fresh, MAX_STACK_DEPTH);
 	unwinder__free(other);
 	ck_assert_str_eq(name_of(second[2], false), "unwind_level2b");
 	ck_assert_uint_eq(n2, n3);
@@ -327,14 +327,14 @@ START_TEST(fdes_are_read_from_the_file_once)
 	struct unwind_stats st1, st2;
 	unsigned int n1, n2;
 
-	n1 = unwinder__unwind(uw, as, &snap.regs, snap.stack, snap.size, first, MAX_STACK_DEPTH);
+	n1 = unwinder__unwind(uw, as, &snap.regs, NULL, snap.stack, snap.size, first, MAX_STACK_DEPTH);
 	ck_assert_uint_ge(n1, 5);
 	unwinder__stats(uw, &st1);
 	ck_assert_uint_ge(st1.fde_reads, 3);
 	ck_assert_uint_le(st1.fde_reads, st1.fde_lookups);
 	/* The address space changed: no step is replayed, libunwind looks every FDE up again. */
 	as->generation++;
-	n2 = unwinder__unwind(uw, as, &snap.regs, snap.stack, snap.size, again, MAX_STACK_DEPTH);
+	n2 = unwinder__unwind(uw, as, &snap.regs, NULL, snap.stack, snap.size, again, MAX_STACK_DEPTH);
 	unwinder__stats(uw, &st2);
 	ck_assert_uint_eq(n2, n1);
 	ck_assert_mem_eq(again, first, n1 * sizeof(first[0]));
@@ -352,7 +352,7 @@ START_TEST(a_released_unwinder_keeps_its_counts_and_gives_the_leaf)
 	size_t fds;
 	unsigned int n;
 
-	n = unwinder__unwind(uw, as, &snap.regs, snap.stack, snap.size, ips, MAX_STACK_DEPTH);
+	n = unwinder__unwind(uw, as, &snap.regs, NULL, snap.stack, snap.size, ips, MAX_STACK_DEPTH);
 	ck_assert_uint_ge(n, 5);
 	unwinder__stats(uw, &before);
 	ck_assert_uint_ge(before.table_bytes, 100000);	/* the step cache's first size at least */
@@ -364,7 +364,7 @@ START_TEST(a_released_unwinder_keeps_its_counts_and_gives_the_leaf)
 	ck_assert_uint_eq(after.images, before.images);
 	ck_assert_uint_lt(after.table_bytes, 4096);
 	ck_assert_uint_le(open_fds(), fds - 1);	/* this binary's descriptor at least */
-	ck_assert_uint_eq(unwinder__unwind(uw, as, &snap.regs, snap.stack, snap.size, ips,
+	ck_assert_uint_eq(unwinder__unwind(uw, as, &snap.regs, NULL, snap.stack, snap.size, ips,
 					   MAX_STACK_DEPTH), 1);
 	ck_assert_uint_eq(ips[0], snap.regs.ip);
 	/* teardown frees it as usual */
@@ -387,7 +387,7 @@ static size_t step_cache_after(unsigned int times)
 	for (int i = 0; i < 400; i++) {
 		as->generation++;
 		for (unsigned int t = 0; t < times; t++)
-			ck_assert_uint_ge(unwinder__unwind(u, as, &snap.regs, snap.stack, snap.size,
+			ck_assert_uint_ge(unwinder__unwind(u, as, &snap.regs, NULL, snap.stack, snap.size,
 							   ips, MAX_STACK_DEPTH),
 					  5);
 	}
@@ -482,12 +482,12 @@ START_TEST(a_frame_a_signal_interrupted_is_rejoined_at_its_ip)
 	as = proctrack__addr_space(pt, getpid());
 	ck_assert_ptr_nonnull(as);
 
-	n1 = unwinder__unwind(uw, as, &sig_snaps[0].regs, sig_snaps[0].stack,
+	n1 = unwinder__unwind(uw, as, &sig_snaps[0].regs, NULL, sig_snaps[0].stack,
 			      sig_snaps[0].size, first, MAX_STACK_DEPTH);
-	n2 = unwinder__unwind(uw, as, &sig_snaps[1].regs, sig_snaps[1].stack,
+	n2 = unwinder__unwind(uw, as, &sig_snaps[1].regs, NULL, sig_snaps[1].stack,
 			      sig_snaps[1].size, second, MAX_STACK_DEPTH);
 	unwinder__stats(uw, &st);
-	n3 = unwinder__unwind(other, as, &sig_snaps[1].regs, sig_snaps[1].stack,
+	n3 = unwinder__unwind(other, as, &sig_snaps[1].regs, NULL, sig_snaps[1].stack,
 			      sig_snaps[1].size, fresh, MAX_STACK_DEPTH);
 	unwinder__free(other);
 	ck_assert_uint_ge(n1, 6);
@@ -512,7 +512,7 @@ START_TEST(a_changed_return_address_is_not_replayed)
 	unsigned int n1, n2, slot = 0;
 	uint64_t ret;
 
-	n1 = unwinder__unwind(uw, as, &snap.regs, snap.stack, snap.size, first, MAX_STACK_DEPTH);
+	n1 = unwinder__unwind(uw, as, &snap.regs, NULL, snap.stack, snap.size, first, MAX_STACK_DEPTH);
 	ck_assert_uint_ge(n1, 4);
 	/* Where unwind_level2's return address into unwind_level3 is kept. */
 	for (unsigned int off = 0; off + 8 <= snap.size && !slot; off += 8) {
@@ -523,7 +523,7 @@ START_TEST(a_changed_return_address_is_not_replayed)
 	ck_assert_uint_ne(slot, 0);
 	/* Pretend unwind_level2 was called from unwind_level1's return site instead. */
 	memcpy(snap.stack + slot, &first[2], 8);
-	n2 = unwinder__unwind(uw, as, &snap.regs, snap.stack, snap.size, second, MAX_STACK_DEPTH);
+	n2 = unwinder__unwind(uw, as, &snap.regs, NULL, snap.stack, snap.size, second, MAX_STACK_DEPTH);
 	ck_assert_uint_ge(n2, 4);
 	ck_assert_uint_eq(second[2], first[2]);
 	ck_assert_uint_eq(second[3], first[2]);
@@ -536,7 +536,7 @@ START_TEST(a_stack_deeper_than_the_limit_ends_with_the_marker)
 	unsigned int n;
 	struct unwind_stats st;
 
-	n = unwinder__unwind(uw, as, &snap.regs, snap.stack, snap.size, ips, 3);
+	n = unwinder__unwind(uw, as, &snap.regs, NULL, snap.stack, snap.size, ips, 3);
 	ck_assert_uint_eq(n, 3);
 	ck_assert_str_eq(name_of(ips[1], false), "unwind_level1");
 	ck_assert_uint_eq(ips[2], STACK_TRUNCATED_IP);
@@ -561,7 +561,7 @@ START_TEST(a_short_copy_stops_early_and_is_counted)
 	unsigned int n;
 
 	/* 16 bytes: capture's own frame at most, not its callers' return addresses. */
-	n = unwinder__unwind(uw, as, &snap.regs, snap.stack, 16, ips, MAX_STACK_DEPTH);
+	n = unwinder__unwind(uw, as, &snap.regs, NULL, snap.stack, 16, ips, MAX_STACK_DEPTH);
 	ck_assert_uint_lt(n, 4);
 	unwinder__stats(uw, &st);
 	ck_assert_uint_eq(st.dump_exhausted, 1);
@@ -574,7 +574,7 @@ START_TEST(memory_without_a_mapping_gives_the_leaf_only)
 	uint64_t ips[MAX_STACK_DEPTH];
 	unsigned int n;
 
-	n = unwinder__unwind(uw, as, &regs, snap.stack, snap.size, ips, MAX_STACK_DEPTH);
+	n = unwinder__unwind(uw, as, &regs, NULL, snap.stack, snap.size, ips, MAX_STACK_DEPTH);
 	ck_assert_uint_ge(n, 1);
 	ck_assert_uint_eq(ips[0], 0x1000);
 	/* No unwind info and bp 0: the frame-pointer fallback has nothing to follow. */
@@ -625,7 +625,7 @@ START_TEST(unwinding_makes_no_signal_mask_system_calls)
 		unsigned int n;
 
 		trap_sigprocmask();
-		n = unwinder__unwind(uw, as, &snap.regs, snap.stack, snap.size, ips,
+		n = unwinder__unwind(uw, as, &snap.regs, NULL, snap.stack, snap.size, ips,
 				     MAX_STACK_DEPTH);
 		_exit(n < 5 ? 254 : masked_calls > 200 ? 200 : masked_calls);
 	}

@@ -203,7 +203,7 @@ static unsigned int unwind_at(uint64_t vaddr, uint64_t *ips)
 	struct unwind_regs regs = { .ip = BIAS + vaddr, .sp = FAKE_SP, .bp = 0 };
 	unsigned int n;
 
-	n = unwinder__unwind(uw, &cr.as, &regs, stack, sizeof(stack), ips, MAX_STACK_DEPTH);
+	n = unwinder__unwind(uw, &cr.as, &regs, NULL, stack, sizeof(stack), ips, MAX_STACK_DEPTH);
 	ck_assert_uint_ge(n, 1);
 	ck_assert_uint_eq(ips[0], regs.ip);
 	return n;
@@ -218,7 +218,7 @@ static unsigned int unwind_leaf_at(uint64_t vaddr, uint64_t ret, uint64_t *ips)
 	unsigned int n;
 
 	memcpy(stack, &ra, 8);
-	n = unwinder__unwind(uw, &cr.as, &regs, stack, sizeof(stack), ips, MAX_STACK_DEPTH);
+	n = unwinder__unwind(uw, &cr.as, &regs, NULL, stack, sizeof(stack), ips, MAX_STACK_DEPTH);
 	ck_assert_uint_ge(n, 1);
 	ck_assert_uint_eq(ips[0], regs.ip);
 	return n;
