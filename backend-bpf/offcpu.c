@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/utsname.h>
 #include <time.h>
 
 #include "backend-bpf/convert.h"
@@ -24,6 +25,7 @@
 #include "bpf/offcpu_maps.h"
 #include "bpf/offcpu_mntns.skel.h"
 #include "compat/cgroup.h"
+#include "compat/host.h"
 #include "compat/kbtf.h"
 #include "compat/pidns.h"
 #include "compat/tracepoint.h"
@@ -313,6 +315,7 @@ static int fill_filter(struct bpf_offcpu *o)
 static void open_native(struct bpf_offcpu *o, const struct bpf_offcpu_native *n)
 {
 	unsigned int slots = 1;
+	struct utsname u;
 
 	while (slots <= o->cfg->stack_storage_size / 4)
 		slots *= 2;
@@ -325,6 +328,11 @@ static void open_native(struct bpf_offcpu *o, const struct bpf_offcpu_native *n)
 	}
 	o->prog = offcpu_native__switch_prog(o->native);
 	o->config.flags |= OFFCPU_CFG_NATIVE;
+	if (!uname(&u) && kernel_cuts_syscall_user_stacks(u.release, u.machine)) {
+		o->config.flags |= OFFCPU_CFG_SYSCALL_BP_STALE;
+		pr_info("bpf: kernel %s saves no rbp in a fast system call: off-CPU stacks are "
+			"unwound without it, to the first frame that needs it\n", u.release);
+	}
 	o->config.native_slots = slots;
 	stack_cache__set_walked(&o->stacks, offcpu_native__stacks_fd(o->native));
 	pr_info("bpf: off-CPU user stacks unwound by the program from the binaries' tables (%u "

@@ -30,6 +30,13 @@
  * the tables (bpf/offcpu_native.bpf.h), the others by frame pointers.
  */
 #define OFFCPU_CFG_NATIVE (1U << 12)
+/*
+ * Before Linux 4.16 x86-64's system-call fast path saved no rbp in the
+ * registers at the top of the kernel stack: there, a thread in a system
+ * call is walked as if its rbp were unknown (frames whose CFA is rbp end
+ * the walk; a frame that saved rbp gives it back).
+ */
+#define OFFCPU_CFG_SYSCALL_BP_STALE (1U << 13)
 
 /*
  * The one element of the config ARRAY map (no global variables before 5.2).

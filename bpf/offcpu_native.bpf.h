@@ -114,11 +114,15 @@ static __always_inline void offcpu_native_hand_over(void *ctx, struct offcpu_con
 	w->ip = r[USTACK_TOP_IP];
 	w->sp = r[USTACK_TOP_SP];
 	w->bp = r[USTACK_TOP_BP];
+	w->bp_lost = 0;
+	if ((cfg->flags & OFFCPU_CFG_SYSCALL_BP_STALE) && (__s64)r[USTACK_TOP_ORIG_AX] >= 0) {
+		w->bp = 0;
+		w->bp_lost = 1;
+	}
 	w->hash = w->ip;
 	w->gen = 0;
 	w->tgid = st->tgid;
 	w->exact = 1;
-	w->bp_lost = 0;
 	w->done = 0;
 	epoch = bpf_map_lookup_elem(&native_epoch, &zero);
 	w->epoch = epoch ? *epoch : 0;

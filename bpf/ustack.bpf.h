@@ -35,8 +35,9 @@
 /* pt_regs from rbp (offset 32) to ss (160): rbp ... rip, cs, flags, rsp, ss. */
 #define USTACK_TOP_WORDS 17
 
-/* Where in those words rbp, rip and rsp are. */
+/* Where in those words rbp, orig_ax (a system call's number, else -1), rip and rsp are. */
 #define USTACK_TOP_BP 0
+#define USTACK_TOP_ORIG_AX 11
 #define USTACK_TOP_IP 12
 #define USTACK_TOP_SP 15
 

@@ -114,6 +114,11 @@ void unwind_choice__print(const struct run_opts *o, const char *backend)
 		pr_info("unwind: auto: per process, frame pointers where every binary it maps keeps "
 			"them, else .eh_frame over a %u-byte copy of each user stack\n",
 			o->stack_dump_size);
+	else if (o->unwind == UNWIND_AUTO && run_opts__dwarf(o) && strcmp(backend, "perf") &&
+		 !run_opts__on_cpu(o))
+		/* The bpf backend says which it loaded (backend-bpf/offcpu.c). */
+		pr_info("unwind: auto: .eh_frame compiled into tables that the switch program "
+			"unwinds by, where the kernel takes it; else frame pointers\n");
 	else if (o->unwind == UNWIND_AUTO && run_opts__dwarf(o) && strcmp(backend, "perf"))
 		/* The bpf backend says which it loaded (backend-bpf/native.c). */
 		pr_info("unwind: auto: .eh_frame compiled into tables that the BPF program unwinds "

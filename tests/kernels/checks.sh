@@ -481,6 +481,13 @@ check_offcpu() {
 	else
 		wrong="no sleep_loop/sleep_thread in the stacks"
 	fi
+	# Unwound whole by default (--unwind auto): the bpf switch program by the
+	# tables, perf over copies. Frame pointers lose sleep_loop, whose callee,
+	# libc's nanosleep, keeps none (a run without stacks aside).
+	if [ -z "$wrong" ] && [ -z "$as" ] && ! grep -q 'without stacks' err &&
+		! grep -q '^blk-sleep;.*sleep_loop;nanosleep;' out; then
+		wrong="no blocked stack reaches sleep_loop: off-CPU stacks not unwound by the tables (bpf) or copies (perf)"
+	fi
 	[ -n "$wrong" ] || within "$r" 0.85 1.15 || wrong="blk-sleep: $got us, its clock says ${want_us:-?} us (ratio $r)"
 	verdict "$row" "$backend" "$wrong"
 }
