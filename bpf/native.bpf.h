@@ -17,6 +17,10 @@
 #include "bpf/common.bpf.h"
 
 #define NATIVE_STAT_NOTED PROFILE_STAT_NATIVE_NOTED
+#define NATIVE_STAT_END_NO_CFI PROFILE_STAT_NATIVE_NO_CFI
+#define NATIVE_STAT_END_READ PROFILE_STAT_NATIVE_READ
+#define NATIVE_STAT_END_UNMAPPED PROFILE_STAT_NATIVE_UNMAPPED
+#define NATIVE_STAT_END_TRUNCATED PROFILE_STAT_NATIVE_TRUNCATED
 #include "bpf/native_walk.bpf.h"
 
 /* The generations' stored stacks (native_slots of them) and their claims. */
@@ -101,7 +105,6 @@ static __always_inline void native_hand_over(struct bpf_perf_event_data *ctx,
 {
 	__u64 ip = ctx->regs.rip, sp = ctx->regs.rsp, bp = ctx->regs.rbp, cs = ctx->regs.cs;
 	struct native_walk *w;
-	__u32 *epoch;
 	__u32 zero = 0, tgid = key->tgid;
 
 	/* Loaded once: the verifier refuses a context pointer moved by a merged load. */
@@ -149,20 +152,7 @@ static __always_inline void native_hand_over(struct bpf_perf_event_data *ctx,
 	if (!w)
 		return;
 	__builtin_memcpy(&w->key, key, sizeof(*key));
-	w->ip = ip;
-	w->sp = sp;
-	w->bp = bp;
-	w->hash = ip;
-	w->gen = gen;
-	w->tgid = tgid;
-	w->exact = 1;
-	w->bp_lost = 0;
-	w->done = 0;
-	epoch = bpf_map_lookup_elem(&native_epoch, &zero);
-	w->epoch = epoch ? *epoch : 0;
-	w->st.depth = 1;
-	w->st.end = 0;
-	w->st.ips[0] = ip;
+	native_walk_start(w, tgid, gen, ip, sp, bp);
 	bpf_tail_call(ctx, &native_progs, NATIVE_PROG_STEP);
 	stat_inc(PROFILE_STAT_NATIVE_NO_PROG);
 }

@@ -42,8 +42,9 @@
  * The walk itself, shared by the counting program's (bpf/native.bpf.h) and
  * the off-CPU program's (bpf/offcpu_native.bpf.c) variants: the tables'
  * maps, one walk's state, a frame's step, and the store of a walked
- * stack. The includer defines stat_inc() and NATIVE_STAT_NOTED, its
- * statistics' slot of processes noted.
+ * stack. The includer defines stat_inc() and its statistics' slots:
+ * NATIVE_STAT_NOTED (processes noted), NATIVE_STAT_END_NO_CFI, _READ,
+ * _UNMAPPED, _TRUNCATED (why walks ended).
  */
 #include <linux/errno.h>
 
@@ -451,6 +452,45 @@ static __always_inline int native_store(void *slots, void *claims, __u64 h, __u3
 	return -1;
 }
 
+
+/*
+ * w, a walk of process tgid (of generation gen) from its leaf's registers:
+ * the leaf counted, the rules this CPU kept for it valid while the epoch
+ * stands.
+ */
+static __always_inline void native_walk_start(struct native_walk *w, __u32 tgid, __u32 gen,
+					      __u64 ip, __u64 sp, __u64 bp)
+{
+	__u32 zero = 0, *epoch;
+
+	w->ip = ip;
+	w->sp = sp;
+	w->bp = bp;
+	w->hash = ip;
+	w->gen = gen;
+	w->tgid = tgid;
+	w->exact = 1;
+	w->bp_lost = 0;
+	w->done = 0;
+	epoch = bpf_map_lookup_elem(&native_epoch, &zero);
+	w->epoch = epoch ? *epoch : 0;
+	w->st.depth = 1;
+	w->st.end = 0;
+	w->st.ips[0] = ip;
+}
+
+/* Why a walk ended, counted in the includer's NATIVE_STAT_END_* slots. */
+static __always_inline void native_count_end(__u32 end)
+{
+	if (end == NATIVE_END_NO_CFI)
+		stat_inc(NATIVE_STAT_END_NO_CFI);
+	else if (end == NATIVE_END_READ)
+		stat_inc(NATIVE_STAT_END_READ);
+	else if (end == NATIVE_END_UNMAPPED)
+		stat_inc(NATIVE_STAT_END_UNMAPPED);
+	else if (end == NATIVE_END_TRUNCATED)
+		stat_inc(NATIVE_STAT_END_TRUNCATED);
+}
 
 /*
  * A step program's run: NATIVE_FRAMES_PER_RUN frames, then a tail call to

@@ -40,19 +40,6 @@ int native_step(void *ctx)
 	return LET_OTHERS_RECORD;
 }
 
-/* Why the walk ended, counted. */
-static __always_inline void native_count_end(__u32 end)
-{
-	if (end == NATIVE_END_NO_CFI)
-		stat_inc(OFFCPU_STAT_NATIVE_NO_CFI);
-	else if (end == NATIVE_END_READ)
-		stat_inc(OFFCPU_STAT_NATIVE_READ);
-	else if (end == NATIVE_END_UNMAPPED)
-		stat_inc(OFFCPU_STAT_NATIVE_UNMAPPED);
-	else if (end == NATIVE_END_TRUNCATED)
-		stat_inc(OFFCPU_STAT_NATIVE_TRUNCATED);
-}
-
 SEC("tracepoint/sched/sched_switch")
 int native_finish(void *ctx)
 {

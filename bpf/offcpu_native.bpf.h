@@ -21,6 +21,10 @@
 #define BPF_OFFCPU_NATIVE_BPF_H
 
 #define NATIVE_STAT_NOTED OFFCPU_STAT_NATIVE_NOTED
+#define NATIVE_STAT_END_NO_CFI OFFCPU_STAT_NATIVE_NO_CFI
+#define NATIVE_STAT_END_READ OFFCPU_STAT_NATIVE_READ
+#define NATIVE_STAT_END_UNMAPPED OFFCPU_STAT_NATIVE_UNMAPPED
+#define NATIVE_STAT_END_TRUNCATED OFFCPU_STAT_NATIVE_TRUNCATED
 #include "bpf/native_walk.bpf.h"
 
 /* The walked stacks (offcpu_config.native_slots of them) and their claims. */
@@ -94,7 +98,7 @@ static __always_inline void offcpu_native_hand_over(void *ctx, struct offcpu_con
 	__u64 r[USTACK_TOP_WORDS];
 	struct offcpu_start *st;
 	struct native_walk *w;
-	__u32 zero = 0, *epoch;
+	__u32 zero = 0;
 
 	if (!(cfg->flags & OFFCPU_CFG_NATIVE) || !(cfg->flags & OFFCPU_CFG_USER_STACK))
 		return;
@@ -111,24 +115,11 @@ static __always_inline void offcpu_native_hand_over(void *ctx, struct offcpu_con
 	__builtin_memset(&w->key, 0, sizeof(w->key));
 	w->key.tgid = st->tgid;
 	w->key.tid = tid;
-	w->ip = r[USTACK_TOP_IP];
-	w->sp = r[USTACK_TOP_SP];
-	w->bp = r[USTACK_TOP_BP];
-	w->bp_lost = 0;
+	native_walk_start(w, st->tgid, 0, r[USTACK_TOP_IP], r[USTACK_TOP_SP], r[USTACK_TOP_BP]);
 	if ((cfg->flags & OFFCPU_CFG_SYSCALL_BP_STALE) && (__s64)r[USTACK_TOP_ORIG_AX] >= 0) {
 		w->bp = 0;
 		w->bp_lost = 1;
 	}
-	w->hash = w->ip;
-	w->gen = 0;
-	w->tgid = st->tgid;
-	w->exact = 1;
-	w->done = 0;
-	epoch = bpf_map_lookup_elem(&native_epoch, &zero);
-	w->epoch = epoch ? *epoch : 0;
-	w->st.depth = 1;
-	w->st.end = 0;
-	w->st.ips[0] = w->ip;
 	bpf_tail_call(ctx, &native_progs, NATIVE_PROG_STEP);
 	offcpu_native_fp(ctx, tid, OFFCPU_STAT_NATIVE_NO_PROG);
 }

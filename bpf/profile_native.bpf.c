@@ -36,19 +36,6 @@ int native_step(struct bpf_perf_event_data *ctx)
 	return 0;
 }
 
-/* Why the walk ended, counted. */
-static __always_inline void native_count_end(__u32 end)
-{
-	if (end == NATIVE_END_NO_CFI)
-		stat_inc(PROFILE_STAT_NATIVE_NO_CFI);
-	else if (end == NATIVE_END_READ)
-		stat_inc(PROFILE_STAT_NATIVE_READ);
-	else if (end == NATIVE_END_UNMAPPED)
-		stat_inc(PROFILE_STAT_NATIVE_UNMAPPED);
-	else if (end == NATIVE_END_TRUNCATED)
-		stat_inc(PROFILE_STAT_NATIVE_TRUNCATED);
-}
-
 /*
  * Whether the walk's leaf is in a known mapping of its process: the rule
  * this CPU cached for it in the walk (a table's, the hot case: one array
