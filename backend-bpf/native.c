@@ -10,9 +10,12 @@
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "backend-bpf/countmap.h"
@@ -302,6 +305,50 @@ void bpf_native__take_unknown(struct backend *b)
 	native_store__poll_unknown(b->native_store);
 }
 
+/*
+ * Off-CPU time alone, system-wide: the host's processes read before the
+ * first switch, within NATIVE_HOST_READ_MS and a quarter of the process
+ * map. A thread's first wait in the run is otherwise walked by frame
+ * pointers (its process noted then, read after), and that wait may be the
+ * only one (a daemon's 30 s epoll_wait); the sampling program meets only
+ * the processes that run, and reads them as it meets them.
+ */
+#define NATIVE_HOST_READ_MS 1000
+
+static void read_host(struct backend *b)
+{
+	struct native_map_sizes ns;
+	int64_t t0 = mono_ms();
+	unsigned int read = 0, tried = 0;
+	struct dirent *d;
+	DIR *dir = opendir("/proc");
+
+	if (!dir)
+		return;
+	native_store__map_sizes(&(struct native_store_opts){ .few = false }, &ns);
+	/* Bounded by the pid space, the time and the map. */
+	while ((d = readdir(dir)) && !interrupt__pending() && read < ns.procs / 4 &&
+	       mono_ms() - t0 < NATIVE_HOST_READ_MS) {
+		char exe[64], *end;
+		long pid = strtol(d->d_name, &end, 10);
+		struct stat st;
+
+		if (*end || pid <= 0 || pid > INT32_MAX || pid == getpid())
+			continue;
+		/* A kernel thread has no executable, nor user stacks. */
+		snprintf(exe, sizeof(exe), "/proc/%ld/exe", pid);
+		if (stat(exe, &st))
+			continue;
+		tried++;
+		read += !native_store__add_process(b->native_store, (pid_t)pid);
+	}
+	closedir(dir);
+	pr_info("bpf: native unwinding: %u of %u processes of the host read at the start in "
+		"%lld ms (off-CPU time: a thread's first wait is walked by frame pointers until "
+		"its process is read)\n",
+		read, tried, (long long)(mono_ms() - t0));
+}
+
 void bpf_native__add_targets(struct backend *b)
 {
 	const struct backend_config *c = b->cfg;
@@ -315,6 +362,8 @@ void bpf_native__add_targets(struct backend *b)
 	 */
 	if (!bpf_backend__names_processes(c) && !c->nr_cgroups)
 		native_store__add_process(b->native_store, getpid());
+	if (!c->on_cpu && !bpf_backend__names_processes(c) && !c->nr_cgroups)
+		read_host(b);
 	/* -p's processes, each compiled now: a stop during set-up ends it here. */
 	for (int i = 0; i < c->nr_pids && !interrupt__pending(); i++) {
 		int err = native_store__add_process(b->native_store, b->cfg->pids[i]);

@@ -9,8 +9,8 @@
  *                                 different functions, each its own return address
  *        nofp sparse SECONDS     a thread in sparse_worker -> nofp_sparse -> nofp_c,
  *                                 nofp_sparse's 12 KiB of locals never filled
- *        nofp block SECONDS      main -> nofp_block_a -> nofp_block_b -> nanosleep,
- *                                 10 ms at a time: off-CPU time whose callers only
+ *        nofp block SECONDS [MS] main -> nofp_block_a -> nofp_block_b -> nanosleep,
+ *                                 MS (10) at a time: off-CPU time whose callers only
  *                                 .eh_frame finds (libc's nanosleep keeps no frame)
  */
 #include <dlfcn.h>
@@ -138,9 +138,11 @@ static int run_sparse(void)
 	return 0;
 }
 
+static long block_ms = 10;
+
 __attribute__((noinline)) void nofp_block_b(void)
 {
-	struct timespec ts = { 0, 10 * 1000 * 1000 };
+	struct timespec ts = { block_ms / 1000, block_ms % 1000 * 1000 * 1000 };
 
 	nanosleep(&ts, NULL);
 	sink++;
@@ -195,6 +197,8 @@ int main(int argc, char **argv)
 	} else if (!strcmp(argv[1], "sparse")) {
 		return run_sparse();
 	} else if (!strcmp(argv[1], "block")) {
+		if (argc > 3 && atol(argv[3]) > 0)
+			block_ms = atol(argv[3]);
 		while (now() < end)
 			nofp_block_a();
 	} else if (!strcmp(argv[1], "distinct")) {

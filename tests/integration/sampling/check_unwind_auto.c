@@ -195,6 +195,35 @@ START_TEST(off_cpu_stacks_are_complete_and_the_same_on_both_backends)
 }
 END_TEST
 
+/*
+ * offcputime system-wide on bpf reads the host's processes at the start: a
+ * thread's first wait in the run, here a second long (nofp block's naps), is
+ * unwound whole, not walked by frame pointers for want of its process's
+ * tables (noted at that switch-out, read after it).
+ */
+START_TEST(system_wide_off_cpu_reads_the_hosts_processes_first)
+{
+	static const char whole[] = "nofp;_start;__libc_start_main;__libc_start_call_main;main;"
+				    "nofp_block_a;nofp_block_b;nanosleep;clock_nanosleep";
+	unsigned long long total, got;
+	struct bg_proc bg;
+	char cmd[512];
+
+	snprintf(cmd, sizeof(cmd), "echo pid=$$; exec %s block 8 1000", workload("nofp"));
+	bg_start(&bg, (char *[]){ "/bin/sh", "-c", cmd, NULL });
+	usleep(300000);	/* the exec done */
+	run_ok(&r, ((char *[]){ (char *)offcputime_bin(), "--backend", "bpf", "-U", "-f",
+				"--verbose", "2", NULL }),
+	       30);
+	bg_stop(&bg);
+	total = folded_count_prefix(r.out, "nofp;");
+	got = folded_count_prefix(r.out, whole);
+	ck_assert_msg(strstr(r.err, "processes of the host read at the start"), "-v:\n%s", r.err);
+	ck_assert_msg(total > 800000 && got * 100 >= total * 95,
+		      "%llu of nofp's %llu us under the whole stack:\n%.2000s", got, total, r.out);
+}
+END_TEST
+
 /* Sum of the counts of folded lines that start with prefix and contain needle. */
 static unsigned long long count_prefix_with(const char *out, const char *prefix,
 					    const char *needle)
@@ -352,6 +381,7 @@ Suite *unwind_auto_suite(void)
 	tcase_add_loop_test(tc, frame_pointers_lose_the_callers_through_libc, 0, 2);
 	tcase_add_test(tc, off_cpu_stacks_are_complete_and_the_same_on_both_backends);
 	tcase_add_loop_test(tc, off_cpu_waits_of_a_stock_program_reach_its_entry, 0, 2);
+	tcase_add_test(tc, system_wide_off_cpu_reads_the_hosts_processes_first);
 	tcase_add_test(tc, wall_on_bpf_unwinds_samples_and_off_cpu_stacks_by_the_tables);
 	tcase_add_test(tc, unprivileged_copies_shrink_to_fit_locked_memory);
 	tcase_add_test(tc, sigint_during_a_slow_set_up_ends_it_at_once);
