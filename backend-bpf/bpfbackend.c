@@ -64,8 +64,12 @@ static int open_off_cpu(struct backend *b, struct errmsg *errm)
 				       ? bpf_map__fd(b->skel->maps.cg_members) : -1,
 			       walk ? &native : NULL, errm);
 	own = err || b->native ? NULL : bpf_offcpu__native_object(b->offcpu);
-	if (own)
-		bpf_native__adopt(b, own, &opts);
+	/* No store to fill its tables: the switch program walks by frame pointers. */
+	if (own && bpf_native__adopt(b, own, &opts))
+		bpf_offcpu__native_off(b->offcpu);
+	if (!err && o->native_unwind && o->off_cpu && o->user_stacks && !walk)
+		pr_info("bpf: off-CPU stacks by frame pointers: the sampling program does not "
+			"unwind by the tables here (said above)\n");
 	return err;
 }
 

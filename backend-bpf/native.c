@@ -20,6 +20,7 @@
 
 #include "backend-bpf/countmap.h"
 #include "backend-bpf/native.h"
+#include "backend-bpf/offcpu.h"
 #include "core/lib/clock.h"
 #include "core/lib/interrupt.h"
 #include "unwind/tables/tables.h"
@@ -272,8 +273,9 @@ static bool noted_since(struct backend *b)
 
 	if (b->native_wake) {
 		perf_buffer__consume(b->native_wake);
-	} else if (!b->skel) {
-		b->native_woken = true;	/* off-CPU time alone: its count is not ours to read */
+	} else if (!b->skel || bpf_offcpu__native_object(b->offcpu)) {
+		/* The off-CPU program notes too, in a count of its own: each take looks. */
+		b->native_woken = true;
 	} else {
 		noted = bpf_backend__read_stat(b, PROFILE_STAT_NATIVE_NOTED);
 		if (noted != b->native_noted)
@@ -307,8 +309,8 @@ void bpf_native__take_unknown(struct backend *b)
 
 /*
  * Off-CPU time alone, system-wide: the host's processes read before the
- * first switch, within NATIVE_HOST_READ_MS and a quarter of the process
- * map. A thread's first wait in the run is otherwise walked by frame
+ * first switch, within NATIVE_HOST_READ_MS, a quarter of the process map,
+ * and until the maps have no room for one. A thread's first wait in the run is otherwise walked by frame
  * pointers (its process noted then, read after), and that wait may be the
  * only one (a daemon's 30 s epoll_wait); the sampling program meets only
  * the processes that run, and reads them as it meets them.
@@ -321,6 +323,7 @@ static void read_host(struct backend *b)
 	int64_t t0 = mono_ms();
 	unsigned int read = 0, tried = 0;
 	struct dirent *d;
+	int err;
 	DIR *dir = opendir("/proc");
 
 	if (!dir)
@@ -340,7 +343,11 @@ static void read_host(struct backend *b)
 		if (stat(exe, &st))
 			continue;
 		tried++;
-		read += !native_store__add_process(b->native_store, (pid_t)pid);
+		err = native_store__add_process(b->native_store, (pid_t)pid);
+		read += !err;
+		/* The maps full: the room is left to the processes that start during the run. */
+		if (err == -ENOSPC)
+			break;
 	}
 	closedir(dir);
 	pr_info("bpf: native unwinding: %u of %u processes of the host read at the start in "

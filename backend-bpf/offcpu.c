@@ -346,6 +346,13 @@ struct bpf_object *bpf_offcpu__native_object(const struct bpf_offcpu *o)
 	return o && o->native ? offcpu_native__object(o->native) : NULL;
 }
 
+void bpf_offcpu__native_off(struct bpf_offcpu *o)
+{
+	o->config.flags &= ~OFFCPU_CFG_NATIVE;
+	write_config(o);
+	pr_info("bpf: off-CPU stacks by frame pointers after all\n");
+}
+
 /* A thread still switched out: its name is in use when it comes back, or at the end. */
 static bool switched_out(void *ctx, __u32 tid)
 {
@@ -436,6 +443,9 @@ int bpf_offcpu__open(struct bpf_offcpu **out, const struct backend_config *cfg,
 	/* Not with bcc's maps (their variants walk frame pointers) nor named by records. */
 	if (o->sums && native && cfg->user_stacks && !named && !idmaps__filters(cfg))
 		open_native(o, native);
+	else if (o->sums && native && cfg->user_stacks && named)
+		pr_info("bpf: off-CPU stacks by frame pointers: in a pid namespace the threads are "
+			"named by records, which the tables' variant does not write\n");
 	if (python) {
 		o->python = bpf_python__new(&(struct bpf_python_target){
 			.host = o->skel->obj,

@@ -49,6 +49,8 @@ int bpf_offcpu__open(struct bpf_offcpu **out, const struct backend_config *cfg,
 		     struct errmsg *err);
 /* Its variant that walks by the native tables (their maps its own where tables was NULL), or NULL. */
 struct bpf_object *bpf_offcpu__native_object(const struct bpf_offcpu *o);
+/* That variant told to walk by frame pointers: no store fills its tables. */
+void bpf_offcpu__native_off(struct bpf_offcpu *o);
 int bpf_offcpu__start(struct bpf_offcpu *o, struct errmsg *err);
 /* Stop summing; the end of the run for threads still switched out. */
 void bpf_offcpu__stop(struct bpf_offcpu *o);

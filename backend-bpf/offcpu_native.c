@@ -92,9 +92,11 @@ void offcpu_native__report(int stats_fd, int nr_cpus)
 	pr_info("bpf: native unwinding off-CPU: %llu stacks walked at switch-out (%llu ended "
 		"without CFI, %llu at a failed read, %llu at code in no known mapping, %llu cut at "
 		"%d frames); by frame pointers instead: %llu of processes not loaded (%llu "
-		"noted), %llu left to stack copies (Node.js), %llu without user registers found, "
-		"%llu for want of room, %llu without the step program, %llu at a leaf without CFI\n",
+		"processes noted, some for code mapped since), %llu left to stack copies "
+		"(Node.js), %llu without user registers found, %llu for want of room, %llu at a "
+		"leaf without CFI; %llu without the step or finish program (by frame pointers "
+		"from the switch program, else without a user stack)\n",
 		S(WALKED), S(NO_CFI), S(READ), S(UNMAPPED), S(TRUNCATED), PROFILE_MAX_STACK_DEPTH,
-		S(UNKNOWN), S(NOTED), S(COPIES_ONLY), S(NO_REGS), S(FULL), S(NO_PROG), S(LEAF_FP));
+		S(UNKNOWN), S(NOTED), S(COPIES_ONLY), S(NO_REGS), S(FULL), S(LEAF_FP), S(NO_PROG));
 #undef S
 }

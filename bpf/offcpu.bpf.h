@@ -127,8 +127,8 @@ static __always_inline __s32 offcpu_stack(void *ctx, __u64 flags)
 #include "bpf/offcpu_native.bpf.h"
 #else
 /* Without the tables: every user stack is the kernel's frame-pointer walk. */
-#define offcpu_native_loaded(cfg, tgid) 0
-#define offcpu_native_note(ctx, cfg, tgid, uid) do { } while (0)
+#define offcpu_native_loaded(cfg, tgid) (-1)
+#define offcpu_native_note(ctx, walk, tgid, uid) do { } while (0)
 #endif
 
 /*
@@ -346,16 +346,15 @@ static __always_inline __u32 switch_out(void *ctx, struct offcpu_config *cfg, __
 		int walk = offcpu_native_loaded(cfg, tgid);
 		__s32 uid = PROFILE_STACK_NOT_TAKEN;
 
-		if (!walk || (cfg->flags & (OFFCPU_CFG_USER_THREADS | OFFCPU_CFG_KERNEL_THREADS)))
+		if (walk <= 0 || (cfg->flags & (OFFCPU_CFG_USER_THREADS | OFFCPU_CFG_KERNEL_THREADS)))
 			uid = offcpu_stack(ctx, BPF_F_USER_STACK);
 		if ((cfg->flags & OFFCPU_CFG_USER_THREADS) && uid == -EFAULT)
 			return 0;
 		if ((cfg->flags & OFFCPU_CFG_KERNEL_THREADS) && uid != -EFAULT)
 			return 0;
-		if (!walk)
-			offcpu_native_note(ctx, cfg, tgid, uid);
+		offcpu_native_note(ctx, walk, tgid, uid);
 		if (cfg->flags & OFFCPU_CFG_USER_STACK)
-			st.user_stack_id = walk ? PROFILE_STACK_NOT_TAKEN : uid;
+			st.user_stack_id = walk > 0 ? PROFILE_STACK_NOT_TAKEN : uid;
 	}
 	if (cfg->flags & OFFCPU_CFG_KERNEL_STACK) {
 		__u64 skip = cfg->kernel_skip & BPF_F_SKIP_FIELD_MASK;

@@ -44,34 +44,34 @@ struct {
 
 /*
  * Whether the user stack of the current thread (of tgid) is for the tables
- * to walk: its process is loaded, and not left to stack copies (Node's,
- * whose JavaScript frames the on-CPU copies read).
+ * to walk: 1 where its process is loaded; 0 where it is not (to be noted);
+ * -1 where neither (no walk asked, or a process left to stack copies:
+ * Node's, whose JavaScript frames the on-CPU copies read, which the store
+ * has read already and which must not be noted again).
  */
 static __always_inline int offcpu_native_loaded(struct offcpu_config *cfg, __u32 tgid)
 {
 	struct native_proc *proc;
 
 	if (!(cfg->flags & OFFCPU_CFG_NATIVE) || !(cfg->flags & OFFCPU_CFG_USER_STACK))
-		return 0;
+		return -1;
 	proc = bpf_map_lookup_elem(&native_procs, &tgid);
 	if (!proc)
 		return 0;
 	if (proc->copies_only) {
 		stat_inc(OFFCPU_STAT_NATIVE_COPIES_ONLY);
-		return 0;
+		return -1;
 	}
 	return 1;
 }
 
 /*
  * A user thread (its frame-pointer stack taken: uid, not -EFAULT) whose
- * process is not loaded: noted, for user space to read its tables.
+ * process is not loaded (walk 0): noted, for user space to read its tables.
  */
-static __always_inline void offcpu_native_note(void *ctx, struct offcpu_config *cfg, __u32 tgid,
-					       __s32 uid)
+static __always_inline void offcpu_native_note(void *ctx, int walk, __u32 tgid, __s32 uid)
 {
-	if (!(cfg->flags & OFFCPU_CFG_NATIVE) || !(cfg->flags & OFFCPU_CFG_USER_STACK) ||
-	    uid == -EFAULT)
+	if (walk || uid == -EFAULT)
 		return;
 	native_note(ctx, tgid);
 	stat_inc(OFFCPU_STAT_NATIVE_UNKNOWN);

@@ -146,6 +146,8 @@ static bool unwind_from(struct unwind_ctx *ctx, struct unwind_regs *cur, bool *e
 		ctx->nr_log = 0;
 		ctx->uncacheable = false;
 		ret = unw_step(&c);
+		/* From here on libunwind stands in a caller's frame: not the sample's rdi. */
+		ctx->at_leaf = false;
 		/*
 		 * After a step, libunwind (1.6) says whether the frame it
 		 * stepped from had a signal frame's CFI ('S'): *cur.
