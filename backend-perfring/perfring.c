@@ -60,8 +60,6 @@ struct backend {
 	bool *fp;
 	int nr_fp;
 	unsigned int on_pages, off_pages;	/* data pages per ring, as planned */
-	/* The off-CPU events' settings: cfg's, with off_cpu_dwarf as off_cpu_copies says. */
-	struct backend_config off_cfg;
 };
 
 /*
@@ -340,7 +338,7 @@ static int early_interp(struct backend *b, enum offcpu_source source)
  */
 static int open_off_cpu(struct backend *b, pid_t target, struct errmsg *errm)
 {
-	const struct backend_config *c = &b->off_cfg;
+	const struct backend_config *c = b->cfg;
 	unsigned int pages = b->off_pages;
 	enum offcpu_source source;
 	struct perf_event_attr attr;
@@ -459,9 +457,8 @@ static int plan_rings(struct backend *b, struct errmsg *errm)
 		off->nr_rings = nr_cpus;
 		off->records_per_s = SWITCHES_PER_S;
 		/* The switch-out sample (a tracepoint's raw data too) and the switch records. */
-		sample_bytes(c, b->off_cfg.off_cpu_dwarf, true, TYPICAL_FRAMES, &off->record_bytes);
-		sample_bytes(c, b->off_cfg.off_cpu_dwarf, true, 2 * MAX_STACK_DEPTH,
-			     &off->max_record_bytes);
+		sample_bytes(c, c->off_cpu_dwarf, true, TYPICAL_FRAMES, &off->record_bytes);
+		sample_bytes(c, c->off_cpu_dwarf, true, 2 * MAX_STACK_DEPTH, &off->max_record_bytes);
 		off->record_bytes += 128 + 2 * 48;
 		off->max_record_bytes += 128;
 	}
@@ -489,29 +486,6 @@ static int plan_rings(struct backend *b, struct errmsg *errm)
 	return 0;
 }
 
-/*
- * Whether the off-CPU events copy stacks: --unwind dwarf's always; auto's
- * (c->native_unwind) only where the rings may be as large as they need
- * (root, CAP_IPC_LOCK, ...): a switch can come every few microseconds,
- * and the rings an unprivileged user's locked memory allows lost 11,112 of
- * 12,947 copies at pingpong's switches (kernel matrix, 5.15, ulimit -l
- * 64): there auto walks off-CPU stacks by frame pointers, said in -v.
- */
-static bool off_cpu_copies(const struct backend_config *c)
-{
-	struct ring_budget budget;
-
-	if (!c->off_cpu || !c->off_cpu_dwarf || !c->native_unwind)
-		return c->off_cpu_dwarf;
-	ring_budget__read(&budget, (size_t)sysconf(_SC_PAGESIZE));
-	if (budget.unlimited)
-		return true;
-	pr_info("perf: unwind auto: off-CPU stacks by frame pointers: a copy at every switch-out "
-		"would overflow the rings this user's locked memory allows (root, CAP_IPC_LOCK or "
-		"ulimit -l unlimited would allow them)\n");
-	return false;
-}
-
 static int perfring_open(struct backend **out, const struct backend_config *c, struct pipeline *p,
 			 pid_t target, struct errmsg *errm)
 {
@@ -524,8 +498,6 @@ static int perfring_open(struct backend **out, const struct backend_config *c, s
 		return -ENOMEM;
 	}
 	b->cfg = c;
-	b->off_cfg = *c;
-	b->off_cfg.off_cpu_dwarf = off_cpu_copies(c);
 	b->pipeline = p;
 	b->launched = target > 0;
 	err = decide_tasks(b, target);

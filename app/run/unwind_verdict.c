@@ -89,11 +89,14 @@ void unwind_choice__config(const struct run_opts *o, struct backend_config *c)
 	c->dwarf = run_opts__dwarf(o) && !fp;
 	c->native_unwind = o->unwind == UNWIND_AUTO && !o->kernel_only && !fp;
 	/*
-	 * Off-CPU stacks as the sampled ones: perf copies them at switch-out
-	 * (dwarf, and auto), the bpf backend unwinds them in its switch
-	 * program by the tables (auto; it refuses dwarf's copies).
+	 * Off-CPU stacks: the bpf backend unwinds auto's in its switch program
+	 * by the tables (it refuses dwarf's copies); perf copies dwarf's at
+	 * switch-out, and walks auto's by frame pointers: a copy a switch
+	 * overflowed the rings of unprivileged users (the kernel matrix's
+	 * nobody rows lost 11,112 of 12,947) and, under emulation, root's too
+	 * now and then (a run whose waits all lost their callers).
 	 */
-	c->off_cpu_dwarf = run_opts__dwarf(o) && !fp;
+	c->off_cpu_dwarf = o->unwind == UNWIND_DWARF && run_opts__dwarf(o);
 	c->needs_copies = NULL;
 	c->needs_copies_ctx = NULL;
 	c->copies_for_interp = NULL;
@@ -104,11 +107,15 @@ void unwind_choice__print(const struct run_opts *o, const char *backend)
 {
 	bool per_task = (o->nr_pids || o->nr_tids) && !o->nr_cgroups;
 	const char *fp = auto_fp_reason(o);
+	bool perf_auto = o->unwind == UNWIND_AUTO && run_opts__dwarf(o) && !strcmp(backend, "perf");
 
 	if (fp)
 		pr_info("unwind: auto: frame pointers: %s is read only by the programs that walk "
 			"them (neither the in-kernel unwinder nor the stack-copy program reads "
 			"bcc's maps)\n", fp);
+	else if (perf_auto && !run_opts__on_cpu(o))
+		pr_info("unwind: auto: off-CPU stacks by frame pointers on the perf backend (a copy "
+			"at every switch-out overflowed its rings; --unwind dwarf takes them)\n");
 	else if (o->unwind == UNWIND_AUTO && run_opts__dwarf(o) && !strcmp(backend, "perf") &&
 		 per_task)
 		pr_info("unwind: auto: per process, frame pointers where every binary it maps keeps "
@@ -136,6 +143,9 @@ void unwind_choice__print(const struct run_opts *o, const char *backend)
 			o->stack_dump_size);
 	else
 		pr_info("unwind: frame pointers (callchains taken by the kernel)\n");
+	if (!fp && perf_auto && run_opts__on_cpu(o) && run_opts__off_cpu(o))
+		pr_info("unwind: auto: off-CPU stacks by frame pointers (--unwind dwarf copies them "
+			"at switch-out)\n");
 }
 
 /* The smallest copy auto shrinks to: a few frames of a deep stack's top, libc's callers. */

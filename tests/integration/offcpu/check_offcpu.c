@@ -323,13 +323,18 @@ START_TEST(state_2_counts_a_vfork_parent)
 	ck_assert_ptr_nonnull(strstr(r.out, ";vfork_thread;"));
 	/*
 	 * vfork keeps its return address in rdi while the parent waits: perf's
-	 * copies sample rdi and unwind through it; the bpf walk's rows cannot
-	 * say so, and it takes the frame-pointer walk there, which skips the
-	 * caller (vfork_loop).
+	 * copies (--unwind dwarf) sample rdi and unwind through it; the bpf
+	 * walk's rows cannot say so, and it takes the frame-pointer walk there,
+	 * which skips the caller (vfork_loop).
 	 */
-	if (!strcmp(test_backends[_i], "perf"))
+	if (!strcmp(test_backends[_i], "perf")) {
+		run_result_free(&r);
+		run_ok(&r, OFFCPU("-f", "--state", "2", "--unwind", "dwarf", "--",
+				  (char *)workload("blocking"), "vfork", "1"),
+		       30);
 		ck_assert_msg(strstr(r.out, ";start_thread;vfork_thread;vfork_loop;vfork;"),
 			      "%.2000s", r.out);
+	}
 	/* The main thread waits for it in S, not D. */
 	ck_assert_uint_lt(reported(r.out, "blocking"), 100000);
 }
@@ -473,7 +478,11 @@ START_TEST(bcc_errors)
 }
 END_TEST
 
-/* Both backends at once on the same process: the same stacks, the same time. */
+/*
+ * Both backends at once on the same process: the same stacks, the same
+ * time. Unwound whole on both: bpf's default walks the tables, perf's
+ * (frame pointers off-CPU) is asked for its copies.
+ */
 START_TEST(both_backends_agree)
 {
 	struct bg_proc bg;
@@ -488,8 +497,8 @@ START_TEST(both_backends_agree)
 	{
 		char *bpf[] = { (char *)offcputime_bin(), "--backend", "bpf", "-f", "-p", pid, "2",
 				NULL };
-		char *perf[] = { (char *)offcputime_bin(), "--backend", "perf", "-f", "-p", pid, "2",
-				 NULL };
+		char *perf[] = { (char *)offcputime_bin(), "--backend", "perf", "--unwind", "dwarf",
+				 "-f", "-p", pid, "2", NULL };
 		pid_t child = fork();
 
 		if (child == 0) {
