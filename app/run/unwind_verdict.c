@@ -107,7 +107,8 @@ void unwind_choice__print(const struct run_opts *o, const char *backend)
 {
 	bool per_task = (o->nr_pids || o->nr_tids) && !o->nr_cgroups;
 	const char *fp = auto_fp_reason(o);
-	bool perf_auto = o->unwind == UNWIND_AUTO && run_opts__dwarf(o) && !strcmp(backend, "perf");
+	bool is_auto = o->unwind == UNWIND_AUTO && run_opts__dwarf(o);
+	bool perf_auto = is_auto && !strcmp(backend, "perf"), bpf_auto = is_auto && !perf_auto;
 
 	if (fp)
 		pr_info("unwind: auto: frame pointers: %s is read only by the programs that walk "
@@ -116,22 +117,20 @@ void unwind_choice__print(const struct run_opts *o, const char *backend)
 	else if (perf_auto && !run_opts__on_cpu(o))
 		pr_info("unwind: auto: off-CPU stacks by frame pointers on the perf backend (a copy "
 			"at every switch-out overflowed its rings; --unwind dwarf takes them)\n");
-	else if (o->unwind == UNWIND_AUTO && run_opts__dwarf(o) && !strcmp(backend, "perf") &&
-		 per_task)
+	else if (perf_auto && per_task)
 		pr_info("unwind: auto: per process, frame pointers where every binary it maps keeps "
 			"them, else .eh_frame over a %u-byte copy of each user stack\n",
 			o->stack_dump_size);
-	else if (o->unwind == UNWIND_AUTO && run_opts__dwarf(o) && strcmp(backend, "perf") &&
-		 !run_opts__on_cpu(o))
+	else if (bpf_auto && !run_opts__on_cpu(o))
 		/* The bpf backend says which it loaded (backend-bpf/offcpu.c). */
 		pr_info("unwind: auto: .eh_frame compiled into tables that the switch program "
 			"unwinds by, where the kernel takes it; else frame pointers\n");
-	else if (o->unwind == UNWIND_AUTO && run_opts__dwarf(o) && strcmp(backend, "perf"))
+	else if (bpf_auto)
 		/* The bpf backend says which it loaded (backend-bpf/native.c). */
 		pr_info("unwind: auto: .eh_frame compiled into tables that the BPF program unwinds "
 			"by, where the kernel takes it; else over a %u-byte copy of each user stack\n",
 			o->stack_dump_size);
-	else if (o->unwind == UNWIND_AUTO && run_opts__dwarf(o))
+	else if (is_auto)
 		pr_info("unwind: auto: .eh_frame over a %u-byte copy of each user stack (%s)\n",
 			o->stack_dump_size,
 			o->command ? "a launched command's events are opened before it maps "
