@@ -13,7 +13,7 @@
 #      KM_SECONDS (workload seconds, default 2),
 #      KM_ONLY (grep -E pattern of the rows to run), KM_ACCEL (kvm or tcg;
 #      default kvm when a guest boots with it), KM_KVM_WAIT (seconds a KVM
-#      guest has to print its first line, default 30), KM_KVM_DEV (the
+#      guest has to print its first line, default 15), KM_KVM_DEV (the
 #      device tried, /dev/kvm), KM_JOBS (guests at once, default the host's
 #      CPUs, at most 4), KM_DEBIAN=0 (without Debian's kernel),
 #      KM_INITRAMFS (an initramfs to boot instead of building one),
@@ -77,7 +77,7 @@ fi
 # set-up and still run no guest (nested virtualization that never enters
 # the guest): only a boot tells.
 kvm_boots() {
-	local dev=${KM_KVM_DEV:-/dev/kvm} wait=${KM_KVM_WAIT:-30} log=$out/kvm-probe.log qpid t0
+	local dev=${KM_KVM_DEV:-/dev/kvm} wait=${KM_KVM_WAIT:-15} log=$out/kvm-probe.log qpid t0
 	if [ ! -w "$dev" ]; then
 		accel_why="kvm: no $dev"
 		return 1
