@@ -138,6 +138,16 @@ struct {
 #define NATIVE_UC_RBP 120
 #define NATIVE_UC_WORDS 7	/* rbp, rbx, rdx, rax, rcx, rsp, rip */
 
+/*
+ * NATIVE_STACK_WINDOW (the 5.15 variant: a helper may write a map value,
+ * 4.9's only the BPF stack): the saved registers are read from a copy of
+ * NATIVE_WIN_WORDS words of the user stack, taken again where a frame's
+ * slots fall outside it. A read of user memory is a helper call (about 70
+ * ns here, what the kernel's frame-pointer walk pays a frame), and a chain
+ * of small frames then pays one for several.
+ */
+#define NATIVE_WIN_WORDS 32
+
 /* One sample's walk, carried across tail calls. */
 struct native_walk {
 	struct profile_key key;		/* counted by the finish program; user_stack_id to come */
@@ -151,6 +161,10 @@ struct native_walk {
 	__u32 epoch;			/* native_epoch's at the sample: native_cache's entries of it stand */
 	struct profile_ustack st;	/* st.end: why it ended */
 	__u64 spill;			/* st.ips[PROFILE_MAX_STACK_DEPTH], which a masked index may name */
+#ifdef NATIVE_STACK_WINDOW
+	__u64 win_lo;			/* the user address win[0] was read from; 0: none yet */
+	__u64 win[NATIVE_WIN_WORDS];
+#endif
 };
 
 struct {
@@ -187,6 +201,32 @@ static __always_inline void native_note(void *ctx, __u32 tgid)
 static __always_inline __u32 native_cache_slot(__u64 lpc, __u32 tgid)
 {
 	return (__u32)(lpc ^ (lpc >> 9) ^ ((__u64)tgid << 5)) & (NATIVE_CACHE_SLOTS - 1);
+}
+
+/*
+ * The 8 bytes at user address addr in *dst: 0, else they could not be
+ * read. From the walk's window where it holds them; else the window is
+ * read again from the word below addr (a saved rbp is below its return
+ * address, the callers' frames above), or, where that cannot be read (the
+ * top of a stack), the 8 bytes alone.
+ */
+static __always_inline long native_read_word(struct native_walk *w, __u64 *dst, __u64 addr)
+{
+#ifdef NATIVE_STACK_WINDOW
+	__u64 off = addr - w->win_lo;
+
+	if (w->win_lo && off <= (NATIVE_WIN_WORDS - 1) * 8 && !(off & 7)) {
+		*dst = w->win[(off >> 3) & (NATIVE_WIN_WORDS - 1)];
+		return 0;
+	}
+	if (!bpf_probe_read_user(w->win, sizeof(w->win), (void *)(addr - 8))) {
+		w->win_lo = addr - 8;
+		*dst = w->win[1];
+		return 0;
+	}
+	w->win_lo = 0;
+#endif
+	return bpf_probe_read(dst, 8, (void *)addr);
 }
 
 static __always_inline void native_end(struct native_walk *w, __u32 why)
@@ -347,13 +387,13 @@ static __always_inline void native_frame(struct native_walk *w, struct native_sc
 		/* A lazy PLT entry has pushed its index from its 11th byte on. */
 		if (cfa == NATIVE_CFA_PLT)
 			ca += (__u32)ustack_mask_le(11, lpc & 15) & 8;
-		if (bpf_probe_read(sc->buf, 8, (void *)(ca - 8))) {
+		if (native_read_word(w, &sc->buf[0], ca - 8)) {
 			native_end(w, by_fp ? by_fp : NATIVE_END_READ);
 			return;
 		}
 		ip = sc->buf[0];
 		if (rbp == NATIVE_RBP_CFA) {
-			if (bpf_probe_read(&sc->buf[1], 8, (void *)(ca + rbp_off))) {
+			if (native_read_word(w, &sc->buf[1], ca + rbp_off)) {
 				native_end(w, by_fp ? by_fp : NATIVE_END_READ);
 				return;
 			}
@@ -476,6 +516,9 @@ static __always_inline void native_walk_start(struct native_walk *w, __u32 tgid,
 	w->epoch = epoch ? *epoch : 0;
 	w->st.depth = 1;
 	w->st.end = 0;
+#ifdef NATIVE_STACK_WINDOW
+	w->win_lo = 0;
+#endif
 	w->st.ips[0] = ip;
 }
 

@@ -8,4 +8,5 @@
  */
 #define NATIVE_TASK_REGS
 #define NATIVE_BOUNDED_LOOPS
+#define NATIVE_STACK_WINDOW
 #include "bpf/profile_native.bpf.c"
