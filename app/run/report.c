@@ -168,6 +168,16 @@ static const char *lost_reason(enum lost_reason why)
 	}
 }
 
+/*
+ * Whether the run copied stacks, whose size the loss advice may name:
+ * cfg.dwarf is set under auto for an off-CPU run too, which copies nothing
+ * on-CPU (off-CPU copies are off_cpu_dwarf's, dwarf's alone).
+ */
+static bool copies_taken(const struct run *r)
+{
+	return (r->cfg.dwarf && r->eff.mode != MODE_OFF_CPU) || r->cfg.off_cpu_dwarf;
+}
+
 /* Every warning about what the report lacks, one line each, on stderr. */
 static void print_warnings(const struct run *r, const struct profile *prof,
 			   const struct writer_printed *printed, const struct backend_stats *st)
@@ -192,7 +202,7 @@ static void print_warnings(const struct run *r, const struct profile *prof,
 	if (st->lost)
 		fprintf(stderr, "WARNING: %" PRIu64 " samples lost (of %" PRIu64 " seen): %s%s.\n",
 			st->lost, st->lost + st->samples + st->switches, lost_reason(st->lost_reason),
-			r->cfg.dwarf || r->cfg.off_cpu_dwarf ? ", or lower --stack-dump-size" : "");
+			copies_taken(r) ? ", or lower --stack-dump-size" : "");
 	if (st->sideband_lost)
 		pr_warn("warning: %" PRIu64 " side-band records lost: the mappings of running "
 			"processes were read again from /proc; processes that exited in the gap "
