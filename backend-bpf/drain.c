@@ -239,8 +239,8 @@ static int wait_runs(struct backend *b)
 	return err;
 }
 
-/* The stack copies d took since *since (the last drain), if there is a d. */
-static int drain_copies(struct backend *b, struct bpf_dwarf *d, uint64_t *since)
+/* The stack copies d took since *since (the last drain), if there is a d; now: bpf_dwarf__drain. */
+static int drain_copies(struct backend *b, struct bpf_dwarf *d, uint64_t *since, bool now)
 {
 	uint64_t from = *since;
 
@@ -248,7 +248,7 @@ static int drain_copies(struct backend *b, struct bpf_dwarf *d, uint64_t *since)
 		return 0;
 	*since = (uint64_t)mono_ns();
 	set_window(b, from);
-	return bpf_dwarf__drain(d);
+	return bpf_dwarf__drain(d, now);
 }
 
 /* Point the program at the other map, let running samples finish, drain the old one. */
@@ -280,10 +280,11 @@ static int switch_and_drain(struct backend *b)
 	err = ring_set__drain_now(b->sideband);
 	/*
 	 * The stack copies taken meanwhile, whose stack ids may be in the old
-	 * generation's maps: read before they are emptied.
+	 * generation's maps: read before they are emptied, those the reader
+	 * thread has not copied yet too.
 	 */
 	if (!err)
-		err = drain_copies(b, b->first_copies, &b->first_copies_since);
+		err = drain_copies(b, b->first_copies, &b->first_copies_since, true);
 	if (err)
 		return err;
 	b->drains++;
@@ -293,7 +294,7 @@ static int switch_and_drain(struct backend *b)
 
 static int drain_dwarf(struct backend *b)
 {
-	return drain_copies(b, b->dwarf, &b->dwarf_since);
+	return drain_copies(b, b->dwarf, &b->dwarf_since, false);
 }
 
 /* After stop: the last mappings first, then every record and both count maps. */
@@ -302,9 +303,9 @@ static int drain_all(struct backend *b)
 	int err = b->sideband ? ring_set__drain(b->sideband) : 0;
 
 	if (!err)
-		err = drain_copies(b, b->dwarf, &b->dwarf_since);
+		err = drain_copies(b, b->dwarf, &b->dwarf_since, false);
 	if (!err)
-		err = drain_copies(b, b->first_copies, &b->first_copies_since);
+		err = drain_copies(b, b->first_copies, &b->first_copies_since, false);
 	/* Stopped: the counts and then the statistics are read with no run in flight. */
 	if (!err && b->skel && !b->dwarf)
 		err = wait_runs(b);
@@ -372,8 +373,14 @@ int bpf_backend__drain(struct backend *b)
 
 	if (b->stopped)
 		return drain_all(b);
-	/* Without side-band rings of its own, the stack copies' carry the mappings: first. */
-	err = b->sideband ? ring_set__drain(b->sideband) : drain_dwarf(b);
+	/*
+	 * Without side-band rings of its own, the stack copies' carry the
+	 * mappings: first. With them, every record in them now, also those
+	 * their reader has not looked at: a quiet side-band's is looked at less
+	 * often than busy copies' (READER_IDLE_MS), whose samples after an exec
+	 * were unwound before its mappings came.
+	 */
+	err = b->sideband ? ring_set__drain_now(b->sideband) : drain_dwarf(b);
 	if (!err)
 		take_python_notes(b);
 	/* Before the copies are unwound: each process loaded now takes no more of them. */
@@ -381,7 +388,7 @@ int bpf_backend__drain(struct backend *b)
 		bpf_native__take_unknown(b);
 	/* After the mappings they are unwound by; the program takes them a while more. */
 	if (!err)
-		err = drain_copies(b, b->first_copies, &b->first_copies_since);
+		err = drain_copies(b, b->first_copies, &b->first_copies_since, false);
 	if (!err)
 		bpf_first_copies__renew(b);
 	if (!err && b->offcpu) {

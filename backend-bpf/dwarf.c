@@ -508,9 +508,9 @@ struct ring_set *bpf_dwarf__ring_set(const struct bpf_dwarf *d)
 	return d->rs;
 }
 
-int bpf_dwarf__drain(struct bpf_dwarf *d)
+int bpf_dwarf__drain(struct bpf_dwarf *d, bool now)
 {
-	int err = ring_set__drain(d->rs);
+	int err = now ? ring_set__drain_now(d->rs) : ring_set__drain(d->rs);
 
 	/* The batch is refilled by the next drain: pieces still waiting for their head move out. */
 	dwarf_joiner__batch_done(&d->join);

@@ -111,8 +111,12 @@ bool bpf_dwarf__python(const struct bpf_dwarf *d);
 uint64_t bpf_dwarf__py_lost(const struct bpf_dwarf *d);
 /* The stack copies' rings, for waiting on them (ring_set__wait_sets). */
 struct ring_set *bpf_dwarf__ring_set(const struct bpf_dwarf *d);
-/* Every record waiting goes to the pipeline. */
-int bpf_dwarf__drain(struct bpf_dwarf *d);
+/*
+ * What the reader thread copied goes to the pipeline; with now, also what
+ * is still in the rings (a record under their watermark waits there until
+ * the reader looks again, up to READER_IDLE_MS where the rings were quiet).
+ */
+int bpf_dwarf__drain(struct bpf_dwarf *d, bool now);
 /* After the sampling events are disabled: the next drain is the last. */
 void bpf_dwarf__stop(struct bpf_dwarf *d);
 /* Samples lost when the rings were full. */

@@ -58,6 +58,16 @@
 #define BUDGET_SLACK (65536u + 4096u)
 #define READER_POLL_MS 10
 /*
+ * Rings that wake the reader at their watermark and had nothing at its last
+ * looks are looked at less often, twice as long each time up to this: the
+ * copies' set of a bpf run whose processes all have tables, and the
+ * side-band's of a quiet host, were looked at 100 times a second for
+ * nothing (a tenth of a named-process run's CPU). The watermark still wakes
+ * it at once; what waits longer is a few records under it, and drains that
+ * must have every record read the rings themselves (ring_set__drain_now).
+ */
+#define READER_IDLE_MS 160
+/*
  * How long after the last sample of an interpreted thread the reader is
  * still woken at each sample. A host with an idle Python process (any host
  * running a Python agent) had every sample of a system-wide run wake the
@@ -401,17 +411,22 @@ static void *reader_main(void *arg)
 	struct ring_set *rs = arg;
 	struct ring_reader *rd = &rs->reader;
 	const struct interp_reader *ir = rs->cfg ? rs->cfg->interp_reader : NULL;
-	struct pollfd *pfds = calloc(rs->nr_events ? rs->nr_events : 1, sizeof(*pfds));
+	/* The stop eventfd first, then the rings' events. */
+	struct pollfd *all = calloc((size_t)rs->nr_events + 1, sizeof(*all));
+	struct pollfd *pfds = all ? all + 1 : NULL;
 	int64_t last_ns = mono_ns();
 	uint64_t last_bytes = 0;
-	int pace = READER_POLL_MS;
+	int pace = READER_POLL_MS, idle = READER_POLL_MS;
 	bool full = false;
 
+	if (all)
+		all[0] = (struct pollfd){ .fd = rd->stop_efd, .events = POLLIN };
 	for (int i = 0; pfds && i < rs->nr_events; i++)
 		pfds[i] = (struct pollfd){ .fd = rs->events[i].fd, .events = POLLIN };
 	while (!__atomic_load_n(&rd->stop, __ATOMIC_ACQUIRE)) {
 		bool wake, look = pfds && !full;
-		int timeout = READER_POLL_MS;
+		int timeout = look ? idle : READER_POLL_MS;
+		uint64_t before;
 		int64_t now;
 
 		/*
@@ -422,8 +437,8 @@ static void *reader_main(void *arg)
 		 * the samples of a program running three functions in turns of
 		 * 2-5 ms got another function's frames), and on a timer while
 		 * none is or none of theirs was read for INTERP_HOT_NS (but for
-		 * events the kernel filters to those threads: wake_always). The
-		 * timeout bounds how long a stop waits. With nowhere to put
+		 * events the kernel filters to those threads: wake_always). A stop
+		 * wakes it by its eventfd. With nowhere to put
 		 * records (pending full and the spill file refused), only the
 		 * timeout: nothing is read until the main thread takes some.
 		 */
@@ -433,8 +448,8 @@ static void *reader_main(void *arg)
 			look = false;
 			timeout = pace;
 		}
-		if (look)
-			poll(pfds, rs->nr_events, timeout);
+		if (all)
+			poll(all, look ? (nfds_t)rs->nr_events + 1 : 1, timeout);
 		else
 			poll(NULL, 0, timeout);
 		/*
@@ -446,6 +461,7 @@ static void *reader_main(void *arg)
 			if (pfds[i].revents & (POLLHUP | POLLERR | POLLNVAL))
 				pfds[i].fd = -1;
 		pthread_mutex_lock(&rd->lock);
+		before = rs->bytes_read;
 		for (int i = 0; i < rs->nr_events && !rd->err; i++) {
 			int n = ring__consume(&rs->events[i].ring, batch_add, rs);
 
@@ -461,6 +477,8 @@ static void *reader_main(void *arg)
 			prio_lend__raise(&rd->lend, READER_RT_PRIORITY);
 		now = mono_ns();
 		pace = paced_timeout(rs, rs->bytes_read - last_bytes, now - last_ns);
+		idle = rs->bytes_read != before ? READER_POLL_MS
+		       : idle * 2 > READER_IDLE_MS ? READER_IDLE_MS : idle * 2;
 		last_bytes = rs->bytes_read;
 		last_ns = now;
 		pthread_mutex_unlock(&rd->lock);
@@ -468,7 +486,7 @@ static void *reader_main(void *arg)
 		if (wake)
 			(void)!write(rd->efd, &(uint64_t){ 1 }, 8);
 	}
-	free(pfds);
+	free(all);
 	return NULL;
 }
 
@@ -551,13 +569,17 @@ void ring_reader__start(struct ring_set *rs)
 	rd->budget = reader_budget(rs);
 	prio_lend__init(&rd->lend);
 	rd->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	err = rd->efd < 0 ? errno : reader_lock_init(&rd->lock);
+	rd->stop_efd = rd->efd < 0 ? -1 : eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	err = rd->stop_efd < 0 ? errno : reader_lock_init(&rd->lock);
 	if (err) {
 		pr_info("%s: no reader thread (%s): rings are read at each drain\n", rs->what,
 			strerror(err));
 		if (rd->efd >= 0)
 			close(rd->efd);
+		if (rd->stop_efd >= 0)
+			close(rd->stop_efd);
 		rd->efd = -1;
+		rd->stop_efd = -1;
 		return;
 	}
 	rs->fill = &rd->pending;
@@ -567,7 +589,9 @@ void ring_reader__start(struct ring_set *rs)
 			strerror(err));
 		pthread_mutex_destroy(&rd->lock);
 		close(rd->efd);
+		close(rd->stop_efd);
 		rd->efd = -1;
+		rd->stop_efd = -1;
 		rs->fill = &rs->batch;
 		return;
 	}
@@ -582,6 +606,7 @@ void ring_reader__stop(struct ring_set *rs)
 	if (!rd->on)
 		return;
 	__atomic_store_n(&rd->stop, 1, __ATOMIC_RELEASE);
+	(void)!write(rd->stop_efd, &(uint64_t){ 1 }, 8);
 	pthread_join(rd->thread, NULL);
 	rd->on = false;
 	prio_lend__release(&rd->lend);
@@ -604,6 +629,7 @@ void ring_reader__free(struct ring_set *rs)
 	ring_reader__stop(rs);
 	if (rd->efd >= 0) {
 		close(rd->efd);
+		close(rd->stop_efd);
 		pthread_mutex_destroy(&rd->lock);
 	}
 	free(rd->pending.bytes);

@@ -257,6 +257,7 @@ static int open_set(struct ring_set **out, const char *what, struct pipeline *p,
 	rs->what = what;
 	rs->fill = &rs->batch;
 	rs->reader.efd = -1;
+	rs->reader.stop_efd = -1;
 	spill__init(&rs->reader.spill);
 	rs->pipeline = p;
 	rs->cfg = cfg;

@@ -69,6 +69,7 @@ struct ring_reader {
 	pthread_mutex_t lock;
 	struct batch pending;
 	int efd;			/* readable: pending has PENDING_WAKE bytes */
+	int stop_efd;			/* readable: stop (wakes the thread's poll) */
 	int stop;			/* atomic: the thread ends */
 	int err;			/* the thread's first error (-ENOMEM) */
 	size_t budget;			/* most bytes pending holds (reader.c) */
