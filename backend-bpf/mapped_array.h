@@ -30,8 +30,9 @@ struct mapped_array {
 void mapped_array__init(struct mapped_array *m, int fd, size_t size, uint32_t max);
 /*
  * n values of size bytes at keys (NULL: first, first + 1, ...), written
- * through one window from the lowest key's page to the highest's. 0,
- * -E2BIG for a key past max, or -errno of the mmap.
+ * through windows of at most 256 KiB (mapped_array.c), each mapped where
+ * the next key is not in the last. 0, -E2BIG for a key past max (nothing
+ * written), or -errno of an mmap (the values before it written).
  */
 int mapped_array__write(const struct mapped_array *m, const uint32_t *keys, uint32_t first,
 			const void *values, size_t size, uint32_t n);

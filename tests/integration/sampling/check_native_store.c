@@ -702,6 +702,41 @@ START_TEST(mapped_array_writes_through_a_window)
 }
 END_TEST
 
+/*
+ * A run longer than a window (256 KiB: 32,768 values at 8 bytes) and keys
+ * that jump back and forth between windows land where lookups find them,
+ * at every window's edges too.
+ */
+START_TEST(mapped_array_writes_a_large_run_in_windows)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, mm, .map_flags = BPF_F_MMAPABLE);
+	enum { MAX = 200000, FIRST = 1000, N = 150000 };
+	uint32_t keys[] = { MAX - 1, 3, 100000, 32767, 32768, 0 }, vals[] = { 1, 2, 3, 4, 5, 6 };
+	uint32_t *run = malloc(N * sizeof(*run)), got;
+	struct mapped_array m;
+	int fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "mapped_big", 4, 4, MAX, &mm);
+
+	ck_assert_ptr_nonnull(run);
+	ck_assert_int_ge(fd, 0);
+	mapped_array__init(&m, fd, 4, MAX);
+	ck_assert(m.ok);
+	for (uint32_t i = 0; i < N; i++)
+		run[i] = 0xa0000000u + i;
+	ck_assert_int_eq(mapped_array__write(&m, NULL, FIRST, run, 4, N), 0);
+	for (uint32_t k = 0; k < FIRST + N + 10; k++) {
+		ck_assert_int_eq(bpf_map_lookup_elem(fd, &k, &got), 0);
+		ck_assert_uint_eq(got, k >= FIRST && k < FIRST + N ? 0xa0000000u + (k - FIRST) : 0);
+	}
+	ck_assert_int_eq(mapped_array__write(&m, keys, 0, vals, 4, 6), 0);
+	for (int i = 0; i < 6; i++) {
+		ck_assert_int_eq(bpf_map_lookup_elem(fd, &keys[i], &got), 0);
+		ck_assert_uint_eq(got, vals[i]);
+	}
+	close(fd);
+	free(run);
+}
+END_TEST
+
 static pid_t copies_pid;
 
 static bool copies_for(void *ctx, pid_t tgid)
@@ -785,6 +820,7 @@ Suite *native_store_suite(void)
 	tcase_add_test(tc, a_users_files_keep_to_their_share);
 	tcase_add_test(tc, sweep_drops_the_exited_and_reads_the_execed_again);
 	tcase_add_test(tc, a_process_left_to_copies_is_never_loaded);
+	tcase_add_test(tc, mapped_array_writes_a_large_run_in_windows);
 	suite_add_tcase(s, tc);
 	return s;
 }
