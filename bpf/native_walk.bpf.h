@@ -301,8 +301,11 @@ static __always_inline void native_frame(struct native_walk *w, struct native_sc
 	__s32 cfa_off, rbp_off;
 	struct native_cached *ce;
 	struct native_page *pg;
-	__u64 pc, lpc, base, ca, ip, n, off;
+	__u64 pc, lpc, base, ca, ip, n;
+#ifndef NATIVE_STACK_WINDOW
 	struct native_walk *fresh;
+	__u64 off;
+#endif
 
 	if (w->done)
 		return;
@@ -415,13 +418,18 @@ static __always_inline void native_frame(struct native_walk *w, struct native_sc
 	 * At most PROFILE_MAX_STACK_DEPTH - 1 here: the mask only tells the
 	 * verifier. 4.9 takes a variable offset only on a pointer that a
 	 * lookup just returned (the range of any other is unknown to it), and
-	 * whole (the constant part too).
+	 * whole (the constant part too): a lookup a frame, which the 5.15
+	 * variant does without (w's bounds are known to its verifier).
 	 */
+#ifdef NATIVE_STACK_WINDOW
+	w->st.ips[n & 127] = ip;
+#else
 	off = ((n & 127) << 3) + __builtin_offsetof(struct native_walk, st.ips);
 	asm volatile("" : "+r"(off));
 	fresh = bpf_map_lookup_elem(&native_walk, &sc->zero);
 	if (fresh)
 		*(__u64 *)((char *)fresh + off) = ip;
+#endif
 	w->st.depth = n + 1;
 	w->hash = ustack_hash_add(w->hash, ip);
 	if (n + 1 >= PROFILE_MAX_STACK_DEPTH)
