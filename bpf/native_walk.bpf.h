@@ -442,6 +442,13 @@ static __always_inline void native_frame(struct native_walk *w, struct native_sc
  * without a branch, which 4.9 needs: in a 5-deep stack's sample they were
  * about a third of what a walk cost more than a frame-pointer one.
  */
+#ifdef NATIVE_GLOBAL_FUNCS
+/* A global function (see native_frame_call): its loop verified once, not at each slot tried. */
+__noinline int native_same(const struct profile_ustack *a, const struct profile_ustack *b)
+{
+	return a && b && ustack_same_to_depth(a, b);
+}
+#else
 static __always_inline int native_same(const struct profile_ustack *a,
 				       const struct profile_ustack *b)
 {
@@ -451,6 +458,7 @@ static __always_inline int native_same(const struct profile_ustack *a,
 	return ustack_same(a, b);
 #endif
 }
+#endif
 
 /* A claim's value: its slot being written, then written (another CPU may compare it). */
 #define NATIVE_CLAIM_WRITING 1
@@ -543,6 +551,22 @@ static __always_inline void native_count_end(__u32 end)
 		stat_inc(NATIVE_STAT_END_TRUNCATED);
 }
 
+#ifdef NATIVE_GLOBAL_FUNCS
+/*
+ * native_frame as a global function (5.12: pointer arguments), which the
+ * verifier checks once, not once for each frame a run steps: the step
+ * program's verification was most of what a run's start cost more than
+ * --unwind fp's. Its pointers may be NULL as far as the verifier knows.
+ */
+__noinline int native_frame_call(struct native_walk *w, struct native_scratch *sc)
+{
+	if (!w || !sc)
+		return 0;
+	native_frame(w, sc);
+	return 0;
+}
+#endif
+
 /*
  * A step program's run: NATIVE_FRAMES_PER_RUN frames, then a tail call to
  * itself again or, the walk done, to the finish program. Returns 0 where
@@ -561,7 +585,11 @@ static __always_inline int native_step_run(void *ctx)
 	__builtin_memset(&sc, 0, sizeof(sc));
 #pragma clang loop unroll(full)
 	for (int i = 0; i < NATIVE_FRAMES_PER_RUN; i++)
+#ifdef NATIVE_GLOBAL_FUNCS
+		native_frame_call(w, &sc);
+#else
 		native_frame(w, &sc);
+#endif
 	if (!w->done)
 		bpf_tail_call(ctx, &native_progs, NATIVE_PROG_STEP);
 	bpf_tail_call(ctx, &native_progs, NATIVE_PROG_FINISH);

@@ -9,4 +9,5 @@
 #define NATIVE_TASK_REGS
 #define NATIVE_BOUNDED_LOOPS
 #define NATIVE_STACK_WINDOW
+#define NATIVE_GLOBAL_FUNCS
 #include "bpf/profile_native.bpf.c"

@@ -44,8 +44,10 @@ newer() {
 # get_stack 67 and get_current_cgroup_id 80 (4.18), probe_read_user 112 and probe_read_kernel 113 (5.5),
 # get_ns_current_pid_tgid 120 (5.7), get_current_task_btf 158 (5.11),
 # task_pt_regs 175 (5.15). perf_event and tracepoint programs have each from
-# the version named.
-helpers="1:3.19 2:3.19 3:3.19 4:4.1 5:4.1 8:4.1 12:4.2 14:4.2 16:4.2 25:4.4 27:4.6 35:4.8
+# the version named. "call -1" is a call of a function of the object's own
+# (its offset relocated): 4.16 for static ones, 5.12 for a global one with
+# pointer arguments, which the disassembly does not tell apart: 5.12.
+helpers="-1:5.12 1:3.19 2:3.19 3:3.19 4:4.1 5:4.1 8:4.1 12:4.2 14:4.2 16:4.2 25:4.4 27:4.6 35:4.8
 37:4.9 67:4.18 80:4.18 112:5.5 113:5.5 120:5.7 158:5.11 175:5.15"
 
 sections=$($objdump -h "$obj" | awk 'NR > 4 { print $2 }')
