@@ -98,7 +98,8 @@ START_TEST(own_process_by_pid_as_nobody)
 	bg_stop(&bg);
 	ck_assert_msg(r.exit_code == 0, "exit %d: %.300s", r.exit_code, r.err);
 	share = hot_share(r.out);
-	ck_assert_msg(share > 70 && share < 80, "hot share %.1f%%", share);
+	/* A window of the process's life: see integration's pid_filter_keeps_only_that_process. */
+	ck_assert_msg(share > 65 && share < 85, "hot share %.1f%%", share);
 	ck_assert_ptr_nonnull(strstr(r.err, "perf: sampling 3 thread(s) of the given processes"));
 }
 END_TEST
