@@ -1008,11 +1008,25 @@ stock_why() {
 # those with 20 or more) have a user stack that reaches the thread's start
 # (issue 45).
 check_stock() {
-	row=$1 backend=$2
+	local first
 	if [ -s /stock/missing ]; then
-		km "$row" n/a "not on the host that built the initramfs: $(tr '\n' ' ' </stock/missing)"
+		km "$1" n/a "not on the host that built the initramfs: $(tr '\n' ' ' </stock/missing)"
 		return
 	fi
+	stock_once "$@"
+	[ -n "$wrong" ] || { verdict "$1" "$2" "$wrong"; return; }
+	# Once a WRONG run goes again, as check_tid's: a process's first samples
+	# before its library's table is read under TCG (xz's liblzma) are 50-155
+	# whatever the text, and CI's 5.15 guest had 0.962 where it had 0.989.
+	first=$wrong
+	stock_once "$@"
+	note="$note; the first run WRONG: $first"
+	verdict "$1" "$2" "$wrong"
+}
+
+# One run of check_stock: sets rc, note and wrong.
+stock_once() {
+	row=$1 backend=$2
 	[ -s stock.data ] || stock_data
 	stock_script
 	rm -f stock.fail
@@ -1023,7 +1037,6 @@ check_stock() {
 	wrong=$(sed -n 2p score)
 	[ -z "$wrong" ] || [ -z "$why" ] || wrong="$wrong; $why"
 	[ "$rc" != 0 ] || [ ! -s stock.fail ] || wrong="the programs failed: $(tr '\n' ' ' <stock.fail)"
-	verdict "$row" "$backend" "$wrong"
 }
 
 echo "@KM|kernel|info|$(uname -r) $(nproc) CPUs, paranoid $(cat /proc/sys/kernel/perf_event_paranoid), default ulimit -l $(ulimit -l)"
