@@ -506,15 +506,25 @@ r31_stop() { t1_ticks=$(thread_ticks $rpid $hot); }
 
 # -L TID: ratio31's hot thread only; its warm thread, as busy as a third of
 # it, must not show. Samples against the hot thread's CPU time while sampled.
+#
+# A WRONG run goes again once (again_once): one CI run's 4.4 guest had 8
+# samples for 1.87 s of the thread's CPU (perf), where every run before and
+# after had 160-180.
 check_tid() {
-	local first
-	tid_once "$@"
+	again_once tid_once "$@"
+}
+
+# again_once ONCE ROW BACKEND ...: ONCE (a function that sets rc, note and
+# wrong) run, and where it was WRONG run again, the cell the second run's,
+# its note with the first's reason and, where why_fn names a function, what
+# that prints of the first run.
+again_once() {
+	local once=$1 first
+	shift
+	$once "$@"
 	[ "$rc" = 0 ] && [ -n "$wrong" ] || { verdict "$1" "$2" "$wrong"; return; }
-	# Once a WRONG run goes again, the cell the second's, the first's reason in
-	# its note: one CI run's 4.4 guest had 8 samples for 1.87 s of the thread's
-	# CPU (perf), where every run before and after had 160-180.
-	first=$wrong
-	tid_once "$@"
+	first="$wrong${why_fn:+; $($why_fn)}"
+	$once "$@"
 	note="$note; the first run WRONG: $first"
 	verdict "$1" "$2" "$wrong"
 }
@@ -763,13 +773,14 @@ py_recurse() {
 # the first's reason and -v's Python lines: a loaded host's TCG guest gave
 # one run without any Python frame (4.19, perf), whose rerun passed.
 check_py_fp() {
-	local first
-	py_fp_once "$@"
-	[ "$rc" = 0 ] && [ -n "$wrong" ] || { verdict "$1" "$2" "$wrong"; return; }
-	first="$wrong; -v: $(grep 'python: ' err | sed 's/^[0-9.:]* *[a-z]*: //' | tail -n 3 | tr '\n' ' ')"
-	py_fp_once "$@"
-	note="$note; the first run WRONG: $first"
-	verdict "$1" "$2" "$wrong"
+	why_fn=py_fp_why
+	again_once py_fp_once "$@"
+	why_fn=
+}
+
+# -v's last Python lines of a run.
+py_fp_why() {
+	echo "-v: $(grep 'python: ' err | sed 's/^[0-9.:]* *[a-z]*: //' | tail -n 3 | tr '\n' ' ')"
 }
 
 # One run of check_py_fp: sets rc, note and wrong.
@@ -1008,20 +1019,14 @@ stock_why() {
 # those with 20 or more) have a user stack that reaches the thread's start
 # (issue 45).
 check_stock() {
-	local first
 	if [ -s /stock/missing ]; then
 		km "$1" n/a "not on the host that built the initramfs: $(tr '\n' ' ' </stock/missing)"
 		return
 	fi
-	stock_once "$@"
-	[ -n "$wrong" ] || { verdict "$1" "$2" "$wrong"; return; }
-	# Once a WRONG run goes again, as check_tid's: a process's first samples
+	# A WRONG run goes again once (again_once): a process's first samples
 	# before its library's table is read under TCG (xz's liblzma) are 50-155
 	# whatever the text, and CI's 5.15 guest had 0.962 where it had 0.989.
-	first=$wrong
-	stock_once "$@"
-	note="$note; the first run WRONG: $first"
-	verdict "$1" "$2" "$wrong"
+	again_once stock_once "$@"
 }
 
 # One run of check_stock: sets rc, note and wrong.
