@@ -58,6 +58,20 @@ static int hand_over(struct backend *b)
 	return 0;
 }
 
+/* A table's compile drains nothing: the copies' lease held over it (native_hold.c). */
+static void hold_over_compile(void *ctx, uint64_t until_ns)
+{
+	struct backend *b = ctx;
+
+	if (!until_ns) {
+		bpf_first_copies__renew(b);
+		return;
+	}
+	b->config.copies_until_ns = until_ns;
+	if (bpf_backend__write_config(b))
+		b->config.copies_until_ns = 0;
+}
+
 void bpf_first_copies__open(struct backend *b)
 {
 	const struct backend_config *c = b->cfg;
@@ -80,6 +94,8 @@ void bpf_first_copies__open(struct backend *b)
 		b->first_copies_since = (uint64_t)mono_ns();
 		if (names)
 			b->config.flags |= PROFILE_CFG_COPY_NEW;
+		if (b->native_store)
+			native_store__on_compile(b->native_store, hold_over_compile, b);
 		/* Node's processes: copies the whole run, for the walk of their JavaScript frames. */
 		if (node)
 			native_store__copies_only(b->native_store, c->copies_for_interp,

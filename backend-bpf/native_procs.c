@@ -355,7 +355,9 @@ static int read_in(struct native_store *s, pid_t tgid, struct nproc *np)
 	dirfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dirfd < 0)
 		return errno == ENOENT ? -ESRCH : -errno;
+	s->reading = np;	/* its copies held while its new tables compile */
 	err = read_process(s, tgid, dirfd, &r);
+	s->reading = NULL;
 	if (err)
 		goto out;
 	if (s->pages_used - (np ? np->nr_entries : 0) + r.nr_entries > s->sizes.pages) {

@@ -409,7 +409,7 @@ static bool drop_oldest_kept(struct native_store *s)
 }
 
 /* Compile img into t and choose its way: rows loaded, frame pointers, or none. */
-static void compile_and_load(struct native_store *s, struct ntable *t, struct unwind_image *img)
+static void compile_load(struct native_store *s, struct ntable *t, struct unwind_image *img)
 {
 	struct unwind_table *c = NULL;
 	unsigned int refusals, owner_refusals;
@@ -466,6 +466,15 @@ out:
 	 */
 	if (t->nr_rows >= TRIM_AFTER_ROWS)
 		malloc_trim(0);
+}
+
+/* The same, the processes' stack copies held meanwhile (native_hold.c). */
+static void compile_and_load(struct native_store *s, struct ntable *t, struct unwind_image *img)
+{
+	uint64_t held = native_hold__begin(s);
+
+	compile_load(s, t, img);
+	native_hold__end(s, held);
 }
 
 static struct ntable *new_table(struct native_store *s, const struct table_key *key,
