@@ -88,6 +88,7 @@ static int bpf_open(struct backend **out, const struct backend_config *o, struct
 	b->cfg = o;
 	b->pipeline = p;
 	b->target = target;
+	pthread_mutex_init(&b->config_lock, NULL);
 	b->fpwalk_prog_fd = -1;
 	b->native_prog_fd = -1;
 	b->nr_cpus = libbpf_num_possible_cpus();
@@ -281,6 +282,7 @@ static void bpf_close(struct backend *b)
 	bpf_python__free(b->python);
 	profile_bpf__destroy(b->counting);
 	profile_bpf__destroy(b->skel);
+	pthread_mutex_destroy(&b->config_lock);
 	free(b);
 }
 

@@ -6,5 +6,7 @@
 #include "core/backend/backend.h"
 
 extern const struct backend_ops bpf_backend_ops;
+/* Tests (profile-seams): each drain first sleeps this many ms, a main thread busy elsewhere. */
+extern unsigned int bpf_backend__test_slow_drain_ms;
 
 #endif

@@ -8,6 +8,7 @@
 #ifndef BPFBACKEND_BPFBACKEND_INTERNAL_H
 #define BPFBACKEND_BPFBACKEND_INTERNAL_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -45,6 +46,13 @@ struct backend {
 	int stats_fd;
 	int config_fd;
 	struct profile_config config;
+	/*
+	 * Over each write of config: the copies' reader thread renews
+	 * copies_until_ns too (first_copies.c), the main thread the rest.
+	 */
+	pthread_mutex_t config_lock;
+	int64_t lease_renewed_ns;	/* the reader thread's own: its last renewal */
+	int64_t drained_ns;		/* atomic: the main thread's last renewal (a drain) */
 	unsigned int hash_size;
 	unsigned int stack_size;
 	unsigned int stack_start;	/* before locked-memory limits: the rate's or the asked */
@@ -131,6 +139,8 @@ struct bpf_dwarf *bpf_backend__open_dwarf(struct backend *b, bool task_regs, boo
 					  bool continuous, struct errmsg *errm);
 /* Write b->config to the program's settings map. Returns 0 or -errno. */
 int bpf_backend__write_config(struct backend *b);
+/* config.copies_until_ns set (only_longer: not shortened) and written, from either thread. */
+int bpf_backend__set_lease(struct backend *b, uint64_t until_ns, bool only_longer);
 /* The threads in the cgroups now; the programs keep the table from here on. */
 int bpf_backend__fill_cgroup_table(struct backend *b, struct errmsg *errm);
 

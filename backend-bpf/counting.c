@@ -59,10 +59,30 @@ static struct profile_bpf *load_sized(struct backend *b, unsigned int nr_ids, bo
 int bpf_backend__write_config(struct backend *b)
 {
 	__u32 zero = 0;
+	int err = 0;
 
+	pthread_mutex_lock(&b->config_lock);
 	if (bpf_map_update_elem(b->config_fd, &zero, &b->config, BPF_ANY))
-		return -errno;
-	return 0;
+		err = -errno;
+	pthread_mutex_unlock(&b->config_lock);
+	return err;
+}
+
+int bpf_backend__set_lease(struct backend *b, uint64_t until_ns, bool only_longer)
+{
+	__u32 zero = 0;
+	int err = 0;
+
+	pthread_mutex_lock(&b->config_lock);
+	if (!only_longer || b->config.copies_until_ns < until_ns) {
+		b->config.copies_until_ns = until_ns;
+		if (bpf_map_update_elem(b->config_fd, &zero, &b->config, BPF_ANY)) {
+			err = -errno;
+			b->config.copies_until_ns = 0;
+		}
+	}
+	pthread_mutex_unlock(&b->config_lock);
+	return err;
 }
 
 static int setup_maps(struct backend *b)

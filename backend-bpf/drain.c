@@ -6,11 +6,13 @@
  * and its stack maps emptied; after stop, everything left.
  */
 #include "backend-bpf/bpfbackend_internal.h"
+#include "backend-bpf/bpfbackend.h"
 
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "backend-bpf/convert.h"
 #include "backend-bpf/countmap.h"
@@ -366,6 +368,8 @@ static void take_python_notes(struct backend *b)
 	}
 }
 
+unsigned int bpf_backend__test_slow_drain_ms;
+
 int bpf_backend__drain(struct backend *b)
 {
 	uint64_t new_keys, new_stacks;
@@ -373,6 +377,8 @@ int bpf_backend__drain(struct backend *b)
 
 	if (b->stopped)
 		return drain_all(b);
+	if (bpf_backend__test_slow_drain_ms)
+		usleep(bpf_backend__test_slow_drain_ms * 1000);
 	/*
 	 * Without side-band rings of its own, the stack copies' carry the
 	 * mappings: first. With them, every record in them now, also those

@@ -58,19 +58,7 @@ static int hand_over(struct backend *b)
 	return 0;
 }
 
-/* A table's compile drains nothing: the copies' lease held over it (native_hold.c). */
-static void hold_over_compile(void *ctx, uint64_t until_ns)
-{
-	struct backend *b = ctx;
-
-	if (!until_ns) {
-		bpf_first_copies__renew(b);
-		return;
-	}
-	b->config.copies_until_ns = until_ns;
-	if (bpf_backend__write_config(b))
-		b->config.copies_until_ns = 0;
-}
+static void reader_alive(void *ctx, size_t backlog);
 
 void bpf_first_copies__open(struct backend *b)
 {
@@ -94,8 +82,7 @@ void bpf_first_copies__open(struct backend *b)
 		b->first_copies_since = (uint64_t)mono_ns();
 		if (names)
 			b->config.flags |= PROFILE_CFG_COPY_NEW;
-		if (b->native_store)
-			native_store__on_compile(b->native_store, hold_over_compile, b);
+		ring_set__on_reader_alive(bpf_dwarf__ring_set(b->first_copies), reader_alive, b);
 		/* Node's processes: copies the whole run, for the walk of their JavaScript frames. */
 		if (node)
 			native_store__copies_only(b->native_store, c->copies_for_interp,
@@ -110,20 +97,56 @@ void bpf_first_copies__open(struct backend *b)
 }
 
 /*
- * How long the program takes copies after a drain: past the longest wait
- * between two (250 ms). A stopped profiler's reader copies nothing, and
- * the rings hold a few: its samples are counted in the kernel meanwhile.
+ * How long the program takes copies after a drain, or after the copies'
+ * reader thread last looked at their rings: past the longest wait between
+ * two drains (250 ms) and the reader's longest sleep (READER_IDLE_MS, 160
+ * ms). A stopped profiler's reader copies nothing, and the rings hold a
+ * few: its samples are counted in the kernel meanwhile.
  */
 #define FIRST_COPIES_LEASE_NS 400000000ull
+/* The reader renews it at most this often (a config write each time). */
+#define FIRST_COPIES_RENEW_NS (FIRST_COPIES_LEASE_NS / 4)
+/*
+ * The reader renews it while the main thread drained in the last
+ * FIRST_COPIES_STALL_NS and the copies waiting for a drain are fewer than
+ * FIRST_COPIES_BACKLOG bytes: copies are taken no faster than they are
+ * unwound. Renewed for as long as the reader is alive, Linux 5.4's guest
+ * under TCG took three times the copies (its main thread slowed by them,
+ * new processes were read later, and took more), and its stock programs
+ * ran 30-60% longer; past those bounds their samples go by frame pointers,
+ * counted, as before.
+ */
+#define FIRST_COPIES_STALL_NS 2000000000ll
+#define FIRST_COPIES_BACKLOG (8u << 20)
 
 void bpf_first_copies__renew(struct backend *b)
 {
+	int64_t now = mono_ns();
+
 	if (!b->first_copies)
 		return;
-	b->config.copies_until_ns = (uint64_t)mono_ns() + FIRST_COPIES_LEASE_NS;
-	/* Written with the rest: the main thread alone writes the settings. */
-	if (bpf_backend__write_config(b))
-		b->config.copies_until_ns = 0;
+	__atomic_store_n(&b->drained_ns, now, __ATOMIC_RELAXED);
+	bpf_backend__set_lease(b, (uint64_t)now + FIRST_COPIES_LEASE_NS, false);
+}
+
+/*
+ * From the copies' reader thread, alive and with room: the lease goes on
+ * while the main thread is busy for up to FIRST_COPIES_STALL_NS (the first
+ * drain of a -p run of node read its 9 MB of symbols for over 400 ms, and
+ * 25 of its 131 samples went by frame pointers, without their JavaScript
+ * frames; a library's table compiled under emulation outlasted it too).
+ */
+static void reader_alive(void *ctx, size_t backlog)
+{
+	struct backend *b = ctx;
+	int64_t now = mono_ns();
+
+	if (backlog >= FIRST_COPIES_BACKLOG ||
+	    now - b->lease_renewed_ns < (int64_t)FIRST_COPIES_RENEW_NS ||
+	    now - __atomic_load_n(&b->drained_ns, __ATOMIC_RELAXED) >= FIRST_COPIES_STALL_NS)
+		return;
+	b->lease_renewed_ns = now;
+	bpf_backend__set_lease(b, (uint64_t)now + FIRST_COPIES_LEASE_NS, true);
 }
 
 struct ring_set *bpf_first_copies__ring_set(const struct backend *b)

@@ -1,20 +1,20 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The stack copies go on while a table compiles. A sample whose leaf is in
- * a library the process mapped since its last read is sent as a stack copy
- * for a second after a read (native_proc.copies_until_ns), and the run's
- * copies last while its drains renew their lease (first_copies.c). Both
- * clocks ran on while the main thread compiled a table, which drains
- * nothing: a library's compile under emulation (liblzma's, libc's under
- * TCG) outlasted both, and the rest of the process's samples in it, 50-155
- * of xz's in the kernel matrix, were walked by frame pointers, which it
- * does not keep. The copies' reader thread holds what comes meanwhile.
+ * A process's window of stack copies stays open while a table compiles.
+ * A sample whose leaf is in a library the process mapped since its last
+ * read is sent as a stack copy for a second after a read
+ * (native_proc.copies_until_ns), but the clock ran on while the main
+ * thread compiled another table (or this process's own), which reads no
+ * process meanwhile: a library's compile under emulation (liblzma's,
+ * libc's under TCG) outlasted it, and the rest of xz's samples in liblzma,
+ * 50-245 in the kernel matrix, were walked by frame pointers, which it
+ * does not keep.
  *
  * So a compile holds them: before it, every window still open (and that of
- * the process being read) is moved to NATIVE_COMPILE_HOLD_NS ahead, and the
- * lease with them (the store's hold hook); after it, each window is what it
- * was plus the compile's time, as if its clock had stopped, and the lease
- * is renewed as a drain renews it.
+ * the process being read) is moved NATIVE_COMPILE_HOLD_NS ahead; after it,
+ * each is what it was plus the compile's time, as if its clock had stopped.
+ * The copies themselves go on only while the run's lease does (its reader
+ * renews it for a main thread busy up to 2 s: first_copies.c).
  */
 #include "backend-bpf/native_internal.h"
 
@@ -63,8 +63,6 @@ uint64_t native_hold__begin(struct native_store *s)
 	uint64_t t0 = (uint64_t)mono_ns();
 
 	write_windows(s, t0, 0, t0 + NATIVE_COMPILE_HOLD_NS);
-	if (s->hold)
-		s->hold(s->hold_ctx, t0 + NATIVE_COMPILE_HOLD_NS);
 	return t0;
 }
 
@@ -73,13 +71,4 @@ void native_hold__end(struct native_store *s, uint64_t t0)
 	uint64_t now = (uint64_t)mono_ns();
 
 	write_windows(s, t0, now > t0 ? now - t0 : 0, 0);
-	if (s->hold)
-		s->hold(s->hold_ctx, 0);
-}
-
-void native_store__on_compile(struct native_store *s, void (*hold)(void *ctx, uint64_t until_ns),
-			      void *ctx)
-{
-	s->hold = hold;
-	s->hold_ctx = ctx;
 }

@@ -100,9 +100,6 @@ struct native_store {
 	bool (*copies_only)(void *ctx, pid_t tgid);
 	void *copies_only_ctx;
 	unsigned int nr_copies_only;	/* of procs, those */
-	/* Told before a compile (until_ns) and after it (0): native_store__on_compile. */
-	void (*hold)(void *ctx, uint64_t until_ns);
-	void *hold_ctx;
 	struct nproc *reading;		/* the tracked process a read is reading, if any */
 };
 
@@ -128,7 +125,7 @@ void ntable__drop_idle(struct native_store *s);
 void ntable__free_all(struct native_store *s);
 uint64_t native_store__bytes_used(const struct native_store *s);
 
-/* native_hold.c: the copies' windows held over a compile (begin returns its start). */
+/* native_hold.c: the processes' windows of copies held over a compile (begin returns its start). */
 uint64_t native_hold__begin(struct native_store *s);
 void native_hold__end(struct native_store *s, uint64_t t0);
 

@@ -153,9 +153,9 @@ void native_store__remove_process(struct native_store *s, pid_t tgid);
  */
 #define NATIVE_LEAF_COPIES_NS 1000000000ull
 /*
- * How far ahead a table's compile holds those windows and the copies'
- * lease while it runs (native_hold.c): past libLLVM's compile under
- * emulation. A longer compile lets them lapse, counted as before.
+ * How far ahead a table's compile holds those windows while it runs
+ * (native_hold.c): past libLLVM's compile under emulation. A longer
+ * compile lets them lapse, counted as before.
  */
 #define NATIVE_COMPILE_HOLD_NS 10000000000ull
 /* Tests: a process read is not read again before this many ms (0: the rules above). */
@@ -189,13 +189,6 @@ int native_store__sweep(struct native_store *s);
  */
 void native_store__copies_only(struct native_store *s, bool (*fn)(void *ctx, pid_t tgid),
 			       void *ctx);
-/*
- * hold(ctx, until_ns) before each table's compile, hold(ctx, 0) after it:
- * the caller keeps the run's stack copies on until then (its lease), and
- * renews them as it would after a drain.
- */
-void native_store__on_compile(struct native_store *s, void (*hold)(void *ctx, uint64_t until_ns),
-			      void *ctx);
 void native_store__stats(const struct native_store *s, struct native_store_stats *out);
 void native_store__each_binary(const struct native_store *s,
 			       void (*fn)(void *arg, const char *path,

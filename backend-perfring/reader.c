@@ -426,6 +426,8 @@ static void *reader_main(void *arg)
 	while (!__atomic_load_n(&rd->stop, __ATOMIC_ACQUIRE)) {
 		bool wake, look = pfds && !full;
 		int timeout = look ? idle : READER_POLL_MS;
+		ring_alive_fn alive;
+		size_t backlog;
 		uint64_t before;
 		int64_t now;
 
@@ -481,10 +483,14 @@ static void *reader_main(void *arg)
 		       : idle * 2 > READER_IDLE_MS ? READER_IDLE_MS : idle * 2;
 		last_bytes = rs->bytes_read;
 		last_ns = now;
+		backlog = rd->pending.len + (size_t)(rd->spill.write_off - rd->spill.read_off);
 		pthread_mutex_unlock(&rd->lock);
 		/* A full counter (EAGAIN) means the main thread is woken already. */
 		if (wake)
 			(void)!write(rd->efd, &(uint64_t){ 1 }, 8);
+		alive = __atomic_load_n(&rs->on_reader_alive, __ATOMIC_ACQUIRE);
+		if (alive && !full)
+			alive(rs->on_reader_alive_ctx, backlog);
 	}
 	free(all);
 	return NULL;

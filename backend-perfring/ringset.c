@@ -389,6 +389,13 @@ void ring_set__on_lost(struct ring_set *rs, ring_lost_fn fn, void *ctx)
 	rs->on_lost_ctx = ctx;
 }
 
+void ring_set__on_reader_alive(struct ring_set *rs, ring_alive_fn fn, void *ctx)
+{
+	/* The reader runs already (ring_set__open starts it): ctx before fn. */
+	rs->on_reader_alive_ctx = ctx;
+	__atomic_store_n(&rs->on_reader_alive, fn, __ATOMIC_RELEASE);
+}
+
 int ring_set__nr_events(const struct ring_set *rs)
 {
 	return rs->nr_events;

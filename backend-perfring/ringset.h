@@ -13,6 +13,7 @@
 
 #include <linux/perf_event.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "core/agg/pipeline.h"
@@ -104,6 +105,16 @@ void ring_set__on_switch(struct ring_set *rs, ring_switch_fn fn, void *ctx);
 /* Samples go to fn decoded, instead of to the on_sample handler (a BPF program's output). */
 void ring_set__on_raw(struct ring_set *rs, ring_raw_fn fn, void *ctx);
 void ring_set__on_lost(struct ring_set *rs, ring_lost_fn fn, void *ctx);
+/*
+ * fn(ctx, backlog) from the reader thread after each look at the rings
+ * while it has room for what they carry (not while full): the thread that
+ * keeps the rings from overflowing is alive, whatever the main thread is
+ * busy with; backlog is the bytes it holds for a drain (pending and
+ * spilled). For a lease on records (backend-bpf/first_copies.c). Set
+ * once, while the reader may run; never called without a reader thread.
+ */
+typedef void (*ring_alive_fn)(void *ctx, size_t backlog);
+void ring_set__on_reader_alive(struct ring_set *rs, ring_alive_fn fn, void *ctx);
 /*
  * The reader thread holds at most bytes (not its 1 MiB at least) before it
  * spills to a file: for rings that take a few records at a time, whose

@@ -113,6 +113,8 @@ struct ring_set {
 	void *on_raw_ctx;
 	ring_lost_fn on_lost;
 	void *on_lost_ctx;
+	ring_alive_fn on_reader_alive;	/* ring_set__on_reader_alive */
+	void *on_reader_alive_ctx;
 	ring_task_fn on_task;
 	void *on_task_ctx;
 	bool use_clockid;		/* asked for CLOCK_MONOTONIC times */

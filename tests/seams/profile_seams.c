@@ -17,7 +17,9 @@
  * PROFILE_TEST_OFFCPU_NO_RUNTIME=1 makes its off-CPU program go without the
  * threads' CPU time, as where the kernel has no BTF: an interval whose
  * switch-in no sched_switch reported is lost; PROFILE_TEST_SETTLE_GRACE_MS=G
- * lets go of what ended processes held G ms after their end, not 30 s.
+ * lets go of what ended processes held G ms after their end, not 30 s;
+ * PROFILE_TEST_SLOW_DRAIN_MS=M makes each bpf drain sleep M ms first (a main
+ * thread busy with a large binary's symbols, say).
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -27,6 +29,7 @@
 
 #include "app/cli/cli.h"
 #include "app/run/run.h"
+#include "backend-bpf/bpfbackend.h"
 #include "backend-bpf/cgtrack.h"
 #include "backend-bpf/dwarf.h"
 #include "backend-bpf/interruptible.h"
@@ -73,6 +76,9 @@ int main(int argc, char **argv)
 			(unsigned int)strtoul(getenv("PROFILE_TEST_NATIVE_LATE_MS"), NULL, 10);
 	bpf_dwarf__test_refuse = getenv("PROFILE_TEST_DWARF_REFUSED") != NULL;
 	bpf_offcpu__test_no_runtime = getenv("PROFILE_TEST_OFFCPU_NO_RUNTIME") != NULL;
+	if (getenv("PROFILE_TEST_SLOW_DRAIN_MS"))
+		bpf_backend__test_slow_drain_ms =
+			(unsigned int)strtoul(getenv("PROFILE_TEST_SLOW_DRAIN_MS"), NULL, 10);
 
 	if (getenv("PROFILE_TEST_SETTLE_GRACE_MS"))
 		run__test_settle_grace_ms =
