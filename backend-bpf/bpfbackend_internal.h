@@ -52,7 +52,7 @@ struct backend {
 	 */
 	pthread_mutex_t config_lock;
 	int64_t lease_renewed_ns;	/* the reader thread's own: its last renewal */
-	int64_t drained_ns;		/* atomic: the main thread's last renewal (a drain) */
+	bool lease_started;		/* atomic: the main thread renewed it once (the run started) */
 	unsigned int hash_size;
 	unsigned int stack_size;
 	unsigned int stack_start;	/* before locked-memory limits: the rate's or the asked */
