@@ -23,7 +23,10 @@
 #      (the guest's CPUs, default 2), KM_FLIPS (rounds of the optional row
 #      that makes the kernel patch its jump labels; 0, the default, leaves
 #      it out), KM_PYTHONS (the pyenv versions of the Python rows, default
-#      3.12; initramfs.sh).
+#      3.12; initramfs.sh), KM_NODE (grep -E pattern of the kernels whose
+#      guest also gets Node.js for the Node rows, node.sh; default
+#      '^4\.9\.', the bpf backend's oldest kernel; empty: none, the rows
+#      say n/a).
 # Exit status: 0 when every cell is works/other/refused/timeout or an expected
 # failure (tests/kernels/expected), 1 for a WRONG cell or a kernel whose run
 # did not finish, 2 for bad usage.
@@ -70,6 +73,13 @@ if [ -n "${KM_INITRAMFS:-}" ]; then
 	cp "$KM_INITRAMFS" "$out/initramfs.cpio.gz"
 else
 	"$here/initramfs.sh" "$build" "$out/initramfs.cpio.gz"
+fi
+# The guests KM_NODE names boot this initramfs with Node's archive after it
+# (96 MB unpacked: not in every guest).
+node_kernels=${KM_NODE-'^4\.9\.'}
+if [ -n "$node_kernels" ]; then
+	"$here/node.sh" "$out/node.cpio.gz" "$here/../workloads/node"
+	cat "$out/initramfs.cpio.gz" "$out/node.cpio.gz" >"$out/initramfs-node.cpio.gz"
 fi
 
 # kvm_boots IMAGE: whether a guest under KVM prints init's first line within
@@ -149,11 +159,13 @@ km_lines() { tr -d '\r' <"$1" | grep -ac '@KM|' || true; }
 # printing RCU stall warnings, so any output would not do), and is then
 # treated as crashed.
 boot() {
-	local n last since qpid
+	local n last since qpid initrd=$out/initramfs.cpio.gz
+	[ -z "$node_kernels" ] || ! echo "$name" | grep -qE "$node_kernels" ||
+		initrd=$out/initramfs-node.cpio.gz
 	set +e
 	timeout -k 10 "${KM_BOOT_TIMEOUT:-480}" qemu-system-x86_64 -accel "$accel" -machine q35 \
 		-cpu max -smp "${KM_SMP:-2}" -m 2048 -nographic -no-reboot -kernel "$img" \
-		-initrd "$out/initramfs.cpio.gz" -append "$append KM_SKIP=$1" </dev/null >"$log" 2>&1 &
+		-initrd "$initrd" -append "$append KM_SKIP=$1" </dev/null >"$log" 2>&1 &
 	qpid=$!
 	last=0
 	since=$(date +%s)
