@@ -386,6 +386,29 @@ static unsigned long long sum_with(const char *folded, const char *const *needle
 }
 
 /*
+ * The machine's node (NULL, said skipped, where PATH has none), the output
+ * file made from its template out, and tests/workloads/node/WORKLOAD's path.
+ */
+static const char *node_and_files(char *nodebuf, size_t len, char *out, const char *workload,
+				  char *js, size_t js_len)
+{
+	const char *node = node_on_path(nodebuf, len);
+	char rel[256];
+	int fd;
+
+	if (!node) {
+		fprintf(stderr, "nodeframes: no node on PATH: skipped\n");
+		return NULL;
+	}
+	fd = mkstemp(out);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	snprintf(rel, sizeof(rel), "tests/workloads/node/%s", workload);
+	src_file(rel, js, js_len);
+	return node;
+}
+
+/*
  * A main thread busy for 700 ms at each drain (profile-seams: a large
  * binary's symbols read, say) keeps a Node process's copies coming: their
  * reader thread renews the lease (first_copies.c). Without it, 104 of a -p
@@ -395,22 +418,15 @@ static unsigned long long sum_with(const char *folded, const char *const *needle
 START_TEST(busy_main_thread_keeps_the_copies)
 {
 	char nodebuf[1100], js[1024], out[] = "/tmp/nodebusy.XXXXXX", pid[16];
-	const char *node = node_on_path(nodebuf, sizeof(nodebuf));
+	const char *node = node_and_files(nodebuf, sizeof(nodebuf), out, "render.js", js, sizeof(js));
 	struct run_result r;
 	struct bg_proc bg;
 	struct counts c;
 	char *folded;
 	double share;
-	int fd;
 
-	if (!node) {
-		fprintf(stderr, "nodeframes: no node on PATH: skipped\n");
+	if (!node)
 		return;
-	}
-	fd = mkstemp(out);
-	ck_assert_int_ge(fd, 0);
-	close(fd);
-	src_file("tests/workloads/node/render.js", js, sizeof(js));
 	frames_of("render.js");
 	bg_start(&bg, (char *[]){ (char *)node, "--no-turbo-inlining", js, "8", NULL });
 	ck_assert_str_eq(bg.first_line, "ready");
@@ -439,20 +455,13 @@ END_TEST
 START_TEST(offcpu_waits_under_javascript)
 {
 	char nodebuf[1100], js[1024], out[] = "/tmp/nodeoffcpu.XXXXXX";
-	const char *node = node_on_path(nodebuf, sizeof(nodebuf));
+	const char *node = node_and_files(nodebuf, sizeof(nodebuf), out, "wait.js", js, sizeof(js));
 	unsigned long long waits, under_js;
 	struct run_result r;
 	char *folded;
-	int fd;
 
-	if (!node) {
-		fprintf(stderr, "nodeframes: no node on PATH: skipped\n");
+	if (!node)
 		return;
-	}
-	fd = mkstemp(out);
-	ck_assert_int_ge(fd, 0);
-	close(fd);
-	src_file("tests/workloads/node/wait.js", js, sizeof(js));
 	run_ok(&r, (char *[]){ (char *)profile_bin(), "-v", "--off-cpu", "--backend", "perf",
 			       "--unwind", "dwarf", "--stack-dump-size", "65528", "-U", "-f",
 			       "--output", out, "--", (char *)node, js, "3", NULL },

@@ -144,12 +144,15 @@ END_TEST
  * so, and /proc shows the profiler's threads with policy 1. System-wide
  * with --unwind dwarf each backend has one ring set and one reader: the
  * bpf backend's stack copies carry the side-band records too (a second set
- * cost a thread and its wakeups, and its small rings lost records).
+ * cost a thread and its wakeups, and its small rings lost records). A copy
+ * the kernel cut short at a page not in memory starts the reader's filler
+ * thread (stackfill.c), which inherits its policy: one more then, where -v
+ * says so (CI's run at d263217 met one).
  */
 START_TEST(ring_reader_runs_at_realtime_priority_as_root)
 {
 	backend = test_backends[_i];
-	size_t sets = 1;
+	size_t sets = 1, fifo, filler;
 	char cmd[1024];
 
 	snprintf(cmd, sizeof(cmd),
@@ -160,8 +163,11 @@ START_TEST(ring_reader_runs_at_realtime_priority_as_root)
 	ck_assert_msg(r.exit_code == 0, "exit %d: %.500s", r.exit_code, r.err);
 	ck_assert_msg(count_lines_with(r.err, "reader thread at real-time priority (SCHED_FIFO 1)") ==
 			      sets, "%.3000s", r.err);
-	ck_assert_msg(count_lines_starting_with(r.out, "policy=1") == sets,
-		      "not %zu SCHED_FIFO threads:\n%s", sets, r.out);
+	filler = strstr(r.err, "ended at a page not in memory") || strstr(r.err, "ended short");
+	fifo = count_lines_starting_with(r.out, "policy=1");
+	ck_assert_msg(fifo == sets || (filler && fifo == sets + 1),
+		      "not %zu SCHED_FIFO threads%s:\n%s", sets, filler ? " (and a filler)" : "",
+		      r.out);
 }
 END_TEST
 
