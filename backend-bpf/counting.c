@@ -56,30 +56,34 @@ static struct profile_bpf *load_sized(struct backend *b, unsigned int nr_ids, bo
 	return skel;
 }
 
-int bpf_backend__write_config(struct backend *b)
+/* The config element written whole; the caller holds config_lock. */
+static int write_config_locked(struct backend *b)
 {
 	__u32 zero = 0;
-	int err = 0;
+
+	return bpf_map_update_elem(b->config_fd, &zero, &b->config, BPF_ANY) ? -errno : 0;
+}
+
+int bpf_backend__write_config(struct backend *b)
+{
+	int err;
 
 	pthread_mutex_lock(&b->config_lock);
-	if (bpf_map_update_elem(b->config_fd, &zero, &b->config, BPF_ANY))
-		err = -errno;
+	err = write_config_locked(b);
 	pthread_mutex_unlock(&b->config_lock);
 	return err;
 }
 
 int bpf_backend__set_lease(struct backend *b, uint64_t until_ns, bool only_longer)
 {
-	__u32 zero = 0;
 	int err = 0;
 
 	pthread_mutex_lock(&b->config_lock);
 	if (!only_longer || b->config.copies_until_ns < until_ns) {
 		b->config.copies_until_ns = until_ns;
-		if (bpf_map_update_elem(b->config_fd, &zero, &b->config, BPF_ANY)) {
-			err = -errno;
+		err = write_config_locked(b);
+		if (err)
 			b->config.copies_until_ns = 0;
-		}
 	}
 	pthread_mutex_unlock(&b->config_lock);
 	return err;

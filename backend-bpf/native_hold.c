@@ -14,7 +14,7 @@
  * the process being read) is moved NATIVE_COMPILE_HOLD_NS ahead; after it,
  * each is what it was plus the compile's time, as if its clock had stopped.
  * The copies themselves go on only while the run's lease does (its reader
- * renews it for a main thread busy up to 2 s: first_copies.c).
+ * renews it while few copies wait for a drain: first_copies.c).
  */
 #include "backend-bpf/native_internal.h"
 
